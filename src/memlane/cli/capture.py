@@ -1,0 +1,160 @@
+"""`add` and `add-batch`: every way a memory comes in."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, pick_content
+from memlane.cli.render import batch_dict, write_dict
+from memlane.model import FactType, Kind, WriteResult
+
+_NO_SESSION = (
+    "no session id: the exact-duplicate check was skipped (pass --session-id to enable it)"
+)
+
+
+@in_section("memory ops")
+@click.command("add")
+@click.argument("content_arg", metavar="[CONTENT]", required=False)
+@click.option("-t", "--title", help="Title (derived from the first sentence when absent).")
+@click.option("--content", help="Content inline; '-' reads stdin.")
+@click.option(
+    "-f", "--file", "--content-file", "file", help="Read content from a file ('-': stdin)."
+)
+@click.option(
+    "--kind", type=click.Choice([k.value for k in Kind]), help="Kind of memory (default fact)."
+)
+@click.option(
+    "--type",
+    "fact_type",
+    type=click.Choice([t.value for t in FactType]),
+    help="Typed fact shortcut: routes kind and category, derives the title.",
+)
+@click.option("--session", "fact_session", help="Session the typed fact comes from (with --type).")
+@click.option("--thread-id", help="Thread this thread_closed fact closes (with --type).")
+@click.option("-c", "--category", help="Category (see `memlane categories list`).")
+@click.option("--tags", help="Comma-separated tags.")
+@click.option(
+    "--importance",
+    "--resonance",
+    "importance",
+    type=int,
+    help="Importance 1-10 (above 10 allowed).",
+)
+@click.option(
+    "--resonance-type",
+    help="foundational, transformative, relational, operational, ephemeral, session.",
+)
+@click.option("--scope", help="global, project:NAME or project:NAME@BRANCH (default: detected).")
+@click.option("--source-agent", help="Agent writing this (default: MEMLANE_AGENT).")
+@click.option("--source-ref", help="Provenance: file:path#sha, url:..., session:..., commit:...")
+@click.option("--source-type", help="manual, ram, cache, agent_session, import.")
+@click.option("--entry-type", help="primary, summary, synthesis.")
+@click.option("--content-type", help="text, code, config, data.")
+@click.option(
+    "--session-id", help="Session this memory belongs to (enables exact-duplicate checks)."
+)
+@click.option("--private", is_flag=True, help="Visible only to its owner.")
+@click.option("--visibility", help="public or private.")
+@click.option("--owner", help="Owner of a private memory (default: source agent).")
+@click.option("--wake-phrase", "wake_phrase", multiple=True, help="A wake phrase (repeatable).")
+@click.option("--wake-phrases", help="Comma-separated wake phrases.")
+@click.option("--wake-order", type=int, help="Position in the wake sequence (lower first).")
+@click.option("-a", "--applicability", help="Comma-separated applicability contexts.")
+@click.option("-d", "--domain", help="Domain or subdomain path.")
+@click.option("--occurred-at", help="When it happened (ISO-8601), if not now.")
+@click.option("--signal", help="Grounding: test, compile, lint, reviewer, user, none.")
+@click.option("--confidence", type=float, help="Confidence 0-1 (default from --signal).")
+@click.option("--taint", help="trusted_internal, untrusted_tool, untrusted_web.")
+@click.option("--ephemeral", is_flag=True, help="Mark as ephemeral.")
+@click.option(
+    "--allow-duplicate", is_flag=True, help="Write even if an identical entry exists this session."
+)
+@click.option("--no-embed", is_flag=True, help="Skip embedding on write (embed later).")
+@json_option
+def add_cmd(
+    content_arg: str | None,
+    content: str | None,
+    file: str | None,
+    wake_phrase: tuple[str, ...],
+    wake_phrases: str | None,
+    as_json: bool,
+    **fields: Any,
+) -> None:
+    """Add a memory: content inline, from a file, or from stdin ('-')."""
+    if content_arg is not None and content is not None:
+        fail("give the content once: as an argument or with --content")
+    text = pick_content(content if content is not None else content_arg, file)
+    if text is None:
+        fail("no content: pass CONTENT, --content, --file or '-' for stdin")
+    phrases = [*wake_phrase, *(wake_phrases.split(",") if wake_phrases else [])]
+    given = {k: v for k, v in fields.items() if v not in (None, False)}
+    if phrases:
+        given["wake_phrases"] = phrases
+    result = memory().add(text, **given)
+    report_write(result, as_json)
+
+
+def report_write(result: WriteResult, as_json: bool) -> None:
+    if as_json:
+        emit_json(write_dict(result))
+        return
+    if result.skipped:
+        click.echo(f"Already saved as {result.id} (identical entry this session — nothing to do).")
+        return
+    if result.dedup == "bypassed_no_session":
+        note(_NO_SESSION)
+    for warning in result.warnings:
+        note(warning)
+    click.echo(f"Added entry: {result.id}")
+
+
+@in_section("memory ops")
+@click.command("add-batch")
+@click.option(
+    "-f",
+    "--file",
+    "file",
+    default="-",
+    show_default="stdin",
+    help="JSONL file, one object per line.",
+)
+@click.option("--no-embed", is_flag=True, help="Skip embedding for the whole batch.")
+@json_option
+def add_batch_cmd(file: str, no_embed: bool, as_json: bool) -> None:
+    """Add many memories from JSONL; bad lines are reported and skipped, good ones land."""
+    stream = sys.stdin.buffer if file == "-" else _open(file)
+    with stream:
+        result = memory().add_batch(stream)
+    if as_json:
+        emit_json(batch_dict(result))
+    else:
+        for line in result.lines:
+            if line.error is not None:
+                click.echo(f"[{line.line}] error: {line.error}", err=True)
+            elif line.result is not None and line.result.skipped:
+                click.echo(
+                    f"[{line.line}] Already saved: {line.result.id} ({line.result.title}) "
+                    "— identical this session, no action"
+                )
+            elif line.result is not None:
+                click.echo(f"[{line.line}] Added entry: {line.result.id} ({line.result.title})")
+        bypassed = sum(1 for ln in result.lines if ln.result and ln.result.dedup)
+        if bypassed:
+            note(f"{bypassed} line(s) had no session id: their exact-duplicate check was skipped")
+        click.echo(
+            f"{result.added} added, {result.already_saved} already saved (no action needed), "
+            f"{len(result.failed)} failed"
+        )
+    if result.failed:
+        sys.exit(2)
+
+
+def _open(path: str) -> Any:
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")

@@ -1,0 +1,150 @@
+"""What every command shares: the opened Memory, --json, errors, input files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from memlane import config
+from memlane.errors import MemlaneError
+from memlane.memory import Memory
+from memlane.scope import detect_context, load_aliases
+from memlane.write.draft import Limits
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class State:
+    """Per-invocation state: settings and the lazily opened Memory."""
+
+    db: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    _memory: Memory | None = None
+
+    def memory(self) -> Memory:
+        if self._memory is None:
+            s = self.settings
+            aliases_path = Path(s["project_aliases"]).expanduser()
+            self._memory = Memory.open(
+                self.db or s["db"],
+                agent=s["agent"],
+                context=detect_context(Path.cwd(), load_aliases(aliases_path)),
+                limits=Limits(
+                    s["max_body_bytes"], s["max_title_chars"], s["max_tags"], s["max_tag_chars"]
+                ),
+                synchronous=s["sqlite_synchronous"],
+            )
+        return self._memory
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
+
+
+def state() -> State:
+    return click.get_current_context().find_object(State) or State()
+
+
+def memory() -> Memory:
+    return state().memory()
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr, then exit with `code`."""
+    click.echo(f"memlane: error: {message}", err=True)
+    sys.exit(code)
+
+
+def note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)
+
+
+def emit_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout only.")(fn)
+
+
+def read_text(source: str, what: str) -> str:
+    """Text from a file path, or stdin for `-`; a missing file is a usage error."""
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"{what} file not found: {source}")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {what} file {source}: {exc}")
+
+
+def pick_content(inline: str | None, file: str | None, what: str = "content") -> str | None:
+    """Content from exactly one of an inline value (`-` for stdin) or a file."""
+    if inline is not None and file is not None:
+        fail(f"give {what} inline or from a file, not both")
+    if file is not None:
+        return read_text(file, what)
+    if inline == "-":
+        return sys.stdin.read()
+    return inline
+
+
+class SectionedGroup(click.Group):
+    """A group whose --help lists commands under their section headings."""
+
+    SECTIONS = (
+        "memory ops",
+        "recall",
+        "graph",
+        "lifecycle",
+        "data",
+        "server",
+        "hooks",
+        "admin",
+    )
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows: dict[str, list[tuple[str, str]]] = {s: [] for s in self.SECTIONS}
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            section = getattr(cmd, "section", "admin")
+            rows.setdefault(section, []).append((name, cmd.get_short_help_str(70)))
+        for section, items in rows.items():
+            if items:
+                with formatter.section(section.capitalize()):
+                    formatter.write_dl(items)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemlaneError as exc:
+            fail(str(exc), exc.exit_code)
+        finally:
+            found = ctx.find_object(State)
+            if found is not None:
+                found.close()
+
+
+def in_section(section: str) -> Callable[[F], F]:
+    """Mark a command's --help section (see SectionedGroup)."""
+
+    def mark(cmd: F) -> F:
+        cmd.section = section  # type: ignore[attr-defined]
+        return cmd
+
+    return mark
+
+
+def settings_from_env() -> dict[str, Any]:
+    return config.resolve()

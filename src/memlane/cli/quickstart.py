@@ -1,0 +1,132 @@
+"""`quickstart`: a throwaway store, a dozen realistic memories, and the everyday commands."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlane.cli.common import in_section, state
+
+# What a coding agent and its developer learn in a week on one project.
+SAMPLES: tuple[dict[str, Any], ...] = (
+    {
+        "content": "Run `make migrate` before the integration tests; they assume the latest schema.",
+        "kind": "procedure",
+        "tags": "testing,database",
+        "importance": 7,
+    },
+    {
+        "content": "We chose PostgreSQL over MongoDB for the billing service because invoices need "
+        "multi-row transactions.",
+        "type": "decision",
+        "tags": "billing,database",
+        "importance": 8,
+    },
+    {
+        "content": "Dana prefers small pull requests (under 300 lines) with the test first.",
+        "kind": "preference",
+        "tags": "review,team",
+        "importance": 6,
+    },
+    {
+        "content": "The CI runner has 2 cores; keep the unit suite under 3 minutes or it times out.",
+        "kind": "constraint",
+        "tags": "ci,testing",
+        "importance": 7,
+    },
+    {
+        "content": "Never commit .env files; secrets live in the vault and reach CI as masked "
+        "variables.",
+        "kind": "convention",
+        "tags": "security,ci",
+        "importance": 9,
+        "resonance_type": "foundational",
+    },
+    {
+        "content": "Flaky test test_invoice_rounding was caused by the system timezone; pin TZ=UTC "
+        "in conftest.",
+        "kind": "lesson",
+        "tags": "testing,billing",
+        "importance": 6,
+    },
+    {
+        "content": "Sam owns the payments gateway and is the reviewer for anything touching refunds.",
+        "type": "person",
+        "tags": "team,billing",
+    },
+    {
+        "content": "Shipped v2.3 of the billing API on Tuesday; the rollout took 40 minutes.",
+        "kind": "event",
+        "tags": "release,billing",
+    },
+    {
+        "content": "Open question: should refunds be idempotent by request id or by invoice id?",
+        "type": "thread_opened",
+        "tags": "billing,design",
+    },
+    {
+        "content": "API errors use RFC 7807 problem+json bodies with a stable `type` URI.",
+        "kind": "convention",
+        "tags": "api",
+        "importance": 7,
+    },
+    {
+        "content": "Use `uv pip install` instead of pip in this repo; it is 10x faster here.",
+        "kind": "preference",
+        "tags": "tooling",
+    },
+    {
+        "content": "Promised the mobile team a sandbox endpoint for refunds by Friday.",
+        "type": "commitment",
+        "tags": "billing,mobile",
+        "importance": 6,
+    },
+)
+
+
+def _run(ctx: click.Context, db: str, *args: str) -> None:
+    """Run a memlane command line against the quickstart store, as a user would type it."""
+    click.secho(f"\n$ memlane {shlex.join(args)}", bold=True)
+    root = ctx.find_root().command
+    root.main(["--db", db, *args], prog_name="memlane", standalone_mode=False)
+
+
+@in_section("admin")
+@click.command("quickstart")
+@click.option("--keep", is_flag=True, help="Keep the store and print its path.")
+@click.pass_context
+def quickstart_cmd(ctx: click.Context, keep: bool) -> None:
+    """Create a throwaway store, add a dozen memories, and show list/search/show/history."""
+    folder = Path(tempfile.mkdtemp(prefix="memlane-quickstart-"))
+    st = state()
+    st.close()
+    st.db = str(folder / "memlane.db")
+    try:
+        mem = st.memory()
+        result = mem.add_batch(dict(s, session_id="qs-1") for s in SAMPLES)
+        click.echo(f"Stored {result.added} memories in {st.db}")
+        first = result.ids[0] or ""
+        mem.update(
+            first,
+            append=" Use `make migrate-test` for the test database.",
+            reason="learned the test target",
+        )
+        mem.update(first, add_tags=("onboarding",))
+        mem.close()
+        short = first[:6]
+        _run(ctx, st.db, "list", "--limit", "5")
+        _run(ctx, st.db, "search", "database tests", "--limit", "5")
+        _run(ctx, st.db, "show", short)
+        _run(ctx, st.db, "history", short)
+        _run(ctx, st.db, "stats")
+    finally:
+        st.close()
+        if keep:
+            click.echo(f"\nStore kept at {st.db}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,241 @@
+"""Reading: show, list, search, recent, history, stats."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import click
+
+from memlane.cli.common import emit_json, in_section, json_option, memory, note
+from memlane.cli.render import (
+    hit_dict,
+    plain,
+    record_dict,
+    record_line,
+    show_record,
+    version_dict,
+)
+from memlane.memory import Memory
+from memlane.model import Filters, Kind
+
+
+def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    if len(value) > 1:
+        raise click.BadParameter("give it once; comma-separate several prefixes")
+    return value[0] if value else None
+
+
+_FILTERS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--scope",
+        help="Scopes to read (comma-separated), or 'all'. Default: this branch, project and global.",
+    ),
+    click.option("-c", "--category", help="Categories (comma-separated)."),
+    click.option("--kind", help=f"Kinds (comma-separated): {', '.join(k.value for k in Kind)}."),
+    click.option("--tags", help="Tags (comma-separated, matches any)."),
+    click.option(
+        "--exclude-tags",
+        multiple=True,
+        callback=_once,
+        help="Tag prefixes to drop (comma-separated, give once).",
+    ),
+    click.option(
+        "--min-resonance",
+        "--min-importance",
+        "min_importance",
+        type=float,
+        help="Minimum effective (decayed) resonance.",
+    ),
+    click.option(
+        "--max-resonance",
+        "--max-importance",
+        "max_importance",
+        type=float,
+        help="Maximum effective (decayed) resonance.",
+    ),
+    click.option("--has-wake-phrase", is_flag=True, help="Only memories with a wake phrase."),
+    click.option(
+        "--missing-wake-phrase", is_flag=True, help="Only memories without a wake phrase."
+    ),
+    click.option("--has-anchors", is_flag=True, help="Only memories with anchors."),
+    click.option("--missing-anchors", is_flag=True, help="Only memories without anchors."),
+    click.option("--has-resonance-type", is_flag=True, help="Only memories with a resonance type."),
+    click.option(
+        "--missing-resonance-type", is_flag=True, help="Only memories without a resonance type."
+    ),
+    click.option("--mine", is_flag=True, help="Only your private memories (MEMLANE_AGENT)."),
+    click.option("--include-private", is_flag=True, help="Include your private memories."),
+    click.option("--since", help="Only memories from this instant on (event time, else creation)."),
+    click.option("--until", help="Only memories before this instant."),
+    click.option("--as-of", help="Read the store as it was at this instant (ISO-8601)."),
+    click.option(
+        "--include-superseded",
+        is_flag=True,
+        help="Include superseded, invalidated and retired memories.",
+    ),
+    click.option("--session-id", help="Only memories of this session."),
+    click.option(
+        "--limit", type=int, default=50, show_default=True, help="Most results (0: no limit)."
+    ),
+]
+
+
+def filter_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_FILTERS):
+        fn = option(fn)
+    return fn
+
+
+def _hint_hidden(mem: Memory, filters: Filters, query: str | None = None) -> None:
+    """Best effort: tell the viewer their own private memories were hidden (stderr only)."""
+    try:
+        hidden = mem.hidden_private_count(filters, query)
+    except Exception:  # the hint never fails a read
+        return
+    if hidden:
+        note(
+            f"{hidden} private entries of yours matched but are hidden; "
+            "use --include-private to see them"
+        )
+
+
+@in_section("memory ops")
+@click.command("show")
+@click.argument("memory_id")
+@click.option("--content-only", is_flag=True, help="Print only the body (for piping).")
+@click.option("--as-of", help="Show the version valid at this instant (ISO-8601).")
+@json_option
+def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: bool) -> None:
+    """Show one memory by id or unambiguous id prefix."""
+    record = memory().get(memory_id, as_of=as_of)
+    if content_only:
+        click.echo(record.body)
+    elif as_json:
+        emit_json(record_dict(record))
+    else:
+        show_record(record)
+
+
+@in_section("memory ops")
+@click.command("list")
+@filter_options
+@click.option(
+    "--sort",
+    "order",
+    type=click.Choice(["recent", "created", "oldest", "importance"]),
+    default="recent",
+    show_default=True,
+    help="Order of the listing.",
+)
+@json_option
+def list_cmd(as_json: bool, **options: Any) -> None:
+    """List memories, filtered by the shared filter flags."""
+    mem = memory()
+    filters = mem.filters(**options)
+    records = mem.list(filters)
+    if as_json:
+        emit_json({"results": [record_dict(r) for r in records], "count": len(records)})
+        return
+    for record in records:
+        click.echo(record_line(record))
+    if not records:
+        note("no memories matched")
+    _hint_hidden(mem, filters)
+
+
+@in_section("recall")
+@click.command("search")
+@click.argument("query")
+@filter_options
+@json_option
+def search_cmd(query: str, as_json: bool, **options: Any) -> None:
+    """Keyword search (BM25) over titles, bodies and tags; any text is safe to pass."""
+    mem = memory()
+    filters = mem.filters(**options)
+    hits = mem.search(query, filters)
+    if as_json:
+        emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
+        return
+    for hit in hits:
+        click.echo(record_line(hit.record, hit.score))
+    if not hits:
+        note("no memories matched")
+    _hint_hidden(mem, filters, query)
+
+
+@in_section("memory ops")
+@click.command("recent")
+@click.option("--days", type=int, default=10, show_default=True, help="How many days back.")
+@click.option("--all-types", is_flag=True, help="All resonance types, not only ephemeral facts.")
+@click.option("--resonance-type", help="Only this resonance type.")
+@click.option(
+    "--sort",
+    type=click.Choice(["chronological", "resonance"]),
+    default="chronological",
+    show_default=True,
+    help="Newest first, or highest resonance first.",
+)
+@click.option("--limit", type=int, default=100, show_default=True, help="Most results.")
+@click.option("--scope", help="Scopes to read, or 'all'.")
+@json_option
+def recent_cmd(
+    days: int,
+    all_types: bool,
+    resonance_type: str | None,
+    sort: str,
+    limit: int,
+    scope: str | None,
+    as_json: bool,
+) -> None:
+    """Recent memories: ephemeral facts of the last days by default."""
+    records = memory().recent(days, all_types, resonance_type, sort, limit, scope=scope)
+    if as_json:
+        emit_json({"results": [record_dict(r) for r in records], "count": len(records)})
+        return
+    for record in records:
+        click.echo(record_line(record))
+    if not records:
+        note("nothing recent" + ("" if all_types else " (ephemeral only; --all-types for all)"))
+
+
+@in_section("memory ops")
+@click.command("history")
+@click.argument("memory_id")
+@json_option
+def history_cmd(memory_id: str, as_json: bool) -> None:
+    """List every content version of a memory with its validity interval."""
+    versions = memory().history(memory_id)
+    if as_json:
+        emit_json({"id": versions[-1].memory_id, "versions": [version_dict(v) for v in versions]})
+        return
+    for v in versions:
+        until = plain(v.valid_until) if v.valid_until else "now"
+        click.echo(f"v{v.number}  {plain(v.valid_from)} .. {until}  {v.reason}  {v.title}")
+
+
+@in_section("admin")
+@click.command("stats")
+@json_option
+def stats_cmd(as_json: bool) -> None:
+    """Counts: memories, live, superseded, versions, links, by kind/category/scope/class."""
+    stats = memory().stats()
+    if as_json:
+        emit_json(asdict(stats))
+        return
+    data = asdict(stats)
+    for key in (
+        "path",
+        "schema_version",
+        "total",
+        "live",
+        "superseded",
+        "invalidated",
+        "versions",
+        "links",
+    ):
+        click.echo(f"{key + ':':<16}{data[key]}")
+    for group in ("by_kind", "by_class", "by_category", "by_scope"):
+        counts = ", ".join(f"{k} {v}" for k, v in data[group].items()) or "-"
+        click.echo(f"{group + ':':<16}{counts}")

@@ -1,0 +1,155 @@
+"""Records and results as JSON-ready dicts and as terminal text."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import click
+
+from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version, WriteResult
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready copy: enums as values, instants as ISO-8601, tuples as lists."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def record_dict(record: Record) -> dict[str, Any]:
+    out = {f.name: plain(getattr(record, f.name)) for f in fields(record)}
+    out["memory_class"] = record.memory_class.value
+    out["live"] = record.live
+    return out
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    return {**record_dict(hit.record), "score": round(hit.score, 6), "rank": hit.rank}
+
+
+def version_dict(version: Version) -> dict[str, Any]:
+    return {
+        "number": version.number,
+        "valid_from": plain(version.valid_from),
+        "valid_until": plain(version.valid_until),
+        "reason": version.reason,
+        "actor": version.actor,
+        "current": version.valid_until is None,
+        **{k: plain(v) for k, v in version.fields.items()},
+    }
+
+
+def write_dict(result: WriteResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": result.id,
+        "status": result.status.value,
+        "warnings": list(result.warnings),
+    }
+    if result.title is not None:
+        out["title"] = result.title
+    if result.version is not None:
+        out["version"] = result.version
+    if result.skipped:
+        out.update(
+            skipped=True,
+            duplicate_of=result.duplicate_of,
+            note="identical entry already saved this session; nothing to do",
+        )
+    if result.dedup:
+        out["dedup"] = result.dedup
+    return out
+
+
+def batch_dict(result: BatchResult) -> dict[str, Any]:
+    return {
+        "added": result.added,
+        "already_saved": result.already_saved,
+        "failed": len(result.failed),
+        "ids": result.ids,
+        "lines": [
+            {"line": ln.line, **(write_dict(ln.result) if ln.result else {"error": ln.error})}
+            for ln in result.lines
+        ],
+    }
+
+
+def link_dict(link: Link) -> dict[str, Any]:
+    return {f.name: plain(getattr(link, f.name)) for f in fields(link)}
+
+
+def registry_dict(entry: RegistryEntry) -> dict[str, Any]:
+    return {"name": entry.key, **entry.data, "created_at": plain(entry.created_at)}
+
+
+def _when(t: datetime | None) -> str:
+    return t.strftime("%Y-%m-%d %H:%M") if t else "-"
+
+
+def record_line(record: Record, score: float | None = None) -> str:
+    tags = f"  #{' #'.join(record.tags)}" if record.tags else ""
+    marks = "" if record.live else f"  [{record.tombstone_text}]"
+    lock = " (private)" if record.visibility.value == "private" else ""
+    lead = f"{score:7.3f}  " if score is not None else ""
+    return (
+        f"{lead}{record.id}  {_when(record.updated_at)}  [{record.kind.value}] "
+        f"{record.title}{lock}{tags}{marks}"
+    )
+
+
+_SHOWN = (
+    "kind",
+    "category",
+    "scope",
+    "tags",
+    "importance",
+    "resonance_type",
+    "memory_class",
+    "content_type",
+    "confidence",
+    "taint",
+    "trust_score",
+    "signal",
+    "source_agent",
+    "session_id",
+    "source_ref",
+    "source_type",
+    "entry_type",
+    "visibility",
+    "owner",
+    "domain",
+    "applicability",
+    "state",
+    "wake_phrases",
+    "wake_order",
+    "anchors",
+    "occurred_at",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "superseded_at",
+    "supersede_reason",
+    "version",
+)
+
+
+def show_record(record: Record) -> None:
+    click.echo(f"{record.id}  {record.title}")
+    for name in _SHOWN:
+        value = getattr(record, name)
+        if value in (None, (), ""):
+            continue
+        text = ", ".join(value) if isinstance(value, tuple) else plain(value)
+        click.echo(f"  {name + ':':<18}{text}")
+    click.echo("")
+    click.echo(record.body)

@@ -1,0 +1,284 @@
+"""Changing memories: update and its shortcuts, restore, supersede, invalidate, retire, merge, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, pick_content
+from memlane.cli.render import plain, record_dict, version_dict, write_dict
+from memlane.model import Record, WriteResult
+from memlane.write.patch import CLEAR, Patch
+
+
+def _report(result: WriteResult, as_json: bool, verb: str = "Updated entry") -> None:
+    if as_json:
+        emit_json(write_dict(result))
+    else:
+        for warning in result.warnings:
+            click.echo(f"note: {warning}", err=True)
+        click.echo(
+            f"{verb}: {result.id}" + (f" (version {result.version})" if result.version else "")
+        )
+
+
+def _report_record(record: Record, as_json: bool, verb: str) -> None:
+    if as_json:
+        emit_json(record_dict(record))
+    else:
+        click.echo(f"{verb}: {record.id} ({record.tombstone_text})")
+
+
+_NO_EMBED = click.option("--no-embed", is_flag=True, help="Skip embedding on write.")
+
+
+@in_section("memory ops")
+@click.command("update")
+@click.argument("memory_id")
+@click.option("-t", "--title", help="New title.")
+@click.option("--content", help="Replace the content ('-': stdin).")
+@click.option("-f", "--file", help="Replace the content from a file.")
+@click.option("--append-content", help="Append text to the end.")
+@click.option("--append-file", help="Append a file's text to the end.")
+@click.option("--prepend-content", help="Prepend text to the start.")
+@click.option("--prepend-file", help="Prepend a file's text to the start.")
+@click.option("--find", help="Text to find (with --replace).")
+@click.option("--replace", help="Replacement for --find.")
+@click.option("--nth", type=int, help="Replace only the Nth match (1-based).")
+@click.option("--replace-all", is_flag=True, help="Replace every match.")
+@click.option("-c", "--category", help="New category.")
+@click.option("--kind", help="New kind.")
+@click.option("--tags", help="Replace all tags (comma-separated).")
+@click.option("--add-tag", multiple=True, help="Add a tag (repeatable).")
+@click.option("--remove-tag", multiple=True, help="Remove a tag (repeatable).")
+@click.option("--importance", "--resonance", "importance", type=int, help="New importance.")
+@click.option("--resonance-type", help="New resonance type.")
+@click.option("--content-type", help="New content type.")
+@click.option(
+    "--wake-phrase",
+    "--wake-phrases",
+    "wake_phrases",
+    help="Replace wake phrases (comma-separated).",
+)
+@click.option("--add-wake-phrase", multiple=True, help="Add a wake phrase (repeatable).")
+@click.option("--remove-wake-phrase", multiple=True, help="Remove a wake phrase (repeatable).")
+@click.option("--wake-order", help="New wake order; '-' clears it.")
+@click.option("--private", is_flag=True, help="Make private.")
+@click.option("--visibility", help="public or private.")
+@click.option("--owner", help="New owner (private memories).")
+@click.option(
+    "--force", is_flag=True, help="Allow the dangerous direction: private to public, a new owner."
+)
+@click.option("--session-id", help="Set the session id.")
+@click.option("-a", "--applicability", help="Replace applicability (comma-separated).")
+@click.option("-d", "--domain", help="New domain.")
+@click.option("--state", help="open or closed (threads, commitments).")
+@click.option("--source-ref", help="New provenance reference.")
+@click.option("--reason", help="Why it changed (kept with the prior version).")
+@_NO_EMBED
+@json_option
+def update_cmd(
+    memory_id: str,
+    content: str | None,
+    file: str | None,
+    append_content: str | None,
+    append_file: str | None,
+    prepend_content: str | None,
+    prepend_file: str | None,
+    add_tag: tuple[str, ...],
+    remove_tag: tuple[str, ...],
+    add_wake_phrase: tuple[str, ...],
+    remove_wake_phrase: tuple[str, ...],
+    wake_order: str | None,
+    reason: str | None,
+    no_embed: bool,
+    as_json: bool,
+    **rest: Any,
+) -> None:
+    """Change a memory in place; the prior content is kept as a version."""
+    patch = Patch(
+        content=pick_content(content, file),
+        append=pick_content(append_content, append_file, "appended content"),
+        prepend=pick_content(prepend_content, prepend_file, "prepended content"),
+        add_tags=add_tag or None,
+        remove_tags=remove_tag or None,
+        add_wake_phrases=add_wake_phrase or None,
+        remove_wake_phrases=remove_wake_phrase or None,
+        wake_order=_wake_order(wake_order),
+        **rest,
+    )
+    _report(memory().update(memory_id, patch, reason=reason), as_json)
+
+
+def _wake_order(value: str | None) -> Any:
+    if value is None:
+        return None
+    if value.strip() == "-":
+        return CLEAR
+    try:
+        return int(value)
+    except ValueError:
+        fail(f"--wake-order must be a whole number or '-', not {value!r}")
+
+
+@in_section("memory ops")
+@click.command("edit")
+@click.argument("memory_id")
+@click.option("--find", "--old", "find", required=True, help="Text to find.")
+@click.option("--replace", "--new", "replace", required=True, help="Replacement text.")
+@click.option(
+    "--replace-all", is_flag=True, help="Replace every match (default: error on several)."
+)
+@click.option("--nth", type=int, help="Replace only the Nth match (1-based).")
+@_NO_EMBED
+@json_option
+def edit_cmd(
+    memory_id: str,
+    find: str,
+    replace: str,
+    replace_all: bool,
+    nth: int | None,
+    no_embed: bool,
+    as_json: bool,
+) -> None:
+    """Find-and-replace in a memory's content (shortcut for update --find/--replace)."""
+    patch = Patch(find=find, replace=replace, replace_all=replace_all, nth=nth)
+    _report(memory().update(memory_id, patch, reason="edited"), as_json)
+
+
+def _shortcut(name: str, field: str, doc: str) -> click.Command:
+    @in_section("memory ops")
+    @click.command(name, help=doc)
+    @click.argument("memory_id")
+    @click.option("--content", help="Text to add ('-' or omitted: stdin).")
+    @click.option("-f", "--file", "--content-file", "file", help="Read the text from a file.")
+    @_NO_EMBED
+    @json_option
+    def command(
+        memory_id: str, content: str | None, file: str | None, no_embed: bool, as_json: bool
+    ) -> None:
+        text = pick_content(content if content is not None or file else "-", file)
+        patch = Patch(append=text) if field == "append" else Patch(prepend=text)
+        _report(memory().update(memory_id, patch, reason=f"{name}ed"), as_json)
+
+    return command
+
+
+append_cmd = _shortcut("append", "append", "Append text to a memory's content.")
+prepend_cmd = _shortcut("prepend", "prepend", "Prepend text to a memory's content.")
+
+
+@in_section("memory ops")
+@click.command("restore")
+@click.argument("memory_id")
+@click.option(
+    "--version", "number", type=int, help="Version to restore (default: the previous one)."
+)
+@click.option("--list", "list_only", is_flag=True, help="List the versions instead of restoring.")
+@_NO_EMBED
+@json_option
+def restore_cmd(
+    memory_id: str, number: int | None, list_only: bool, no_embed: bool, as_json: bool
+) -> None:
+    """Bring back an earlier version's content (kept as a new version)."""
+    mem = memory()
+    if list_only:
+        versions = mem.history(memory_id)
+        if as_json:
+            emit_json(
+                {"id": versions[-1].memory_id, "versions": [version_dict(v) for v in versions]}
+            )
+        else:
+            for v in versions:
+                mark = "current" if v.valid_until is None else f"until {plain(v.valid_until)}"
+                click.echo(f"v{v.number}  from {plain(v.valid_from)}  {mark}  {v.title}")
+        return
+    _report(mem.restore(memory_id, number), as_json, "Restored entry")
+
+
+@in_section("memory ops")
+@click.command("supersede")
+@click.argument("memory_id")
+@click.option("--content", help="Content of the successor ('-': stdin).")
+@click.option(
+    "-f", "--file", "--content-file", "file", help="Read the successor's content from a file."
+)
+@click.option("-t", "--title", help="Title of the successor.")
+@click.option("--reason", help="Why the old memory is superseded.")
+@click.option("--importance", type=int, help="Importance of the successor (default: inherited).")
+@_NO_EMBED
+@json_option
+def supersede_cmd(
+    memory_id: str,
+    content: str | None,
+    file: str | None,
+    title: str | None,
+    reason: str | None,
+    importance: int | None,
+    no_embed: bool,
+    as_json: bool,
+) -> None:
+    """Replace a memory by a new one; the old one stays for audit with superseded_by."""
+    text = pick_content(content, file)
+    if text is None:
+        fail("supersede needs the new content: --content, --file or '-'")
+    extra = {"importance": importance} if importance is not None else {}
+    result = memory().supersede(memory_id, text, title=title, reason=reason, **extra)
+    _report(result, as_json, f"Superseded {memory_id} by")
+
+
+@in_section("memory ops")
+@click.command("invalidate")
+@click.argument("memory_id")
+@click.option("--reason", required=True, help="Why it is no longer true (required).")
+@json_option
+def invalidate_cmd(memory_id: str, reason: str, as_json: bool) -> None:
+    """End a memory's validity now, recording why it is no longer true."""
+    _report_record(memory().invalidate(memory_id, reason), as_json, "Invalidated")
+
+
+@in_section("memory ops")
+@click.command("retire")
+@click.argument("memory_id")
+@click.option("--reason", help="Why it is retired.")
+@json_option
+def retire_cmd(memory_id: str, reason: str | None, as_json: bool) -> None:
+    """Retire a memory that has no successor; it stays for audit and --as-of reads."""
+    _report_record(memory().retire(memory_id, reason), as_json, "Retired")
+
+
+@in_section("memory ops")
+@click.command("merge")
+@click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--into", "content", required=True, help="Content of the merged memory ('-': stdin).")
+@click.option("-t", "--title", help="Title of the merged memory.")
+@click.option("--importance", type=int, help="Importance (default: the maximum of the sources).")
+@_NO_EMBED
+@json_option
+def merge_cmd(
+    memory_ids: tuple[str, ...],
+    content: str,
+    title: str | None,
+    importance: int | None,
+    no_embed: bool,
+    as_json: bool,
+) -> None:
+    """Merge memories into one new memory; the sources are superseded by it."""
+    text = pick_content(content, None)
+    extra = {"importance": importance} if importance is not None else {}
+    result = memory().merge(memory_ids, text or "", title=title, **extra)
+    _report(result, as_json, "Merged into")
+
+
+@in_section("memory ops")
+@click.command("delete")
+@click.argument("memory_id")
+@json_option
+def delete_cmd(memory_id: str, as_json: bool) -> None:
+    """Delete a memory from every table and index (the journal keeps a line, no content)."""
+    deleted = memory().delete(memory_id)
+    if as_json:
+        emit_json({"id": deleted, "status": "deleted"})
+    else:
+        click.echo(f"Deleted entry: {deleted}")

@@ -1,0 +1,113 @@
+"""The one declared table of settings: name, default, environment variable, help.
+
+Only interfaces read it; the core receives plain values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from memlane.errors import Invalid
+
+APP = "memlane"
+
+
+def data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP, appauthor=False))
+
+
+def _int(text: str) -> int:
+    return int(text)
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"choose from {', '.join(choices)}")
+        return text
+
+    return parse
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    env: str
+    default: Callable[[], Any]
+    help: str
+    parse: Callable[[str], Any] = str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "db",
+        "MEMLANE_DB",
+        lambda: str(data_dir() / "memlane.db"),
+        "Store location: a SQLite file path (the platform data directory by default).",
+    ),
+    Setting(
+        "agent",
+        "MEMLANE_AGENT",
+        lambda: None,
+        "Who is acting: the default source agent, owner of private memories, journal actor.",
+    ),
+    Setting(
+        "project_aliases",
+        "MEMLANE_PROJECT_ALIASES",
+        lambda: str(data_dir() / "project-aliases.json"),
+        "JSON map of directory name -> project name, keeping renamed checkouts together.",
+    ),
+    Setting(
+        "sqlite_synchronous",
+        "MEMLANE_SQLITE_SYNCHRONOUS",
+        lambda: "full",
+        "SQLite durability: full (fsync every commit) or normal (faster; WAL keeps "
+        "crash safety, a power loss may drop the last commits).",
+        _choice("full", "normal"),
+    ),
+    Setting(
+        "max_body_bytes",
+        "MEMLANE_MAX_BODY_BYTES",
+        lambda: 64 * 1024,
+        "Largest memory body accepted, in UTF-8 bytes.",
+        _int,
+    ),
+    Setting(
+        "max_title_chars",
+        "MEMLANE_MAX_TITLE_CHARS",
+        lambda: 300,
+        "Longest title accepted, in characters.",
+        _int,
+    ),
+    Setting("max_tags", "MEMLANE_MAX_TAGS", lambda: 50, "Most tags on one memory.", _int),
+    Setting(
+        "max_tag_chars",
+        "MEMLANE_MAX_TAG_CHARS",
+        lambda: 64,
+        "Longest tag accepted, in characters.",
+        _int,
+    ),
+)
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def resolve(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every setting's value: from its environment variable, else its default."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        raw = env.get(setting.env)
+        if raw is None or raw == "":
+            values[setting.name] = setting.default()
+            continue
+        try:
+            values[setting.name] = setting.parse(raw)
+        except ValueError as exc:
+            raise Invalid(f"{setting.env}={raw!r} is not valid: {exc}") from None
+    return values

@@ -1,0 +1,67 @@
+"""The one exception tree of memlane.
+
+    MemlaneError                 anything memlane raises on purpose
+    ├── NotFound                 an id, version, registry entry or file does not exist   (exit 1)
+    ├── Invalid                  input refused at the boundary: bad value, limit, usage  (exit 2)
+    │   └── AmbiguousId          an id prefix matches several memories; lists them
+    ├── Conflict                 the request contradicts the store's state:              (exit 2)
+    │                            a second tombstone, removing a category still in use
+    ├── PolicyRefused            a write policy refused the content                      (exit 2)
+    └── Unavailable              the store or a component cannot serve the request:     (exit 1)
+        └── SchemaTooNew         the database was written by a newer memlane
+
+Interfaces map this tree to exit codes (CLI) and tool errors (MCP) in one place
+each; the core never prints and never exits.
+"""
+
+from __future__ import annotations
+
+
+class MemlaneError(Exception):
+    """Base of every error memlane raises on purpose."""
+
+    exit_code = 1
+
+
+class NotFound(MemlaneError):
+    """Something named by the caller does not exist."""
+
+    exit_code = 1
+
+
+class Invalid(MemlaneError):
+    """Input refused at the boundary; nothing was written."""
+
+    exit_code = 2
+
+
+class AmbiguousId(Invalid):
+    """An id prefix matches more than one memory."""
+
+    def __init__(self, prefix: str, candidates: list[str]) -> None:
+        self.prefix = prefix
+        self.candidates = candidates
+        shown = ", ".join(candidates)
+        super().__init__(f"id prefix {prefix!r} is ambiguous: matches {shown}")
+
+
+class Conflict(MemlaneError):
+    """The request contradicts the current state of the store."""
+
+    exit_code = 2
+
+
+class PolicyRefused(MemlaneError):
+    """A write policy refused the content."""
+
+    exit_code = 2
+
+
+class Unavailable(MemlaneError):
+    """The store or a component cannot serve the request."""
+
+    exit_code = 1
+
+
+class SchemaTooNew(Unavailable):
+    """The database schema is newer than this version of memlane understands."""

@@ -1,0 +1,561 @@
+"""The `Memory` facade: every operation an interface can ask of memlane."""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+import json
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from memlane.errors import AmbiguousId, Conflict, Invalid, NotFound
+from memlane.model import (
+    VERSIONED_FIELDS,
+    BatchLine,
+    BatchResult,
+    ContentType,
+    EntryType,
+    FactType,
+    Filters,
+    Hit,
+    JournalEntry,
+    Kind,
+    Link,
+    LinkType,
+    MemoryClass,
+    Record,
+    RegistryEntry,
+    ResonanceType,
+    SessionType,
+    Signal,
+    SourceType,
+    State,
+    Stats,
+    Taint,
+    Version,
+    Visibility,
+    WriteResult,
+    WriteStatus,
+)
+from memlane.retrieve.filters import make_filters
+from memlane.scope import Context, detect_context
+from memlane.store import Store, Writer, open_store
+from memlane.timeutil import ONE_MICROSECOND, parse_instant, utcnow
+from memlane.write.draft import Draft, Limits, WriteContext, build_draft, inherited_fields
+from memlane.write.patch import Patch, apply_patch
+
+ID_PREFIX = "m-"
+_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lowercase
+_ID_LENGTH = 8
+# Lines per transaction in add-batch: large enough to amortize the commit,
+# small enough that a crash loses at most this many unacknowledged lines.
+BATCH_CHUNK = 500
+REGISTRIES = ("categories", "agents", "projects", "applicability")
+BatchItem = Mapping[str, Any] | str | bytes
+# Aliases: inside Memory, `list` names the method, not the builtin.
+Records = list[Record]
+Hits = list[Hit]
+Versions = list[Version]
+Links = list[Link]
+Journal = list[JournalEntry]
+Entries = list[RegistryEntry]
+Names = list[str]
+TYPE_REGISTRIES: dict[str, type[StrEnum]] = {
+    "kinds": Kind,
+    "source-types": SourceType,
+    "entry-types": EntryType,
+    "content-types": ContentType,
+    "relationship-types": LinkType,
+    "session-types": SessionType,
+    "resonance-types": ResonanceType,
+    "fact-types": FactType,
+    "signals": Signal,
+    "taints": Taint,
+    "memory-classes": MemoryClass,
+}
+
+
+def new_id() -> str:
+    return ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(_ID_LENGTH))
+
+
+class Memory:
+    """Long-term memory over one store. Open with `Memory.open(path)`."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        agent: str | None = None,
+        context: Context | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.store = store
+        self.agent = agent
+        self.context = context or Context()
+        self.limits = limits or Limits()
+        self._categories: set[str] = set()
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        agent: str | None = None,
+        context: Context | None = None,
+        limits: Limits | None = None,
+        synchronous: str = "full",
+    ) -> Memory:
+        """Create or open the store at `path`; the context defaults to the working directory."""
+        ctx = context if context is not None else detect_context(Path.cwd())
+        return cls(open_store(path, synchronous), agent=agent, context=ctx, limits=limits)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- helpers -----------------------------------------------------------
+
+    def _write_context(self) -> WriteContext:
+        return WriteContext(
+            now=utcnow(), new_id=new_id, agent=self.agent, context=self.context, limits=self.limits
+        )
+
+    def resolve(self, memory_id: str) -> str:
+        """The full id for an id or an unambiguous prefix (with or without `m-`)."""
+        text = memory_id.strip()
+        if not text:
+            raise Invalid("empty id")
+        prefix = text if text.startswith(ID_PREFIX) else ID_PREFIX + text
+        candidates = self.store.resolve(prefix)
+        if prefix in candidates:
+            return prefix
+        if not candidates:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        if len(candidates) > 1:
+            raise AmbiguousId(memory_id, candidates)
+        return candidates[0]
+
+    def _visible(self, record: Record) -> bool:
+        return record.visibility is Visibility.PUBLIC or record.owner == self.agent
+
+    def _load(self, reader: Store | Writer, memory_id: str) -> Record:
+        record = reader.get(self.resolve(memory_id))
+        if record is None or not self._visible(record):
+            raise NotFound(f"no memory with id {memory_id!r}")
+        return record
+
+    def _live(self, w: Writer, memory_id: str) -> Record:
+        record = self._load(w, memory_id)
+        if not record.live:
+            raise Conflict(f"{record.id} is {record.tombstone_text}; tombstones are write-once")
+        return record
+
+    def _check_category(self, category: str) -> None:
+        if category in self._categories:
+            return
+        self._categories = {e.key for e in self.store.registry("categories")}
+        if category not in self._categories:
+            near = difflib.get_close_matches(category, sorted(self._categories), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise Invalid(
+                f"unknown category {category!r}{hint}; add it with: memlane categories add {category}"
+            )
+
+    def _journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
+        w.journal(operation, memory_id, self.agent)
+
+    # ---- capture -----------------------------------------------------------
+
+    def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
+        """Store one memory through the write policy; see `memlane add --help` for fields."""
+        draft = build_draft({"content": content, "title": title, **fields}, self._write_context())
+        with self.store.write() as w:
+            return self._persist(w, draft)
+
+    def _persist(self, w: Writer, draft: Draft) -> WriteResult:
+        rec = draft.record
+        self._check_category(rec.category)
+        thread = self._thread_to_close(w, draft.close_thread)
+        dedup = None
+        if rec.session_id is None:
+            dedup = "bypassed_no_session"
+        elif not draft.allow_duplicate:
+            owner = rec.owner or rec.source_agent
+            duplicate = w.find_duplicate(rec.dedup_hash, rec.session_id, owner, rec.category)
+            if duplicate is not None:
+                return WriteResult(
+                    id=duplicate,
+                    status=WriteStatus.ALREADY_PERSISTED,
+                    duplicate_of=duplicate,
+                    title=rec.title,
+                )
+        if rec.session_id is not None:
+            w.ensure_session(rec.session_id, rec.created_at, rec.source_agent)
+        w.insert(rec)
+        self._journal(w, "add", rec.id)
+        if thread is not None:
+            closed = replace(thread, state=State.CLOSED)
+            self._commit_version(w, thread, closed, f"closed by {rec.id}")
+            w.add_link(Link(rec.id, thread.id, LinkType.UPDATES, reason="closes thread"))
+        return WriteResult(
+            id=rec.id, status=WriteStatus.ADDED, dedup=dedup, title=rec.title, version=1
+        )
+
+    def _thread_to_close(self, w: Writer, thread_id: str | None) -> Record | None:
+        if thread_id is None:
+            return None
+        thread = self._live(w, thread_id)
+        if thread.kind is not Kind.THREAD:
+            raise Invalid(f"{thread.id} is a {thread.kind.value}, not a thread")
+        if thread.state is State.CLOSED:
+            raise Conflict(f"thread {thread.id} is already closed")
+        return thread
+
+    def add_batch(self, items: Iterable[BatchItem]) -> BatchResult:
+        """Add many memories; a bad item is reported by its line number and skipped.
+
+        Items are dicts or JSON object lines (str or UTF-8 bytes). Blank lines are
+        ignored but keep their line numbers.
+        """
+        lines: builtins.list[BatchLine] = []
+        chunk: list[tuple[int, BatchItem]] = []
+        for number, item in enumerate(items, start=1):
+            if isinstance(item, (str, bytes)) and not item.strip():
+                continue
+            chunk.append((number, item))
+            if len(chunk) >= BATCH_CHUNK:
+                lines.extend(self._batch_chunk(chunk))
+                chunk = []
+        if chunk:
+            lines.extend(self._batch_chunk(chunk))
+        return BatchResult(tuple(lines))
+
+    def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> list[BatchLine]:
+        out: list[BatchLine] = []
+        ctx = self._write_context()
+        with self.store.write() as w:
+            for number, item in chunk:
+                try:
+                    draft = build_draft(_batch_fields(item), ctx)
+                    out.append(BatchLine(number, result=self._persist(w, draft)))
+                except (Invalid, NotFound, Conflict) as exc:
+                    out.append(BatchLine(number, error=str(exc)))
+        return out
+
+    # ---- reads -------------------------------------------------------------
+
+    def get(self, memory_id: str, as_of: datetime | str | None = None) -> Record:
+        """One memory; with `as_of`, the version that was valid then."""
+        full = self.resolve(memory_id)
+        if as_of is None:
+            return self._load(self.store, full)
+        at = parse_instant(as_of, "as-of") if not isinstance(as_of, datetime) else as_of
+        record = self.store.get(full, as_of=at)
+        if record is None or not self._visible(record):
+            self._load(self.store, full)  # NotFound if it never existed for this viewer
+            raise NotFound(f"{full} was not valid at {at.isoformat()}")
+        return record
+
+    def filters(self, **options: Any) -> Filters:
+        """Filters from keyword options (see `retrieve.filters.make_filters`)."""
+        return make_filters(self.context, self.agent, options)
+
+    def list(self, filters: Filters | None = None, **options: Any) -> Records:
+        return self.store.query(filters or self.filters(**options))
+
+    def search(self, query: str, filters: Filters | None = None, **options: Any) -> Hits:
+        """Keyword (BM25) search: every word must match; if none does, any word may."""
+        chosen = filters or self.filters(**options)
+        hits = self.store.search(query, chosen, match_all=True)
+        return hits or self.store.search(query, chosen, match_all=False)
+
+    def recent(
+        self,
+        days: int = 10,
+        all_types: bool = False,
+        resonance_type: str | None = None,
+        sort: str = "chronological",
+        limit: int = 100,
+        **options: Any,
+    ) -> Records:
+        """Recent memories: ephemeral facts by default, all kinds with `all_types`."""
+        if days < 0:
+            raise Invalid("--days must not be negative")
+        if sort not in ("chronological", "resonance"):
+            raise Invalid("--sort must be chronological or resonance")
+        types = [resonance_type] if resonance_type else ([] if all_types else ["ephemeral"])
+        return self.list(
+            since=utcnow() - timedelta(days=days),
+            resonance_types=types,
+            limit=limit,
+            order="created" if sort == "chronological" else "importance",
+            **options,
+        )
+
+    def hidden_private_count(self, filters: Filters, query: str | None = None) -> int:
+        """How many of the viewer's own private memories a public-only read hid."""
+        if self.agent is None or filters.include_private or filters.mine:
+            return 0
+        mine = replace(filters, mine=True, limit=None)
+        found = self.store.search(query, mine) if query else self.store.query(mine)
+        return len(found)
+
+    def history(self, memory_id: str) -> Versions:
+        """Every content version, oldest first; the last one is current (valid_until None)."""
+        record = self._load(self.store, memory_id)
+        current = Version(
+            memory_id=record.id,
+            number=record.version,
+            valid_from=record.version_from,
+            valid_until=None,
+            reason="current",
+            actor=None,
+            fields={name: getattr(record, name) for name in VERSIONED_FIELDS},
+        )
+        return [*self.store.versions(record.id), current]
+
+    def links(self, memory_id: str) -> Links:
+        return self.store.links(self._load(self.store, memory_id).id)
+
+    def journal(self, memory_id: str | None = None, limit: int = 100) -> Journal:
+        full = self.resolve(memory_id) if memory_id else None
+        return self.store.journal_entries(full, limit)
+
+    def stats(self) -> Stats:
+        return self.store.stats()
+
+    # ---- revise ------------------------------------------------------------
+
+    def _commit_version(self, w: Writer, old: Record, new: Record, reason: str) -> Record:
+        """Replace `old` by `new` under the same id, archiving old's content as a version."""
+        at = max(utcnow(), old.version_from + ONE_MICROSECOND)
+        prior = Version(
+            memory_id=old.id,
+            number=old.version,
+            valid_from=old.version_from,
+            valid_until=at,
+            reason=reason,
+            actor=self.agent,
+            fields={name: getattr(old, name) for name in VERSIONED_FIELDS},
+        )
+        final = replace(new, version=old.version + 1, version_from=at, updated_at=at)
+        w.replace(final, prior)
+        self._journal(w, "update", old.id)
+        return final
+
+    def update(
+        self, memory_id: str, patch: Patch | None = None, reason: str | None = None, **changes: Any
+    ) -> WriteResult:
+        """Change a memory in place; its prior content becomes a version (see `history`)."""
+        patch = patch or Patch(**changes)
+        with self.store.write() as w:
+            old = self._live(w, memory_id)
+            new = apply_patch(old, patch, self.limits)
+            if new.category != old.category:
+                self._check_category(new.category)
+            if new == old:
+                raise Invalid("nothing to change: the update leaves the memory as it is")
+            final = self._commit_version(w, old, new, reason or "updated")
+        return WriteResult(
+            id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
+        )
+
+    def restore(self, memory_id: str, version: int | None = None) -> WriteResult:
+        """Bring back an earlier version's content (the previous one by default)."""
+        with self.store.write() as w:
+            old = self._live(w, memory_id)
+            versions = {v.number: v for v in self.store.versions(old.id)}
+            number = old.version - 1 if version is None else version
+            if number == old.version:
+                raise Invalid(f"version {number} of {old.id} is already current")
+            if number not in versions:
+                known = ", ".join(str(n) for n in sorted(versions)) or "none"
+                raise NotFound(f"{old.id} has no version {number} (earlier versions: {known})")
+            new = replace(old, **versions[number].fields)
+            final = self._commit_version(w, old, new, f"restored version {number}")
+        return WriteResult(
+            id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
+        )
+
+    def _tombstone(self, w: Writer, record: Record, **stamp: Any) -> None:
+        w.replace(replace(record, updated_at=utcnow(), **stamp), None)
+
+    def supersede(
+        self,
+        memory_id: str,
+        content: str,
+        title: str | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> WriteResult:
+        """A new memory replaces an old one, which stays for audit with `superseded_by`."""
+        with self.store.write() as w:
+            old = self._live(w, memory_id)
+            draft = build_draft(
+                {**inherited_fields(old), "content": content, "title": title, **fields},
+                self._write_context(),
+            )
+            self._check_category(draft.record.category)
+            w.insert(draft.record)
+            self._journal(w, "add", draft.record.id)
+            self._tombstone(
+                w,
+                old,
+                superseded_by=draft.record.id,
+                superseded_at=draft.record.created_at,
+                supersede_reason=reason or "superseded",
+            )
+            self._journal(w, "supersede", old.id)
+            w.add_link(Link(draft.record.id, old.id, LinkType.SUPERSEDES, reason=reason))
+        return WriteResult(id=draft.record.id, status=WriteStatus.ADDED, title=draft.record.title)
+
+    def invalidate(self, memory_id: str, reason: str) -> Record:
+        """End a memory's validity now, with the reason it is no longer true."""
+        if not reason or not reason.strip():
+            raise Invalid("invalidate needs a non-empty --reason")
+        with self.store.write() as w:
+            old = self._live(w, memory_id)
+            self._tombstone(w, old, valid_until=utcnow(), supersede_reason=reason.strip())
+            self._journal(w, "invalidate", old.id)
+        return self._load(self.store, old.id)
+
+    def retire(self, memory_id: str, reason: str | None = None) -> Record:
+        """Drop a memory that has no successor; it stays for audit and as-of reads."""
+        with self.store.write() as w:
+            old = self._live(w, memory_id)
+            self._tombstone(w, old, superseded_at=utcnow(), supersede_reason=reason or "retired")
+            self._journal(w, "retire", old.id)
+        return self._load(self.store, old.id)
+
+    def merge(
+        self, memory_ids: Iterable[str], content: str, title: str | None = None, **fields: Any
+    ) -> WriteResult:
+        """Merge memories into one new memory (importance: the maximum); the rest are superseded."""
+        warnings: Names = []
+        with self.store.write() as w:
+            sources: Records = []
+            for memory_id in dict.fromkeys(memory_ids):
+                try:
+                    sources.append(self._live(w, memory_id))
+                except NotFound as exc:
+                    warnings.append(f"skipped: {exc}")
+            if not sources:
+                raise NotFound("none of the memories to merge exist")
+            inherited = {
+                **inherited_fields(sources[0]),
+                "importance": max(s.importance for s in sources),
+                "tags": list(dict.fromkeys(t for s in sources for t in s.tags)),
+            }
+            draft = build_draft(
+                {**inherited, "content": content, "title": title, **fields}, self._write_context()
+            )
+            self._check_category(draft.record.category)
+            w.insert(draft.record)
+            self._journal(w, "merge", draft.record.id)
+            for source in sources:
+                self._tombstone(
+                    w,
+                    source,
+                    superseded_by=draft.record.id,
+                    superseded_at=draft.record.created_at,
+                    supersede_reason=f"merged into {draft.record.id}",
+                )
+                w.add_link(Link(draft.record.id, source.id, LinkType.SUPERSEDES, reason="merge"))
+        return WriteResult(
+            id=draft.record.id,
+            status=WriteStatus.ADDED,
+            warnings=tuple(warnings),
+            title=draft.record.title,
+        )
+
+    def delete(self, memory_id: str) -> str:
+        """Remove a memory from every table and index; the journal keeps one line, no content."""
+        with self.store.write() as w:
+            record = self._load(w, memory_id)
+            w.delete(record.id)
+            self._journal(w, "delete", record.id)
+        return record.id
+
+    # ---- registries --------------------------------------------------------
+
+    def registry(self, name: str) -> Entries:
+        _check_registry(name)
+        return self.store.registry(name)
+
+    def register(self, registry: str, key: str, **data: Any) -> RegistryEntry:
+        """Add (or update) an entry of a registry: categories, agents, projects, applicability."""
+        _check_registry(registry)
+        key = key.strip()
+        if not key or len(key) > 64 or any(c in key for c in ",\n\t"):
+            raise Invalid(f"invalid {registry} name {key!r}: 1-64 characters, no commas")
+        data = {k: v for k, v in data.items() if v is not None}
+        entry = RegistryEntry(registry, key, data, utcnow())
+        with self.store.write() as w:
+            w.put_registry(entry)
+            self._journal(w, f"{registry}.add", None)
+        return entry
+
+    def unregister(self, name: str, key: str) -> None:
+        """Remove a registry entry; a category still used by any memory is refused."""
+        _check_registry(name)
+        if name == "categories":
+            used = self.store.usage("category", key)
+            if used:
+                raise Conflict(f"category {key!r} is used by {used} memories; it stays")
+        with self.store.write() as w:
+            if not w.remove_registry(name, key):
+                raise NotFound(f"no {name} entry {key!r}")
+            self._journal(w, f"{name}.remove", None)
+        self._categories.discard(key)
+
+    def registry_entry(self, name: str, key: str) -> RegistryEntry:
+        for entry in self.registry(name):
+            if entry.key == key:
+                return entry
+        raise NotFound(f"no {name} entry {key!r}")
+
+    def usage(self, field: str, value: str) -> int:
+        return self.store.usage(field, value)
+
+    def tags(self, category: str | None = None) -> dict[str, int]:
+        return self.store.tag_counts(category)
+
+    @staticmethod
+    def types(name: str) -> Names:
+        """Valid values of a typed field: kinds, source-types, relationship-types, ..."""
+        key = name.strip().lower().replace("_", "-")
+        if key not in TYPE_REGISTRIES:
+            raise Invalid(f"unknown type list {name!r}; choose from: {', '.join(TYPE_REGISTRIES)}")
+        return [member.value for member in TYPE_REGISTRIES[key]]
+
+
+def _check_registry(name: str) -> None:
+    if name not in REGISTRIES:
+        raise Invalid(f"unknown registry {name!r}; choose from: {', '.join(REGISTRIES)}")
+
+
+def _batch_fields(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
+    if isinstance(item, bytes):
+        try:
+            item = item.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Invalid("line is not valid UTF-8") from None
+    if isinstance(item, str):
+        try:
+            item = json.loads(item)
+        except ValueError as exc:
+            raise Invalid(f"not valid JSON: {exc.args[0] if exc.args else exc}") from None
+    if not isinstance(item, Mapping):
+        raise Invalid("each line must be a JSON object")
+    return item

@@ -1,0 +1,482 @@
+"""Values that cross memlane's layers: enums and frozen dataclasses. No I/O."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from memlane.errors import Invalid
+
+
+class Kind(StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    PROCEDURE = "procedure"
+    LESSON = "lesson"
+    CONVENTION = "convention"
+    CONSTRAINT = "constraint"
+    EVENT = "event"
+    TASK = "task"
+    INSIGHT = "insight"
+    PERSON = "person"
+    QUOTE = "quote"
+    THREAD = "thread"
+    COMMITMENT = "commitment"
+    SUMMARY = "summary"
+
+
+class MemoryClass(StrEnum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+
+
+class ContentType(StrEnum):
+    TEXT = "text"
+    CODE = "code"
+    CONFIG = "config"
+    DATA = "data"
+
+
+class ResonanceType(StrEnum):
+    FOUNDATIONAL = "foundational"
+    TRANSFORMATIVE = "transformative"
+    RELATIONAL = "relational"
+    OPERATIONAL = "operational"
+    EPHEMERAL = "ephemeral"
+    SESSION = "session"
+
+
+class Signal(StrEnum):
+    TEST = "test"
+    COMPILE = "compile"
+    LINT = "lint"
+    REVIEWER = "reviewer"
+    USER = "user"
+    NONE = "none"
+
+
+class Taint(StrEnum):
+    TRUSTED_INTERNAL = "trusted_internal"
+    UNTRUSTED_TOOL = "untrusted_tool"
+    UNTRUSTED_WEB = "untrusted_web"
+
+
+class Visibility(StrEnum):
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+class SourceType(StrEnum):
+    MANUAL = "manual"
+    RAM = "ram"
+    CACHE = "cache"
+    AGENT_SESSION = "agent_session"
+    IMPORT = "import"
+
+
+class EntryType(StrEnum):
+    PRIMARY = "primary"
+    SUMMARY = "summary"
+    SYNTHESIS = "synthesis"
+
+
+class LinkType(StrEnum):
+    RELATED = "related"
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    SUPERSEDES = "supersedes"
+    EXTENDS = "extends"
+    IMPLEMENTS = "implements"
+    UPDATES = "updates"
+    DERIVES = "derives"
+    ANCHOR = "anchor"
+
+
+class SessionType(StrEnum):
+    DEVELOPMENT = "development"
+    REVIEW = "review"
+    EXPLORATION = "exploration"
+    CONVERSATION = "conversation"
+
+
+class FactType(StrEnum):
+    """The `--type` shortcut: a typed fact that routes kind and category."""
+
+    DECISION = "decision"
+    INSIGHT = "insight"
+    PERSON = "person"
+    QUOTE = "quote"
+    THREAD_OPENED = "thread_opened"
+    COMMITMENT = "commitment"
+    THREAD_CLOSED = "thread_closed"
+
+
+class State(StrEnum):
+    """Open/closed state of threads and commitments."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class WriteStatus(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    REFRESHED = "refreshed"
+    CONTRADICTION = "contradiction"
+    EMBED_DEFERRED = "embed_deferred"
+    REFUSED = "refused"
+    ALREADY_PERSISTED = "already_persisted"
+
+
+# Kinds grouped by how they age: events fade fast, knowledge slowly, know-how slowest.
+_CLASS_OF_KIND: dict[Kind, MemoryClass] = {
+    **dict.fromkeys(
+        (Kind.EVENT, Kind.TASK, Kind.QUOTE, Kind.THREAD, Kind.COMMITMENT), MemoryClass.EPISODIC
+    ),
+    **dict.fromkeys(
+        (Kind.PROCEDURE, Kind.LESSON, Kind.CONVENTION, Kind.CONSTRAINT), MemoryClass.PROCEDURAL
+    ),
+}
+
+# Default confidence by grounding signal (reference/002): an ungrounded note sits
+# below the passive recall floor of 0.25 on purpose.
+SIGNAL_CONFIDENCE: dict[Signal, float] = {
+    Signal.TEST: 0.9,
+    Signal.COMPILE: 0.9,
+    Signal.LINT: 0.85,
+    Signal.REVIEWER: 0.6,
+    Signal.USER: 0.6,
+    Signal.NONE: 0.2,
+}
+# A write that names no signal at all is a deliberate note by its author.
+UNSIGNALLED_CONFIDENCE = 0.6
+
+ENUM_FIELDS: dict[str, type[StrEnum]] = {
+    "kind": Kind,
+    "content_type": ContentType,
+    "resonance_type": ResonanceType,
+    "signal": Signal,
+    "taint": Taint,
+    "visibility": Visibility,
+    "source_type": SourceType,
+    "entry_type": EntryType,
+    "state": State,
+}
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def parse_enum(cls: type[E], value: Any, name: str) -> E:
+    """Return `value` as a member of `cls`, or refuse it naming the valid choices."""
+    if isinstance(value, cls):
+        return value
+    text = str(value).strip().lower().replace("-", "_") if value is not None else ""
+    try:
+        return cls(text)
+    except ValueError:
+        pass
+    choices = [m.value for m in cls]
+    near = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    raise Invalid(f"invalid {name} {value!r}{hint}; choose from: {', '.join(choices)}")
+
+
+def class_of(kind: Kind) -> MemoryClass:
+    return _CLASS_OF_KIND.get(kind, MemoryClass.SEMANTIC)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One memory as stored now (or, for as-of reads, as it was then)."""
+
+    id: str
+    scope: str
+    title: str
+    body: str
+    kind: Kind
+    category: str
+    created_at: datetime
+    updated_at: datetime
+    valid_from: datetime
+    version_from: datetime
+    dedup_hash: str
+    content_type: ContentType = ContentType.TEXT
+    tags: tuple[str, ...] = ()
+    importance: int = 5
+    resonance_type: ResonanceType | None = None
+    signal: Signal | None = None
+    confidence: float = UNSIGNALLED_CONFIDENCE
+    taint: Taint = Taint.TRUSTED_INTERNAL
+    trust_score: float = 1.0
+    source_agent: str | None = None
+    session_id: str | None = None
+    source_ref: str | None = None
+    source_type: SourceType = SourceType.MANUAL
+    entry_type: EntryType = EntryType.PRIMARY
+    project: str | None = None
+    branch: str | None = None
+    visibility: Visibility = Visibility.PUBLIC
+    owner: str | None = None
+    domain: str | None = None
+    applicability: tuple[str, ...] = ()
+    ephemeral: bool = False
+    state: State | None = None
+    wake_phrases: tuple[str, ...] = ()
+    wake_order: int | None = None
+    anchors: tuple[str, ...] = ()
+    occurred_at: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    supersede_reason: str | None = None
+    version: int = 1
+    retrieval_count: int = 0
+    last_retrieved: datetime | None = None
+    surfaced_count: int = 0
+    last_surfaced: datetime | None = None
+    activation_count: int = 0
+    last_activated: datetime | None = None
+    reviewed_at: datetime | None = None
+    applied_count: int = 0
+    violated_count: int = 0
+
+    @property
+    def memory_class(self) -> MemoryClass:
+        return class_of(self.kind)
+
+    @property
+    def live(self) -> bool:
+        return self.superseded_at is None and self.valid_until is None
+
+    @property
+    def tombstone_text(self) -> str:
+        """How the memory ended, for messages: live, superseded by X, invalidated, retired."""
+        if self.superseded_by:
+            return f"superseded by {self.superseded_by}"
+        if self.valid_until is not None:
+            return f"invalidated ({self.supersede_reason})"
+        if self.superseded_at is not None:
+            return f"retired ({self.supersede_reason})"
+        return "live"
+
+    def live_at(self, t: datetime) -> bool:
+        """Valid at instant t: valid_from <= t < valid_until (half-open), not yet superseded."""
+        if self.created_at > t or self.valid_from > t:
+            return False
+        if self.valid_until is not None and t >= self.valid_until:
+            return False
+        return self.superseded_at is None or t < self.superseded_at
+
+
+# Fields a version snapshot keeps: everything a user can change with update.
+VERSIONED_FIELDS: tuple[str, ...] = (
+    "title",
+    "body",
+    "kind",
+    "category",
+    "content_type",
+    "tags",
+    "importance",
+    "resonance_type",
+    "visibility",
+    "owner",
+    "session_id",
+    "applicability",
+    "wake_phrases",
+    "wake_order",
+    "state",
+    "domain",
+    "source_ref",
+    "dedup_hash",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """A prior content version of a memory, valid over [valid_from, valid_until)."""
+
+    memory_id: str
+    number: int
+    valid_from: datetime
+    valid_until: datetime | None  # None: the current version
+    reason: str
+    actor: str | None
+    fields: dict[str, Any]
+
+    @property
+    def title(self) -> str:
+        return str(self.fields["title"])
+
+    @property
+    def body(self) -> str:
+        return str(self.fields["body"])
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    source: str
+    target: str
+    type: LinkType
+    score: float | None = None
+    reason: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    seq: int
+    at: datetime
+    operation: str
+    memory_id: str | None
+    actor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryEntry:
+    """A row of one of the registries (categories, agents, projects, applicability)."""
+
+    registry: str
+    key: str
+    data: dict[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """The shared filter flags of list/search (reference/000), as values."""
+
+    scopes: tuple[str, ...] | None = None  # None: every scope
+    categories: tuple[str, ...] = ()
+    kinds: tuple[Kind, ...] = ()
+    tags_any: tuple[str, ...] = ()
+    exclude_tag_prefixes: tuple[str, ...] = ()
+    min_importance: float | None = None
+    max_importance: float | None = None
+    wake_phrase: bool | None = None
+    anchors: bool | None = None
+    resonance_type_set: bool | None = None
+    resonance_types: tuple[ResonanceType, ...] = ()
+    viewer: str | None = None
+    include_private: bool = False
+    mine: bool = False
+    any_visibility: bool = False  # internal reads by id: visibility is checked by the caller
+    since: datetime | None = None
+    until: datetime | None = None
+    as_of: datetime | None = None
+    include_superseded: bool = False
+    session_id: str | None = None
+    limit: int | None = 50
+    order: str = "recent"  # recent | importance | created
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search result: the record and how well it matched."""
+
+    record: Record
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    id: str | None
+    status: WriteStatus
+    warnings: tuple[str, ...] = ()
+    duplicate_of: str | None = None
+    dedup: str | None = None  # "bypassed_no_session" when the exact gate could not apply
+    title: str | None = None
+    version: int | None = None
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is WriteStatus.ALREADY_PERSISTED
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLine:
+    """Outcome of one line of add-batch (line numbers count from 1)."""
+
+    line: int
+    result: WriteResult | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    lines: tuple[BatchLine, ...]
+
+    @property
+    def ids(self) -> list[str | None]:
+        return [ln.result.id if ln.result else None for ln in self.lines]
+
+    @property
+    def added(self) -> int:
+        return sum(1 for ln in self.lines if ln.result and not ln.result.skipped)
+
+    @property
+    def already_saved(self) -> int:
+        return sum(1 for ln in self.lines if ln.result and ln.result.skipped)
+
+    @property
+    def failed(self) -> list[BatchLine]:
+        return [ln for ln in self.lines if ln.error is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    total: int
+    live: int
+    superseded: int
+    invalidated: int
+    versions: int
+    links: int
+    by_kind: dict[str, int]
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_class: dict[str, int]
+    schema_version: int
+    path: str
+
+
+def unique(items: Iterable[str]) -> tuple[str, ...]:
+    """Items in first-seen order, without repeats or blanks."""
+    seen: dict[str, None] = {}
+    for item in items:
+        text = item.strip()
+        if text:
+            seen.setdefault(text, None)
+    return tuple(seen)
+
+
+# Weekly decay of resonance by stored level (reference/000): low-resonance notes
+# fade fastest; foundational and transformative memories never decay.
+DECAY_EXEMPT = frozenset({ResonanceType.FOUNDATIONAL, ResonanceType.TRANSFORMATIVE})
+_WEEK_SECONDS = 7 * 24 * 3600
+
+
+def weekly_decay_rate(importance: int) -> float:
+    if importance <= 3:
+        return 0.90
+    if importance <= 5:
+        return 0.95
+    return 0.975
+
+
+def effective_resonance(
+    importance: int,
+    resonance_type: ResonanceType | str | None,
+    clock_start: datetime,
+    now: datetime,
+) -> float:
+    """Importance after weekly decay since `clock_start` (last activation or creation)."""
+    if resonance_type is not None and ResonanceType(resonance_type) in DECAY_EXEMPT:
+        return float(importance)
+    weeks = max(0, int((now - clock_start).total_seconds() // _WEEK_SECONDS))
+    return importance * weekly_decay_rate(importance) ** weeks

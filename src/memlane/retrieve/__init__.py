@@ -1,0 +1,1 @@
+"""The read path: filters now; lanes, fusion, scoring and budgets with recall."""

@@ -1,0 +1,144 @@
+"""Scopes (`global`, `project:NAME`, `project:NAME@BRANCH`) and the working context.
+
+The context is detected from the working directory: the git root's name (or the
+directory's own name) is the project, the checked-out branch is the branch. A
+project alias map keeps a renamed directory under its old project name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memlane.errors import Invalid
+
+GLOBAL = "global"
+ALL = "all"
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+_BRANCH = r"[A-Za-z0-9][A-Za-z0-9._/+-]*"
+_SCOPE = re.compile(rf"^project:(?P<project>{_NAME})(?:@(?P<branch>{_BRANCH}))?$")
+# Misspellings of `global` that would strand a memory where no default read looks.
+_GLOBAL_NEAR_MISSES = ("user:global", "users:global", "userglobal", "globals", "*")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where the caller stands: project and branch, when known."""
+
+    project: str | None = None
+    branch: str | None = None
+
+    @property
+    def default_scope(self) -> str:
+        """Most specific scope available: branch, then project, then global."""
+        if self.project and self.branch:
+            return f"project:{self.project}@{self.branch}"
+        if self.project:
+            return f"project:{self.project}"
+        return GLOBAL
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """Scopes a default read covers: this branch, this project, global."""
+        scopes = [GLOBAL]
+        if self.project:
+            scopes.insert(0, f"project:{self.project}")
+            if self.branch:
+                scopes.insert(0, f"project:{self.project}@{self.branch}")
+        return tuple(scopes)
+
+
+def parse_scope(text: str) -> str:
+    """Validate a scope; near-misses of `global` are refused naming the canonical form."""
+    value = text.strip()
+    if value == GLOBAL or _SCOPE.match(value):
+        return value
+    lowered = value.lower()
+    if lowered in _GLOBAL_NEAR_MISSES or difflib.get_close_matches(lowered, [GLOBAL], cutoff=0.7):
+        raise Invalid(f"invalid scope {text!r}: did you mean 'global'?")
+    if lowered.startswith("project") and not lowered.startswith("project:"):
+        raise Invalid(f"invalid scope {text!r}: write project:NAME or project:NAME@BRANCH")
+    raise Invalid(
+        f"invalid scope {text!r}: use global, project:NAME or project:NAME@BRANCH "
+        "(names: letters, digits, . _ -)"
+    )
+
+
+def scope_project(scope: str) -> tuple[str | None, str | None]:
+    match = _SCOPE.match(scope)
+    if not match:
+        return None, None
+    return match["project"], match["branch"]
+
+
+def _find_git(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _git_dir(root: Path) -> Path:
+    marker = root / ".git"
+    if marker.is_file():  # a worktree or submodule: ".git" names the real directory
+        text = marker.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            return (root / text.removeprefix("gitdir:").strip()).resolve()
+    return marker
+
+
+def _branch(root: Path) -> str | None:
+    try:
+        head = (_git_dir(root) / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if head.startswith("ref: refs/heads/"):
+        return head.removeprefix("ref: refs/heads/")
+    return None  # detached HEAD: no branch
+
+
+def _safe_name(name: str) -> str | None:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._")
+    return cleaned or None
+
+
+def load_aliases(path: Path | None) -> dict[str, str]:
+    if path is None or not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise Invalid(f"project alias map {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise Invalid(f"project alias map {path} must be a JSON object of name -> project")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def detect_context(cwd: Path, aliases: dict[str, str] | None = None) -> Context:
+    """Project from the git root (or `cwd`) name, mapped through aliases; branch from HEAD."""
+    root = _find_git(cwd.resolve())
+    name = _safe_name((root or cwd.resolve()).name)
+    if name is None:
+        return Context()
+    project = (aliases or {}).get(name, name)
+    branch = _branch(root) if root else None
+    if branch is not None and not re.fullmatch(_BRANCH, branch):
+        branch = None
+    return Context(project=project, branch=branch)
+
+
+def save_alias(path: Path, directory_name: str, project: str) -> dict[str, str]:
+    """Add `directory_name -> project` to the alias map file; returns the whole map."""
+    for name in (directory_name, project):
+        if not re.fullmatch(_NAME, name):
+            raise Invalid(f"invalid project name {name!r}: letters, digits, . _ -")
+    aliases = load_aliases(path)
+    aliases[directory_name] = project
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(aliases, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return aliases

@@ -1,0 +1,20 @@
+"""Storage backends behind the small `Store` contract, chosen by location."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memlane.errors import Unavailable
+from memlane.store.base import Store, Writer
+
+__all__ = ["Store", "Writer", "open_store"]
+
+
+def open_store(location: str | Path, synchronous: str = "full") -> Store:
+    """Open the backend a location names: a file path (SQLite) or a database URL."""
+    text = str(location)
+    if text.startswith(("postgresql://", "postgres://")):
+        raise Unavailable("the PostgreSQL backend is not available in this version of memlane")
+    from memlane.store.sqlite import SQLiteStore
+
+    return SQLiteStore(Path(text).expanduser() if text != ":memory:" else text, synchronous)

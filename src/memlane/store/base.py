@@ -1,0 +1,85 @@
+"""The Store contract: the handful of operations the core needs from a backend.
+
+Records cross it as frozen dataclasses; nothing backend-specific leaks through.
+Reads are methods of `Store`; every write happens inside `Store.write()`, one
+transaction that either lands whole or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Protocol
+
+from memlane.model import Filters, Hit, JournalEntry, Link, Record, RegistryEntry, Stats, Version
+
+
+class Writer(Protocol):
+    """Operations available inside one write transaction."""
+
+    def get(self, memory_id: str) -> Record | None: ...
+
+    def find_duplicate(
+        self, dedup_hash: str, session_id: str, owner: str | None, category: str
+    ) -> str | None: ...
+
+    def insert(self, record: Record) -> None: ...
+
+    def replace(self, record: Record, prior: Version | None) -> None:
+        """Overwrite the current row; archive `prior` (the content it replaces) if given."""
+
+    def delete(self, memory_id: str) -> None:
+        """Remove a memory from every table and index (the journal keeps its line)."""
+
+    def add_link(self, link: Link) -> None: ...
+
+    def put_registry(self, entry: RegistryEntry) -> None: ...
+
+    def remove_registry(self, registry: str, key: str) -> bool: ...
+
+    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None: ...
+
+    def journal(self, operation: str, memory_id: str | None, actor: str | None) -> None: ...
+
+
+class Store(Protocol):
+    """A memlane backend. Chosen by URL; see `memlane.store.open_store`."""
+
+    location: str
+
+    def close(self) -> None: ...
+
+    def write(self) -> AbstractContextManager[Writer]: ...
+
+    def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None: ...
+
+    def resolve(self, prefix: str, limit: int = 10) -> list[str]:
+        """Ids starting with `prefix` (at most `limit`)."""
+
+    def query(self, filters: Filters) -> list[Record]: ...
+
+    def search(self, text: str, filters: Filters, match_all: bool = True) -> list[Hit]:
+        """Keyword search, best first; `text` of any shape is never a syntax error.
+
+        `match_all` requires every word; otherwise any word may match.
+        """
+
+    def iter_all(self) -> Iterator[Record]: ...
+
+    def versions(self, memory_id: str) -> list[Version]: ...
+
+    def links(self, memory_id: str) -> list[Link]: ...
+
+    def registry(self, registry: str) -> list[RegistryEntry]: ...
+
+    def usage(self, field: str, value: str) -> int:
+        """How many memories have `field` (category, project, ...) equal to `value`."""
+
+    def tag_counts(self, category: str | None = None) -> dict[str, int]: ...
+
+    def journal_entries(
+        self, memory_id: str | None = None, limit: int = 100
+    ) -> list[JournalEntry]: ...
+
+    def stats(self) -> Stats: ...

@@ -1,0 +1,94 @@
+"""Conversion between frozen records and SQLite rows (text instants, JSON lists)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import fields
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, get_type_hints
+
+from memlane import model
+from memlane.model import ENUM_FIELDS, VERSIONED_FIELDS, Record, Version
+from memlane.timeutil import from_text, to_text
+
+_HINTS = get_type_hints(Record, vars(model))
+# Every Record field is a column except the anchors, which live in the link table.
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Record) if f.name != "anchors")
+_TUPLE_FIELDS = frozenset(n for n in COLUMNS if "tuple" in str(_HINTS[n]))
+_TIME_FIELDS = frozenset(n for n in COLUMNS if "datetime" in str(_HINTS[n]))
+_BOOL_FIELDS = frozenset(n for n in COLUMNS if _HINTS[n] is bool)
+_VERSION_META = ("memory_id", "number", "valid_from", "valid_until", "reason", "actor")
+
+
+def encode(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if name in _TUPLE_FIELDS:
+        return json.dumps(list(value), ensure_ascii=False)
+    if name in _TIME_FIELDS:
+        return to_text(value)
+    if name in _BOOL_FIELDS:
+        return int(value)
+    if isinstance(value, StrEnum):
+        return value.value
+    return value
+
+
+def decode(name: str, value: Any) -> Any:
+    if name in _TUPLE_FIELDS:
+        return tuple(json.loads(value)) if value else ()
+    if value is None:
+        return None
+    if name in _TIME_FIELDS:
+        return from_text(value)
+    if name in _BOOL_FIELDS:
+        return bool(value)
+    if name in ENUM_FIELDS:
+        return ENUM_FIELDS[name](value)
+    return value
+
+
+def record_params(record: Record) -> dict[str, Any]:
+    return {name: encode(name, getattr(record, name)) for name in COLUMNS}
+
+
+def record_from_row(row: sqlite3.Row) -> Record:
+    values = {name: decode(name, row[name]) for name in COLUMNS}
+    anchors = row["anchors"]
+    values["anchors"] = tuple(json.loads(anchors)) if anchors else ()
+    return Record(**values)
+
+
+def version_params(version: Version) -> dict[str, Any]:
+    params = {name: encode(name, version.fields[name]) for name in VERSIONED_FIELDS}
+    params.update(
+        memory_id=version.memory_id,
+        number=version.number,
+        valid_from=to_text(version.valid_from),
+        valid_until=to_text(version.valid_until) if version.valid_until else None,
+        reason=version.reason,
+        actor=version.actor,
+    )
+    return params
+
+
+def version_from_row(row: sqlite3.Row) -> Version:
+    return Version(
+        memory_id=row["memory_id"],
+        number=row["number"],
+        valid_from=from_text(row["valid_from"]),
+        valid_until=from_text(row["valid_until"]),
+        reason=row["reason"],
+        actor=row["actor"],
+        fields={name: decode(name, row[name]) for name in VERSIONED_FIELDS},
+    )
+
+
+def version_columns() -> tuple[str, ...]:
+    return _VERSION_META + VERSIONED_FIELDS
+
+
+def time_param(t: datetime | None) -> str | None:
+    return to_text(t) if t is not None else None

@@ -1,0 +1,246 @@
+"""Numbered, transactional migrations of the SQLite schema.
+
+Each migration is a function `mNNN_name(conn)`; it runs inside the caller's
+`BEGIN IMMEDIATE` transaction and is recorded in `schema_migrations`. A shipped
+migration is never edited: change the schema by adding the next one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from memlane.errors import SchemaTooNew
+
+Migration = Callable[[sqlite3.Connection], None]
+
+# Columns of a memory that a content version snapshots (see model.VERSIONED_FIELDS).
+_VERSIONED_COLUMNS = """
+    title TEXT NOT NULL, body TEXT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL,
+    content_type TEXT NOT NULL, tags TEXT NOT NULL, importance INTEGER NOT NULL,
+    resonance_type TEXT, visibility TEXT NOT NULL, owner TEXT, session_id TEXT,
+    applicability TEXT NOT NULL, wake_phrases TEXT NOT NULL, wake_order INTEGER,
+    state TEXT, domain TEXT, source_ref TEXT, dedup_hash TEXT NOT NULL
+"""
+
+_M001 = f"""
+CREATE TABLE memory (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL,
+    {_VERSIONED_COLUMNS},
+    signal TEXT, confidence REAL NOT NULL, taint TEXT NOT NULL, trust_score REAL NOT NULL,
+    source_agent TEXT, source_type TEXT NOT NULL, entry_type TEXT NOT NULL,
+    project TEXT, branch TEXT, ephemeral INTEGER NOT NULL DEFAULT 0,
+    occurred_at TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    valid_from TEXT NOT NULL, valid_until TEXT,
+    superseded_by TEXT, superseded_at TEXT, supersede_reason TEXT,
+    version INTEGER NOT NULL DEFAULT 1, version_from TEXT NOT NULL,
+    retrieval_count INTEGER NOT NULL DEFAULT 0, last_retrieved TEXT,
+    surfaced_count INTEGER NOT NULL DEFAULT 0, last_surfaced TEXT,
+    activation_count INTEGER NOT NULL DEFAULT 0, last_activated TEXT,
+    reviewed_at TEXT, applied_count INTEGER NOT NULL DEFAULT 0,
+    violated_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX memory_dedup ON memory(dedup_hash);
+CREATE INDEX memory_updated ON memory(updated_at);
+CREATE INDEX memory_created ON memory(created_at);
+CREATE INDEX memory_scope ON memory(scope);
+CREATE INDEX memory_category ON memory(category);
+CREATE INDEX memory_session ON memory(session_id);
+
+CREATE TABLE memory_version (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    valid_from TEXT NOT NULL,
+    valid_until TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    actor TEXT,
+    {_VERSIONED_COLUMNS},
+    UNIQUE (memory_id, number)
+);
+
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+    title, body, tags, content='memory', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT INTO memory_fts(memory_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
+CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
+    INSERT INTO memory_fts(rowid, title, body, tags)
+    VALUES (new.seq, new.title, new.body, new.tags);
+END;
+CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
+    INSERT INTO memory_fts(memory_fts, rowid, title, body, tags)
+    VALUES ('delete', old.seq, old.title, old.body, old.tags);
+END;
+CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, body, tags ON memory BEGIN
+    INSERT INTO memory_fts(memory_fts, rowid, title, body, tags)
+    VALUES ('delete', old.seq, old.title, old.body, old.tags);
+    INSERT INTO memory_fts(rowid, title, body, tags)
+    VALUES (new.seq, new.title, new.body, new.tags);
+END;
+
+CREATE VIRTUAL TABLE version_fts USING fts5(
+    title, body, tags, content='memory_version', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT INTO version_fts(version_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
+CREATE TRIGGER version_fts_insert AFTER INSERT ON memory_version BEGIN
+    INSERT INTO version_fts(rowid, title, body, tags)
+    VALUES (new.seq, new.title, new.body, new.tags);
+END;
+CREATE TRIGGER version_fts_delete AFTER DELETE ON memory_version BEGIN
+    INSERT INTO version_fts(version_fts, rowid, title, body, tags)
+    VALUES ('delete', old.seq, old.title, old.body, old.tags);
+END;
+
+CREATE TABLE link (
+    source TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+    target TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    score REAL,
+    reason TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (source, target, type)
+);
+CREATE INDEX link_target ON link(target);
+
+CREATE TABLE entity (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE entity_alias (
+    alias TEXT NOT NULL,
+    entity_id TEXT NOT NULL REFERENCES entity(id) ON DELETE CASCADE,
+    PRIMARY KEY (alias, entity_id)
+);
+CREATE TABLE mention (
+    memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+    entity_id TEXT NOT NULL REFERENCES entity(id) ON DELETE CASCADE,
+    PRIMARY KEY (memory_id, entity_id)
+);
+CREATE INDEX mention_entity ON mention(entity_id);
+
+CREATE TABLE session (
+    id TEXT PRIMARY KEY,
+    type TEXT,
+    project TEXT,
+    agent TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    summary TEXT
+);
+
+CREATE TABLE registry (
+    registry TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data TEXT NOT NULL DEFAULT '{{}}',
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (registry, key)
+);
+
+-- Append-only: who did what to which id, and when. Never content.
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    memory_id TEXT,
+    actor TEXT
+);
+CREATE INDEX journal_memory ON journal(memory_id);
+CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal BEGIN
+    SELECT RAISE(ABORT, 'journal is append-only');
+END;
+CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal BEGIN
+    SELECT RAISE(ABORT, 'journal is append-only');
+END;
+"""
+
+# Categories every store starts with: one per kind, plus a catch-all.
+DEFAULT_CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("general", "Anything without a more specific shelf"),
+    ("fact", "Facts about the world, the code or the people"),
+    ("preference", "How someone likes things done"),
+    ("decision", "Choices made and why"),
+    ("procedure", "How to do something, step by step"),
+    ("lesson", "What went wrong or right, and what to do next time"),
+    ("convention", "Agreed ways of working"),
+    ("constraint", "Rules that must hold"),
+    ("event", "Things that happened"),
+    ("task", "Work to do"),
+    ("insight", "Realisations and patterns"),
+    ("person", "People and what matters about them"),
+    ("quote", "Words worth keeping verbatim"),
+    ("thread", "Open questions and conversations"),
+    ("commitment", "Promises made"),
+    ("summary", "Summaries of sessions or topics"),
+)
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    for statement in _split(_M001):
+        conn.execute(statement)
+    conn.executemany(
+        "INSERT INTO registry(registry, key, data, created_at) "
+        "VALUES ('categories', ?, json_object('description', ?), "
+        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+        DEFAULT_CATEGORIES,
+    )
+
+
+MIGRATIONS: tuple[tuple[int, str, Migration], ...] = ((1, "initial", m001_initial),)
+LATEST = MIGRATIONS[-1][0]
+
+
+def _split(script: str) -> list[str]:
+    """Split a script into statements, keeping trigger bodies whole."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return [s for s in statements if s]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0])
+
+
+def check_not_newer(version: int, location: str) -> None:
+    if version > LATEST:
+        raise SchemaTooNew(
+            f"{location} has schema version {version}, newer than this memlane understands "
+            f"({LATEST}); upgrade memlane to open it"
+        )
+
+
+def migrate(conn: sqlite3.Connection, location: str) -> int:
+    """Apply pending migrations; the caller holds a write transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    version = current_version(conn)
+    check_not_newer(version, location)
+    for number, name, step in MIGRATIONS:
+        if number > version:
+            step(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) "
+                "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (number, name),
+            )
+    conn.execute(f"PRAGMA user_version = {LATEST}")
+    return LATEST

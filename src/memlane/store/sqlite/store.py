@@ -1,0 +1,372 @@
+"""The embedded SQLite backend: WAL, busy timeout, one BEGIN IMMEDIATE per write."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memlane.errors import Invalid, Unavailable
+from memlane.model import (
+    Filters,
+    Hit,
+    JournalEntry,
+    Link,
+    LinkType,
+    Record,
+    RegistryEntry,
+    Stats,
+    Version,
+    effective_resonance,
+)
+from memlane.store.sqlite import schema, sql
+from memlane.store.sqlite.rows import (
+    COLUMNS,
+    record_from_row,
+    record_params,
+    version_columns,
+    version_from_row,
+    version_params,
+)
+from memlane.timeutil import from_text, to_text, utcnow
+
+# A writer waits this long for another process's transaction before giving up;
+# four busy writers each holding the lock for milliseconds never come close.
+BUSY_TIMEOUT_S = 60.0
+_BEGIN_ATTEMPTS = 5
+_SYNCHRONOUS = {"full", "normal"}
+_USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
+_INSERT_SQL = (
+    f"INSERT INTO memory ({', '.join(COLUMNS)}) VALUES ({', '.join(':' + c for c in COLUMNS)})"
+)
+_UPDATE_SQL = (
+    f"UPDATE memory SET {', '.join(f'{c} = :{c}' for c in COLUMNS if c != 'id')} WHERE id = :id"
+)
+_VERSION_SQL = (
+    f"INSERT INTO memory_version ({', '.join(version_columns())}) "
+    f"VALUES ({', '.join(':' + c for c in version_columns())})"
+)
+
+
+def _effective_resonance(
+    importance: int, resonance_type: str | None, clock_start: str, now: str | None
+) -> float:
+    at = from_text(now) if now else utcnow()
+    return effective_resonance(importance, resonance_type, from_text(clock_start), at)
+
+
+class SQLiteWriter:
+    """Operations inside one BEGIN IMMEDIATE transaction."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        self._conn = store.conn
+
+    def get(self, memory_id: str) -> Record | None:
+        return self._store.get(memory_id)
+
+    def find_duplicate(
+        self, dedup_hash: str, session_id: str, owner: str | None, category: str
+    ) -> str | None:
+        row = self._conn.execute(
+            "SELECT id FROM memory WHERE dedup_hash = ? AND session_id = ? AND category = ? "
+            "AND COALESCE(owner, source_agent) IS ? "
+            "AND superseded_at IS NULL AND valid_until IS NULL ORDER BY seq LIMIT 1",
+            (dedup_hash, session_id, category, owner),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def insert(self, record: Record) -> None:
+        self._conn.execute(_INSERT_SQL, record_params(record))
+
+    def replace(self, record: Record, prior: Version | None) -> None:
+        if prior is not None:
+            self._conn.execute(_VERSION_SQL, version_params(prior))
+        cursor = self._conn.execute(_UPDATE_SQL, record_params(record))
+        if cursor.rowcount != 1:
+            raise Unavailable(f"memory {record.id} vanished during the write")
+
+    def delete(self, memory_id: str) -> None:
+        self._conn.execute("DELETE FROM memory_version WHERE memory_id = ?", (memory_id,))
+        self._conn.execute(
+            "DELETE FROM link WHERE source = ? OR target = ?", (memory_id, memory_id)
+        )
+        self._conn.execute("DELETE FROM mention WHERE memory_id = ?", (memory_id,))
+        self._conn.execute("DELETE FROM memory WHERE id = ?", (memory_id,))
+
+    def add_link(self, link: Link) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO link(source, target, type, score, reason, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                link.source,
+                link.target,
+                link.type.value,
+                link.score,
+                link.reason,
+                to_text(link.created_at or utcnow()),
+            ),
+        )
+
+    def put_registry(self, entry: RegistryEntry) -> None:
+        self._conn.execute(
+            "INSERT INTO registry(registry, key, data, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(registry, key) DO UPDATE SET data = excluded.data",
+            (
+                entry.registry,
+                entry.key,
+                json.dumps(entry.data, ensure_ascii=False),
+                to_text(entry.created_at or utcnow()),
+            ),
+        )
+
+    def remove_registry(self, registry: str, key: str) -> bool:
+        cursor = self._conn.execute(
+            "DELETE FROM registry WHERE registry = ? AND key = ?", (registry, key)
+        )
+        return cursor.rowcount > 0
+
+    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
+        self._conn.execute(
+            "INSERT OR IGNORE INTO session(id, agent, started_at) VALUES (?, ?, ?)",
+            (session_id, agent, to_text(at)),
+        )
+
+    def journal(self, operation: str, memory_id: str | None, actor: str | None) -> None:
+        self._conn.execute(
+            "INSERT INTO journal(at, operation, memory_id, actor) VALUES (?, ?, ?, ?)",
+            (to_text(utcnow()), operation, memory_id, actor),
+        )
+
+
+class SQLiteStore:
+    """A memlane store in one SQLite file."""
+
+    def __init__(self, path: str | Path, synchronous: str = "full") -> None:
+        self.location = str(path)
+        if synchronous not in _SYNCHRONOUS:
+            raise Invalid(f"invalid sqlite synchronous mode {synchronous!r}: use full or normal")
+        if self.location != ":memory:":
+            Path(self.location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.location, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise Unavailable(f"cannot open {self.location}: {exc}") from None
+        self.conn.row_factory = sqlite3.Row
+        self.conn.create_function(
+            "effective_resonance", 4, _effective_resonance, deterministic=True
+        )
+        self._configure(synchronous)
+        self.schema_version = self._migrate()
+        self._writing = False
+
+    def _configure(self, synchronous: str) -> None:
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
+            self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            raise Unavailable(f"{self.location} is not a memlane database: {exc}") from None
+
+    def _migrate(self) -> int:
+        try:
+            version = schema.current_version(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise Unavailable(f"{self.location} is not a memlane database: {exc}") from None
+        schema.check_not_newer(version, self.location)
+        if version == schema.LATEST:
+            return version
+        self._begin()
+        try:
+            latest = schema.migrate(self.conn, self.location)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        return latest
+
+    def _retry(self, action: Any) -> Any:
+        """Retry an action that failed on a lock; the busy timeout already waited each time."""
+        for attempt in range(_BEGIN_ATTEMPTS):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == _BEGIN_ATTEMPTS - 1:
+                    raise Unavailable(f"{self.location}: {exc}") from None
+                time.sleep(0.05 * (attempt + 1))
+        return None
+
+    def _begin(self) -> None:
+        self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[SQLiteWriter]:
+        if self._writing:
+            raise RuntimeError("nested write transactions are not supported")
+        self._begin()
+        self._writing = True
+        try:
+            yield SQLiteWriter(self)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+        finally:
+            self._writing = False
+
+    # ---- reads -------------------------------------------------------------
+
+    def _records(self, query: str, params: dict[str, Any] | tuple[Any, ...]) -> list[Record]:
+        return [record_from_row(row) for row in self.conn.execute(query, params)]
+
+    def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None:
+        filters = Filters(as_of=as_of, include_superseded=as_of is None, any_visibility=True)
+        params: dict[str, Any] = {"id": memory_id}
+        query = sql.select_sql(filters, ["e.id = :id"], params)
+        rows = self._records(query + " LIMIT 1", params)
+        return rows[0] if rows else None
+
+    def resolve(self, prefix: str, limit: int = 10) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT id FROM memory WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+        return [str(r[0]) for r in rows]
+
+    def query(self, filters: Filters) -> list[Record]:
+        params: dict[str, Any] = {}
+        query = sql.select_sql(filters, [], params) + sql.order_limit(filters, params)
+        return self._records(query, params)
+
+    def search(self, text: str, filters: Filters, match_all: bool = True) -> list[Hit]:
+        match = sql.fts_query(text, match_all)
+        if match is None:
+            return []
+        params: dict[str, Any] = {"match": match}
+        hits = "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts WHERE memory_fts MATCH :match"
+        if filters.as_of is not None:
+            hits += (
+                " UNION ALL SELECT rowid, 'v', rank FROM version_fts WHERE version_fts MATCH :match"
+            )
+        join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
+        query = f"WITH hits AS ({hits}) " + sql.select_sql(
+            filters, [], params, join=join, extra="h.score AS score, "
+        )
+        query += " ORDER BY h.score, e.updated_at DESC"
+        if filters.limit is not None:
+            query += " LIMIT :limit"
+            params["limit"] = filters.limit
+        rows = self.conn.execute(query, params).fetchall()
+        return [
+            Hit(record=record_from_row(row), score=-float(row["score"]), rank=i + 1)
+            for i, row in enumerate(rows)
+        ]
+
+    def iter_all(self) -> Iterator[Record]:
+        query = f"SELECT e.*, {sql.ANCHORS} FROM memory e ORDER BY e.seq"
+        for row in self.conn.execute(query):
+            yield record_from_row(row)
+
+    def versions(self, memory_id: str) -> list[Version]:
+        rows = self.conn.execute(
+            f"SELECT {', '.join(version_columns())} FROM memory_version "
+            "WHERE memory_id = ? ORDER BY number",
+            (memory_id,),
+        )
+        return [version_from_row(r) for r in rows]
+
+    def links(self, memory_id: str) -> list[Link]:
+        rows = self.conn.execute(
+            "SELECT source, target, type, score, reason, created_at FROM link "
+            "WHERE source = ? OR target = ? ORDER BY created_at",
+            (memory_id, memory_id),
+        )
+        return [Link(r[0], r[1], LinkType(r[2]), r[3], r[4], from_text(r[5])) for r in rows]
+
+    def registry(self, registry: str) -> list[RegistryEntry]:
+        rows = self.conn.execute(
+            "SELECT key, data, created_at FROM registry WHERE registry = ? ORDER BY key",
+            (registry,),
+        )
+        return [RegistryEntry(registry, r[0], json.loads(r[1]), _parse_time(r[2])) for r in rows]
+
+    def usage(self, field: str, value: str) -> int:
+        if field not in _USAGE_FIELDS:
+            raise Invalid(f"cannot count usage of {field!r}")
+        row = self.conn.execute(f"SELECT COUNT(*) FROM memory WHERE {field} = ?", (value,))
+        return int(row.fetchone()[0])
+
+    def tag_counts(self, category: str | None = None) -> dict[str, int]:
+        where = "WHERE m.category = ?" if category else ""
+        params = (category,) if category else ()
+        rows = self.conn.execute(
+            f"SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j {where} "
+            "GROUP BY j.value ORDER BY COUNT(*) DESC, j.value",
+            params,
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def journal_entries(self, memory_id: str | None = None, limit: int = 100) -> list[JournalEntry]:
+        where, params = ("WHERE memory_id = ?", (memory_id, limit)) if memory_id else ("", (limit,))
+        rows = self.conn.execute(
+            f"SELECT seq, at, operation, memory_id, actor FROM journal {where} "
+            "ORDER BY seq DESC LIMIT ?",
+            params,
+        )
+        return [JournalEntry(r[0], from_text(r[1]), r[2], r[3], r[4]) for r in rows]
+
+    def _group(self, column: str) -> dict[str, int]:
+        rows = self.conn.execute(
+            f"SELECT {column}, COUNT(*) FROM memory "
+            "WHERE superseded_at IS NULL AND valid_until IS NULL "
+            f"GROUP BY {column} ORDER BY COUNT(*) DESC"
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def stats(self) -> Stats:
+        one = self.conn.execute(
+            "SELECT COUNT(*), "
+            "SUM(superseded_at IS NULL AND valid_until IS NULL), "
+            "SUM(superseded_by IS NOT NULL), "
+            "SUM(superseded_at IS NULL AND valid_until IS NOT NULL OR "
+            "    superseded_at IS NOT NULL AND superseded_by IS NULL), "
+            "(SELECT COUNT(*) FROM memory_version), (SELECT COUNT(*) FROM link) FROM memory"
+        ).fetchone()
+        kinds = self._group("kind")
+        by_class: dict[str, int] = {}
+        from memlane.model import Kind, class_of
+
+        for kind, count in kinds.items():
+            name = class_of(Kind(kind)).value
+            by_class[name] = by_class.get(name, 0) + count
+        return Stats(
+            total=one[0],
+            live=one[1] or 0,
+            superseded=one[2] or 0,
+            invalidated=one[3] or 0,
+            versions=one[4],
+            links=one[5],
+            by_kind=kinds,
+            by_category=self._group("category"),
+            by_scope=self._group("scope"),
+            by_class=by_class,
+            schema_version=self.schema_version,
+            path=self.location,
+        )
+
+
+def _parse_time(text: str) -> datetime:
+    try:
+        return from_text(text)
+    except ValueError:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,1 @@
+"""The write path: validation, normalization and the policies applied before a write."""

@@ -1,0 +1,339 @@
+"""Turn the fields of an add (API keyword arguments or one add-batch line) into a record.
+
+Every write funnel — `add`, the `--type` fact shortcut and each add-batch line —
+comes through `build_draft`, so they validate and default identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memlane.errors import Invalid
+from memlane.model import (
+    SIGNAL_CONFIDENCE,
+    UNSIGNALLED_CONFIDENCE,
+    ContentType,
+    EntryType,
+    FactType,
+    Kind,
+    Record,
+    ResonanceType,
+    Signal,
+    SourceType,
+    State,
+    Taint,
+    Visibility,
+    parse_enum,
+)
+from memlane.scope import Context, parse_scope, scope_project
+from memlane.timeutil import parse_instant
+from memlane.write.normalize import clean_text, dedup_hash, derive_title
+
+# Alternative spellings accepted on input, mapped to the canonical field name.
+ALIASES = {
+    "resonance": "importance",
+    "body": "content",
+    "wake_phrase": "wake_phrases",
+    "session": "fact_session",
+    "type": "fact_type",
+}
+FIELDS = frozenset(
+    {
+        "content",
+        "title",
+        "kind",
+        "fact_type",
+        "category",
+        "tags",
+        "importance",
+        "resonance_type",
+        "scope",
+        "source_agent",
+        "source_ref",
+        "source_type",
+        "entry_type",
+        "content_type",
+        "session_id",
+        "fact_session",
+        "private",
+        "visibility",
+        "owner",
+        "wake_phrases",
+        "wake_order",
+        "applicability",
+        "domain",
+        "occurred_at",
+        "ephemeral",
+        "allow_duplicate",
+        "no_embed",
+        "signal",
+        "confidence",
+        "taint",
+        "thread_id",
+        "state",
+    }
+)
+
+# Where each typed fact goes: kind, category, and the state it opens with.
+FACT_ROUTES: dict[FactType, tuple[Kind, str, State | None]] = {
+    FactType.DECISION: (Kind.DECISION, "decision", None),
+    FactType.INSIGHT: (Kind.INSIGHT, "insight", None),
+    FactType.PERSON: (Kind.PERSON, "person", None),
+    FactType.QUOTE: (Kind.QUOTE, "quote", None),
+    FactType.THREAD_OPENED: (Kind.THREAD, "thread", State.OPEN),
+    FactType.COMMITMENT: (Kind.COMMITMENT, "commitment", State.OPEN),
+    FactType.THREAD_CLOSED: (Kind.EVENT, "thread", None),
+}
+MAX_IMPORTANCE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    body_bytes: int = 64 * 1024
+    title_chars: int = 300
+    tags: int = 50
+    tag_chars: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class WriteContext:
+    """What a write needs besides its fields: time, identity, place, limits."""
+
+    now: datetime
+    new_id: Callable[[], str]
+    agent: str | None = None
+    context: Context = field(default_factory=Context)
+    limits: Limits = field(default_factory=Limits)
+    default_taint: Taint = Taint.TRUSTED_INTERNAL
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    record: Record
+    allow_duplicate: bool = False
+    no_embed: bool = False
+    close_thread: str | None = None
+
+
+def canonical_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Map aliases to canonical names; refuse unknown fields (a typo must not vanish)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = ALIASES.get(str(key).replace("-", "_"), str(key).replace("-", "_"))
+        if name not in FIELDS:
+            raise Invalid(f"unknown field {key!r}")
+        if name in out and out[name] != value:
+            raise Invalid(f"field {key!r} given twice with different values")
+        out[name] = value
+    return out
+
+
+def as_text(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be a string, not {type(value).__name__}")
+    text = clean_text(value)
+    return text or None
+
+
+def as_list(value: Any, name: str) -> tuple[str, ...]:
+    """A list of strings from a list or a comma-separated string, without blanks or repeats."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise Invalid(f"{name} must be a list of strings or a comma-separated string")
+    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+
+
+def as_int(value: Any, name: str, low: int, high: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise Invalid(f"{name} must be a whole number")
+    try:
+        number = int(value)
+    except ValueError:
+        raise Invalid(f"{name} must be a whole number, not {value!r}") from None
+    if not low <= number <= high:
+        raise Invalid(f"{name} must be between {low} and {high}, not {number}")
+    return number
+
+
+def as_bool(value: Any, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise Invalid(f"{name} must be true or false")
+    return value
+
+
+def as_float(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Invalid(f"{name} must be a number between 0 and 1")
+    if not 0.0 <= float(value) <= 1.0:
+        raise Invalid(f"{name} must be between 0 and 1, not {value}")
+    return float(value)
+
+
+def check_title(title: str, limits: Limits) -> str:
+    if len(title) > limits.title_chars:
+        raise Invalid(f"title is {len(title)} characters; the limit is {limits.title_chars}")
+    return title
+
+
+def check_body(body: str | None, limits: Limits) -> str:
+    if not body:
+        raise Invalid("content is empty")
+    size = len(body.encode("utf-8"))
+    if size > limits.body_bytes:
+        raise Invalid(f"content is {size} bytes; the limit is {limits.body_bytes} bytes")
+    return body
+
+
+def check_tags(tags: tuple[str, ...], limits: Limits) -> tuple[str, ...]:
+    if len(tags) > limits.tags:
+        raise Invalid(f"{len(tags)} tags; the limit is {limits.tags}")
+    for tag in tags:
+        if len(tag) > limits.tag_chars:
+            raise Invalid(
+                f"tag {tag[:20]!r}… is {len(tag)} characters; the limit is {limits.tag_chars}"
+            )
+    return tags
+
+
+def resolve_visibility(
+    private: bool, visibility: Any, owner: str | None, author: str | None, agent: str | None
+) -> tuple[Visibility, str | None]:
+    chosen = parse_enum(Visibility, visibility, "visibility") if visibility is not None else None
+    if private and chosen is Visibility.PUBLIC:
+        raise Invalid("private and visibility public contradict each other")
+    final = Visibility.PRIVATE if private else chosen or Visibility.PUBLIC
+    if final is Visibility.PUBLIC:
+        if owner:
+            raise Invalid("owner applies only to private memories (add --private)")
+        return final, None
+    owner = owner or author or agent
+    if not owner:
+        raise Invalid("a private memory needs an owner: pass --owner or set MEMLANE_AGENT")
+    return final, owner
+
+
+def _routing(f: dict[str, Any]) -> tuple[Kind, str | None, State | None, ResonanceType | None]:
+    """Kind, category, state and resonance type after the fact shortcut, if any."""
+    kind = parse_enum(Kind, f["kind"], "kind") if f.get("kind") is not None else None
+    rtype = f.get("resonance_type")
+    resonance = parse_enum(ResonanceType, rtype, "resonance type") if rtype is not None else None
+    state = parse_enum(State, f["state"], "state") if f.get("state") is not None else None
+    if f.get("fact_type") is None:
+        if f.get("thread_id") or f.get("fact_session"):
+            raise Invalid("thread_id and session (fact session) require a fact type (--type)")
+        return kind or Kind.FACT, None, state, resonance
+    fact = parse_enum(FactType, f["fact_type"], "fact type")
+    if fact is not FactType.THREAD_CLOSED and f.get("thread_id"):
+        raise Invalid("thread_id is only valid with type thread_closed")
+    routed_kind, category, opened = FACT_ROUTES[fact]
+    return kind or routed_kind, category, state or opened, resonance or ResonanceType.EPHEMERAL
+
+
+def build_draft(raw: Mapping[str, Any], ctx: WriteContext) -> Draft:
+    """Validate and default one add; raise Invalid naming the first problem."""
+    f = canonical_fields(raw)
+    lim = ctx.limits
+    body = check_body(as_text(f.get("content"), "content"), lim)
+    title = check_title(as_text(f.get("title"), "title") or derive_title(body), lim)
+    kind, routed_category, state, resonance = _routing(f)
+    category = as_text(f.get("category"), "category") or routed_category or kind.value
+    scope = parse_scope(f["scope"]) if f.get("scope") is not None else ctx.context.default_scope
+    project, branch = scope_project(scope)
+    author = as_text(f.get("source_agent"), "source_agent") or ctx.agent
+    visibility, owner = resolve_visibility(
+        as_bool(f.get("private"), "private"),
+        f.get("visibility"),
+        as_text(f.get("owner"), "owner"),
+        author,
+        ctx.agent,
+    )
+    signal = parse_enum(Signal, f["signal"], "signal") if f.get("signal") is not None else None
+    confidence = as_float(f.get("confidence"), "confidence")
+    if confidence is None:
+        confidence = SIGNAL_CONFIDENCE[signal] if signal else UNSIGNALLED_CONFIDENCE
+    session = as_text(f.get("session_id"), "session_id") or as_text(
+        f.get("fact_session"), "session"
+    )
+    occurred = f.get("occurred_at")
+    record = Record(
+        id=ctx.new_id(),
+        scope=scope,
+        title=title,
+        body=body,
+        kind=kind,
+        category=category,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+        valid_from=ctx.now,
+        version_from=ctx.now,
+        dedup_hash=dedup_hash(title, body),
+        content_type=_enum_or(ContentType, f.get("content_type"), ContentType.TEXT, "content type"),
+        tags=check_tags(as_list(f.get("tags"), "tags"), lim),
+        importance=as_int(f.get("importance"), "importance", 1, MAX_IMPORTANCE) or 5,
+        resonance_type=resonance,
+        signal=signal,
+        confidence=confidence,
+        taint=_enum_or(Taint, f.get("taint"), ctx.default_taint, "taint"),
+        source_agent=author,
+        session_id=session,
+        source_ref=as_text(f.get("source_ref"), "source_ref"),
+        source_type=_enum_or(SourceType, f.get("source_type"), SourceType.MANUAL, "source type"),
+        entry_type=_enum_or(EntryType, f.get("entry_type"), EntryType.PRIMARY, "entry type"),
+        project=project or ctx.context.project,
+        branch=branch if project else ctx.context.branch,
+        visibility=visibility,
+        owner=owner,
+        domain=as_text(f.get("domain"), "domain"),
+        applicability=as_list(f.get("applicability"), "applicability"),
+        ephemeral=as_bool(f.get("ephemeral"), "ephemeral"),
+        state=state,
+        wake_phrases=as_list(f.get("wake_phrases"), "wake phrases"),
+        wake_order=as_int(f.get("wake_order"), "wake order", -(10**9), 10**9),
+        occurred_at=_instant(occurred) if occurred is not None else None,
+    )
+    return Draft(
+        record=record,
+        allow_duplicate=as_bool(f.get("allow_duplicate"), "allow_duplicate"),
+        no_embed=as_bool(f.get("no_embed"), "no_embed"),
+        close_thread=as_text(f.get("thread_id"), "thread_id"),
+    )
+
+
+def inherited_fields(old: Record) -> dict[str, Any]:
+    """Fields a successor (supersede, merge) takes from its predecessor unless overridden."""
+    return {
+        "kind": old.kind.value,
+        "category": old.category,
+        "scope": old.scope,
+        "tags": list(old.tags),
+        "importance": old.importance,
+        "resonance_type": old.resonance_type.value if old.resonance_type else None,
+        "content_type": old.content_type.value,
+        "private": old.visibility is Visibility.PRIVATE,
+        "owner": old.owner,
+        "session_id": old.session_id,
+        "source_agent": old.source_agent,
+    }
+
+
+def _enum_or(cls: Any, value: Any, default: Any, name: str) -> Any:
+    return parse_enum(cls, value, name) if value is not None else default
+
+
+def _instant(value: Any) -> datetime:
+    if not isinstance(value, (str, datetime)):
+        raise Invalid("occurred_at must be an ISO-8601 string")
+    return parse_instant(value, "occurred_at")

@@ -1,0 +1,54 @@
+"""Text normalization, the exact-duplicate hash and derived titles. Pure functions."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+import unicodedata
+
+# The hash names its algorithm: a change of normalization gets a new prefix.
+DEDUP_PREFIX = "dh1:"
+TITLE_CHARS = 80
+_ASCII_PUNCT = frozenset(string.punctuation)
+_SPACE = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def clean_text(text: str) -> str:
+    """NFC, unix newlines, no trailing whitespace; the stored form of every text field."""
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    return text.strip()
+
+
+def fold(text: str) -> str:
+    """Lowercase, ASCII and Unicode punctuation stripped, whitespace collapsed."""
+    kept = (
+        " " if ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P") else ch
+        for ch in text.lower()
+    )
+    return _SPACE.sub(" ", "".join(kept)).strip()
+
+
+def dedup_hash(title: str, body: str) -> str:
+    """Hash of the folded title and body as a length-prefixed pair (reference/000).
+
+    Trigger: the title is a prefix of the body (derived from it, or echoed).
+    Why: such a title adds nothing, and a regenerated copy often derives a different one.
+    Outcome: it is hashed as empty, so only the body decides.
+    """
+    t, b = fold(title), fold(body)
+    if b.startswith(t):
+        t = ""
+    payload = f"{len(t)}:{t}|{len(b)}:{b}"
+    return DEDUP_PREFIX + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def derive_title(body: str, limit: int = TITLE_CHARS) -> str:
+    """The first sentence or line of the body, cut at a word boundary."""
+    first = _SENTENCE_END.split(body.strip(), maxsplit=1)[0].strip()
+    first = _SPACE.sub(" ", first).rstrip(".")
+    if len(first) <= limit:
+        return first or "untitled"
+    cut = first[: limit - 1].rsplit(" ", 1)[0] if " " in first[: limit - 1] else first[: limit - 1]
+    return cut.rstrip(" ,;:") + "…"

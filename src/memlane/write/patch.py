@@ -1,0 +1,203 @@
+"""Every mode of `update` (reference/000 "Updating entries") as a pure record change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memlane.errors import Invalid
+from memlane.model import (
+    ContentType,
+    Kind,
+    Record,
+    ResonanceType,
+    State,
+    Visibility,
+    parse_enum,
+)
+from memlane.write.draft import (
+    MAX_IMPORTANCE,
+    Limits,
+    as_int,
+    as_list,
+    as_text,
+    check_body,
+    check_tags,
+    check_title,
+)
+from memlane.write.normalize import clean_text, dedup_hash
+
+
+class _Clear:
+    """Marker: remove the value (wake order `-`)."""
+
+    def __repr__(self) -> str:
+        return "CLEAR"
+
+
+CLEAR: Any = _Clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """What one update changes. None means: leave as is."""
+
+    title: str | None = None
+    content: str | None = None
+    append: str | None = None
+    prepend: str | None = None
+    find: str | None = None
+    replace: str | None = None
+    nth: int | None = None
+    replace_all: bool = False
+    tags: tuple[str, ...] | str | None = None
+    add_tags: tuple[str, ...] | str | None = None
+    remove_tags: tuple[str, ...] | str | None = None
+    category: str | None = None
+    kind: str | None = None
+    importance: int | None = None
+    resonance_type: str | None = None
+    content_type: str | None = None
+    wake_phrases: tuple[str, ...] | str | None = None
+    add_wake_phrases: tuple[str, ...] | str | None = None
+    remove_wake_phrases: tuple[str, ...] | str | None = None
+    wake_order: Any = None  # int, CLEAR, or None
+    visibility: str | None = None
+    private: bool = False
+    owner: str | None = None
+    force: bool = False
+    session_id: str | None = None
+    applicability: tuple[str, ...] | str | None = None
+    domain: str | None = None
+    state: str | None = None
+    source_ref: str | None = None
+
+
+def _content_modes(p: Patch) -> list[str]:
+    modes = {
+        "content": p.content is not None,
+        "append": p.append is not None,
+        "prepend": p.prepend is not None,
+        "find/replace": p.find is not None or p.replace is not None,
+    }
+    return [name for name, used in modes.items() if used]
+
+
+def find_replace(body: str, find: str, new: str, nth: int | None, replace_all: bool) -> str:
+    """Replace one occurrence (the only one, or the nth) or all of them."""
+    if not find:
+        raise Invalid("--find text is empty")
+    count = body.count(find)
+    if count == 0:
+        raise Invalid(f"text to find not present: {find[:60]!r}")
+    if replace_all:
+        return body.replace(find, new)
+    if nth is None:
+        if count > 1:
+            raise Invalid(f"{count} matches for {find[:60]!r}: pass --nth N or --replace-all")
+        return body.replace(find, new, 1)
+    if not 1 <= nth <= count:
+        raise Invalid(f"--nth {nth} is out of range: {count} match(es)")
+    start = -1
+    for _ in range(nth):
+        start = body.index(find, start + 1)
+    return body[:start] + new + body[start + len(find) :]
+
+
+def _new_body(record: Record, p: Patch) -> str:
+    modes = _content_modes(p)
+    if len(modes) > 1:
+        raise Invalid(f"content modes are mutually exclusive: {', '.join(modes)}")
+    if p.content is not None:
+        return p.content
+    if p.append is not None:
+        return record.body + p.append
+    if p.prepend is not None:
+        return p.prepend + record.body
+    if p.find is not None or p.replace is not None:
+        if p.find is None or p.replace is None:
+            raise Invalid("--find and --replace go together")
+        return find_replace(record.body, p.find, p.replace, p.nth, p.replace_all)
+    return record.body
+
+
+def _edit_list(
+    current: tuple[str, ...], whole: Any, add: Any, remove: Any, name: str
+) -> tuple[str, ...]:
+    items = as_list(whole, name) if whole is not None else current
+    items = tuple(dict.fromkeys(items + as_list(add, name)))
+    dropped = set(as_list(remove, name))
+    return tuple(i for i in items if i not in dropped)
+
+
+def _visibility(record: Record, p: Patch) -> tuple[Visibility, str | None]:
+    chosen = parse_enum(Visibility, p.visibility, "visibility") if p.visibility else None
+    if p.private and chosen is Visibility.PUBLIC:
+        raise Invalid("private and visibility public contradict each other")
+    target = Visibility.PRIVATE if p.private else chosen or record.visibility
+    owner = as_text(p.owner, "owner")
+    if target is Visibility.PUBLIC:
+        if owner:
+            raise Invalid("owner applies only to private memories")
+        if record.visibility is Visibility.PRIVATE and not p.force:
+            raise Invalid("making a private memory public exposes it to everyone: pass --force")
+        return target, None
+    owner = owner or record.owner or record.source_agent
+    if not owner:
+        raise Invalid("a private memory needs an owner: pass --owner")
+    if record.owner and owner != record.owner and not p.force:
+        raise Invalid(f"memory is owned by {record.owner}; changing its owner needs --force")
+    return target, owner
+
+
+def apply_patch(record: Record, p: Patch, limits: Limits) -> Record:
+    """The record after the patch; raises Invalid when the patch cannot apply."""
+    body = check_body(clean_text(_new_body(record, p)), limits)
+    title = check_title(as_text(p.title, "title") or record.title, limits)
+    tags = _edit_list(record.tags, p.tags, p.add_tags, p.remove_tags, "tags")
+    phrases = _edit_list(
+        record.wake_phrases,
+        p.wake_phrases,
+        p.add_wake_phrases,
+        p.remove_wake_phrases,
+        "wake phrases",
+    )
+    visibility, owner = _visibility(record, p)
+    if p.wake_order is CLEAR:
+        wake_order = None
+    else:
+        wake_order = as_int(p.wake_order, "wake order", -(10**9), 10**9)
+        wake_order = record.wake_order if wake_order is None else wake_order
+    return replace(
+        record,
+        title=title,
+        body=body,
+        dedup_hash=dedup_hash(title, body),
+        tags=check_tags(tags, limits),
+        wake_phrases=phrases,
+        wake_order=wake_order,
+        visibility=visibility,
+        owner=owner,
+        category=as_text(p.category, "category") or record.category,
+        kind=parse_enum(Kind, p.kind, "kind") if p.kind else record.kind,
+        importance=as_int(p.importance, "importance", 1, MAX_IMPORTANCE) or record.importance,
+        resonance_type=(
+            parse_enum(ResonanceType, p.resonance_type, "resonance type")
+            if p.resonance_type
+            else record.resonance_type
+        ),
+        content_type=(
+            parse_enum(ContentType, p.content_type, "content type")
+            if p.content_type
+            else record.content_type
+        ),
+        state=parse_enum(State, p.state, "state") if p.state else record.state,
+        session_id=as_text(p.session_id, "session_id") or record.session_id,
+        applicability=(
+            as_list(p.applicability, "applicability")
+            if p.applicability is not None
+            else record.applicability
+        ),
+        domain=as_text(p.domain, "domain") or record.domain,
+        source_ref=as_text(p.source_ref, "source_ref") or record.source_ref,
+    )
