@@ -17,6 +17,7 @@ COMMANDS: tuple[click.Command, ...] = (
     read.recent_cmd,
     read.history_cmd,
     read.stats_cmd,
+    read.journal_cmd,
     revise.update_cmd,
     revise.edit_cmd,
     revise.append_cmd,

@@ -10,7 +10,9 @@ from typing import Any
 
 import click
 
-from memlane.cli.common import in_section, state
+from memlane.cli.common import emit_json, in_section, json_option, state
+from memlane.cli.render import hit_dict, record_dict, version_dict
+from memlane.memory import Memory
 
 # What a coding agent and its developer learn in a week on one project.
 SAMPLES: tuple[dict[str, Any], ...] = (
@@ -89,6 +91,17 @@ SAMPLES: tuple[dict[str, Any], ...] = (
 )
 
 
+def _summary(mem: Memory, db: str, ids: list[str | None], first: str) -> dict[str, Any]:
+    return {
+        "db": db,
+        "ids": ids,
+        "list": [record_dict(r) for r in mem.list(limit=5)],
+        "search": [hit_dict(h) for h in mem.search("database tests", limit=5)],
+        "show": record_dict(mem.get(first)),
+        "history": [version_dict(v) for v in mem.history(first)],
+    }
+
+
 def _run(ctx: click.Context, db: str, *args: str) -> None:
     """Run a memlane command line against the quickstart store, as a user would type it."""
     click.secho(f"\n$ memlane {shlex.join(args)}", bold=True)
@@ -99,8 +112,9 @@ def _run(ctx: click.Context, db: str, *args: str) -> None:
 @in_section("admin")
 @click.command("quickstart")
 @click.option("--keep", is_flag=True, help="Keep the store and print its path.")
+@json_option
 @click.pass_context
-def quickstart_cmd(ctx: click.Context, keep: bool) -> None:
+def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
     """Create a throwaway store, add a dozen memories, and show list/search/show/history."""
     folder = Path(tempfile.mkdtemp(prefix="memlane-quickstart-"))
     st = state()
@@ -109,7 +123,6 @@ def quickstart_cmd(ctx: click.Context, keep: bool) -> None:
     try:
         mem = st.memory()
         result = mem.add_batch(dict(s, session_id="qs-1") for s in SAMPLES)
-        click.echo(f"Stored {result.added} memories in {st.db}")
         first = result.ids[0] or ""
         mem.update(
             first,
@@ -117,7 +130,11 @@ def quickstart_cmd(ctx: click.Context, keep: bool) -> None:
             reason="learned the test target",
         )
         mem.update(first, add_tags=("onboarding",))
-        mem.close()
+        if as_json:
+            emit_json({"added": result.added, **_summary(mem, st.db, result.ids, first)})
+            return
+        click.echo(f"Stored {result.added} memories in {st.db}")
+        st.close()
         short = first[:6]
         _run(ctx, st.db, "list", "--limit", "5")
         _run(ctx, st.db, "search", "database tests", "--limit", "5")
@@ -126,7 +143,7 @@ def quickstart_cmd(ctx: click.Context, keep: bool) -> None:
         _run(ctx, st.db, "stats")
     finally:
         st.close()
-        if keep:
-            click.echo(f"\nStore kept at {st.db}")
-        else:
+        if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+        elif not as_json:
+            click.echo(f"\nStore kept at {st.db}")

@@ -239,3 +239,20 @@ def stats_cmd(as_json: bool) -> None:
     for group in ("by_kind", "by_class", "by_category", "by_scope"):
         counts = ", ".join(f"{k} {v}" for k, v in data[group].items()) or "-"
         click.echo(f"{group + ':':<16}{counts}")
+
+
+@in_section("admin")
+@click.command("journal")
+@click.argument("memory_id", required=False)
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="Most entries, newest first."
+)
+@json_option
+def journal_cmd(memory_id: str | None, limit: int, as_json: bool) -> None:
+    """Show the append-only journal of changes (never content)."""
+    entries = memory().journal(memory_id, limit)
+    if as_json:
+        emit_json([plain(asdict(e)) for e in entries])
+        return
+    for e in entries:
+        click.echo(f"{plain(e.at)}  {e.operation:<18} {e.memory_id or '-':<12} {e.actor or '-'}")

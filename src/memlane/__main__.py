@@ -1,0 +1,5 @@
+"""`python -m memlane` runs the CLI."""
+
+from memlane.cli.main import main
+
+main()

@@ -1,0 +1,82 @@
+"""The docs are tested: every command has help and a README entry, every setting is documented,
+and the README's Python example runs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from memlane import config
+from memlane.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _commands(
+    group: click.Group, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, click.Command]]:
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+        else:
+            yield " ".join((*path, name)), command
+
+
+COMMANDS = list(_commands(cli))
+
+
+def test_the_cli_has_the_everyday_commands() -> None:
+    names = {name for name, _ in COMMANDS}
+    assert {"add", "add-batch", "show", "list", "search", "update", "history", "restore"} <= names
+    assert len(names) >= 30
+
+
+@pytest.mark.parametrize(("name", "command"), COMMANDS, ids=[n for n, _ in COMMANDS])
+def test_every_command_has_help_and_a_reference_entry(name: str, command: click.Command) -> None:
+    assert command.help and command.get_short_help_str().strip(), f"{name} has no help text"
+    assert f"### `memlane {name}`" in README, f"README command reference lacks `memlane {name}`"
+    option_names = {opt for p in command.params for opt in getattr(p, "opts", [])}
+    assert "--json" in option_names, f"{name} does not take --json"
+
+
+def test_every_option_has_help() -> None:
+    missing = [
+        f"{name} {param.opts[0]}"
+        for name, command in COMMANDS
+        for param in command.params
+        if isinstance(param, click.Option) and not param.help
+    ]
+    assert not missing, f"options without help: {missing}"
+
+
+@pytest.mark.parametrize("setting", config.SETTINGS, ids=[s.name for s in config.SETTINGS])
+def test_every_setting_is_documented(setting: config.Setting) -> None:
+    row = re.search(rf"^\| {setting.name} \| `{setting.env}` \|", README, re.MULTILINE)
+    assert row, f"setting {setting.name} ({setting.env}) missing from the README settings table"
+    assert setting.help
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    blocks = re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
+    assert "memlane quickstart" in blocks[0]
+    assert blocks[1].strip() == "./scripts/test"
+    assert "./scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    example = re.search(r"```python\n(.*?)```", README, re.DOTALL)
+    assert example is not None
+    exec(compile(example.group(1), "README.md", "exec"), {})
+    assert (tmp_path / "demo.db").exists()
+
+
+def test_root_help_lists_command_sections(run) -> None:
+    result = run("--help")
+    for section in ("Memory ops:", "Recall:", "Admin:"):
+        assert section in result.stdout
