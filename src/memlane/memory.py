@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import builtins
 import difflib
 import json
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -228,26 +227,27 @@ class Memory:
         Items are dicts or JSON object lines (str or UTF-8 bytes). Blank lines are
         ignored but keep their line numbers.
         """
-        lines: builtins.list[BatchLine] = []
+        return BatchResult(tuple(self.iter_batch(items)))
+
+    def iter_batch(self, items: Iterable[BatchItem]) -> Iterator[BatchLine]:
+        """`add_batch`, yielding each line's outcome once its transaction has committed."""
         chunk: list[tuple[int, BatchItem]] = []
         for number, item in enumerate(items, start=1):
             if isinstance(item, (str, bytes)) and not item.strip():
                 continue
             chunk.append((number, item))
             if len(chunk) >= BATCH_CHUNK:
-                lines.extend(self._batch_chunk(chunk))
+                yield from self._batch_chunk(chunk)
                 chunk = []
         if chunk:
-            lines.extend(self._batch_chunk(chunk))
-        return BatchResult(tuple(lines))
+            yield from self._batch_chunk(chunk)
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> list[BatchLine]:
         out: list[BatchLine] = []
-        ctx = self._write_context()
         with self.store.write() as w:
             for number, item in chunk:
                 try:
-                    draft = build_draft(_batch_fields(item), ctx)
+                    draft = build_draft(_batch_fields(item), self._write_context())
                     out.append(BatchLine(number, result=self._persist(w, draft)))
                 except (Invalid, NotFound, Conflict) as exc:
                     out.append(BatchLine(number, error=str(exc)))

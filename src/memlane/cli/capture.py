@@ -9,7 +9,7 @@ import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, pick_content
 from memlane.cli.render import batch_dict, write_dict
-from memlane.model import FactType, Kind, WriteResult
+from memlane.model import BatchLine, BatchResult, FactType, Kind, WriteResult
 
 _NO_SESSION = (
     "no session id: the exact-duplicate check was skipped (pass --session-id to enable it)"
@@ -127,21 +127,16 @@ def report_write(result: WriteResult, as_json: bool) -> None:
 def add_batch_cmd(file: str, no_embed: bool, as_json: bool) -> None:
     """Add many memories from JSONL; bad lines are reported and skipped, good ones land."""
     stream = sys.stdin.buffer if file == "-" else _open(file)
+    lines: list[BatchLine] = []
     with stream:
-        result = memory().add_batch(stream)
+        for line in memory().iter_batch(stream):
+            lines.append(line)
+            if not as_json:
+                _report_line(line)
+    result = BatchResult(tuple(lines))
     if as_json:
         emit_json(batch_dict(result))
     else:
-        for line in result.lines:
-            if line.error is not None:
-                click.echo(f"[{line.line}] error: {line.error}", err=True)
-            elif line.result is not None and line.result.skipped:
-                click.echo(
-                    f"[{line.line}] Already saved: {line.result.id} ({line.result.title}) "
-                    "— identical this session, no action"
-                )
-            elif line.result is not None:
-                click.echo(f"[{line.line}] Added entry: {line.result.id} ({line.result.title})")
         bypassed = sum(1 for ln in result.lines if ln.result and ln.result.dedup)
         if bypassed:
             note(f"{bypassed} line(s) had no session id: their exact-duplicate check was skipped")
@@ -151,6 +146,19 @@ def add_batch_cmd(file: str, no_embed: bool, as_json: bool) -> None:
         )
     if result.failed:
         sys.exit(2)
+
+
+def _report_line(line: BatchLine) -> None:
+    """One line of the batch report, printed once the line's transaction committed."""
+    if line.error is not None:
+        click.echo(f"[{line.line}] error: {line.error}", err=True)
+    elif line.result is not None and line.result.skipped:
+        click.echo(
+            f"[{line.line}] Already saved: {line.result.id} ({line.result.title}) "
+            "— identical this session, no action"
+        )
+    elif line.result is not None:
+        click.echo(f"[{line.line}] Added entry: {line.result.id} ({line.result.title})")
 
 
 def _open(path: str) -> Any:

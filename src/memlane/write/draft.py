@@ -325,7 +325,6 @@ def inherited_fields(old: Record) -> dict[str, Any]:
         "private": old.visibility is Visibility.PRIVATE,
         "owner": old.owner,
         "session_id": old.session_id,
-        "source_agent": old.source_agent,
     }
 
 
