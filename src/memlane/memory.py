@@ -6,6 +6,7 @@ import difflib
 import json
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -46,7 +47,7 @@ from memlane.scope import Context, detect_context
 from memlane.store import Store, Writer, open_store
 from memlane.timeutil import ONE_MICROSECOND, parse_instant, utcnow
 from memlane.write.draft import Draft, Limits, WriteContext, build_draft, inherited_fields
-from memlane.write.patch import Patch, apply_patch
+from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
 
 ID_PREFIX = "m-"
 _ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lowercase
@@ -56,6 +57,8 @@ _ID_LENGTH = 8
 BATCH_CHUNK = 500
 REGISTRIES = ("categories", "agents", "projects", "applicability")
 BatchItem = Mapping[str, Any] | str | bytes
+# Who may see a memory is never rolled back by restoring an older version.
+_ACCESS_FIELDS = frozenset({"visibility", "owner"})
 # Aliases: inside Memory, `list` names the method, not the builtin.
 Records = list[Record]
 Hits = list[Hit]
@@ -136,7 +139,7 @@ class Memory:
         if not text:
             raise Invalid("empty id")
         prefix = text if text.startswith(ID_PREFIX) else ID_PREFIX + text
-        candidates = self.store.resolve(prefix)
+        candidates = self.store.resolve(prefix, self.agent)
         if prefix in candidates:
             return prefix
         if not candidates:
@@ -160,7 +163,15 @@ class Memory:
             raise Conflict(f"{record.id} is {record.tombstone_text}; tombstones are write-once")
         return record
 
+    @contextmanager
+    def _transaction(self) -> Iterator[Writer]:
+        """One write transaction; registry lookups cached inside it stay consistent."""
+        self._categories = set()
+        with self.store.write() as w:
+            yield w
+
     def _check_category(self, category: str) -> None:
+        """Refuse an unregistered category (looked up once per transaction)."""
         if category in self._categories:
             return
         self._categories = {e.key for e in self.store.registry("categories")}
@@ -179,19 +190,20 @@ class Memory:
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
         draft = build_draft({"content": content, "title": title, **fields}, self._write_context())
-        with self.store.write() as w:
+        with self._transaction() as w:
             return self._persist(w, draft)
 
     def _persist(self, w: Writer, draft: Draft) -> WriteResult:
+        """Exact-dedup gate, then insert with its session, anchors and thread closing."""
         rec = draft.record
         self._check_category(rec.category)
-        thread = self._thread_to_close(w, draft.close_thread)
         dedup = None
         if rec.session_id is None:
             dedup = "bypassed_no_session"
         elif not draft.allow_duplicate:
-            owner = rec.owner or rec.source_agent
-            duplicate = w.find_duplicate(rec.dedup_hash, rec.session_id, owner, rec.category)
+            duplicate = w.find_duplicate(
+                rec.dedup_hash, rec.session_id, rec.owner, rec.source_agent, rec.category
+            )
             if duplicate is not None:
                 return WriteResult(
                     id=duplicate,
@@ -199,10 +211,14 @@ class Memory:
                     duplicate_of=duplicate,
                     title=rec.title,
                 )
+        thread = self._thread_to_close(w, draft.close_thread)
+        anchors = [self._load(w, a).id for a in draft.anchors]
         if rec.session_id is not None:
             w.ensure_session(rec.session_id, rec.created_at, rec.source_agent)
         w.insert(rec)
         self._journal(w, "add", rec.id)
+        for anchor in anchors:
+            w.add_link(Link(rec.id, anchor, LinkType.ANCHOR, created_at=rec.created_at))
         if thread is not None:
             closed = replace(thread, state=State.CLOSED)
             self._commit_version(w, thread, closed, f"closed by {rec.id}")
@@ -244,7 +260,7 @@ class Memory:
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> list[BatchLine]:
         out: list[BatchLine] = []
-        with self.store.write() as w:
+        with self._transaction() as w:
             for number, item in chunk:
                 try:
                     draft = build_draft(_batch_fields(item), self._write_context())
@@ -329,7 +345,13 @@ class Memory:
         return self.store.links(self._load(self.store, memory_id).id)
 
     def journal(self, memory_id: str | None = None, limit: int = 100) -> Journal:
-        full = self.resolve(memory_id) if memory_id else None
+        """Journal lines, newest first; a deleted memory's id still finds its lines."""
+        full = None
+        if memory_id:
+            try:
+                full = self.resolve(memory_id)
+            except NotFound:
+                full = memory_id if memory_id.startswith(ID_PREFIX) else ID_PREFIX + memory_id
         return self.store.journal_entries(full, limit)
 
     def stats(self) -> Stats:
@@ -357,23 +379,40 @@ class Memory:
     def update(
         self, memory_id: str, patch: Patch | None = None, reason: str | None = None, **changes: Any
     ) -> WriteResult:
-        """Change a memory in place; its prior content becomes a version (see `history`)."""
-        patch = patch or Patch(**changes)
-        with self.store.write() as w:
+        """Change a memory in place; its prior content becomes a version (see `history`).
+
+        Anchors are links, not content: changing only them writes no version.
+        """
+        patch = patch or make_patch(changes)
+        with self._transaction() as w:
             old = self._live(w, memory_id)
             new = apply_patch(old, patch, self.limits)
             if new.category != old.category:
                 self._check_category(new.category)
-            if new == old:
+            anchors_changed = self._update_anchors(w, old, patch)
+            if new == old and not anchors_changed:
                 raise Invalid("nothing to change: the update leaves the memory as it is")
-            final = self._commit_version(w, old, new, reason or "updated")
+            final = self._commit_version(w, old, new, reason or "updated") if new != old else old
         return WriteResult(
             id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
         )
 
+    def _update_anchors(self, w: Writer, record: Record, patch: Patch) -> bool:
+        """Apply the anchor modes of a patch as link changes; True when any changed."""
+        wanted = anchor_targets(record.anchors, patch)
+        if wanted == record.anchors:
+            return False
+        resolved = {self._load(w, a).id for a in wanted}
+        for gone in set(record.anchors) - resolved:
+            w.remove_link(record.id, gone, LinkType.ANCHOR)
+        for added in resolved - set(record.anchors):
+            w.add_link(Link(record.id, added, LinkType.ANCHOR, created_at=utcnow()))
+        self._journal(w, "anchors", record.id)
+        return set(record.anchors) != resolved
+
     def restore(self, memory_id: str, version: int | None = None) -> WriteResult:
         """Bring back an earlier version's content (the previous one by default)."""
-        with self.store.write() as w:
+        with self._transaction() as w:
             old = self._live(w, memory_id)
             versions = {v.number: v for v in self.store.versions(old.id)}
             number = old.version - 1 if version is None else version
@@ -382,7 +421,8 @@ class Memory:
             if number not in versions:
                 known = ", ".join(str(n) for n in sorted(versions)) or "none"
                 raise NotFound(f"{old.id} has no version {number} (earlier versions: {known})")
-            new = replace(old, **versions[number].fields)
+            fields = {k: v for k, v in versions[number].fields.items() if k not in _ACCESS_FIELDS}
+            new = replace(old, **fields)
             final = self._commit_version(w, old, new, f"restored version {number}")
         return WriteResult(
             id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
@@ -400,7 +440,7 @@ class Memory:
         **fields: Any,
     ) -> WriteResult:
         """A new memory replaces an old one, which stays for audit with `superseded_by`."""
-        with self.store.write() as w:
+        with self._transaction() as w:
             old = self._live(w, memory_id)
             draft = build_draft(
                 {**inherited_fields(old), "content": content, "title": title, **fields},
@@ -424,7 +464,7 @@ class Memory:
         """End a memory's validity now, with the reason it is no longer true."""
         if not reason or not reason.strip():
             raise Invalid("invalidate needs a non-empty --reason")
-        with self.store.write() as w:
+        with self._transaction() as w:
             old = self._live(w, memory_id)
             self._tombstone(w, old, valid_until=utcnow(), supersede_reason=reason.strip())
             self._journal(w, "invalidate", old.id)
@@ -432,7 +472,7 @@ class Memory:
 
     def retire(self, memory_id: str, reason: str | None = None) -> Record:
         """Drop a memory that has no successor; it stays for audit and as-of reads."""
-        with self.store.write() as w:
+        with self._transaction() as w:
             old = self._live(w, memory_id)
             self._tombstone(w, old, superseded_at=utcnow(), supersede_reason=reason or "retired")
             self._journal(w, "retire", old.id)
@@ -443,7 +483,7 @@ class Memory:
     ) -> WriteResult:
         """Merge memories into one new memory (importance: the maximum); the rest are superseded."""
         warnings: Names = []
-        with self.store.write() as w:
+        with self._transaction() as w:
             sources: Records = []
             for memory_id in dict.fromkeys(memory_ids):
                 try:
@@ -481,7 +521,7 @@ class Memory:
 
     def delete(self, memory_id: str) -> str:
         """Remove a memory from every table and index; the journal keeps one line, no content."""
-        with self.store.write() as w:
+        with self._transaction() as w:
             record = self._load(w, memory_id)
             w.delete(record.id)
             self._journal(w, "delete", record.id)
@@ -501,7 +541,7 @@ class Memory:
             raise Invalid(f"invalid {registry} name {key!r}: 1-64 characters, no commas")
         data = {k: v for k, v in data.items() if v is not None}
         entry = RegistryEntry(registry, key, data, utcnow())
-        with self.store.write() as w:
+        with self._transaction() as w:
             w.put_registry(entry)
             self._journal(w, f"{registry}.add", None)
         return entry
@@ -513,7 +553,7 @@ class Memory:
             used = self.store.usage("category", key)
             if used:
                 raise Conflict(f"category {key!r} is used by {used} memories; it stays")
-        with self.store.write() as w:
+        with self._transaction() as w:
             if not w.remove_registry(name, key):
                 raise NotFound(f"no {name} entry {key!r}")
             self._journal(w, f"{name}.remove", None)
@@ -529,7 +569,7 @@ class Memory:
         return self.store.usage(field, value)
 
     def tags(self, category: str | None = None) -> dict[str, int]:
-        return self.store.tag_counts(category)
+        return self.store.tag_counts(self.agent, category)
 
     @staticmethod
     def types(name: str) -> Names:

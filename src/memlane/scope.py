@@ -53,6 +53,8 @@ class Context:
 
 def parse_scope(text: str) -> str:
     """Validate a scope; near-misses of `global` are refused naming the canonical form."""
+    if not isinstance(text, str):
+        raise Invalid(f"scope must be a string, not {type(text).__name__}")
     value = text.strip()
     if value == GLOBAL or _SCOPE.match(value):
         return value

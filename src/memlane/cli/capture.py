@@ -62,6 +62,7 @@ _NO_SESSION = (
 @click.option("--owner", help="Owner of a private memory (default: source agent).")
 @click.option("--wake-phrase", "wake_phrase", multiple=True, help="A wake phrase (repeatable).")
 @click.option("--wake-phrases", help="Comma-separated wake phrases.")
+@click.option("--anchors", help="Comma-separated ids of memories this one is anchored to.")
 @click.option("--wake-order", type=int, help="Position in the wake sequence (lower first).")
 @click.option("-a", "--applicability", help="Comma-separated applicability contexts.")
 @click.option("-d", "--domain", help="Domain or subdomain path.")

@@ -64,6 +64,9 @@ _NO_EMBED = click.option("--no-embed", is_flag=True, help="Skip embedding on wri
 @click.option("--add-wake-phrase", multiple=True, help="Add a wake phrase (repeatable).")
 @click.option("--remove-wake-phrase", multiple=True, help="Remove a wake phrase (repeatable).")
 @click.option("--wake-order", help="New wake order; '-' clears it.")
+@click.option("--anchors", help="Replace all anchors (comma-separated ids).")
+@click.option("--add-anchor", multiple=True, help="Add an anchor (repeatable).")
+@click.option("--remove-anchor", multiple=True, help="Remove an anchor (repeatable).")
 @click.option("--private", is_flag=True, help="Make private.")
 @click.option("--visibility", help="public or private.")
 @click.option("--owner", help="New owner (private memories).")
@@ -90,6 +93,8 @@ def update_cmd(
     remove_tag: tuple[str, ...],
     add_wake_phrase: tuple[str, ...],
     remove_wake_phrase: tuple[str, ...],
+    add_anchor: tuple[str, ...],
+    remove_anchor: tuple[str, ...],
     wake_order: str | None,
     reason: str | None,
     no_embed: bool,
@@ -105,6 +110,8 @@ def update_cmd(
         remove_tags=remove_tag or None,
         add_wake_phrases=add_wake_phrase or None,
         remove_wake_phrases=remove_wake_phrase or None,
+        add_anchors=add_anchor or None,
+        remove_anchors=remove_anchor or None,
         wake_order=_wake_order(wake_order),
         **rest,
     )

@@ -12,7 +12,17 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
-from memlane.model import Filters, Hit, JournalEntry, Link, Record, RegistryEntry, Stats, Version
+from memlane.model import (
+    Filters,
+    Hit,
+    JournalEntry,
+    Link,
+    LinkType,
+    Record,
+    RegistryEntry,
+    Stats,
+    Version,
+)
 
 
 class Writer(Protocol):
@@ -21,8 +31,11 @@ class Writer(Protocol):
     def get(self, memory_id: str) -> Record | None: ...
 
     def find_duplicate(
-        self, dedup_hash: str, session_id: str, owner: str | None, category: str
-    ) -> str | None: ...
+        self, dedup_hash: str, session_id: str, owner: str | None, author: str | None, category: str
+    ) -> str | None:
+        """A live memory with this hash, session, owner, author and category, if any."""
+
+    def remove_link(self, source: str, target: str, type: LinkType) -> bool: ...
 
     def insert(self, record: Record) -> None: ...
 
@@ -54,8 +67,8 @@ class Store(Protocol):
 
     def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None: ...
 
-    def resolve(self, prefix: str, limit: int = 10) -> list[str]:
-        """Ids starting with `prefix` (at most `limit`)."""
+    def resolve(self, prefix: str, viewer: str | None, limit: int = 10) -> list[str]:
+        """Ids starting with `prefix` that `viewer` may see (at most `limit`)."""
 
     def query(self, filters: Filters) -> list[Record]: ...
 
@@ -76,7 +89,8 @@ class Store(Protocol):
     def usage(self, field: str, value: str) -> int:
         """How many memories have `field` (category, project, ...) equal to `value`."""
 
-    def tag_counts(self, category: str | None = None) -> dict[str, int]: ...
+    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
+        """Tags on live memories `viewer` may see, with counts."""
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100

@@ -74,6 +74,7 @@ FIELDS = frozenset(
         "taint",
         "thread_id",
         "state",
+        "anchors",
     }
 )
 
@@ -116,6 +117,7 @@ class Draft:
     allow_duplicate: bool = False
     no_embed: bool = False
     close_thread: str | None = None
+    anchors: tuple[str, ...] = ()
 
 
 def canonical_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -309,6 +311,7 @@ def build_draft(raw: Mapping[str, Any], ctx: WriteContext) -> Draft:
         allow_duplicate=as_bool(f.get("allow_duplicate"), "allow_duplicate"),
         no_embed=as_bool(f.get("no_embed"), "no_embed"),
         close_thread=as_text(f.get("thread_id"), "thread_id"),
+        anchors=as_list(f.get("anchors"), "anchors"),
     )
 
 

@@ -12,7 +12,9 @@ DEDUP_PREFIX = "dh1:"
 TITLE_CHARS = 80
 _ASCII_PUNCT = frozenset(string.punctuation)
 _SPACE = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+# A sentence ends at . ! ? followed by space and a capital, digit or quote (not "e.g. this").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n")
+_APOSTROPHES = re.compile("['\u2019\u02bc]")
 
 
 def clean_text(text: str) -> str:
@@ -22,7 +24,12 @@ def clean_text(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Lowercase, ASCII and Unicode punctuation stripped, whitespace collapsed."""
+    """Lowercase, ASCII and Unicode punctuation stripped, whitespace collapsed.
+
+    Apostrophes vanish ("don't" folds like "dont"); other punctuation separates
+    words ("well-known" folds like "well known").
+    """
+    text = _APOSTROPHES.sub("", text)
     kept = (
         " " if ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P") else ch
         for ch in text.lower()
@@ -38,7 +45,7 @@ def dedup_hash(title: str, body: str) -> str:
     Outcome: it is hashed as empty, so only the body decides.
     """
     t, b = fold(title), fold(body)
-    if b.startswith(t):
+    if b == t or b.startswith(t + " "):
         t = ""
     payload = f"{len(t)}:{t}|{len(b)}:{b}"
     return DEDUP_PREFIX + hashlib.sha256(payload.encode("utf-8")).hexdigest()

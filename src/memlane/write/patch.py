@@ -71,6 +71,22 @@ class Patch:
     domain: str | None = None
     state: str | None = None
     source_ref: str | None = None
+    anchors: tuple[str, ...] | str | None = None
+    add_anchors: tuple[str, ...] | str | None = None
+    remove_anchors: tuple[str, ...] | str | None = None
+
+
+def make_patch(changes: dict[str, Any]) -> Patch:
+    """A Patch from keyword changes; an unknown name is refused, not ignored."""
+    unknown = sorted(set(changes) - set(Patch.__dataclass_fields__))
+    if unknown:
+        raise Invalid(f"unknown update field(s): {', '.join(unknown)}")
+    return Patch(**changes)
+
+
+def anchor_targets(current: tuple[str, ...], p: Patch) -> tuple[str, ...]:
+    """Anchor ids after the anchor modes (replace, add, remove) of a patch."""
+    return _edit_list(current, p.anchors, p.add_anchors, p.remove_anchors, "anchors")
 
 
 def _content_modes(p: Patch) -> list[str]:
@@ -98,9 +114,9 @@ def find_replace(body: str, find: str, new: str, nth: int | None, replace_all: b
         return body.replace(find, new, 1)
     if not 1 <= nth <= count:
         raise Invalid(f"--nth {nth} is out of range: {count} match(es)")
-    start = -1
+    start = -len(find)
     for _ in range(nth):
-        start = body.index(find, start + 1)
+        start = body.index(find, start + len(find))
     return body[:start] + new + body[start + len(find) :]
 
 

@@ -48,7 +48,13 @@ def _live_at(alias: str) -> str:
     )
 
 
+# Who may see a memory is decided by its current row, never by an old version.
+_ACCESS_FIELDS = frozenset({"visibility", "owner"})
+
+
 def _version_column(name: str) -> str:
+    if name in _ACCESS_FIELDS:
+        return f"m.{name}"
     if name == "version":
         return "v.number AS version"
     if name == "version_from":

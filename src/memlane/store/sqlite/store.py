@@ -66,18 +66,19 @@ class SQLiteWriter:
     def __init__(self, store: SQLiteStore) -> None:
         self._store = store
         self._conn = store.conn
+        self.purged = False
 
     def get(self, memory_id: str) -> Record | None:
         return self._store.get(memory_id)
 
     def find_duplicate(
-        self, dedup_hash: str, session_id: str, owner: str | None, category: str
+        self, dedup_hash: str, session_id: str, owner: str | None, author: str | None, category: str
     ) -> str | None:
         row = self._conn.execute(
             "SELECT id FROM memory WHERE dedup_hash = ? AND session_id = ? AND category = ? "
-            "AND COALESCE(owner, source_agent) IS ? "
+            "AND owner IS ? AND source_agent IS ? "
             "AND superseded_at IS NULL AND valid_until IS NULL ORDER BY seq LIMIT 1",
-            (dedup_hash, session_id, category, owner),
+            (dedup_hash, session_id, category, owner, author),
         ).fetchone()
         return str(row[0]) if row else None
 
@@ -98,6 +99,12 @@ class SQLiteWriter:
         )
         self._conn.execute("DELETE FROM mention WHERE memory_id = ?", (memory_id,))
         self._conn.execute("DELETE FROM memory WHERE id = ?", (memory_id,))
+        # Trigger: a memory is deleted. Why: FTS5 keeps deleted tokens in old
+        # segments until they merge, so its words would stay in the file.
+        # Outcome: merge every segment now (secure_delete zeroes the freed pages).
+        for table in ("memory_fts", "version_fts"):
+            self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        self.purged = True
 
     def add_link(self, link: Link) -> None:
         self._conn.execute(
@@ -112,6 +119,13 @@ class SQLiteWriter:
                 to_text(link.created_at or utcnow()),
             ),
         )
+
+    def remove_link(self, source: str, target: str, type: LinkType) -> bool:
+        cursor = self._conn.execute(
+            "DELETE FROM link WHERE source = ? AND target = ? AND type = ?",
+            (source, target, type.value),
+        )
+        return cursor.rowcount > 0
 
     def put_registry(self, entry: RegistryEntry) -> None:
         self._conn.execute(
@@ -171,6 +185,7 @@ class SQLiteStore:
             self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
             self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.DatabaseError as exc:
             raise Unavailable(f"{self.location} is not a memlane database: {exc}") from None
 
@@ -214,8 +229,9 @@ class SQLiteStore:
             raise RuntimeError("nested write transactions are not supported")
         self._begin()
         self._writing = True
+        writer = SQLiteWriter(self)
         try:
-            yield SQLiteWriter(self)
+            yield writer
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
@@ -223,6 +239,8 @@ class SQLiteStore:
             self.conn.execute("COMMIT")
         finally:
             self._writing = False
+        if writer.purged:  # old page images of deleted content must leave the WAL too
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # ---- reads -------------------------------------------------------------
 
@@ -236,10 +254,11 @@ class SQLiteStore:
         rows = self._records(query + " LIMIT 1", params)
         return rows[0] if rows else None
 
-    def resolve(self, prefix: str, limit: int = 10) -> list[str]:
+    def resolve(self, prefix: str, viewer: str | None, limit: int = 10) -> list[str]:
         rows = self.conn.execute(
-            "SELECT id FROM memory WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-            (prefix, prefix + "\U0010ffff", limit),
+            "SELECT id FROM memory WHERE id >= ? AND id < ? "
+            "AND (visibility = 'public' OR owner IS ?) ORDER BY id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", viewer, limit),
         )
         return [str(r[0]) for r in rows]
 
@@ -306,11 +325,13 @@ class SQLiteStore:
         row = self.conn.execute(f"SELECT COUNT(*) FROM memory WHERE {field} = ?", (value,))
         return int(row.fetchone()[0])
 
-    def tag_counts(self, category: str | None = None) -> dict[str, int]:
-        where = "WHERE m.category = ?" if category else ""
-        params = (category,) if category else ()
+    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
+        where = "AND m.category = ?" if category else ""
+        params = (viewer, category) if category else (viewer,)
         rows = self.conn.execute(
-            f"SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j {where} "
+            "SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j "
+            "WHERE (m.visibility = 'public' OR m.owner IS ?) "
+            f"AND m.superseded_at IS NULL AND m.valid_until IS NULL {where} "
             "GROUP BY j.value ORDER BY COUNT(*) DESC, j.value",
             params,
         )

@@ -1,0 +1,562 @@
+"""Reading through the Python API: list/search filters, scopes, search semantics,
+registries, types, tags, stats, id prefixes, and the store's schema."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlane import AmbiguousId, Conflict, Context, Invalid, Memory, NotFound, SchemaTooNew
+from memlane.errors import Unavailable
+from memlane.model import Hit, Kind, Link, LinkType, Record
+from memlane.timeutil import utcnow
+
+
+def ids(items: Iterable[Record | Hit]) -> list[str]:
+    return [i.record.id if isinstance(i, Hit) else i.id for i in items]
+
+
+def id_set(items: Iterable[Record | Hit]) -> set[str]:
+    return set(ids(items))
+
+
+def add(mem: Memory, body: str, **fields: Any) -> str:
+    return mem.add(body, **fields).id
+
+
+@pytest.fixture
+def other(db_path: Path):
+    with Memory.open(db_path, agent="other", context=Context("proj", "main")) as memory:
+        yield memory
+
+
+# ---- list filters ---------------------------------------------------------------
+
+
+@pytest.fixture
+def corpus(mem) -> dict[str, str]:
+    """Named memories with distinct metadata, all in the default scope."""
+    return {
+        "lesson": add(mem, "Lesson about retries", kind="lesson", tags=["ops", "ci:flaky"]),
+        "fact": add(mem, "Fact about uv", tags=["tooling"], importance=2),
+        "decision": add(
+            mem, "Decision on docs", type="decision", importance=9, tags=["draft-2", "docs"]
+        ),
+        "wake": add(mem, "Identity note", wake_phrases=["who am I"], importance=10),
+        "foundational": add(mem, "Core value", resonance_type="foundational", importance=6),
+        "general": add(mem, "General thing", category="general", tags=["draft"]),
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"category": "lesson"}, {"lesson"}),
+        ({"category": "lesson,general"}, {"lesson", "general"}),
+        ({"kind": "decision"}, {"decision"}),
+        ({"kind": ["lesson", "decision"]}, {"lesson", "decision"}),
+        ({"tags": "ops"}, {"lesson"}),
+        ({"tags": "tooling,docs"}, {"fact", "decision"}),
+        ({"tags": "nope"}, set()),
+        ({"exclude_tags": "draft"}, {"lesson", "fact", "wake", "foundational"}),
+        ({"exclude_tags": "ci:"}, {"fact", "decision", "wake", "foundational", "general"}),
+        ({"exclude_tags": "draft,ops"}, {"fact", "wake", "foundational"}),
+        ({"min_importance": 9}, {"decision", "wake"}),
+        ({"max_importance": 2}, {"fact"}),
+        ({"min_importance": 5, "max_importance": 6}, {"lesson", "foundational", "general"}),
+        ({"has_wake_phrase": True}, {"wake"}),
+        ({"missing_wake_phrase": True}, {"lesson", "fact", "decision", "foundational", "general"}),
+        ({"has_resonance_type": True}, {"decision", "foundational"}),
+        ({"missing_resonance_type": True}, {"lesson", "fact", "wake", "general"}),
+        ({"resonance_types": "foundational"}, {"foundational"}),
+        ({"resonance_types": "ephemeral"}, {"decision"}),
+        ({"category": "lesson", "tags": "tooling"}, set()),
+    ],
+)
+def test_list_filters(mem, corpus, options, expected):
+    by_id = {v: k for k, v in corpus.items()}
+    assert {by_id[i] for i in ids(mem.list(**options))} == expected
+
+
+def test_list_min_importance_uses_decayed_resonance(mem, corpus):
+    """Five weeks on, importance 6 has decayed below 6 unless foundational."""
+    later = utcnow() + timedelta(weeks=5)
+    found = id_set(mem.list(min_importance=6, as_of=later))
+    assert corpus["foundational"] in found
+    assert corpus["general"] not in found
+    assert corpus["lesson"] not in found
+
+
+def test_list_anchor_presence(mem):
+    source, target = add(mem, "Anchored note"), add(mem, "Anchor target")
+    with mem.store.write() as w:
+        w.add_link(Link(source, target, LinkType.ANCHOR, score=0.8))
+    assert mem.get(source).anchors == (target,)
+    assert ids(mem.list(has_anchors=True)) == [source]
+    assert ids(mem.list(missing_anchors=True)) == [target]
+
+
+def test_list_session_filter(mem):
+    a = add(mem, "in session", session_id="s1")
+    add(mem, "elsewhere", session_id="s2")
+    assert ids(mem.list(session_id="s1")) == [a]
+
+
+def test_list_since_until_use_event_time_half_open(mem):
+    jan = add(mem, "January", occurred_at="2020-01-10T00:00:00Z")
+    feb = add(mem, "February", occurred_at="2020-02-10T00:00:00Z")
+    mar = add(mem, "March", occurred_at="2020-03-10T00:00:00Z")
+    now = add(mem, "No event time")
+    assert id_set(mem.list(since="2020-02-01")) == {feb, mar, now}
+    assert id_set(mem.list(until="2020-02-10T00:00:00Z")) == {jan}
+    assert id_set(mem.list(since="2020-02-10T00:00:00Z", until="2020-03-10")) == {feb}
+    assert id_set(mem.list(since=utcnow() - timedelta(hours=1))) == {now}
+
+
+def test_list_limit(mem):
+    mem.add_batch({"content": f"bulk note {i}"} for i in range(60))
+    assert len(mem.list()) == 50
+    assert len(mem.list(limit=5)) == 5
+    assert len(mem.list(limit=0)) == 60
+
+
+def test_list_orders(mem):
+    low = add(mem, "low", importance=1)
+    high = add(mem, "high", importance=9)
+    mid = add(mem, "mid", importance=5)
+    assert ids(mem.list(order="importance")) == [high, mid, low]
+    assert ids(mem.list(order="oldest")) == [low, high, mid]
+    assert ids(mem.list(order="created")) == [mid, high, low]
+    assert ids(mem.list()) == [mid, high, low]
+    mem.update(low, title="touched")
+    assert ids(mem.list())[0] == low
+
+
+def test_list_include_superseded(mem):
+    old = add(mem, "old")
+    new = mem.supersede(old, "new").id
+    gone = add(mem, "gone")
+    mem.invalidate(gone, "wrong")
+    assert ids(mem.list()) == [new]
+    assert id_set(mem.list(include_superseded=True)) == {old, new, gone}
+
+
+def test_list_mine_and_include_private(mem, other):
+    public = add(mem, "public note")
+    mine = add(mem, "my private note", private=True)
+    theirs = add(other, "their private note", private=True)
+    assert ids(mem.list()) == [public]
+    assert ids(mem.list(mine=True)) == [mine]
+    assert id_set(mem.list(include_private=True)) == {public, mine}
+    assert id_set(other.list(include_private=True)) == {public, theirs}
+
+
+def test_list_filters_through_a_filters_object(mem, corpus):
+    filters = mem.filters(kind="lesson")
+    assert ids(mem.list(filters)) == [corpus["lesson"]]
+    assert ids(mem.search("retries", filters)) == [corpus["lesson"]]
+
+
+# ---- scopes ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def scoped(mem) -> dict[str, str]:
+    return {
+        "branch": add(mem, "scoped note on main"),
+        "project": add(mem, "scoped note for the project", scope="project:proj"),
+        "global": add(mem, "scoped note everywhere", scope="global"),
+        "dev": add(mem, "scoped note on dev", scope="project:proj@dev"),
+        "elsewhere": add(mem, "scoped note other project", scope="project:other"),
+    }
+
+
+def names(scoped: dict[str, str], found: Iterable[Record | Hit]) -> set[str]:
+    by_id = {v: k for k, v in scoped.items()}
+    return {by_id[i] for i in ids(found)}
+
+
+def test_default_reads_cover_branch_project_and_global(mem, scoped):
+    assert names(scoped, mem.list()) == {"branch", "project", "global"}
+    assert names(scoped, mem.search("scoped note")) == {"branch", "project", "global"}
+
+
+def test_scope_all_reads_every_scope(mem, scoped):
+    assert names(scoped, mem.list(scope="all")) == set(scoped)
+    assert names(scoped, mem.search("scoped", scope="all")) == set(scoped)
+
+
+@pytest.mark.parametrize(
+    ("scope", "expected"),
+    [
+        ("project:other", {"elsewhere"}),
+        ("project:proj", {"project"}),
+        ("global", {"global"}),
+        ("global,project:proj@dev", {"global", "dev"}),
+        (["project:proj@main", "project:other"], {"branch", "elsewhere"}),
+    ],
+)
+def test_explicit_scopes_read_exactly_those(mem, scoped, scope, expected):
+    assert names(scoped, mem.list(scope=scope)) == expected
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        (Context("proj", "dev"), {"dev", "project", "global"}),
+        (Context("other"), {"elsewhere", "global"}),
+        (Context(), {"global"}),
+    ],
+)
+def test_default_reads_follow_the_reader_context(db_path, scoped, context, expected):
+    with Memory.open(db_path, agent="tester", context=context) as reader:
+        assert names(scoped, reader.list()) == expected
+
+
+def test_explicit_scope_near_miss_is_refused(mem):
+    with pytest.raises(Invalid, match="did you mean 'global'"):
+        mem.list(scope="globl")
+
+
+# ---- search -----------------------------------------------------------------------
+
+
+def test_search_requires_every_word_first(mem):
+    both = add(mem, "Use uv for installs", title="Package installs")
+    add(mem, "uv is a Python tool")
+    assert ids(mem.search("uv installs")) == [both]
+
+
+def test_search_falls_back_to_any_word(mem):
+    a = add(mem, "Use uv for installs")
+    b = add(mem, "uv is a Python tool")
+    assert id_set(mem.search("uv zebra")) == {a, b}
+    assert mem.search("zebra giraffe") == []
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("We are running the tests daily", "run test"),
+        ("Connections were retried", "retry connection"),
+        ("The installer installs packages", "install package"),
+        ("Visit the café downstairs", "cafe"),
+        ("Installation notes", "instal*"),
+    ],
+)
+def test_search_stems_and_folds_words(mem, stored, query):
+    memory_id = add(mem, stored)
+    assert ids(mem.search(query)) == [memory_id]
+
+
+def test_search_matches_tags(mem):
+    tagged = add(mem, "Something unrelated", tags=["reliability"])
+    assert ids(mem.search("reliability")) == [tagged]
+
+
+def test_search_ranks_title_matches_higher_and_numbers_hits(mem):
+    body_only = add(mem, "Use backoff when retrying failed calls.", title="Retry policy")
+    in_title = add(mem, "Details of the retry policy.", title="Backoff")
+    hits = mem.search("backoff")
+    assert ids(hits) == [in_title, body_only]
+    assert [h.rank for h in hits] == [1, 2]
+    assert hits[0].score >= hits[1].score
+
+
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "a OR (b", "NOT", "col:umn", "*", "-x", "AND AND", "'; DROP"]
+)
+def test_search_never_fails_on_syntax(mem, query):
+    add(mem, "harmless content")
+    assert isinstance(mem.search(query), list)
+
+
+def test_search_applies_filters_and_limit(mem):
+    for i in range(5):
+        add(mem, f"widget note {i}", kind="lesson" if i % 2 else "fact")
+    assert len(mem.search("widget", kind="lesson")) == 2
+    assert len(mem.search("widget", limit=3)) == 3
+
+
+def test_search_excludes_tombstoned_unless_asked(mem):
+    old = add(mem, "obsolete widget")
+    mem.retire(old)
+    assert mem.search("widget") == []
+    assert ids(mem.search("widget", include_superseded=True)) == [old]
+
+
+# ---- registries, types, tags ----------------------------------------------------------
+
+DEFAULT_CATEGORIES = {
+    "general",
+    *(k.value for k in Kind),
+}
+
+
+def test_default_categories_cover_every_kind(mem):
+    assert {e.key for e in mem.registry("categories")} == DEFAULT_CATEGORIES
+
+
+@pytest.mark.parametrize("registry", ["categories", "agents", "projects", "applicability"])
+def test_register_lists_and_unregisters(mem, registry):
+    entry = mem.register(registry, " newkey ", description="first")
+    assert entry.key == "newkey"
+    assert mem.registry_entry(registry, "newkey").data == {"description": "first"}
+    mem.register(registry, "newkey", description="second")
+    assert mem.registry_entry(registry, "newkey").data == {"description": "second"}
+    assert [e.key for e in mem.registry(registry)].count("newkey") == 1
+    mem.unregister(registry, "newkey")
+    with pytest.raises(NotFound):
+        mem.registry_entry(registry, "newkey")
+
+
+@pytest.mark.parametrize("key", ["", "   ", "a,b", "x" * 65, "two\nlines"])
+def test_register_refuses_bad_names(mem, key):
+    with pytest.raises(Invalid):
+        mem.register("agents", key)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.registry("colours"),
+        lambda m: m.register("colours", "red"),
+        lambda m: m.unregister("colours", "red"),
+    ],
+)
+def test_unknown_registry_is_refused(mem, call):
+    with pytest.raises(Invalid, match="unknown registry"):
+        call(mem)
+
+
+def test_unregister_unknown_entry_is_not_found(mem):
+    with pytest.raises(NotFound):
+        mem.unregister("agents", "nobody")
+
+
+def test_category_in_use_cannot_be_removed(mem):
+    mem.register("categories", "recipes")
+    memory_id = add(mem, "Bake at 200C", category="recipes")
+    with pytest.raises(Conflict, match="used by 1"):
+        mem.unregister("categories", "recipes")
+    assert "recipes" in {e.key for e in mem.registry("categories")}
+    mem.delete(memory_id)
+    mem.unregister("categories", "recipes")
+    with pytest.raises(Invalid, match="unknown category"):
+        mem.add("Bake again", category="recipes")
+
+
+def test_removed_category_is_refused_by_another_open_store(mem, db_path):
+    """A category removed by one process must not stay writable in another one."""
+    mem.register("categories", "recipes")
+    mem.delete(add(mem, "Bake at 200C", category="recipes"))  # mem has now seen "recipes"
+    with Memory.open(db_path, agent="admin", context=Context()) as admin:
+        admin.unregister("categories", "recipes")
+    with pytest.raises(Invalid, match="unknown category"):
+        mem.add("Bake again", category="recipes")
+
+
+def test_usage_counts_memories_per_value(mem):
+    add(mem, "one", category="lesson")
+    add(mem, "two", category="lesson")
+    assert mem.usage("category", "lesson") == 2
+    assert mem.usage("category", "fact") == 0
+    with pytest.raises(Invalid):
+        mem.usage("body", "x")
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("kinds", [k.value for k in Kind]),
+        (
+            "resonance-types",
+            ["foundational", "transformative", "relational", "operational", "ephemeral", "session"],
+        ),
+        (
+            "Resonance_Types",
+            ["foundational", "transformative", "relational", "operational", "ephemeral", "session"],
+        ),
+        ("content-types", ["text", "code", "config", "data"]),
+        (
+            "fact-types",
+            [
+                "decision",
+                "insight",
+                "person",
+                "quote",
+                "thread_opened",
+                "commitment",
+                "thread_closed",
+            ],
+        ),
+        ("signals", ["test", "compile", "lint", "reviewer", "user", "none"]),
+        ("taints", ["trusted_internal", "untrusted_tool", "untrusted_web"]),
+        ("memory-classes", ["episodic", "semantic", "procedural"]),
+    ],
+)
+def test_types_lists_valid_values(name, values):
+    assert Memory.types(name) == values
+
+
+@pytest.mark.parametrize(
+    "name", ["source-types", "entry-types", "relationship-types", "session-types"]
+)
+def test_types_every_documented_list_exists(name):
+    assert Memory.types(name)
+
+
+def test_types_unknown_list_is_refused():
+    with pytest.raises(Invalid, match="unknown type list"):
+        Memory.types("colours")
+
+
+def test_tags_counts_usage_optionally_per_category(mem):
+    add(mem, "one", tags=["a", "b"])
+    add(mem, "two", tags=["a"], category="lesson")
+    assert mem.tags() == {"a": 2, "b": 1}
+    assert mem.tags("lesson") == {"a": 1}
+    assert mem.tags("decision") == {}
+
+
+# ---- stats ---------------------------------------------------------------------------
+
+
+def test_stats_counts(mem, db_path):
+    a = add(mem, "a fact")
+    b = add(mem, "a lesson", kind="lesson")
+    c = add(mem, "to invalidate")
+    d = add(mem, "to retire", scope="global")
+    mem.update(a, title="edited")
+    mem.supersede(b, "a better lesson")
+    mem.invalidate(c, "wrong")
+    mem.retire(d)
+    stats = mem.stats()
+    assert (stats.total, stats.live, stats.superseded, stats.invalidated) == (5, 2, 1, 2)
+    assert (stats.versions, stats.links) == (1, 1)
+    assert stats.by_kind == {"fact": 1, "lesson": 1}
+    assert stats.by_category == {"fact": 1, "lesson": 1}
+    assert stats.by_scope == {"project:proj@main": 2}
+    assert stats.by_class == {"semantic": 1, "procedural": 1}
+    assert stats.schema_version == 1
+    assert Path(stats.path) == db_path
+
+
+def test_stats_of_an_empty_store(mem):
+    stats = mem.stats()
+    assert (stats.total, stats.live, stats.superseded, stats.invalidated) == (0, 0, 0, 0)
+    assert stats.by_kind == {}
+
+
+# ---- id prefixes ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def fixed_ids(mem, monkeypatch) -> list[str]:
+    """Three memories with chosen ids: two share the prefix `abcd`."""
+    chosen = iter(["m-abcd0001", "m-abcd0002", "m-wxyz0003"])
+    monkeypatch.setattr("memlane.memory.new_id", lambda: next(chosen))
+    return [add(mem, f"memory number {i}") for i in range(3)]
+
+
+@pytest.mark.parametrize(
+    ("given", "full"),
+    [
+        ("m-wxyz0003", "m-wxyz0003"),
+        ("wxyz0003", "m-wxyz0003"),
+        ("m-wx", "m-wxyz0003"),
+        ("wx", "m-wxyz0003"),
+        ("  w  ", "m-wxyz0003"),
+        ("abcd0002", "m-abcd0002"),
+    ],
+)
+def test_id_prefix_resolves_with_and_without_m_dash(mem, fixed_ids, given, full):
+    assert mem.resolve(given) == full
+    assert mem.get(given).id == full
+
+
+@pytest.mark.parametrize("prefix", ["abcd", "m-abc", "a"])
+def test_ambiguous_prefix_lists_the_candidates(mem, fixed_ids, prefix):
+    with pytest.raises(AmbiguousId) as err:
+        mem.get(prefix)
+    assert isinstance(err.value, Invalid)
+    assert err.value.candidates == ["m-abcd0001", "m-abcd0002"]
+    assert "m-abcd0001" in str(err.value)
+    assert "m-abcd0002" in str(err.value)
+
+
+def test_ambiguous_prefix_changes_nothing(mem, fixed_ids):
+    with pytest.raises(AmbiguousId):
+        mem.update("abcd", title="which one?")
+    with pytest.raises(AmbiguousId):
+        mem.delete("abcd")
+    assert [mem.get(i).version for i in fixed_ids] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("given", ["zzz", "m-abcd0009", "m-abcd00011"])
+def test_unknown_id_is_not_found(mem, fixed_ids, given):
+    with pytest.raises(NotFound):
+        mem.get(given)
+
+
+@pytest.mark.parametrize("given", ["", "   "])
+def test_empty_id_is_invalid(mem, given):
+    with pytest.raises(Invalid):
+        mem.get(given)
+
+
+# ---- the store's schema ------------------------------------------------------------------
+
+
+def raw(db_path: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(db_path)
+    try:
+        with conn:
+            return conn.execute(query, params).fetchall()
+    finally:
+        conn.close()
+
+
+def test_journal_mode_is_wal(mem, db_path):
+    assert raw(db_path, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_reopening_a_store_is_idempotent(db_path):
+    for round_ in range(3):
+        with Memory.open(db_path, agent="tester", context=Context()) as memory:
+            memory.add(f"round {round_}")
+            assert memory.stats().schema_version == 1
+    assert raw(db_path, "SELECT version, name FROM schema_migrations") == [(1, "initial")]
+    assert raw(db_path, "SELECT count(*) FROM registry WHERE registry = 'categories'") == [
+        (len(DEFAULT_CATEGORIES),)
+    ]
+    with Memory.open(db_path, context=Context()) as memory:
+        assert len(memory.list(scope="all")) == 3
+
+
+def test_a_store_from_a_newer_memlane_is_refused(db_path):
+    with Memory.open(db_path, context=Context()) as memory:
+        memory.add("written by this version")
+    raw(
+        db_path,
+        "INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, 'future', 'x')",
+    )
+    with pytest.raises(SchemaTooNew) as err:
+        Memory.open(db_path, context=Context())
+    message = str(err.value)
+    assert "99" in message
+    assert "upgrade memlane" in message
+    assert isinstance(err.value, Unavailable)
+    assert raw(db_path, "SELECT max(version) FROM schema_migrations") == [(99,)]
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"this is not sqlite at all, just text " * 100)
+    with pytest.raises(Unavailable, match="not a memlane database"):
+        Memory.open(path, context=Context())
