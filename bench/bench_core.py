@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -191,16 +192,18 @@ class Generator:
     """Deterministic synthetic memories and queries from one seeded RNG."""
 
     def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.vocab = build_vocabulary(self.rng)
+        # Separate streams: the queries do not change with --n, nor the corpus with --queries.
+        self.vocab = build_vocabulary(random.Random(f"{seed}:vocabulary"))
+        self.rng = random.Random(f"{seed}:memories")
+        self.qrng = random.Random(f"{seed}:queries")
         self._kinds = [k for k, _ in KINDS]
         self._kind_w = [w for _, w in KINDS]
         self._scopes = [s for s, _ in SCOPES]
         self._scope_w = [w for _, w in SCOPES]
 
-    def words(self, k: int) -> list[str]:
+    def words(self, k: int, rng: random.Random | None = None) -> list[str]:
         v = self.vocab
-        return self.rng.choices(v.content, cum_weights=v.content_weights, k=k)
+        return (rng or self.rng).choices(v.content, cum_weights=v.content_weights, k=k)
 
     def stopword(self) -> str:
         v = self.vocab
@@ -252,7 +255,7 @@ class Generator:
 
     def queries(self, n: int) -> list[tuple[str, str]]:
         """(shape, query) pairs: single/multi-word, common/rare, natural language, misses."""
-        rng, content = self.rng, self.vocab.content
+        rng, content = self.qrng, self.vocab.content
         common = content[:60]
         mid = content[60:600]
         rare = content[1500:]
@@ -271,7 +274,7 @@ class Generator:
             ("1 rare word", 0.10, lambda: rng.choice(rare)),
             ("2 common words", 0.10, lambda: " ".join(rng.sample(common, 2))),
             ("common + rare", 0.10, lambda: f"{rng.choice(common)} {rng.choice(rare)}"),
-            ("3 mixed words", 0.10, lambda: " ".join(self.words(3))),
+            ("3 mixed words", 0.10, lambda: " ".join(self.words(3, rng))),
             ("prefix (word*)", 0.05, lambda: rng.choice(mid)[:4] + "*"),
             ("ticket number", 0.05, lambda: str(rng.randrange(1000, 100_000))),
             ("no match", 0.05, lambda: f"zq{rng.randrange(10**6)}x"),
@@ -283,9 +286,11 @@ class Generator:
                 ),
             ),
         ]
+        counts = [max(1, round(n * share)) for _, share, _ in shapes]
+        counts[-1] = max(1, counts[-1] + n - sum(counts))  # exactly n (rounding)
         out: list[tuple[str, str]] = []
-        for name, share, make in shapes:
-            out.extend((name, make()) for _ in range(max(1, round(n * share))))
+        for (name, _, make), count in zip(shapes, counts, strict=True):
+            out.extend((name, make()) for _ in range(count))
         rng.shuffle(out)
         return out
 
@@ -384,6 +389,12 @@ def add_batch(
         result = mem.add_batch(_marked(items, every, marks))
         seconds = time.perf_counter() - start
     ids = [i for i in result.ids if i is not None]
+    if result.failed or result.added != len(items):
+        first = result.failed[0].error if result.failed else "-"
+        print(
+            f"warning: {label}: {result.added:,} of {len(items):,} added, "
+            f"{len(result.failed):,} failed (first error: {first})"
+        )
     points = [(0, start), *marks, (len(items), start + seconds)]
     rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in itertools.pairwise(points)]
     return (
@@ -474,6 +485,7 @@ def query_plans(mem: Memory, query: str, memory_id: str) -> dict[str, list[str]]
     calls: dict[str, Callable[[], object]] = {
         f"search({query!r}, scope=all)": lambda: mem.search(query, limit=10, scope="all"),
         "list(limit=50, scope=all)": lambda: mem.list(limit=50, scope="all"),
+        "list(limit=50) default scopes": lambda: mem.list(limit=50),
         "get(id)": lambda: mem.get(memory_id),
     }
     plans: dict[str, list[str]] = {}
@@ -528,10 +540,11 @@ def _goal(ok: bool) -> str:
 
 
 def print_report(data: dict[str, Any]) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=max(shutil.get_terminal_size().columns, 150))
     m, p = data["machine"], data["parameters"]
     console.print(
         f"[bold]memlane core bench[/]  n={p['n']:,} queries={p['queries']} seed={p['seed']} "
@@ -539,7 +552,7 @@ def print_report(data: dict[str, Any]) -> None:
         f"sqlite {m['sqlite']}"
     )
 
-    adds = Table(title="add-batch (fresh store each)", title_justify="left")
+    adds = Table(box=box.SIMPLE_HEAD, title="add-batch (fresh store each)", title_justify="left")
     for col in ("path", "memories", "seconds", "memories/s", "first 10%/s", "last 10%/s",
                 "db MB", "goal >= 5,000/s"):  # fmt: skip
         adds.add_column(col, justify="left" if col == "path" else "right")
@@ -552,7 +565,9 @@ def print_report(data: dict[str, Any]) -> None:
         )  # fmt: skip
     console.print(adds)
 
-    lat = Table(title=f"read latency at {p['n']:,} memories (ms)", title_justify="left")
+    lat = Table(
+        box=box.SIMPLE_HEAD, title=f"read latency at {p['n']:,} memories (ms)", title_justify="left"
+    )
     for col in ("operation", "n", "p50", "p95", "p99", "max", "goal"):
         lat.add_column(col, justify="left" if col in ("operation", "goal") else "right")
     s = data["search"]["overall"]
@@ -568,7 +583,11 @@ def print_report(data: dict[str, Any]) -> None:
         )  # fmt: skip
     console.print(lat)
 
-    shapes = Table(title="search by query shape (ms; matches = FTS rows)", title_justify="left")
+    shapes = Table(
+        box=box.SIMPLE_HEAD,
+        title="search by query shape (ms; matches = FTS rows)",
+        title_justify="left",
+    )
     for col in ("shape", "n", "p50", "p95", "max", "results", "AND matches", "OR matches",
                 "OR fallback", "example"):  # fmt: skip
         shapes.add_column(col, justify="left" if col in ("shape", "example") else "right")
@@ -597,7 +616,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--n", type=int, default=100_000, help="memories to write")
     parser.add_argument("--queries", type=int, default=200, help="search queries to time")
-    parser.add_argument("--reads", type=int, default=500, help="list/get calls to time")
+    parser.add_argument("--reads", type=int, default=200, help="list/get calls to time")
     parser.add_argument("--jsonl", type=int, default=10_000, help="slice for the JSONL path")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--synchronous", choices=("full", "normal"), default="full")

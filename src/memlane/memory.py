@@ -593,9 +593,11 @@ def _batch_fields(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
             raise Invalid("line is not valid UTF-8") from None
     if isinstance(item, str):
         try:
-            item = json.loads(item)
+            item = json.loads(item.removeprefix("\ufeff"))  # a BOM from Windows editors
         except ValueError as exc:
             raise Invalid(f"not valid JSON: {exc.args[0] if exc.args else exc}") from None
+        except RecursionError:
+            raise Invalid("JSON nested too deeply") from None
     if not isinstance(item, Mapping):
         raise Invalid("each line must be a JSON object")
     return item

@@ -92,7 +92,7 @@ def add_cmd(
     if text is None:
         fail("no content: pass CONTENT, --content, --file or '-' for stdin")
     phrases = [*wake_phrase, *(wake_phrases.split(",") if wake_phrases else [])]
-    given = {k: v for k, v in fields.items() if v not in (None, False)}
+    given = {k: v for k, v in fields.items() if v is not None and v is not False}
     if phrases:
         given["wake_phrases"] = phrases
     result = memory().add(text, **given)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -125,11 +125,34 @@ class SectionedGroup(click.Group):
                 with formatter.section(section.capitalize()):
                     formatter.write_dl(items)
 
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the CLI; click's usage errors become one line on stderr, exit 2."""
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            fail(" ".join(exc.format_message().split()) + where, exc.exit_code)
+        except click.Abort:
+            fail("aborted", 1)
+        if not standalone_mode:
+            return result
+        sys.exit(result if isinstance(result, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MemlaneError as exc:
             fail(str(exc), exc.exit_code)
+        except UnicodeEncodeError:
+            fail("input is not valid Unicode (undecodable bytes in an argument?)", 2)
         finally:
             found = ctx.find_object(State)
             if found is not None:

@@ -110,10 +110,10 @@ def _hint_hidden(mem: Memory, filters: Filters, query: str | None = None) -> Non
 def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: bool) -> None:
     """Show one memory by id or unambiguous id prefix."""
     record = memory().get(memory_id, as_of=as_of)
-    if content_only:
+    if as_json:
+        emit_json({"id": record.id, "body": record.body} if content_only else record_dict(record))
+    elif content_only:
         click.echo(record.body)
-    elif as_json:
-        emit_json(record_dict(record))
     else:
         show_record(record)
 
@@ -137,11 +137,11 @@ def list_cmd(as_json: bool, **options: Any) -> None:
     records = mem.list(filters)
     if as_json:
         emit_json({"results": [record_dict(r) for r in records], "count": len(records)})
-        return
-    for record in records:
-        click.echo(record_line(record))
-    if not records:
-        note("no memories matched")
+    else:
+        for record in records:
+            click.echo(record_line(record))
+        if not records:
+            note("no memories matched")
     _hint_hidden(mem, filters)
 
 
@@ -157,11 +157,11 @@ def search_cmd(query: str, as_json: bool, **options: Any) -> None:
     hits = mem.search(query, filters)
     if as_json:
         emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
-        return
-    for hit in hits:
-        click.echo(record_line(hit.record, hit.score))
-    if not hits:
-        note("no memories matched")
+    else:
+        for hit in hits:
+            click.echo(record_line(hit.record, hit.score))
+        if not hits:
+            note("no memories matched")
     _hint_hidden(mem, filters, query)
 
 

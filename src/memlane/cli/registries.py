@@ -122,7 +122,7 @@ def projects_add(
 ) -> None:
     """Register a project."""
     entry = memory().register(
-        "projects", key, name=name, path=path, repo_url=repo_url, description=description
+        "projects", key, display_name=name, path=path, repo_url=repo_url, description=description
     )
     _print_entries([entry], as_json) if as_json else click.echo(f"Added project: {entry.key}")
 

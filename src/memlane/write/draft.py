@@ -30,7 +30,7 @@ from memlane.model import (
 )
 from memlane.scope import Context, parse_scope, scope_project
 from memlane.timeutil import parse_instant
-from memlane.write.normalize import clean_text, dedup_hash, derive_title
+from memlane.write.normalize import check_unicode, clean_text, dedup_hash, derive_title
 
 # Alternative spellings accepted on input, mapped to the canonical field name.
 ALIASES = {
@@ -138,7 +138,7 @@ def as_text(value: Any, name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise Invalid(f"{name} must be a string, not {type(value).__name__}")
-    text = clean_text(value)
+    text = clean_text(value, name)
     return text or None
 
 
@@ -149,7 +149,7 @@ def as_list(value: Any, name: str) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
         raise Invalid(f"{name} must be a list of strings or a comma-separated string")
-    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+    return tuple(dict.fromkeys(check_unicode(i.strip(), name) for i in items if i.strip()))
 
 
 def as_int(value: Any, name: str, low: int, high: int) -> int | None:

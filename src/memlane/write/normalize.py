@@ -7,6 +7,8 @@ import re
 import string
 import unicodedata
 
+from memlane.errors import Invalid
+
 # The hash names its algorithm: a change of normalization gets a new prefix.
 DEDUP_PREFIX = "dh1:"
 TITLE_CHARS = 80
@@ -17,8 +19,18 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n")
 _APOSTROPHES = re.compile("['\u2019\u02bc]")
 
 
-def clean_text(text: str) -> str:
+def check_unicode(text: str, name: str) -> str:
+    """Refuse text that cannot be stored as UTF-8 (lone surrogates from undecodable input)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid(f"{name} is not valid Unicode (undecodable bytes in the input?)") from None
+    return text
+
+
+def clean_text(text: str, name: str = "text") -> str:
     """NFC, unix newlines, no trailing whitespace; the stored form of every text field."""
+    text = check_unicode(text, name)
     text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
     return text.strip()
 

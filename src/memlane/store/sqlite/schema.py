@@ -14,6 +14,21 @@ from memlane.errors import SchemaTooNew
 
 Migration = Callable[[sqlite3.Connection], None]
 
+# Symbol blocks (arrows, dingbats, emoji) whose characters separate words. SQLite's
+# unicode61 tables treat many newer emoji as letters, so "release🙂" would index as
+# one word that no search for "release" finds. Fixed ranges, never edited: the
+# tokenizer of a shipped index must not change.
+_SEPARATOR_RANGES = (
+    (0x2190, 0x21FF),
+    (0x2300, 0x23FF),
+    (0x25A0, 0x27BF),
+    (0x2900, 0x297F),
+    (0x2B00, 0x2BFF),
+    (0x1F000, 0x1FAFF),
+)
+_SEPARATORS = "".join(chr(c) for low, high in _SEPARATOR_RANGES for c in range(low, high + 1))
+TOKENIZE = f"porter unicode61 remove_diacritics 2 separators '{_SEPARATORS}'"
+
 # Columns of a memory that a content version snapshots (see model.VERSIONED_FIELDS).
 _VERSIONED_COLUMNS = """
     title TEXT NOT NULL, body TEXT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL,
@@ -63,7 +78,7 @@ CREATE TABLE memory_version (
 
 CREATE VIRTUAL TABLE memory_fts USING fts5(
     title, body, tags, content='memory', content_rowid='seq',
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize="{TOKENIZE}"
 );
 INSERT INTO memory_fts(memory_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
 CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
@@ -83,7 +98,7 @@ END;
 
 CREATE VIRTUAL TABLE version_fts USING fts5(
     title, body, tags, content='memory_version', content_rowid='seq',
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize="{TOKENIZE}"
 );
 INSERT INTO version_fts(version_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
 CREATE TRIGGER version_fts_insert AFTER INSERT ON memory_version BEGIN

@@ -32,6 +32,7 @@ def fts_query(text: str, match_all: bool) -> str | None:
     Outcome: tokens become quoted strings (prefix queries for `tok*`), joined by AND or OR.
     """
     terms = []
+    text = text.encode("utf-8", "ignore").decode("utf-8")  # drop undecodable input
     for token in _TOKEN.findall(text):
         word, star = (token[:-1], "*") if token.endswith("*") else (token, "")
         terms.append(f'"{word}"{star}')

@@ -1,0 +1,380 @@
+"""Reliability promises (DESIGN §11) under real processes, crashes and arbitrary input.
+
+(a) concurrent writers from several processes lose nothing and never see "database is locked";
+(b) a SIGKILL mid-batch leaves a consistent store holding only whole memories;
+(c) any text thrown at search or add is answered or cleanly refused, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import string
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memlane import Memory
+from memlane.cli.main import cli
+from memlane.errors import Invalid
+from memlane.scope import Context
+from memlane.write.normalize import clean_text, dedup_hash
+
+WORKERS = 4
+PER_WORKER = 250
+
+WORKER = """
+import sys
+from memlane import Memory
+from memlane.scope import Context
+
+path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with Memory.open(path, agent=name, context=Context("proj")) as mem:
+    for i in range(count):
+        mem.add(f"{name} wrote memory number {i}; concurrent writers lose nothing.", tags=[name])
+"""
+
+
+def _env(tmp_path: Path, db: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MEMLANE_DB": str(db),
+        "MEMLANE_AGENT": "tester",
+        "MEMLANE_PROJECT_ALIASES": str(tmp_path / "aliases.json"),
+    }
+
+
+def _count_by_tag(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j GROUP BY j.value"
+        )
+        return {str(tag): int(n) for tag, n in rows}
+
+
+def _assert_consistent(db: Path) -> int:
+    """Integrity, FTS in step with the rows, every row whole; returns the memory count."""
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+        conn.execute("INSERT INTO version_fts(version_fts) VALUES ('integrity-check')")
+        memories = conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0]
+        docs = conn.execute("SELECT COUNT(*) FROM memory_fts_docsize").fetchone()[0]
+        assert docs == memories
+        orphans = conn.execute(
+            "SELECT COUNT(*) FROM memory_fts_docsize d "
+            "WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.seq = d.id)"
+        ).fetchone()[0]
+        assert orphans == 0
+        journaled = conn.execute("SELECT COUNT(*) FROM journal WHERE operation = 'add'").fetchone()
+        assert journaled[0] == memories
+        for title, body, digest in conn.execute("SELECT title, body, dedup_hash FROM memory"):
+            assert title and body
+            assert digest == dedup_hash(title, body)
+        return int(memories)
+    finally:
+        conn.close()
+
+
+# ---- (a) concurrent writers ------------------------------------------------------------------
+
+
+def test_four_processes_adding_one_at_a_time_lose_nothing(tmp_path):
+    db = tmp_path / "shared.db"  # not created beforehand: the processes race to create it
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER, encoding="utf-8")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(db), f"w{n}", str(PER_WORKER)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path, db),
+            cwd=tmp_path,
+        )
+        for n in range(WORKERS)
+    ]
+    outcomes = [(p.wait(timeout=300), p.communicate()[1]) for p in procs]
+    for code, stderr in outcomes:
+        assert "locked" not in stderr.lower(), stderr
+        assert code == 0, stderr
+    assert _count_by_tag(db) == {f"w{n}": PER_WORKER for n in range(WORKERS)}
+    assert _assert_consistent(db) == WORKERS * PER_WORKER
+    with Memory.open(db, context=Context("proj")) as mem:
+        assert len(mem.list(limit=0)) == WORKERS * PER_WORKER
+        assert len(mem.search("concurrent writers", limit=0)) == WORKERS * PER_WORKER
+
+
+def test_four_cli_batches_at_once_lose_nothing(tmp_path):
+    db = tmp_path / "cli.db"
+    procs = []
+    for n in range(WORKERS):
+        lines = [
+            json.dumps({"content": f"cli worker {n} line {i}", "tags": [f"c{n}"]})
+            for i in range(PER_WORKER)
+        ]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memlane", "--db", str(db), "add-batch", "--json"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path, db),
+            cwd=tmp_path,
+        )
+        procs.append((proc, "\n".join(lines) + "\n"))
+    for proc, text in procs:
+        out, err = proc.communicate(text, timeout=300)
+        assert "locked" not in err.lower(), err
+        assert proc.returncode == 0, err
+        payload = json.loads(out)
+        assert (payload["added"], payload["failed"]) == (PER_WORKER, 0)
+    assert _count_by_tag(db) == {f"c{n}": PER_WORKER for n in range(WORKERS)}
+    assert _assert_consistent(db) == WORKERS * PER_WORKER
+
+
+# ---- (b) a crash in the middle of a batch ----------------------------------------------------
+
+KILL_LINES = 200_000
+
+
+def _kill_line(i: int) -> str:
+    return json.dumps(
+        {"title": f"Crash test {i}", "content": f"Line {i} of a long batch. " + "filler " * 12}
+    )
+
+
+def _feed(stream: Any, data: bytes) -> None:
+    try:
+        stream.write(data)
+        stream.close()
+    except (BrokenPipeError, OSError):
+        pass  # the reader was killed: expected
+
+
+def _stored_count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0])
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
+def test_sigkill_during_add_batch_leaves_only_whole_memories(tmp_path):
+    db = tmp_path / "crash.db"
+    data = "".join(_kill_line(i) + "\n" for i in range(KILL_LINES)).encode()
+    with open(tmp_path / "stderr.txt", "wb") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memlane", "add-batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env=_env(tmp_path, db),
+            cwd=tmp_path,
+        )
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True)
+        feeder.start()
+        give_up = time.monotonic() + 120
+        while _stored_count(db) == 0 and proc.poll() is None and time.monotonic() < give_up:
+            time.sleep(0.05)
+        time.sleep(0.3)  # land somewhere inside a later transaction
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        feeder.join(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()
+
+    landed = _assert_consistent(db)
+    assert 0 < landed < KILL_LINES
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT title, body FROM memory ORDER BY seq").fetchall()
+    # Whole lines, in input order, with no gap: a rerun can resume after the last one.
+    expected = [json.loads(_kill_line(i)) for i in range(landed)]
+    assert rows == [(e["title"], e["content"].strip()) for e in expected]
+
+    with Memory.open(db, agent="tester", context=Context("proj")) as mem:
+        new = mem.add("After the crash the store still takes writes.").id
+        assert mem.get(new).body == "After the crash the store still takes writes."
+        assert [h.record.id for h in mem.search("after the crash")] == [new]
+    assert _assert_consistent(db) == landed + 1
+
+
+# ---- (c) arbitrary text ----------------------------------------------------------------------
+
+FTS_WORDS = st.sampled_from(
+    ["AND", "OR", "NOT", "NEAR", "NEAR(", "*", "-", ":", "^", '"', "'", "(", ")", "{", "}",
+     "title:", "body:", "\x00", " ", "\t", "\n", "é", "ß", "数据", "🙂", "e\u0301", "deploy"]
+)  # fmt: skip
+QUERIES = st.one_of(
+    st.text(),
+    st.lists(st.one_of(FTS_WORDS, st.text(max_size=5)), max_size=12).map("".join),
+    st.lists(FTS_WORDS, max_size=12).map(" ".join),
+)
+# Letters, digits, spaces, ASCII punctuation and common accents: text on which Python's and
+# SQLite's notion of a word agree. Symbols and marks newer than SQLite's Unicode tables do
+# not (see test_search_finds_a_word_glued_to_a_modern_emoji).
+WORDY = st.one_of(
+    st.characters(categories=["L", "N", "Zs"]),
+    st.sampled_from(string.punctuation + "\n\t\r\u0301\u0308\u0327"),
+)
+PROPERTY = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+SEED_TEXTS = (
+    "Deploy with make deploy; never on Fridays.",
+    "The (billing) service uses PostgreSQL: AND NOT MongoDB.",
+    'Quotes "inside" text and a star* and a caret^ and a minus -flag.',
+    "Unicode: café, straße, 数据库, 🙂 emoji.",
+)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    path = tmp_path_factory.mktemp("prop") / "prop.db"
+    with Memory.open(path, agent="tester", context=Context("proj")) as mem:
+        for text in SEED_TEXTS:
+            mem.add(text)
+        yield mem
+
+
+@pytest.fixture(scope="module")
+def cli_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Run `memlane ...` in-process against one module-wide store."""
+    folder = tmp_path_factory.mktemp("propcli")
+    env = {
+        "MEMLANE_DB": str(folder / "cli.db"),
+        "MEMLANE_AGENT": "tester",
+        "MEMLANE_PROJECT_ALIASES": str(folder / "aliases.json"),
+    }
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Any:
+        return runner.invoke(cli, list(args), env=env, catch_exceptions=False)
+
+    for text in SEED_TEXTS:
+        assert invoke("add", "--content", text).exit_code == 0
+    yield invoke
+
+
+@PROPERTY
+@given(query=QUERIES)
+def test_memory_search_never_crashes(store, query):
+    try:
+        hits = store.search(query)
+    except Invalid:
+        return  # a clean refusal is acceptable
+    assert isinstance(hits, list)
+    assert all(hit.record.id.startswith("m-") for hit in hits)
+
+
+@PROPERTY
+@given(query=QUERIES)
+def test_cli_search_never_crashes(cli_store, query):
+    result = cli_store("search", "--json", "--", query)
+    if result.exit_code == 2:
+        assert result.stdout == ""
+        assert len(result.stderr.strip().splitlines()) == 1
+        return
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["count"] == len(payload["results"])
+
+
+@pytest.mark.parametrize("emoji", ["🙂", "🤖", "🫠"])  # Unicode 7, 8 and 14
+def test_search_finds_a_word_glued_to_a_modern_emoji(tmp_path, emoji):
+    """A user searching `release` expects "Shipped the release🙂" back."""
+    with Memory.open(tmp_path / "emoji.db", context=Context("proj")) as mem:
+        memory_id = mem.add(f"Shipped the release{emoji}").id
+        assert [h.record.id for h in mem.search("release")] == [memory_id]
+        assert [h.record.id for h in mem.search(f"release{emoji}")] == [memory_id]
+
+
+def test_search_finds_seeded_text_despite_syntax(store):
+    hits = store.search('(billing) AND NOT "MongoDB"')
+    assert [h.record.body for h in hits] == [SEED_TEXTS[1]]
+    assert [h.record.body for h in store.search("star* caret^ -flag")] == [SEED_TEXTS[2]]
+
+
+@PROPERTY
+@given(text=st.text())
+def test_memory_add_stores_text_faithfully_or_refuses(store, text):
+    try:
+        result = store.add(text)
+    except Invalid:
+        assert clean_text(text) == "", repr(text)  # the only refusal for plain text: empty
+        return
+    assert result.status.value == "added"
+    record = store.get(result.id)
+    assert record.body == clean_text(text)
+    assert record.title
+    assert record.dedup_hash == dedup_hash(record.title, record.body)
+
+
+@PROPERTY
+@given(text=st.text(min_size=1), title=st.text(max_size=40))
+def test_memory_add_title_round_trips(store, text, title):
+    try:
+        result = store.add(text + " body", title=title)
+    except Invalid:
+        pytest.fail(f"refused a valid add: {text!r} / {title!r}")
+    record = store.get(result.id)
+    assert record.body == clean_text(text + " body")
+    assert record.title == (clean_text(title) or record.title)
+    assert record.title
+
+
+@PROPERTY
+@given(text=st.text(alphabet=WORDY, min_size=1))
+def test_stored_text_is_found_by_searching_for_itself(store, text):
+    """A user who searches for a memory's exact words gets that memory back."""
+    session = f"find-{abs(hash(text))}-{time.monotonic_ns()}"
+    try:
+        memory_id = store.add(text, session_id=session).id
+    except Invalid:
+        return
+    body = store.get(memory_id).body
+    if not any(ch.isalnum() for ch in body):
+        return  # nothing to search for
+    found = [h.record.id for h in store.search(body, session_id=session)]
+    assert found == [memory_id], repr(body)
+
+
+@pytest.mark.parametrize("bad", ["lone \udcff surrogate", "\ud800"])
+def test_memory_add_with_lone_surrogates_is_refused_or_repaired(store, bad):
+    """Undecodable argv bytes reach Python as lone surrogates, which UTF-8 cannot store."""
+    try:
+        memory_id = store.add(bad).id
+    except Invalid:
+        return  # a clean refusal
+    store.get(memory_id).body.encode("utf-8")  # or stored in a readable, repaired form
+
+
+def test_cli_add_with_undecodable_argv_is_one_line_exit_2(tmp_path):
+    db = tmp_path / "argv.db"
+    result = subprocess.run(
+        [sys.executable.encode(), b"-m", b"memlane", b"add", b"caf\xe9 in latin-1"],
+        capture_output=True,
+        env=_env(tmp_path, db),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in stderr
+    assert result.returncode in (0, 2), stderr
+    if result.returncode == 2:
+        assert result.stdout == b""
+        assert len(stderr.strip().splitlines()) == 1, stderr
