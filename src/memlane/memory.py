@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import difflib
 import json
 import secrets
@@ -45,13 +46,15 @@ from memlane.model import (
 from memlane.retrieve.filters import make_filters
 from memlane.scope import Context, detect_context
 from memlane.store import Store, Writer, open_store
-from memlane.timeutil import ONE_MICROSECOND, parse_instant, utcnow
+from memlane.timeutil import parse_instant, utcnow
+from memlane.write import pipeline
 from memlane.write.draft import Draft, Limits, WriteContext, build_draft, inherited_fields
 from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
+from memlane.write.pipeline import Staged
 
 ID_PREFIX = "m-"
-_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lowercase
-_ID_LENGTH = 8
+# RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
+_TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
 # Lines per transaction in add-batch: large enough to amortize the commit,
 # small enough that a crash loses at most this many unacknowledged lines.
 BATCH_CHUNK = 500
@@ -83,7 +86,8 @@ TYPE_REGISTRIES: dict[str, type[StrEnum]] = {
 
 
 def new_id() -> str:
-    return ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(_ID_LENGTH))
+    """A random id: 40 bits as 8 Crockford base32 characters (retried if ever taken)."""
+    return ID_PREFIX + base64.b32encode(secrets.token_bytes(5)).decode("ascii").translate(_TO_ID)
 
 
 class Memory:
@@ -183,7 +187,7 @@ class Memory:
             )
 
     def _journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
-        w.journal(operation, memory_id, self.agent)
+        w.journal(operation, [memory_id], self.agent)
 
     # ---- capture -----------------------------------------------------------
 
@@ -193,39 +197,29 @@ class Memory:
         with self._transaction() as w:
             return self._persist(w, draft)
 
+    def _admit(self, w: Writer, draft: Draft, staged: Staged) -> WriteResult | None:
+        """The exact-duplicate gate: a skip result, or None when the draft may land."""
+        self._check_category(draft.record.category)
+        if draft.allow_duplicate:
+            return None
+        duplicate = pipeline.duplicate_of(w, draft.record, staged)
+        return pipeline.skipped(duplicate, draft.record) if duplicate else None
+
     def _persist(self, w: Writer, draft: Draft) -> WriteResult:
-        """Exact-dedup gate, then insert with its session, anchors and thread closing."""
-        rec = draft.record
-        self._check_category(rec.category)
-        dedup = None
-        if rec.session_id is None:
-            dedup = "bypassed_no_session"
-        elif not draft.allow_duplicate:
-            duplicate = w.find_duplicate(
-                rec.dedup_hash, rec.session_id, rec.owner, rec.source_agent, rec.category
-            )
-            if duplicate is not None:
-                return WriteResult(
-                    id=duplicate,
-                    status=WriteStatus.ALREADY_PERSISTED,
-                    duplicate_of=duplicate,
-                    title=rec.title,
-                )
+        """One add: the gate, then the row with its anchors and the thread it closes."""
+        skip = self._admit(w, draft, Staged())
+        if skip is not None:
+            return skip
         thread = self._thread_to_close(w, draft.close_thread)
         anchors = [self._load(w, a).id for a in draft.anchors]
-        if rec.session_id is not None:
-            w.ensure_session(rec.session_id, rec.created_at, rec.source_agent)
-        w.insert(rec)
-        self._journal(w, "add", rec.id)
+        [rec] = pipeline.land(w, [draft.record], new_id, self.agent)
         for anchor in anchors:
             w.add_link(Link(rec.id, anchor, LinkType.ANCHOR, created_at=rec.created_at))
         if thread is not None:
             closed = replace(thread, state=State.CLOSED)
-            self._commit_version(w, thread, closed, f"closed by {rec.id}")
+            pipeline.revise(w, thread, closed, f"closed by {rec.id}", self.agent)
             w.add_link(Link(rec.id, thread.id, LinkType.UPDATES, reason="closes thread"))
-        return WriteResult(
-            id=rec.id, status=WriteStatus.ADDED, dedup=dedup, title=rec.title, version=1
-        )
+        return pipeline.added(rec)
 
     def _thread_to_close(self, w: Writer, thread_id: str | None) -> Record | None:
         if thread_id is None:
@@ -259,15 +253,36 @@ class Memory:
             yield from self._batch_chunk(chunk)
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> list[BatchLine]:
-        out: list[BatchLine] = []
+        """One transaction: admit each line, then land the admitted rows in bulk."""
+        out: dict[int, BatchLine] = {}
+        staged, lines = Staged(), dict[int, int]()
         with self._transaction() as w:
             for number, item in chunk:
                 try:
                     draft = build_draft(_batch_fields(item), self._write_context())
-                    out.append(BatchLine(number, result=self._persist(w, draft)))
+                    if draft.close_thread or draft.anchors:  # they name rows landed before
+                        out.update(self._land_staged(w, staged, lines))
+                        staged, lines = Staged(), {}
+                        out[number] = BatchLine(number, result=self._persist(w, draft))
+                        continue
+                    skip = self._admit(w, draft, staged)
+                    if skip is not None:
+                        out[number] = BatchLine(number, result=skip)
+                    else:
+                        lines[staged.add(draft.record)] = number
                 except (Invalid, NotFound, Conflict) as exc:
-                    out.append(BatchLine(number, error=str(exc)))
-        return out
+                    out[number] = BatchLine(number, error=str(exc))
+            out.update(self._land_staged(w, staged, lines))
+        return [out[number] for number, _ in chunk]
+
+    def _land_staged(
+        self, w: Writer, staged: Staged, lines: dict[int, int]
+    ) -> dict[int, BatchLine]:
+        """Insert the staged rows; their lines' results, keyed by line number."""
+        final = pipeline.land(w, staged.records, new_id, self.agent)
+        return {
+            lines[i]: BatchLine(lines[i], result=pipeline.added(r)) for i, r in enumerate(final)
+        }
 
     # ---- reads -------------------------------------------------------------
 
@@ -294,7 +309,9 @@ class Memory:
         """Keyword (BM25) search: every word must match; if none does, any word may."""
         chosen = filters or self.filters(**options)
         hits = self.store.search(query, chosen, match_all=True)
-        return hits or self.store.search(query, chosen, match_all=False)
+        if hits or len(query.split()) < 2:  # one word: "any" would ask the same again
+            return hits
+        return self.store.search(query, chosen, match_all=False)
 
     def recent(
         self,
@@ -360,21 +377,7 @@ class Memory:
     # ---- revise ------------------------------------------------------------
 
     def _commit_version(self, w: Writer, old: Record, new: Record, reason: str) -> Record:
-        """Replace `old` by `new` under the same id, archiving old's content as a version."""
-        at = max(utcnow(), old.version_from + ONE_MICROSECOND)
-        prior = Version(
-            memory_id=old.id,
-            number=old.version,
-            valid_from=old.version_from,
-            valid_until=at,
-            reason=reason,
-            actor=self.agent,
-            fields={name: getattr(old, name) for name in VERSIONED_FIELDS},
-        )
-        final = replace(new, version=old.version + 1, version_from=at, updated_at=at)
-        w.replace(final, prior)
-        self._journal(w, "update", old.id)
-        return final
+        return pipeline.revise(w, old, new, reason, self.agent)
 
     def update(
         self, memory_id: str, patch: Patch | None = None, reason: str | None = None, **changes: Any
@@ -447,18 +450,17 @@ class Memory:
                 self._write_context(),
             )
             self._check_category(draft.record.category)
-            w.insert(draft.record)
-            self._journal(w, "add", draft.record.id)
+            [new] = pipeline.land(w, [draft.record], new_id, self.agent)
             self._tombstone(
                 w,
                 old,
-                superseded_by=draft.record.id,
-                superseded_at=draft.record.created_at,
+                superseded_by=new.id,
+                superseded_at=new.created_at,
                 supersede_reason=reason or "superseded",
             )
             self._journal(w, "supersede", old.id)
-            w.add_link(Link(draft.record.id, old.id, LinkType.SUPERSEDES, reason=reason))
-        return WriteResult(id=draft.record.id, status=WriteStatus.ADDED, title=draft.record.title)
+            w.add_link(Link(new.id, old.id, LinkType.SUPERSEDES, reason=reason))
+        return WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
 
     def invalidate(self, memory_id: str, reason: str) -> Record:
         """End a memory's validity now, with the reason it is no longer true."""
@@ -501,22 +503,21 @@ class Memory:
                 {**inherited, "content": content, "title": title, **fields}, self._write_context()
             )
             self._check_category(draft.record.category)
-            w.insert(draft.record)
-            self._journal(w, "merge", draft.record.id)
+            [new] = pipeline.land(w, [draft.record], new_id, self.agent)
             for source in sources:
                 self._tombstone(
                     w,
                     source,
-                    superseded_by=draft.record.id,
-                    superseded_at=draft.record.created_at,
-                    supersede_reason=f"merged into {draft.record.id}",
+                    superseded_by=new.id,
+                    superseded_at=new.created_at,
+                    supersede_reason=f"merged into {new.id}",
                 )
-                w.add_link(Link(draft.record.id, source.id, LinkType.SUPERSEDES, reason="merge"))
+                w.add_link(Link(new.id, source.id, LinkType.SUPERSEDES, reason="merge"))
         return WriteResult(
-            id=draft.record.id,
+            id=new.id,
             status=WriteStatus.ADDED,
             warnings=tuple(warnings),
-            title=draft.record.title,
+            title=new.title,
         )
 
     def delete(self, memory_id: str) -> str:

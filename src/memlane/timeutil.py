@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, date, datetime, timedelta
 
 from memlane.errors import Invalid
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_ZERO = timedelta(0)
 ONE_MICROSECOND = timedelta(microseconds=1)
 
 
@@ -14,13 +15,20 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@functools.lru_cache(maxsize=64)
 def to_text(t: datetime) -> str:
-    """Fixed-width text that sorts like the instant it names."""
-    return t.astimezone(UTC).strftime(_FORMAT)
+    """Fixed-width text (YYYY-MM-DDTHH:MM:SS.ffffffZ) that sorts like the instant it names.
+
+    Cached: a new memory stamps one instant on four fields.
+    """
+    if t.utcoffset() != _ZERO:
+        t = t.astimezone(UTC)
+    return t.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def from_text(text: str) -> datetime:
-    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def parse_instant(value: str | datetime | date, name: str = "time") -> datetime:

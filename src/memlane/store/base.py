@@ -7,7 +7,7 @@ transaction that either lands whole or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
@@ -37,7 +37,8 @@ class Writer(Protocol):
 
     def remove_link(self, source: str, target: str, type: LinkType) -> bool: ...
 
-    def insert(self, record: Record) -> None: ...
+    def insert(self, records: Sequence[Record]) -> list[str]:
+        """Insert new memories; returns the ids already taken (those rows are not written)."""
 
     def replace(self, record: Record, prior: Version | None) -> None:
         """Overwrite the current row; archive `prior` (the content it replaces) if given."""
@@ -53,7 +54,8 @@ class Writer(Protocol):
 
     def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None: ...
 
-    def journal(self, operation: str, memory_id: str | None, actor: str | None) -> None: ...
+    def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:
+        """Append one journal line per id (None: an operation on no memory)."""
 
 
 class Store(Protocol):

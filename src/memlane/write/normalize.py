@@ -16,7 +16,26 @@ _ASCII_PUNCT = frozenset(string.punctuation)
 _SPACE = re.compile(r"\s+")
 # A sentence ends at . ! ? followed by space and a capital, digit or quote (not "e.g. this").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n")
-_APOSTROPHES = re.compile("['\u2019\u02bc]")
+_APOSTROPHES = frozenset("'\u2019\u02bc")
+
+
+class _FoldTable(dict[int, str | int | None]):
+    """str.translate table for `fold`, filled lazily: punctuation -> space, apostrophes
+    -> nothing, everything else unchanged. Lookups after the first are C-speed."""
+
+    def __missing__(self, code: int) -> str | int | None:
+        ch = chr(code)
+        if ch in _APOSTROPHES:
+            value: str | int | None = None
+        elif ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P"):
+            value = " "
+        else:
+            value = code
+        self[code] = value
+        return value
+
+
+_FOLD = _FoldTable()
 
 
 def check_unicode(text: str, name: str) -> str:
@@ -41,12 +60,7 @@ def fold(text: str) -> str:
     Apostrophes vanish ("don't" folds like "dont"); other punctuation separates
     words ("well-known" folds like "well known").
     """
-    text = _APOSTROPHES.sub("", text)
-    kept = (
-        " " if ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P") else ch
-        for ch in text.lower()
-    )
-    return _SPACE.sub(" ", "".join(kept)).strip()
+    return _SPACE.sub(" ", text.lower().translate(_FOLD)).strip()
 
 
 def dedup_hash(title: str, body: str) -> str:

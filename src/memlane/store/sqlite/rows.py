@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
+from collections.abc import Callable
 from dataclasses import fields
 from datetime import datetime
 from enum import StrEnum
@@ -50,14 +52,38 @@ def decode(name: str, value: Any) -> Any:
     return value
 
 
+def _encoder(name: str) -> Callable[[Any], Any] | None:
+    """The converter of one column, chosen once rather than per value (None: as is)."""
+    if name in _TUPLE_FIELDS:
+        return lambda v: json.dumps(v, ensure_ascii=False) if v else "[]"
+    if name in _TIME_FIELDS:
+        return lambda v: None if v is None else to_text(v)
+    if name in _BOOL_FIELDS:
+        return int
+    return None  # str, int, float and StrEnum values bind as they are
+
+
+_GET_COLUMNS = operator.attrgetter(*COLUMNS)
+_CONVERTERS = tuple(
+    (i, enc) for i, name in enumerate(COLUMNS) if (enc := _encoder(name)) is not None
+)
+
+
+def record_values(record: Record) -> list[Any]:
+    """Column values in COLUMNS order, for positional binding."""
+    values = list(_GET_COLUMNS(record))
+    for i, convert in _CONVERTERS:
+        values[i] = convert(values[i])
+    return values
+
+
 def record_params(record: Record) -> dict[str, Any]:
-    return {name: encode(name, getattr(record, name)) for name in COLUMNS}
+    return dict(zip(COLUMNS, record_values(record), strict=True))
 
 
-def record_from_row(row: sqlite3.Row) -> Record:
+def record_from_row(row: sqlite3.Row, anchors: tuple[str, ...] = ()) -> Record:
     values = {name: decode(name, row[name]) for name in COLUMNS}
-    anchors = row["anchors"]
-    values["anchors"] = tuple(json.loads(anchors)) if anchors else ()
+    values["anchors"] = anchors
     return Record(**values)
 
 

@@ -57,12 +57,10 @@ CREATE TABLE memory (
     reviewed_at TEXT, applied_count INTEGER NOT NULL DEFAULT 0,
     violated_count INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX memory_dedup ON memory(dedup_hash);
+-- The exact-duplicate gate only looks within a session: rows without one need no entry.
+CREATE INDEX memory_dedup ON memory(dedup_hash) WHERE session_id IS NOT NULL;
 CREATE INDEX memory_updated ON memory(updated_at);
-CREATE INDEX memory_created ON memory(created_at);
-CREATE INDEX memory_scope ON memory(scope);
-CREATE INDEX memory_category ON memory(category);
-CREATE INDEX memory_session ON memory(session_id);
+CREATE INDEX memory_scope ON memory(scope, updated_at);
 
 CREATE TABLE memory_version (
     seq INTEGER PRIMARY KEY,

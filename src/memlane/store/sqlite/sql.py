@@ -20,6 +20,16 @@ _ORDER = {
     "oldest": "e.created_at ASC, e.seq ASC",
     "importance": "e.importance DESC, e.updated_at DESC",
 }
+# Function words that carry no topic; dropped from keyword queries with other words.
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its just
+    me more most my no nor not now of off on once only or other our ours out over own same
+    she should so some such than that the their theirs them then there these they this
+    those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours""".split()
+)
 # Tokens as FTS5's unicode61 tokenizer sees them; a trailing * asks for a prefix.
 _TOKEN = re.compile(r"[^\W_]+\*?")
 
@@ -33,7 +43,12 @@ def fts_query(text: str, match_all: bool) -> str | None:
     """
     terms = []
     text = text.encode("utf-8", "ignore").decode("utf-8")  # drop undecodable input
-    for token in _TOKEN.findall(text):
+    tokens = _TOKEN.findall(text)
+    # Trigger: a natural-language query ("where do we configure the proxy").
+    # Why: words like "the" match most memories, so every match would be ranked.
+    # Outcome: they are dropped, unless the query has nothing else.
+    tokens = [t for t in tokens if t.rstrip("*").lower() not in STOPWORDS] or tokens
+    for token in tokens:
         word, star = (token[:-1], "*") if token.endswith("*") else (token, "")
         terms.append(f'"{word}"{star}')
     if not terms:
@@ -92,7 +107,7 @@ def select_sql(
         if not filters.include_superseded:
             where = [*where, "e.superseded_at IS NULL AND e.valid_until IS NULL"]
     clauses = [*where, *filter_clauses(filters, params)]
-    sql = f"SELECT {extra}e.*, {ANCHORS} FROM {source} e {join}"
+    sql = f"SELECT {extra}e.* FROM {source} e {join}"
     return sql + (" WHERE " + " AND ".join(clauses) if clauses else "")
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from memlane.store.sqlite.rows import (
     COLUMNS,
     record_from_row,
     record_params,
+    record_values,
     version_columns,
     version_from_row,
     version_params,
@@ -41,9 +43,18 @@ BUSY_TIMEOUT_S = 60.0
 _BEGIN_ATTEMPTS = 5
 _SYNCHRONOUS = {"full", "normal"}
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
-_INSERT_SQL = (
-    f"INSERT INTO memory ({', '.join(COLUMNS)}) VALUES ({', '.join(':' + c for c in COLUMNS)})"
-)
+# Rows per INSERT statement: well under SQLite's 32,766 bound variables.
+_ROWS_PER_INSERT = 100
+_ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
+
+
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    """A multi-row INSERT that skips (and so reports) rows whose id is already taken."""
+    marks = ", ".join([_ROW_MARKS] * rows)
+    return f"INSERT INTO memory ({', '.join(COLUMNS)}) VALUES {marks} ON CONFLICT(id) DO NOTHING"
+
+
 _UPDATE_SQL = (
     f"UPDATE memory SET {', '.join(f'{c} = :{c}' for c in COLUMNS if c != 'id')} WHERE id = :id"
 )
@@ -82,8 +93,28 @@ class SQLiteWriter:
         ).fetchone()
         return str(row[0]) if row else None
 
-    def insert(self, record: Record) -> None:
-        self._conn.execute(_INSERT_SQL, record_params(record))
+    def insert(self, records: Sequence[Record]) -> list[str]:
+        """Multi-row INSERTs: one statement per slice keeps the FTS trigger's work in
+        memory until the statement ends, instead of flushing it row by row."""
+        taken: list[str] = []
+        for start in range(0, len(records), _ROWS_PER_INSERT):
+            part = records[start : start + _ROWS_PER_INSERT]
+            values = [v for record in part for v in record_values(record)]
+            cursor = self._conn.execute(_insert_sql(len(part)), values)
+            if cursor.rowcount != len(part):
+                taken.extend(self._taken_ids(part))
+        return taken
+
+    def _taken_ids(self, part: Sequence[Record]) -> list[str]:
+        """Ids of `part` whose row is not ours: the id belonged to another memory."""
+        out = []
+        for record in part:
+            row = self._conn.execute(
+                "SELECT created_at, dedup_hash FROM memory WHERE id = ?", (record.id,)
+            ).fetchone()
+            if row is None or (row[0], row[1]) != (to_text(record.created_at), record.dedup_hash):
+                out.append(record.id)
+        return out
 
     def replace(self, record: Record, prior: Version | None) -> None:
         if prior is not None:
@@ -151,10 +182,11 @@ class SQLiteWriter:
             (session_id, agent, to_text(at)),
         )
 
-    def journal(self, operation: str, memory_id: str | None, actor: str | None) -> None:
-        self._conn.execute(
+    def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:
+        at = to_text(utcnow())
+        self._conn.executemany(
             "INSERT INTO journal(at, operation, memory_id, actor) VALUES (?, ?, ?, ?)",
-            (to_text(utcnow()), operation, memory_id, actor),
+            [(at, operation, memory_id, actor) for memory_id in memory_ids],
         )
 
 
@@ -245,7 +277,24 @@ class SQLiteStore:
     # ---- reads -------------------------------------------------------------
 
     def _records(self, query: str, params: dict[str, Any] | tuple[Any, ...]) -> list[Record]:
-        return [record_from_row(row) for row in self.conn.execute(query, params)]
+        rows = self.conn.execute(query, params).fetchall()
+        anchors = self._anchors([row["id"] for row in rows])
+        return [record_from_row(row, anchors.get(row["id"], ())) for row in rows]
+
+    def _anchors(self, ids: list[str]) -> dict[str, tuple[str, ...]]:
+        """Anchor targets of the given memories, read once for a whole page of results."""
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ", ".join("?" for _ in part)
+            rows = self.conn.execute(
+                f"SELECT source, target FROM link WHERE type = 'anchor' AND source IN ({marks}) "
+                "ORDER BY created_at",
+                part,
+            )
+            for source, target in rows:
+                out.setdefault(source, []).append(target)
+        return {k: tuple(v) for k, v in out.items()}
 
     def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None:
         filters = Filters(as_of=as_of, include_superseded=as_of is None, any_visibility=True)
@@ -286,15 +335,20 @@ class SQLiteStore:
             query += " LIMIT :limit"
             params["limit"] = filters.limit
         rows = self.conn.execute(query, params).fetchall()
+        anchors = self._anchors([row["id"] for row in rows])
         return [
-            Hit(record=record_from_row(row), score=-float(row["score"]), rank=i + 1)
+            Hit(
+                record=record_from_row(row, anchors.get(row["id"], ())),
+                score=-float(row["score"]),
+                rank=i + 1,
+            )
             for i, row in enumerate(rows)
         ]
 
     def iter_all(self) -> Iterator[Record]:
         query = f"SELECT e.*, {sql.ANCHORS} FROM memory e ORDER BY e.seq"
         for row in self.conn.execute(query):
-            yield record_from_row(row)
+            yield record_from_row(row, tuple(json.loads(row["anchors"])))
 
     def versions(self, memory_id: str) -> list[Version]:
         rows = self.conn.execute(
