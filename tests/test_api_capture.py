@@ -750,3 +750,41 @@ def test_add_batch_can_close_a_thread(mem):
 def test_add_batch_empty_input(mem):
     result = mem.add_batch([])
     assert (result.ids, result.added, result.already_saved, result.failed) == ([], 0, 0, [])
+
+
+def test_a_taken_random_id_is_replaced_not_an_error(mem, monkeypatch):
+    first = mem.add("The staging database is called stg-main.")
+    # The id generator hands out an id that is already taken, then a free one.
+    ids = iter([first.id, "m-zzzzzzzz"])
+    monkeypatch.setattr("memlane.memory.new_id", lambda: next(ids))
+    result = mem.add_batch([{"content": "The production database is called prd-main."}])
+    assert result.failed == []
+    landed = mem.get(result.ids[0])
+    assert landed.id == "m-zzzzzzzz"
+    assert landed.body == "The production database is called prd-main."
+    assert mem.get(first.id).body == "The staging database is called stg-main."
+
+
+def test_batch_lines_may_anchor_to_memories_landed_earlier(mem):
+    base = mem.add("Billing runs on PostgreSQL 16.")
+    result = mem.add_batch(
+        [
+            {"content": "Invoices are stored in the invoices table."},
+            {"content": "Refund rows reference invoices.", "anchors": [base.id]},
+            {"content": "Credit notes are invoices with a negative total."},
+        ]
+    )
+    assert result.failed == [] and result.added == 3
+    assert mem.get(result.ids[1]).anchors == (base.id,)
+    assert [mem.get(i).body for i in result.ids] == [
+        "Invoices are stored in the invoices table.",
+        "Refund rows reference invoices.",
+        "Credit notes are invoices with a negative total.",
+    ]
+
+
+def test_duplicates_within_one_batch_are_already_saved(mem):
+    line = {"content": "Use uv for installs.", "session_id": "s-9"}
+    result = mem.add_batch([line, dict(line, content="use UV for installs!"), line])
+    assert result.added == 1 and result.already_saved == 2
+    assert result.ids == [result.ids[0]] * 3

@@ -560,3 +560,24 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
     path.write_bytes(b"this is not sqlite at all, just text " * 100)
     with pytest.raises(Unavailable, match="not a memlane database"):
         Memory.open(path, context=Context())
+
+
+def test_a_natural_language_question_finds_the_memory(mem):
+    target = mem.add("The HTTP proxy is configured in settings.toml under [network].")
+    mem.add("We configure nothing by hand in production.")
+    mem.add("The proxy for the office printer is broken.")
+    hits = mem.search("where do we configure the http proxy?")
+    assert hits and hits[0].record.id == target.id
+
+
+def test_a_question_of_only_common_words_still_searches(mem):
+    target = mem.add("What is it? It is what it is.")
+    assert [h.record.id for h in mem.search("what is it")] == [target.id]
+
+
+def test_search_prefers_memories_matching_all_but_one_word(mem):
+    both = mem.add("Rotate the staging TLS certificate every 90 days.")
+    mem.add("Staging has its own database.")
+    mem.add("Certificates live in the vault.")
+    hits = mem.search("rotate staging certificate quarterly")
+    assert [h.record.id for h in hits] == [both.id]

@@ -178,27 +178,40 @@ def test_find_replace_several_matches_names_both_ways_out():
 
 
 @pytest.mark.parametrize(
-    ("text", "match_all", "query"),
+    ("text", "match", "query"),
     [
-        ("uv pip", True, '"uv" AND "pip"'),
-        ("uv pip", False, '"uv" OR "pip"'),
-        ("inst*", True, '"inst"*'),
-        ('say "hi" (now)', True, '"say" AND "hi"'),
-        ("where do we configure the proxy", True, '"configure" AND "proxy"'),
-        ("what is it", True, '"what" AND "is" AND "it"'),
-        ("NOT this OR that", True, '"NOT" AND "this" AND "OR" AND "that"'),
-        ("foo-bar:baz", True, '"foo" AND "bar" AND "baz"'),
-        ("repeat repeat", True, '"repeat"'),
-        ("café", True, '"café"'),
+        ("uv pip", "all", '"uv" AND "pip"'),
+        ("uv pip", "any", '"uv" OR "pip"'),
+        ("inst*", "all", '"inst"*'),
+        ('say "hi" (now)', "all", '"say" AND "hi"'),
+        ("where do we configure the proxy", "all", '"configure" AND "proxy"'),
+        ("what is it", "all", '"what" AND "is" AND "it"'),
+        ("NOT this OR that", "all", '"NOT" AND "this" AND "OR" AND "that"'),
+        ("foo-bar:baz", "all", '"foo" AND "bar" AND "baz"'),
+        ("repeat repeat", "all", '"repeat"'),
+        ("café", "all", '"café"'),
+        (
+            "proxy port config",
+            "most",
+            '("proxy" AND "port") OR ("proxy" AND "config") OR ("port" AND "config")',
+        ),
     ],
 )
-def test_fts_query_quotes_every_token(text, match_all, query):
-    assert fts_query(text, match_all) == query
+def test_fts_query_quotes_every_token(text, match, query):
+    assert fts_query(text, match) == query
 
 
 @pytest.mark.parametrize("text", ["", "   ", "!!! ... ---", '"()"*'])
 def test_fts_query_without_tokens_is_none(text):
-    assert fts_query(text, True) is None
+    assert fts_query(text, "all") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [("proxy", "any"), ("proxy port", "most"), ("b c d e f g h", "most")],
+)
+def test_fts_query_skips_a_mode_that_repeats_a_narrower_one(text, match):
+    assert fts_query(text, match) is None
 
 
 # ---- parse_scope ------------------------------------------------------------

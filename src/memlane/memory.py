@@ -58,6 +58,11 @@ _TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjk
 # Lines per transaction in add-batch: large enough to amortize the commit,
 # small enough that a crash loses at most this many unacknowledged lines.
 BATCH_CHUNK = 500
+# Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
+# ranks every memory that shares a word, so it comes last.
+SEARCH_LADDER = ("all", "most", "any")
+# A batch this large can change the shape of the data enough to mislead the planner.
+REANALYZE_AFTER = 1000
 REGISTRIES = ("categories", "agents", "projects", "applicability")
 BatchItem = Mapping[str, Any] | str | bytes
 # Who may see a memory is never rolled back by restoring an older version.
@@ -242,15 +247,20 @@ class Memory:
     def iter_batch(self, items: Iterable[BatchItem]) -> Iterator[BatchLine]:
         """`add_batch`, yielding each line's outcome once its transaction has committed."""
         chunk: list[tuple[int, BatchItem]] = []
+        landed = 0
         for number, item in enumerate(items, start=1):
             if isinstance(item, (str, bytes)) and not item.strip():
                 continue
             chunk.append((number, item))
             if len(chunk) >= BATCH_CHUNK:
+                landed += len(chunk)
                 yield from self._batch_chunk(chunk)
                 chunk = []
         if chunk:
+            landed += len(chunk)
             yield from self._batch_chunk(chunk)
+        if landed >= REANALYZE_AFTER:
+            self.store.optimize()
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> list[BatchLine]:
         """One transaction: admit each line, then land the admitted rows in bulk."""
@@ -306,12 +316,14 @@ class Memory:
         return self.store.query(filters or self.filters(**options))
 
     def search(self, query: str, filters: Filters | None = None, **options: Any) -> Hits:
-        """Keyword (BM25) search: every word must match; if none does, any word may."""
+        """Keyword (BM25) search: every word must match; failing that, all but one;
+        failing that, any word."""
         chosen = filters or self.filters(**options)
-        hits = self.store.search(query, chosen, match_all=True)
-        if hits or len(query.split()) < 2:  # one word: "any" would ask the same again
-            return hits
-        return self.store.search(query, chosen, match_all=False)
+        for match in SEARCH_LADDER:
+            hits = self.store.search(query, chosen, match)
+            if hits:
+                return hits
+        return []
 
     def recent(
         self,

@@ -65,6 +65,9 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
+    def optimize(self) -> None:
+        """Refresh the query planner's statistics after large changes (cheap otherwise)."""
+
     def write(self) -> AbstractContextManager[Writer]: ...
 
     def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None: ...
@@ -74,10 +77,11 @@ class Store(Protocol):
 
     def query(self, filters: Filters) -> list[Record]: ...
 
-    def search(self, text: str, filters: Filters, match_all: bool = True) -> list[Hit]:
+    def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
         """Keyword search, best first; `text` of any shape is never a syntax error.
 
-        `match_all` requires every word; otherwise any word may match.
+        `match`: "all" words, "most" (all but one) or "any" word. A mode that would
+        only repeat a narrower one returns nothing.
         """
 
     def iter_all(self) -> Iterator[Record]: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import datetime
 from typing import Any
@@ -30,16 +31,21 @@ STOPWORDS = frozenset(
     those through to too under until up very was we were what when where which while who
     whom why will with would you your yours""".split()
 )
+# "Most words" is tried between "all" and "any" for queries of this many words: with
+# fewer, it equals "any"; with more, the combinations grow too many to be cheap.
+_MOST_MIN, _MOST_MAX = 3, 6
 # Tokens as FTS5's unicode61 tokenizer sees them; a trailing * asks for a prefix.
 _TOKEN = re.compile(r"[^\W_]+\*?")
 
 
-def fts_query(text: str, match_all: bool) -> str | None:
+def fts_query(text: str, match: str = "all") -> str | None:
     """An FTS5 query from arbitrary user text: every token quoted, so no syntax error.
 
     Trigger: user text with quotes, parentheses, AND/OR/NOT, `-`, `:` or `*`.
     Why: raw FTS5 syntax errors must never reach the user.
-    Outcome: tokens become quoted strings (prefix queries for `tok*`), joined by AND or OR.
+    Outcome: tokens become quoted strings (prefix queries for `tok*`), joined as `match`
+    asks: "all" words, "most" (all but one, for 3-6 words) or "any". None when there
+    is nothing to search, or when the mode would only repeat a narrower one.
     """
     terms = []
     text = text.encode("utf-8", "ignore").decode("utf-8")  # drop undecodable input
@@ -51,9 +57,17 @@ def fts_query(text: str, match_all: bool) -> str | None:
     for token in tokens:
         word, star = (token[:-1], "*") if token.endswith("*") else (token, "")
         terms.append(f'"{word}"{star}')
-    if not terms:
+    unique = list(dict.fromkeys(terms))
+    if not unique:
         return None
-    return (" AND " if match_all else " OR ").join(dict.fromkeys(terms))
+    if match == "all":
+        return " AND ".join(unique)
+    if match == "most":
+        if not _MOST_MIN <= len(unique) <= _MOST_MAX:
+            return None
+        groups = itertools.combinations(unique, len(unique) - 1)
+        return " OR ".join("(" + " AND ".join(group) + ")" for group in groups)
+    return " OR ".join(unique) if len(unique) > 1 else None
 
 
 def _live_at(alias: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sqlite3
@@ -253,7 +254,16 @@ class SQLiteStore:
         self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
 
     def close(self) -> None:
+        # PRAGMA optimize analyzes only what this connection's queries showed to be stale.
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA optimize")
         self.conn.close()
+
+    def optimize(self) -> None:
+        """Full statistics for the memory table, so the planner knows how large a scope
+        is: without them it walks a scope index and sorts every row instead of reading
+        the newest rows first."""
+        self.conn.execute("ANALYZE memory")
 
     @contextmanager
     def write(self) -> Iterator[SQLiteWriter]:
@@ -316,11 +326,11 @@ class SQLiteStore:
         query = sql.select_sql(filters, [], params) + sql.order_limit(filters, params)
         return self._records(query, params)
 
-    def search(self, text: str, filters: Filters, match_all: bool = True) -> list[Hit]:
-        match = sql.fts_query(text, match_all)
-        if match is None:
+    def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
+        query_text = sql.fts_query(text, match)
+        if query_text is None:
             return []
-        params: dict[str, Any] = {"match": match}
+        params: dict[str, Any] = {"match": query_text}
         hits = "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts WHERE memory_fts MATCH :match"
         if filters.as_of is not None:
             hits += (
