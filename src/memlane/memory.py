@@ -10,34 +10,25 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from memlane.errors import AmbiguousId, Conflict, Invalid, NotFound
 from memlane.model import (
+    TYPE_REGISTRIES,
     VERSIONED_FIELDS,
     BatchLine,
     BatchResult,
-    ContentType,
-    EntryType,
-    FactType,
     Filters,
     Hit,
     JournalEntry,
     Kind,
     Link,
     LinkType,
-    MemoryClass,
     Record,
     RegistryEntry,
-    ResonanceType,
-    SessionType,
-    Signal,
-    SourceType,
     State,
     Stats,
-    Taint,
     Version,
     Visibility,
     WriteResult,
@@ -75,19 +66,6 @@ Links = list[Link]
 Journal = list[JournalEntry]
 Entries = list[RegistryEntry]
 Names = list[str]
-TYPE_REGISTRIES: dict[str, type[StrEnum]] = {
-    "kinds": Kind,
-    "source-types": SourceType,
-    "entry-types": EntryType,
-    "content-types": ContentType,
-    "relationship-types": LinkType,
-    "session-types": SessionType,
-    "resonance-types": ResonanceType,
-    "fact-types": FactType,
-    "signals": Signal,
-    "taints": Taint,
-    "memory-classes": MemoryClass,
-}
 
 
 def new_id() -> str:

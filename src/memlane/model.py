@@ -169,6 +169,21 @@ ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "state": State,
 }
 
+# The type lists of `memlane types KIND list`.
+TYPE_REGISTRIES: dict[str, type[StrEnum]] = {
+    "kinds": Kind,
+    "source-types": SourceType,
+    "entry-types": EntryType,
+    "content-types": ContentType,
+    "relationship-types": LinkType,
+    "session-types": SessionType,
+    "resonance-types": ResonanceType,
+    "fact-types": FactType,
+    "signals": Signal,
+    "taints": Taint,
+    "memory-classes": MemoryClass,
+}
+
 E = TypeVar("E", bound=StrEnum)
 
 

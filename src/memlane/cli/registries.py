@@ -8,8 +8,8 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, state
 from memlane.cli.render import registry_dict
-from memlane.memory import TYPE_REGISTRIES
-from memlane.model import RegistryEntry
+from memlane.memory import Memory
+from memlane.model import TYPE_REGISTRIES, RegistryEntry
 from memlane.scope import load_aliases, save_alias
 
 
@@ -200,8 +200,6 @@ def tags_list(category: str | None, as_json: bool) -> None:
 @json_option
 def types_cmd(kind: str, action: str, as_json: bool) -> None:
     """List the valid values of a typed field, e.g. `memlane types kinds list`."""
-    from memlane.memory import Memory
-
     values = Memory.types(kind)
     if as_json:
         emit_json(values)
