@@ -38,6 +38,27 @@ _VERSIONED_COLUMNS = """
     state TEXT, domain TEXT, source_ref TEXT, dedup_hash TEXT NOT NULL
 """
 
+
+def _fts_index(table: str, content: str) -> str:
+    """An FTS5 external-content index over title, body and tags of `content`, kept by
+    insert and delete triggers; BM25 weighs a title hit 3x, a tag hit 1.5x."""
+    return f"""
+CREATE VIRTUAL TABLE {table} USING fts5(
+    title, body, tags, content='{content}', content_rowid='seq',
+    tokenize="{TOKENIZE}"
+);
+INSERT INTO {table}({table}, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
+CREATE TRIGGER {table}_insert AFTER INSERT ON {content} BEGIN
+    INSERT INTO {table}(rowid, title, body, tags)
+    VALUES (new.seq, new.title, new.body, new.tags);
+END;
+CREATE TRIGGER {table}_delete AFTER DELETE ON {content} BEGIN
+    INSERT INTO {table}({table}, rowid, title, body, tags)
+    VALUES ('delete', old.seq, old.title, old.body, old.tags);
+END;
+"""
+
+
 _M001 = f"""
 CREATE TABLE memory (
     seq INTEGER PRIMARY KEY,
@@ -74,19 +95,7 @@ CREATE TABLE memory_version (
     UNIQUE (memory_id, number)
 );
 
-CREATE VIRTUAL TABLE memory_fts USING fts5(
-    title, body, tags, content='memory', content_rowid='seq',
-    tokenize="{TOKENIZE}"
-);
-INSERT INTO memory_fts(memory_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
-CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
-    INSERT INTO memory_fts(rowid, title, body, tags)
-    VALUES (new.seq, new.title, new.body, new.tags);
-END;
-CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
-    INSERT INTO memory_fts(memory_fts, rowid, title, body, tags)
-    VALUES ('delete', old.seq, old.title, old.body, old.tags);
-END;
+{_fts_index("memory_fts", "memory")}
 CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, body, tags ON memory BEGIN
     INSERT INTO memory_fts(memory_fts, rowid, title, body, tags)
     VALUES ('delete', old.seq, old.title, old.body, old.tags);
@@ -94,20 +103,7 @@ CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, body, tags ON memory BEG
     VALUES (new.seq, new.title, new.body, new.tags);
 END;
 
-CREATE VIRTUAL TABLE version_fts USING fts5(
-    title, body, tags, content='memory_version', content_rowid='seq',
-    tokenize="{TOKENIZE}"
-);
-INSERT INTO version_fts(version_fts, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
-CREATE TRIGGER version_fts_insert AFTER INSERT ON memory_version BEGIN
-    INSERT INTO version_fts(rowid, title, body, tags)
-    VALUES (new.seq, new.title, new.body, new.tags);
-END;
-CREATE TRIGGER version_fts_delete AFTER DELETE ON memory_version BEGIN
-    INSERT INTO version_fts(version_fts, rowid, title, body, tags)
-    VALUES ('delete', old.seq, old.title, old.body, old.tags);
-END;
-
+{_fts_index("version_fts", "memory_version")}
 CREATE TABLE link (
     source TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
     target TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
