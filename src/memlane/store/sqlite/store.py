@@ -254,8 +254,10 @@ class SQLiteStore:
         self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
 
     def close(self) -> None:
-        # PRAGMA optimize analyzes only what this connection's queries showed to be stale.
+        # PRAGMA optimize analyzes only what this connection's queries showed to be stale;
+        # it is a courtesy, so it never waits for another process's write lock.
         with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA busy_timeout = 50")
             self.conn.execute("PRAGMA optimize")
         self.conn.close()
 
