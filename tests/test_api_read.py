@@ -581,3 +581,15 @@ def test_search_prefers_memories_matching_all_but_one_word(mem):
     mem.add("Certificates live in the vault.")
     hits = mem.search("rotate staging certificate quarterly")
     assert [h.record.id for h in hits] == [both.id]
+
+
+def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monkeypatch):
+    # Ranking starts with the newest matches only; a filtered page it cannot fill
+    # widens to every match.
+    monkeypatch.setattr("memlane.store.sqlite.store.RANK_CAP", 3)
+    old = mem.add("Deploy from the release branch only.", kind="decision")
+    for i in range(8):
+        mem.add(f"Deploy note number {i}.")
+    assert [h.record.id for h in mem.search("deploy", kind="decision")] == [old.id]
+    assert len(mem.search("deploy", limit=5)) == 5
+    assert len(mem.search("deploy")) == 9

@@ -129,7 +129,7 @@ def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
             append=" Use `make migrate-test` for the test database.",
             reason="learned the test target",
         )
-        mem.update(first, add_tags=("onboarding",))
+        mem.update(first, add_tags=("onboarding",), reason="tagged for new joiners")
         if as_json:
             emit_json({"added": result.added, **_summary(mem, st.db, result.ids, first)})
             return

@@ -38,6 +38,8 @@ from memlane.store.sqlite.rows import (
 )
 from memlane.timeutil import from_text, to_text, utcnow
 
+# Matches ranked before a search widens to every match (see SQLiteStore._rank_floor).
+RANK_CAP = 5000
 # A writer waits this long for another process's transaction before giving up;
 # four busy writers each holding the lock for milliseconds never come close.
 BUSY_TIMEOUT_S = 60.0
@@ -332,8 +334,35 @@ class SQLiteStore:
         query_text = sql.fts_query(text, match)
         if query_text is None:
             return []
-        params: dict[str, Any] = {"match": query_text}
-        hits = "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts WHERE memory_fts MATCH :match"
+        floor = self._rank_floor(query_text) if filters.as_of is None else None
+        if floor is not None:
+            hits = self._search(query_text, filters, floor)
+            if filters.limit is not None and len(hits) >= filters.limit:
+                return hits
+        return self._search(query_text, filters, None)
+
+    def _rank_floor(self, match: str) -> int | None:
+        """The lowest rowid among the newest RANK_CAP matches, when there are more.
+
+        Trigger: a word that matches a large share of the store. Why: BM25 costs a few
+        microseconds per match, so 20,000 matches take 60 ms to rank. Outcome: rank the
+        newest RANK_CAP matches first; the caller widens to all when they fill no page.
+        """
+        row = self.conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, RANK_CAP),
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def _search(self, match: str, filters: Filters, floor: int | None) -> list[Hit]:
+        params: dict[str, Any] = {"match": match, "floor": floor}
+        hits = (
+            "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts "
+            "WHERE memory_fts MATCH :match"
+        )
+        if floor is not None:
+            hits += " AND rowid > :floor"
         if filters.as_of is not None:
             hits += (
                 " UNION ALL SELECT rowid, 'v', rank FROM version_fts WHERE version_fts MATCH :match"
