@@ -7,6 +7,7 @@ prints one line on stderr, nothing on stdout, and writes nothing.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -584,6 +585,26 @@ def test_show_text_content_only_and_as_of(run):
     assert as_of_text.stdout == "Deploy on Fridays\n"
     assert "not valid" in refused(run("show", memory_id, "--as-of", "2000-01-01"), code=1)
     refused(run("show", memory_id, "--as-of", "yesterday-ish"))
+
+
+def test_show_as_of_every_earlier_instant_after_three_updates(run):
+    bodies = ["Cache for 1 minute", "Cache for 5 minutes", "Cache for 1 hour", "Never cache"]
+    memory_id = add(run, "--content", bodies[0])
+    for body in bodies[1:]:
+        ok(run("update", memory_id, "--content", body))
+    versions = ok(run("history", memory_id, "--json")).json()["versions"]
+    assert [v["body"] for v in versions] == bodies
+    for version, body in zip(versions, bodies, strict=True):
+        for instant in filter(None, (version["valid_from"], _just_before(version["valid_until"]))):
+            assert show(run, memory_id, "--as-of", instant)["body"] == body
+
+
+def _just_before(instant: str | None) -> str | None:
+    """One microsecond before an ISO instant (the last moment of a version's validity)."""
+    if instant is None:
+        return None
+    moment = datetime.fromisoformat(instant) - timedelta(microseconds=1)
+    return moment.isoformat()
 
 
 def test_private_memory_of_another_owner_is_not_shown(run):
