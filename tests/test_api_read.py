@@ -14,6 +14,7 @@ import pytest
 from memlane import AmbiguousId, Conflict, Context, Invalid, Memory, NotFound, SchemaTooNew
 from memlane.errors import Unavailable
 from memlane.model import Hit, Kind, Link, LinkType, Record
+from memlane.store.sqlite.schema import LATEST, MIGRATIONS
 from memlane.timeutil import utcnow
 
 
@@ -443,7 +444,7 @@ def test_stats_counts(mem, db_path):
     assert stats.by_category == {"fact": 1, "lesson": 1}
     assert stats.by_scope == {"project:proj@main": 2}
     assert stats.by_class == {"semantic": 1, "procedural": 1}
-    assert stats.schema_version == 1
+    assert stats.schema_version == LATEST
     assert Path(stats.path) == db_path
 
 
@@ -530,8 +531,10 @@ def test_reopening_a_store_is_idempotent(db_path):
     for round_ in range(3):
         with Memory.open(db_path, agent="tester", context=Context()) as memory:
             memory.add(f"round {round_}")
-            assert memory.stats().schema_version == 1
-    assert raw(db_path, "SELECT version, name FROM schema_migrations") == [(1, "initial")]
+            assert memory.stats().schema_version == LATEST
+    assert raw(db_path, "SELECT version, name FROM schema_migrations") == [
+        (number, name) for number, name, _ in MIGRATIONS
+    ]
     assert raw(db_path, "SELECT count(*) FROM registry WHERE registry = 'categories'") == [
         (len(DEFAULT_CATEGORIES),)
     ]
@@ -593,3 +596,32 @@ def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monk
     assert [h.record.id for h in mem.search("deploy", kind="decision")] == [old.id]
     assert len(mem.search("deploy", limit=5)) == 5
     assert len(mem.search("deploy")) == 9
+
+
+def test_a_store_from_an_older_schema_is_migrated_keeping_its_memories(db_path):
+    import sqlite3
+
+    from memlane.store.sqlite import schema
+
+    # A store as the first release wrote it: only migration 1 applied.
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL)"
+    )
+    schema.m001_initial(conn)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', '2026-01-01T00:00:00Z')")
+    conn.execute("COMMIT")
+    conn.close()
+    with Memory.open(db_path, context=Context("proj", "main")) as memory:
+        added = memory.add("Written right after the upgrade.")
+        assert memory.get(added.id).body == "Written right after the upgrade."
+        assert memory.stats().schema_version == LATEST
+        names = [
+            r[0]
+            for r in memory.store.conn.execute(
+                "SELECT name FROM schema_migrations ORDER BY version"
+            )
+        ]
+        assert names == [name for _, name, _ in schema.MIGRATIONS]

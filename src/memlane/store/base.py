@@ -54,6 +54,19 @@ class Writer(Protocol):
 
     def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None: ...
 
+    def put_vectors(
+        self,
+        memory_id: str,
+        profile: str,
+        vectors: Sequence[tuple[int, bytes]],
+        dim: int,
+        content_hash: str,
+    ) -> None:
+        """Replace a memory's vectors for one profile: (chunk, float32 bytes); chunk -1
+        is the entry vector."""
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
     def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:
         """Append one journal line per id (None: an operation on no memory)."""
 
@@ -103,3 +116,15 @@ class Store(Protocol):
     ) -> list[JournalEntry]: ...
 
     def stats(self) -> Stats: ...
+
+    def meta(self, key: str) -> str | None:
+        """A store-wide setting, such as the embedding profile it was built with."""
+
+    def vectors(self, profile: str) -> Iterator[tuple[str, int, bytes]]:
+        """(memory id, chunk, float32 bytes) of every live memory's vectors for a profile."""
+
+    def vector_epoch(self) -> int:
+        """A number that changes whenever any vector is written or removed."""
+
+    def unembedded(self, profile: str, limit: int | None = None) -> list[Record]:
+        """Live memories without current vectors for a profile (missing or stale)."""

@@ -200,7 +200,41 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[tuple[int, str, Migration], ...] = ((1, "initial", m001_initial),)
+_M002 = """
+CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO store_meta(key, value) VALUES ('vector_epoch', '0');
+-- Float32 vectors per memory, embedding profile and chunk; chunk -1 is the entry
+-- vector (the normalised mean of the chunks). content_hash is the memory's
+-- dedup_hash when embedded, so a vector of changed content is known to be stale.
+CREATE TABLE embedding (
+    memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+    profile TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    content_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (memory_id, profile, chunk)
+);
+-- Every change of the vectors moves the epoch, so a derived index knows it is stale.
+CREATE TRIGGER embedding_epoch_insert AFTER INSERT ON embedding BEGIN
+    UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_epoch';
+END;
+CREATE TRIGGER embedding_epoch_delete AFTER DELETE ON embedding BEGIN
+    UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_epoch';
+END;
+"""
+
+
+def m002_vectors(conn: sqlite3.Connection) -> None:
+    for statement in _split(_M002):
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
+    (1, "initial", m001_initial),
+    (2, "vectors", m002_vectors),
+)
 LATEST = MIGRATIONS[-1][0]
 
 

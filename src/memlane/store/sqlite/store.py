@@ -132,6 +132,7 @@ class SQLiteWriter:
             "DELETE FROM link WHERE source = ? OR target = ?", (memory_id, memory_id)
         )
         self._conn.execute("DELETE FROM mention WHERE memory_id = ?", (memory_id,))
+        self._conn.execute("DELETE FROM embedding WHERE memory_id = ?", (memory_id,))
         self._conn.execute("DELETE FROM memory WHERE id = ?", (memory_id,))
         # Trigger: a memory is deleted. Why: FTS5 keeps deleted tokens in old
         # segments until they merge, so its words would stay in the file.
@@ -152,6 +153,31 @@ class SQLiteWriter:
                 link.reason,
                 to_text(link.created_at or utcnow()),
             ),
+        )
+
+    def put_vectors(
+        self,
+        memory_id: str,
+        profile: str,
+        vectors: Sequence[tuple[int, bytes]],
+        dim: int,
+        content_hash: str,
+    ) -> None:
+        self._conn.execute(
+            "DELETE FROM embedding WHERE memory_id = ? AND profile = ?", (memory_id, profile)
+        )
+        at = to_text(utcnow())
+        self._conn.executemany(
+            "INSERT INTO embedding(memory_id, profile, chunk, dim, vector, content_hash, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(memory_id, profile, chunk, dim, blob, content_hash, at) for chunk, blob in vectors],
+        )
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO store_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
         )
 
     def remove_link(self, source: str, target: str, type: LinkType) -> bool:
@@ -440,6 +466,36 @@ class SQLiteStore:
             params,
         )
         return [JournalEntry(r[0], from_text(r[1]), r[2], r[3], r[4]) for r in rows]
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def vectors(self, profile: str) -> Iterator[tuple[str, int, bytes]]:
+        rows = self.conn.execute(
+            "SELECT v.memory_id, v.chunk, v.vector FROM embedding v "
+            "JOIN memory m ON m.id = v.memory_id "
+            "WHERE v.profile = ? AND v.content_hash = m.dedup_hash "
+            "AND m.superseded_at IS NULL AND m.valid_until IS NULL ORDER BY m.seq, v.chunk",
+            (profile,),
+        )
+        for memory_id, chunk, blob in rows:
+            yield str(memory_id), int(chunk), bytes(blob)
+
+    def vector_epoch(self) -> int:
+        return int(self.meta("vector_epoch") or 0)
+
+    def unembedded(self, profile: str, limit: int | None = None) -> list[Record]:
+        query = (
+            "SELECT e.* FROM memory e WHERE e.superseded_at IS NULL AND e.valid_until IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM embedding v WHERE v.memory_id = e.id "
+            "AND v.profile = ? AND v.chunk = -1 AND v.content_hash = e.dedup_hash) ORDER BY e.seq"
+        )
+        params: tuple[Any, ...] = (profile,)
+        if limit is not None:
+            query += " LIMIT ?"
+            params = (profile, limit)
+        return self._records(query, params)
 
     def _group(self, column: str) -> dict[str, int]:
         rows = self.conn.execute(

@@ -1,0 +1,66 @@
+"""The `hash` profile: deterministic feature hashing, offline and identical in every process.
+
+Features of the lowercased text: words, word bigrams and character trigrams of each word
+(padded with a space on both sides, so "sits" and "sitting" share " si", "sit"). Each
+feature is hashed with blake2b (never Python's salted `hash`) to a bucket and a sign; the
+signed, weighted counts are the vector. Lexical, not semantic: good enough to test ranking
+code, no substitute for a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from functools import lru_cache
+
+import numpy as np
+
+from memlane.embed.base import Embedder, Vectors
+
+_WORD = re.compile(r"\w+")
+_PERSON = b"memlane-fh1"
+
+#: Feature weights. Whole words carry the meaning; bigrams add word order; trigrams only
+#: bridge inflections, and being many per word they would drown the words at weight 1.
+WORD_WEIGHT = 1.0
+BIGRAM_WEIGHT = 0.5
+TRIGRAM_WEIGHT = 0.25
+
+
+class HashEmbedder(Embedder):
+    batch_size = 256
+
+    def embed_batch(self, texts: list[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature, weight in features(text).items():
+                bucket, sign = _slot(feature, self.dimension)
+                out[row, bucket] += sign * weight
+            if not out[row].any():
+                # Trigger: signed features that cancel exactly. Why: a zero vector has no
+                # direction. Outcome: one fixed bucket, still deterministic.
+                out[row, _slot("\0", self.dimension)[0]] = 1.0
+        return out
+
+
+def features(text: str) -> dict[str, float]:
+    """Weighted features of `text`: `w:` words, `b:` word bigrams, `t:` character trigrams."""
+    lowered = text.lower()
+    words = _WORD.findall(lowered) or lowered.split()
+    counts: defaultdict[str, float] = defaultdict(float)
+    for word in words:
+        counts[f"w:{word}"] += WORD_WEIGHT
+        padded = f" {word} "
+        for i in range(len(padded) - 2):
+            counts[f"t:{padded[i : i + 3]}"] += TRIGRAM_WEIGHT
+    for first, second in zip(words, words[1:], strict=False):
+        counts[f"b:{first} {second}"] += BIGRAM_WEIGHT
+    return counts
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot(feature: str, dimension: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, person=_PERSON).digest()
+    value = int.from_bytes(digest, "little")
+    return value % dimension, 1.0 if value >> 63 else -1.0
