@@ -367,6 +367,7 @@ class Filters:
     """The shared filter flags of list/search (reference/000), as values."""
 
     scopes: tuple[str, ...] | None = None  # None: every scope
+    ids: tuple[str, ...] | None = None  # only these memories (candidates of a lane)
     categories: tuple[str, ...] = ()
     kinds: tuple[Kind, ...] = ()
     tags_any: tuple[str, ...] = ()

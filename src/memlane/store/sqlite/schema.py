@@ -223,6 +223,11 @@ END;
 CREATE TRIGGER embedding_epoch_delete AFTER DELETE ON embedding BEGIN
     UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_epoch';
 END;
+-- New content makes a memory's vectors stale; a tombstone takes them out of the lane.
+CREATE TRIGGER embedding_epoch_memory AFTER UPDATE OF dedup_hash, superseded_at, valid_until
+ON memory BEGIN
+    UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_epoch';
+END;
 """
 
 

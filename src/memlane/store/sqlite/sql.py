@@ -145,6 +145,8 @@ def filter_clauses(f: Filters, params: dict[str, Any]) -> list[str]:
     out: list[str] = []
     if f.scopes is not None:
         out.append(_in("e.scope", f.scopes, "scope", params) if f.scopes else "0")
+    if f.ids is not None:
+        out.append(_in("e.id", f.ids, "id", params) if f.ids else "0")
     if f.categories:
         out.append(_in("e.category", f.categories, "cat", params))
     if f.kinds:
