@@ -48,6 +48,9 @@ def cli_env(tmp_path: Path, db_path: Path) -> dict[str, str]:
         "MEMLANE_DB": str(db_path),
         "MEMLANE_AGENT": AGENT,
         "MEMLANE_PROJECT_ALIASES": str(tmp_path / "aliases.json"),
+        # The deterministic offline embedder keeps CLI tests fast; the real model has
+        # its own integration tests.
+        "MEMLANE_EMBED_PROFILE": "hash",
     }
 
 

@@ -52,6 +52,7 @@ def _env(tmp_path: Path, db: Path) -> dict[str, str]:
         "MEMLANE_DB": str(db),
         "MEMLANE_AGENT": "tester",
         "MEMLANE_PROJECT_ALIASES": str(tmp_path / "aliases.json"),
+        "MEMLANE_EMBED_PROFILE": "hash",
     }
 
 

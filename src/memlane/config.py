@@ -26,6 +26,14 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _flag(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("use 1 or 0")
+
+
 def _choice(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in choices:
@@ -70,6 +78,45 @@ SETTINGS: tuple[Setting, ...] = (
         "SQLite durability: full (fsync every commit) or normal (faster; WAL keeps "
         "crash safety, a power loss may drop the last commits).",
         _choice("full", "normal"),
+    ),
+    Setting(
+        "embed_profile",
+        "MEMLANE_EMBED_PROFILE",
+        lambda: "minilm",
+        "Embedding profile: minilm (local, default), hash (tests), http, or none.",
+        _choice("minilm", "hash", "http", "none"),
+    ),
+    Setting(
+        "skip_write_embed",
+        "MEMLANE_SKIP_WRITE_EMBED",
+        lambda: False,
+        "1 defers embedding on every write (run `memlane embed --pending` later).",
+        _flag,
+    ),
+    Setting(
+        "embed_url",
+        "MEMLANE_EMBED_URL",
+        lambda: None,
+        "http profile: base URL of an OpenAI-compatible embeddings API.",
+    ),
+    Setting(
+        "embed_model",
+        "MEMLANE_EMBED_MODEL",
+        lambda: None,
+        "http profile: the model name to ask for.",
+    ),
+    Setting(
+        "embed_dim",
+        "MEMLANE_EMBED_DIM",
+        lambda: None,
+        "http profile: the dimension of its vectors.",
+        _int,
+    ),
+    Setting(
+        "embed_api_key",
+        "MEMLANE_EMBED_API_KEY",
+        lambda: None,
+        "http profile: bearer token, if the endpoint needs one.",
     ),
     Setting(
         "max_body_bytes",

@@ -6,14 +6,15 @@ import base64
 import difflib
 import json
 import secrets
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memlane.errors import AmbiguousId, Conflict, Invalid, NotFound
+from memlane.embed import Embedder
+from memlane.errors import AmbiguousId, Conflict, Invalid, NotFound, Unavailable
 from memlane.model import (
     TYPE_REGISTRIES,
     VERSIONED_FIELDS,
@@ -34,11 +35,13 @@ from memlane.model import (
     WriteResult,
     WriteStatus,
 )
+from memlane.retrieve import lanes
 from memlane.retrieve.filters import make_filters
+from memlane.retrieve.vectors import VectorIndex
 from memlane.scope import Context, detect_context
 from memlane.store import Store, Writer, open_store
 from memlane.timeutil import parse_instant, utcnow
-from memlane.write import pipeline
+from memlane.write import embedding, pipeline
 from memlane.write.draft import Draft, Limits, WriteContext, build_draft, inherited_fields
 from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
 from memlane.write.pipeline import Staged
@@ -51,9 +54,6 @@ _TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjk
 # chunks halve the commit cost of 500-line ones), small enough that a crash loses
 # at most this many unacknowledged lines and other writers wait well under a second.
 BATCH_CHUNK = 2000
-# Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
-# ranks every memory that shares a word, so it comes last.
-SEARCH_LADDER = ("all", "most", "any")
 # A batch this large can change the shape of the data enough to mislead the planner.
 REANALYZE_AFTER = 1000
 REGISTRIES = ("categories", "agents", "projects", "applicability")
@@ -85,12 +85,21 @@ class Memory:
         agent: str | None = None,
         context: Context | None = None,
         limits: Limits | None = None,
+        embedder: Embedder | None = None,
+        embed_problem: str | None = None,
+        embed_on_write: bool = True,
     ) -> None:
+        """`embedder` None: no vector lane; `embed_problem` says why a configured one is
+        unusable (writes then report embed_deferred); `embed_on_write` False defers all."""
         self.store = store
         self.agent = agent
         self.context = context or Context()
         self.limits = limits or Limits()
+        self.embedder = embedder
+        self.embed_problem = embed_problem
+        self.embed_on_write = embed_on_write
         self._categories: set[str] = set()
+        self._index: VectorIndex | None = None
 
     @classmethod
     def open(
@@ -101,10 +110,25 @@ class Memory:
         context: Context | None = None,
         limits: Limits | None = None,
         synchronous: str = "full",
+        embedder: Embedder | None = None,
+        embed_problem: str | None = None,
+        embed_on_write: bool = True,
     ) -> Memory:
-        """Create or open the store at `path`; the context defaults to the working directory."""
+        """Create or open the store at `path`; the context defaults to the working directory.
+
+        Pass an `embedder` (see `memlane.embed.get_embedder`) for vectors and the vector
+        lane; without one every other operation works the same.
+        """
         ctx = context if context is not None else detect_context(Path.cwd())
-        return cls(open_store(path, synchronous), agent=agent, context=ctx, limits=limits)
+        return cls(
+            open_store(path, synchronous),
+            agent=agent,
+            context=ctx,
+            limits=limits,
+            embedder=embedder,
+            embed_problem=embed_problem,
+            embed_on_write=embed_on_write,
+        )
 
     def close(self) -> None:
         self.store.close()
@@ -179,8 +203,13 @@ class Memory:
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
         draft = build_draft({"content": content, "title": title, **fields}, self._write_context())
+        self._check_embed_profile(draft.no_embed)
         with self._transaction() as w:
-            return self._persist(w, draft)
+            result = self._persist(w, draft)
+        if result.skipped or draft.no_embed or result.id is None:
+            return result
+        failed = self._embed_ids([result.id])
+        return _deferred(result, failed[result.id]) if result.id in failed else result
 
     def _admit(self, w: Writer, draft: Draft, staged: Staged) -> WriteResult | None:
         """The exact-duplicate gate: a skip result, or None when the draft may land."""
@@ -228,28 +257,35 @@ class Memory:
         """`add_batch`, yielding each line's outcome once its transaction has committed."""
         chunk: list[tuple[int, BatchItem]] = []
         landed = 0
+        self._check_embed_profile(no_embed=False)
         for number, item in enumerate(items, start=1):
             if isinstance(item, (str, bytes)) and not item.strip():
                 continue
             chunk.append((number, item))
             if len(chunk) >= BATCH_CHUNK:
                 landed += len(chunk)
-                yield from self._batch_chunk(chunk)
+                yield from self._embedded_lines(*self._batch_chunk(chunk))
                 chunk = []
         if chunk:
             landed += len(chunk)
-            yield from self._batch_chunk(chunk)
+            yield from self._embedded_lines(*self._batch_chunk(chunk))
         if landed >= REANALYZE_AFTER:
             self.store.optimize()
 
-    def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> list[BatchLine]:
-        """One transaction: admit each line, then land the admitted rows in bulk."""
+    def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> tuple[list[BatchLine], list[str]]:
+        """One transaction: admit each line, then land the admitted rows in bulk.
+
+        Returns the lines' outcomes and the ids of the landed memories to embed.
+        """
         out: dict[int, BatchLine] = {}
         staged, lines = Staged(), dict[int, int]()
+        skip_embed: set[int] = set()  # line numbers that asked for no_embed
         with self._transaction() as w:
             for number, item in chunk:
                 try:
                     draft = build_draft(_batch_fields(item), self._write_context())
+                    if draft.no_embed:
+                        skip_embed.add(number)
                     if draft.close_thread or draft.anchors:  # they name rows landed before
                         out.update(self._land_staged(w, staged, lines))
                         staged, lines = Staged(), {}
@@ -263,7 +299,106 @@ class Memory:
                 except (Invalid, NotFound, Conflict) as exc:
                     out[number] = BatchLine(number, error=str(exc))
             out.update(self._land_staged(w, staged, lines))
-        return [out[number] for number, _ in chunk]
+        results = [out[number] for number, _ in chunk]
+        embed = [
+            ln.result.id
+            for ln in results
+            if ln.result and ln.result.id and not ln.result.skipped and ln.line not in skip_embed
+        ]
+        return results, embed
+
+    def _embedded_lines(self, lines: list[BatchLine], ids: list[str]) -> list[BatchLine]:
+        """Embed a committed chunk's new memories; a failure marks its lines deferred."""
+        failed = self._embed_ids(ids)
+        if not failed:
+            return lines
+        return [
+            replace(ln, result=_deferred(ln.result, failed[ln.result.id]))
+            if ln.result and ln.result.id in failed
+            else ln
+            for ln in lines
+        ]
+
+    # ---- embeddings --------------------------------------------------------
+
+    def _check_embed_profile(self, no_embed: bool) -> None:
+        """Refuse a write that would mix vector profiles in one store."""
+        if self.embedder is not None and self.embed_on_write and not no_embed:
+            embedding.check_profile(self.store, self.embedder)
+
+    def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """Embed memories that just changed; {id: why} for those left without vectors.
+
+        Trigger: no embedder is configured. Outcome: nothing to do, nothing deferred.
+        Trigger: an embedder is configured but unusable, or it fails. Outcome: the
+        memories stay (the write landed) and are reported embed_deferred.
+        """
+        if not ids or not self.embed_on_write:
+            return {}
+        if self.embedder is None:
+            return dict.fromkeys(ids, self.embed_problem) if self.embed_problem else {}
+        records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
+        outcome = embedding.embed_records(self.store, self.embedder, records)
+        return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
+
+    def embed(
+        self,
+        memory_id: str | None = None,
+        *,
+        pending: bool = False,
+        all: bool = False,
+        long_only: int | None = None,
+    ) -> embedding.EmbedOutcome:
+        """Embed one memory, the pending ones (missing or stale vectors), or all live ones;
+        `long_only` N narrows to bodies of at least N characters."""
+        if sum((memory_id is not None, pending, all)) != 1:
+            raise Invalid("embed takes exactly one of: an id, --pending, --all")
+        if self.embedder is None:
+            raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
+        if memory_id is not None:
+            records = [self._load(self.store, memory_id)]
+        elif pending:
+            records = self.store.unembedded(self.embedder.profile.signature)
+        else:
+            records = self.list(scope="all", limit=0, include_private=self.agent is not None)
+        if long_only is not None:
+            records = [r for r in records if len(r.body) >= long_only]
+        return self._embed_all(records)
+
+    def _embed_all(self, records: Sequence[Record]) -> embedding.EmbedOutcome:
+        done: list[str] = []
+        failed: list[str] = []
+        error = None
+        for start in range(0, len(records), embedding.EMBED_CHUNK):
+            part = records[start : start + embedding.EMBED_CHUNK]
+            outcome = embedding.embed_records(self.store, self._need_embedder(), part)
+            done += outcome.embedded
+            failed += outcome.failed
+            error = error or outcome.error
+        return embedding.EmbedOutcome(tuple(done), tuple(failed), error)
+
+    def _need_embedder(self) -> Embedder:
+        if self.embedder is None:
+            raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
+        return self.embedder
+
+    def reembed(self, embedder: Embedder, dry_run: bool = False) -> int:
+        """Re-embed every live memory with another profile and make it the store's profile.
+
+        The old vectors are replaced in one transaction per batch of memories, and the
+        store's profile moves only when all of them succeeded; running it again is safe.
+        """
+        records = self.store.query(Filters(any_visibility=True, limit=None))
+        if dry_run:
+            return len(records)
+        documents = [embedder.embed_document(embedding.document_text(r)) for r in records]
+        with self.store.write() as w:
+            w.drop_vectors()
+            w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
+            embedding.put_documents(w, embedder, records, documents)
+            self._journal(w, "reembed", None)
+        self.embedder, self.embed_problem, self._index = embedder, None, None
+        return len(records)
 
     def _land_staged(
         self, w: Writer, staged: Staged, lines: dict[int, int]
@@ -295,15 +430,31 @@ class Memory:
     def list(self, filters: Filters | None = None, **options: Any) -> Records:
         return self.store.query(filters or self.filters(**options))
 
-    def search(self, query: str, filters: Filters | None = None, **options: Any) -> Hits:
-        """Keyword (BM25) search: every word must match; failing that, all but one;
-        failing that, any word."""
+    def search(
+        self, query: str, filters: Filters | None = None, mode: str = "keyword", **options: Any
+    ) -> Hits:
+        """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
+        (nearest by meaning) or `hybrid` (both, fused by reciprocal rank)."""
         chosen = filters or self.filters(**options)
-        for match in SEARCH_LADDER:
-            hits = self.store.search(query, chosen, match)
-            if hits:
-                return hits
-        return []
+        if mode not in lanes.MODES:
+            raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
+        if mode == "keyword":
+            return lanes.keyword(self.store, query, chosen)
+        index, embedder = self._vector_lane()
+        if mode == "vector":
+            return lanes.vector(self.store, index, embedder, query, chosen)
+        return lanes.hybrid(self.store, index, embedder, query, chosen)
+
+    def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
+        """The vector index of this store's profile; Unavailable without an embedder."""
+        if self.embedder is None:
+            why = self.embed_problem or "no embedding profile is configured"
+            raise Unavailable(f"the vector lane is unavailable: {why}")
+        embedding.check_profile(self.store, self.embedder)
+        if self._index is None:
+            profile = self.embedder.profile
+            self._index = VectorIndex(self.store, profile.signature, profile.dimension)
+        return self._index, self.embedder
 
     def recent(
         self,
@@ -576,6 +727,14 @@ class Memory:
 def _check_registry(name: str) -> None:
     if name not in REGISTRIES:
         raise Invalid(f"unknown registry {name!r}; choose from: {', '.join(REGISTRIES)}")
+
+
+def _deferred(result: WriteResult, why: str) -> WriteResult:
+    return replace(
+        result,
+        status=WriteStatus.EMBED_DEFERRED,
+        warnings=(*result.warnings, f"embedding deferred ({why}); run `memlane embed --pending`"),
+    )
 
 
 def _batch_fields(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:

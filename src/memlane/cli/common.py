@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from memlane import config
+from memlane.embed import Embedder, get_embedder
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
 from memlane.scope import detect_context, load_aliases
@@ -32,6 +33,11 @@ class State:
         if self._memory is None:
             s = self.settings
             aliases_path = Path(s["project_aliases"]).expanduser()
+            problem = None
+            try:
+                embedder = self.embedder_for(s["embed_profile"])
+            except MemlaneError as exc:  # no usable embedder: everything else still works
+                embedder, problem = None, str(exc)
             self._memory = Memory.open(
                 self.db or s["db"],
                 agent=s["agent"],
@@ -40,8 +46,26 @@ class State:
                     s["max_body_bytes"], s["max_title_chars"], s["max_tags"], s["max_tag_chars"]
                 ),
                 synchronous=s["sqlite_synchronous"],
+                embedder=embedder,
+                embed_problem=problem,
+                embed_on_write=not s["skip_write_embed"],
             )
         return self._memory
+
+    def embedder_for(self, profile: str) -> Embedder | None:
+        """The embedder a profile name selects with the settings' options (none: None)."""
+        if profile == "none":
+            return None
+        s = self.settings
+        options: dict[str, object] = {}
+        if profile == "http":
+            options = {
+                "base_url": s["embed_url"],
+                "model": s["embed_model"],
+                "dimension": s["embed_dim"],
+                "api_key": s["embed_api_key"],
+            }
+        return get_embedder(profile, **options)
 
     def close(self) -> None:
         if self._memory is not None:

@@ -149,12 +149,20 @@ def list_cmd(as_json: bool, **options: Any) -> None:
 @click.command("search")
 @click.argument("query")
 @filter_options
+@click.option(
+    "--mode",
+    type=click.Choice(["keyword", "vector", "hybrid"]),
+    default="keyword",
+    show_default=True,
+    help="Keyword (BM25), vector (by meaning) or hybrid (both, fused).",
+)
+@click.option("--semantic", is_flag=True, help="Same as --mode vector.")
 @json_option
-def search_cmd(query: str, as_json: bool, **options: Any) -> None:
-    """Keyword search (BM25) over titles, bodies and tags; any text is safe to pass."""
+def search_cmd(query: str, mode: str, semantic: bool, as_json: bool, **options: Any) -> None:
+    """Search titles, bodies and tags by keyword, by meaning, or both; any text is safe."""
     mem = memory()
     filters = mem.filters(**options)
-    hits = mem.search(query, filters)
+    hits = mem.search(query, filters, mode="vector" if semantic else mode)
     if as_json:
         emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
     else:

@@ -65,6 +65,9 @@ class Writer(Protocol):
         """Replace a memory's vectors for one profile: (chunk, float32 bytes); chunk -1
         is the entry vector."""
 
+    def drop_vectors(self) -> None:
+        """Remove every vector of every profile (re-embedding replaces them all)."""
+
     def set_meta(self, key: str, value: str) -> None: ...
 
     def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:

@@ -173,6 +173,9 @@ class SQLiteWriter:
             [(memory_id, profile, chunk, dim, blob, content_hash, at) for chunk, blob in vectors],
         )
 
+    def drop_vectors(self) -> None:
+        self._conn.execute("DELETE FROM embedding")
+
     def set_meta(self, key: str, value: str) -> None:
         self._conn.execute(
             "INSERT INTO store_meta(key, value) VALUES (?, ?) "

@@ -1,0 +1,58 @@
+"""`embed` and `reembed`: vectors for the vector lane."""
+
+from __future__ import annotations
+
+import click
+
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, state
+
+
+@in_section("recall")
+@click.command("embed")
+@click.argument("memory_id", required=False)
+@click.option("--all", "all_", is_flag=True, help="Embed every live memory again.")
+@click.option("--pending", is_flag=True, help="Embed memories without current vectors.")
+@click.option("--long-only", type=int, help="Only bodies of at least N characters.")
+@json_option
+def embed_cmd(
+    memory_id: str | None, all_: bool, pending: bool, long_only: int | None, as_json: bool
+) -> None:
+    """Compute vectors: for one memory, the pending ones, or all."""
+    outcome = memory().embed(memory_id, pending=pending, all=all_, long_only=long_only)
+    if as_json:
+        emit_json(
+            {
+                "embedded": len(outcome.embedded),
+                "failed": len(outcome.failed),
+                "ids": list(outcome.embedded),
+                "error": outcome.error,
+            }
+        )
+    else:
+        click.echo(f"{len(outcome.embedded)} embedded, {len(outcome.failed)} failed")
+        if outcome.error:
+            note(outcome.error)
+    if outcome.failed:
+        raise SystemExit(1)
+
+
+@in_section("recall")
+@click.command("reembed")
+@click.option("--all", "all_", is_flag=True, required=True, help="Re-embed every live memory.")
+@click.option(
+    "--profile", required=True, help="Embedding profile to convert to (minilm, hash, http)."
+)
+@click.option("--dry-run", is_flag=True, help="Say how many memories would be re-embedded.")
+@json_option
+def reembed_cmd(all_: bool, profile: str, dry_run: bool, as_json: bool) -> None:
+    """Convert the store's vectors to another embedding profile, in one transaction."""
+    embedder = state().embedder_for(profile)
+    if embedder is None:
+        fail(f"profile {profile!r} cannot embed here", 1)
+    count = memory().reembed(embedder, dry_run=dry_run)
+    if as_json:
+        emit_json({"profile": embedder.profile.signature, "memories": count, "dry_run": dry_run})
+    elif dry_run:
+        click.echo(f"would re-embed {count} memories with {embedder.profile.signature}")
+    else:
+        click.echo(f"re-embedded {count} memories with {embedder.profile.signature}")

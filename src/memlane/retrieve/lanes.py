@@ -1,0 +1,64 @@
+"""Search lanes over a store: keyword (BM25), vector, and their RRF fusion.
+
+Every lane over-fetches and then passes its candidates through the store's filters,
+which alone decide what may be returned (live or as-of, scope, visibility, kind...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from memlane.embed import Embedder
+from memlane.model import Filters, Hit
+from memlane.retrieve.fuse import BM25, VECTOR, rrf
+from memlane.retrieve.vectors import VectorIndex
+from memlane.store import Store
+
+# Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
+# ranks every memory that shares a word, so it comes last.
+SEARCH_LADDER = ("all", "most", "any")
+# Candidates a lane fetches per result wanted, so filters and fusion have room.
+OVERFETCH = 4
+MIN_POOL = 50
+MODES = ("keyword", "vector", "hybrid")
+
+
+def pool_size(limit: int | None) -> int:
+    return max(MIN_POOL, (limit or MIN_POOL) * OVERFETCH)
+
+
+def keyword(store: Store, query: str, filters: Filters) -> list[Hit]:
+    """BM25 over title, body and tags: all words, else all but one, else any word."""
+    for match in SEARCH_LADDER:
+        hits = store.search(query, filters, match)
+        if hits:
+            return hits
+    return []
+
+
+def vector(
+    store: Store, index: VectorIndex, embedder: Embedder, query: str, filters: Filters
+) -> list[Hit]:
+    """Nearest memories by cosine (best of entry vector and chunks), then the filters."""
+    if not query.strip():
+        return []
+    wanted = filters.limit
+    near = index.search(embedder.embed(query), pool_size(wanted))
+    if not near:
+        return []
+    scores = {h.memory_id: h.score for h in near}
+    found = store.query(replace(filters, ids=tuple(scores), limit=None))
+    found.sort(key=lambda r: -scores[r.id])
+    return [Hit(r, scores[r.id], i + 1) for i, r in enumerate(found[:wanted] if wanted else found)]
+
+
+def hybrid(
+    store: Store, index: VectorIndex, embedder: Embedder, query: str, filters: Filters
+) -> list[Hit]:
+    """Keyword and vector lanes fused by reciprocal rank (k = 60)."""
+    pool = replace(filters, limit=pool_size(filters.limit))
+    lanes = {BM25: keyword(store, query, pool), VECTOR: vector(store, index, embedder, query, pool)}
+    records = {h.record.id: h.record for hits in lanes.values() for h in hits}
+    fused = rrf({lane: [h.record.id for h in hits] for lane, hits in lanes.items()})
+    chosen = fused[: filters.limit] if filters.limit else fused
+    return [Hit(records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]

@@ -1,0 +1,77 @@
+"""Embedding memories after they landed: the store's profile check and the vector writes.
+
+An embedding failure never undoes a write: the memory stays, without current vectors,
+and `embed --pending` picks it up later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memlane.embed import Embedded, Embedder
+from memlane.errors import Conflict, MemlaneError
+from memlane.model import Record
+from memlane.retrieve.vectors import to_blob
+from memlane.store import Store, Writer
+
+PROFILE_KEY = "embed_profile"
+# Records embedded per transaction by `embed --all/--pending`.
+EMBED_CHUNK = 64
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedOutcome:
+    embedded: tuple[str, ...]
+    failed: tuple[str, ...]
+    error: str | None = None
+
+
+def check_profile(store: Store, embedder: Embedder) -> None:
+    """Refuse to mix vectors: a store keeps the profile it was first embedded with."""
+    recorded = store.meta(PROFILE_KEY)
+    wanted = embedder.profile.signature
+    if recorded is not None and recorded != wanted:
+        name = embedder.profile.name
+        raise Conflict(
+            f"this store's vectors were made with {recorded}, not {wanted}: "
+            f"run `memlane reembed --all --profile {name}` to convert it, or set "
+            f"MEMLANE_EMBED_PROFILE to {recorded.split('/')[0]}"
+        )
+
+
+def document_text(record: Record) -> str:
+    """What a memory's vectors describe: its title (when not just its opening) and body."""
+    if record.body.startswith(record.title.rstrip("…")):
+        return record.body
+    return f"{record.title}\n{record.body}"
+
+
+def embed_records(store: Store, embedder: Embedder, records: Sequence[Record]) -> EmbedOutcome:
+    """Embed and store vectors for `records`, one transaction; failures are reported."""
+    if not records:
+        return EmbedOutcome((), ())
+    try:
+        check_profile(store, embedder)
+        documents = [embedder.embed_document(document_text(r)) for r in records]
+    except MemlaneError as exc:
+        return EmbedOutcome((), tuple(r.id for r in records), str(exc))
+    except Exception as exc:  # a backend's own failure must not fail a landed write
+        return EmbedOutcome((), tuple(r.id for r in records), f"{type(exc).__name__}: {exc}")
+    with store.write() as w:
+        if store.meta(PROFILE_KEY) is None:
+            w.set_meta(PROFILE_KEY, embedder.profile.signature)
+        put_documents(w, embedder, records, documents)
+    return EmbedOutcome(tuple(r.id for r in records), ())
+
+
+def put_documents(
+    w: Writer, embedder: Embedder, records: Sequence[Record], documents: Sequence[Embedded]
+) -> None:
+    """Store each record's entry vector (chunk -1) and, for long texts, its chunk vectors."""
+    signature = embedder.profile.signature
+    for record, doc in zip(records, documents, strict=True):
+        rows = [(-1, to_blob(doc.entry))]
+        if len(doc.chunks) > 1:
+            rows += [(i, to_blob(v)) for i, v in enumerate(doc.vectors)]
+        w.put_vectors(record.id, signature, rows, embedder.dimension, record.dedup_hash)

@@ -1,0 +1,119 @@
+"""Embedding on write, the vector and hybrid lanes, deferral, and one profile per store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memlane import Conflict, Context, Memory, Unavailable
+from memlane.embed import Embedder, get_embedder
+from memlane.embed.profiles import Profile
+from memlane.model import WriteStatus
+
+
+class Broken(Embedder):
+    """An embedder whose backend fails, as a crashed model server would."""
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        raise RuntimeError("model server is down")
+
+
+class Tiny(Embedder):
+    """Another profile: 8 dimensions from character codes."""
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        rows = [[sum(map(ord, t)) % (i + 2) + 1.0 for i in range(8)] for t in texts]
+        return np.asarray(rows, dtype=np.float32)
+
+
+TINY = Profile("tiny", 8, "tiny-v1", None, None, "test profile")
+
+
+@pytest.fixture
+def vmem(db_path: Path):
+    with Memory.open(
+        db_path, agent="tester", context=Context("proj", "main"), embedder=get_embedder("hash")
+    ) as memory:
+        yield memory
+
+
+def test_a_write_stores_vectors_and_the_vector_lane_finds_it(vmem):
+    target = vmem.add("Kubernetes pods restart when the liveness probe fails.").id
+    vmem.add("Invoices are due within thirty days.")
+    assert vmem.store.unembedded(vmem.embedder.profile.signature) == []
+    hits = vmem.search("liveness probes restarting pods", mode="vector", limit=1)
+    assert [h.record.id for h in hits] == [target]
+
+
+def test_hybrid_fuses_both_lanes(vmem):
+    keyword_only = vmem.add("Ticket BILL-4411 tracks the rounding bug.").id
+    both = vmem.add("The rounding bug in invoices is tracked in BILL-4411.").id
+    vmem.add("Lunch is at noon.")
+    ids = [h.record.id for h in vmem.search("BILL-4411 rounding bug", mode="hybrid")]
+    assert set(ids[:2]) == {keyword_only, both}
+
+
+def test_vector_results_respect_filters_and_deletion(vmem):
+    gone = vmem.add("Cache invalidation happens on deploy.").id
+    other_scope = vmem.add(
+        "Cache invalidation happens on deploy, in beta.", scope="project:beta"
+    ).id
+    vmem.delete(gone)
+    ids = [h.record.id for h in vmem.search("cache invalidation on deploy", mode="vector")]
+    assert gone not in ids and other_scope not in ids
+    assert other_scope in [
+        h.record.id for h in vmem.search("cache invalidation", mode="vector", scope="all")
+    ]
+
+
+def test_a_failed_embedding_never_fails_the_write(db_path):
+    with Memory.open(
+        db_path, context=Context(), embedder=Broken(get_embedder("hash").profile)
+    ) as mem:
+        result = mem.add("Rotate the signing keys every quarter.")
+        assert result.status is WriteStatus.EMBED_DEFERRED
+        assert "model server is down" in result.warnings[0]
+        assert mem.get(result.id).body == "Rotate the signing keys every quarter."
+        batch = mem.add_batch([{"content": "one"}, {"content": "two", "no_embed": True}])
+        assert [ln.result.status for ln in batch.lines] == [
+            WriteStatus.EMBED_DEFERRED,
+            WriteStatus.ADDED,
+        ]
+    with Memory.open(db_path, context=Context(), embedder=get_embedder("hash")) as mem:
+        outcome = mem.embed(pending=True)
+        assert len(outcome.embedded) == 3 and outcome.failed == ()
+        assert mem.store.unembedded(mem.embedder.profile.signature) == []
+
+
+def test_an_unusable_embedder_defers_and_says_why(db_path):
+    with Memory.open(
+        db_path, context=Context(), embed_problem="onnxruntime is not installed"
+    ) as mem:
+        result = mem.add("Something to remember.")
+        assert result.status is WriteStatus.EMBED_DEFERRED
+        assert "onnxruntime is not installed" in result.warnings[0]
+        with pytest.raises(Unavailable, match="onnxruntime is not installed"):
+            mem.search("remember", mode="vector")
+        assert [h.record.id for h in mem.search("remember")] == [result.id]
+
+
+def test_without_an_embedder_writes_are_plainly_added(mem):
+    assert mem.add("No vectors here.").status is WriteStatus.ADDED
+
+
+def test_a_store_refuses_another_profile_until_reembedded(db_path):
+    with Memory.open(db_path, context=Context(), embedder=get_embedder("hash")) as mem:
+        first = mem.add("Ship on Tuesdays.").id
+    other = Tiny(TINY)
+    with Memory.open(db_path, context=Context(), embedder=other) as mem:
+        with pytest.raises(Conflict, match="memlane reembed --all --profile tiny"):
+            mem.add("Ship on Wednesdays.")
+        assert mem.list(scope="all", limit=0)[0].id == first  # nothing was written
+        assert mem.reembed(other, dry_run=True) == 1
+        assert mem.reembed(other) == 1
+        assert mem.reembed(other) == 1  # again: same result
+        second = mem.add("Ship on Wednesdays.").id
+        hits = mem.search("Ship on Wednesdays.", mode="vector", scope="all")
+        assert {h.record.id for h in hits} == {first, second}
