@@ -13,7 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memlane.embed.blob import from_blobs, to_blob
 from memlane.store import Store
+
+__all__ = ["VectorHit", "VectorIndex", "to_blob"]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -56,8 +59,7 @@ class VectorIndex:
                 ids.append(memory_id)
             rows.append(blob)
             owner.append(index[memory_id])
-        raw = np.frombuffer(b"".join(rows), dtype=np.float32)
-        self._matrix = raw.reshape(len(rows), self.dim) if rows else self._matrix[:0]
+        self._matrix = from_blobs(rows, self.dim) if rows else self._matrix[:0]
         self._owner = np.asarray(owner, dtype=np.int64)
         self._ids = ids
         self._epoch = epoch
@@ -74,8 +76,3 @@ class VectorIndex:
         top = np.argpartition(-best, k - 1)[:k]
         order = top[np.argsort(-best[top], kind="stable")]
         return [VectorHit(self._ids[i], float(best[i])) for i in order]
-
-
-def to_blob(vector: Matrix) -> bytes:
-    """Float32 little-endian bytes: the stored form of a vector."""
-    return np.asarray(vector, dtype="<f4").tobytes()

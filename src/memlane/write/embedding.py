@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlane.embed import Embedded, Embedder
+from memlane.embed.blob import to_blob
 from memlane.errors import Conflict, MemlaneError
 from memlane.model import Record
-from memlane.retrieve.vectors import to_blob
 from memlane.store import Store, Writer
 
 PROFILE_KEY = "embed_profile"

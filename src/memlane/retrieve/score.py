@@ -1,0 +1,209 @@
+"""The composite score of a recall candidate, and its parts for --explain. Pure.
+
+    score = (relevance·w_rel + importance·w_imp + confidence·trust·w_conf
+             + recency·w_rec + popularity·w_pop) × scope boost × time fit
+
+Every term lies in [0, 1] and the weights sum to 1, so a score does too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from memlane.errors import Invalid
+from memlane.model import DECAY_EXEMPT, MemoryClass, Record, effective_resonance
+from memlane.retrieve.fuse import LANES, Fused, normalized
+from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_fit
+from memlane.scope import GLOBAL, Context, scope_project
+
+_DAY_SECONDS = 86400.0
+# How fast each class of memory stops being news (mait-code's half-lives):
+# yesterday's deploy matters less next week; a decision stays relevant for months;
+# a procedure goes stale when it is superseded, not with time. A memory whose class
+# is not known fades after a week.
+HALF_LIFE_DAYS: Mapping[MemoryClass | None, float] = {
+    MemoryClass.EPISODIC: 3.0,
+    MemoryClass.SEMANTIC: 90.0,
+    MemoryClass.PROCEDURAL: 180.0,
+    None: 7.0,
+}
+# Importance (resonance) is written 1-10; 1 maps to 0 and 10 or more to 1.
+IMPORTANCE_FLOOR = 1.0
+IMPORTANCE_CEILING = 10.0
+# Popularity saturates at this many reads: log-scaled so the first reads count
+# most, capped so a memory shown on every prompt cannot outrank a relevant one.
+POPULARITY_SATURATION = 100
+# Scope boosts (DESIGN §3): the closer a memory's scope to where the caller stands,
+# the more it counts. Anything outside the caller's chain (another project, or
+# another branch) is reached only with --scope all.
+BOOST_BRANCH = 1.0
+BOOST_PROJECT = 0.85
+BOOST_GLOBAL = 0.7
+BOOST_OTHER = 0.3
+# Weights are compared to 1 with this slack, so 0.1 + 0.2 + ... in floats passes.
+WEIGHT_SUM_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The weights of the composite score; they must sum to 1.
+
+    Defaults, until they are tuned on LoCoMo and the gold cases:
+    - relevance 0.50: the only term that depends on the query, so it gets half;
+      between ZMem's 55 % and mait-code's 40 %.
+    - importance 0.15 and confidence·trust 0.15: what the writer asserted and how
+      grounded it is (ZMem gives confidence 20 %, mait-code importance 30 %; memlane
+      has both, so they share).
+    - recency 0.10: below ZMem's 15 % and mait-code's 30 % because the per-class
+      half-lives already make episodic memories fade within days, and a query
+      that names a time gets its own window (when.py).
+    - popularity 0.10: ZMem's share; log-scaled and capped, since it feeds back on
+      itself (what is shown gets read, what is read gets shown).
+    """
+
+    relevance: float = 0.50
+    importance: float = 0.15
+    confidence: float = 0.15
+    recency: float = 0.10
+    popularity: float = 0.10
+
+    def __post_init__(self) -> None:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise Invalid(f"score weight {name} must be a number, not {value!r}")
+            if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+                raise Invalid(f"score weight {name} must lie in [0, 1], not {value!r}")
+        total = math.fsum(values.values())
+        if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+            raise Invalid(f"score weights must sum to 1, not {total:g}")
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A ranked candidate: its record, score, the parts behind it, and its lane ranks."""
+
+    record: Record
+    score: float
+    relevance: float
+    parts: Mapping[str, float]
+    ranks: Mapping[str, int]
+
+
+def half_life_days(memory_class: MemoryClass | None) -> float:
+    return HALF_LIFE_DAYS.get(memory_class, HALF_LIFE_DAYS[None])
+
+
+def decay(age_days: float, half_life: float) -> float:
+    """exp(-ln 2 · age / half-life): 1 now, 0.5 after one half-life. A future age counts as 0."""
+    return math.exp(-math.log(2) * max(0.0, age_days) / half_life)
+
+
+def recency(record: Record, now: datetime) -> float:
+    """How fresh a memory is, by its event time (else its creation) and its class."""
+    if record.resonance_type is not None and record.resonance_type in DECAY_EXEMPT:
+        return 1.0
+    age_days = (now - event_time(record)).total_seconds() / _DAY_SECONDS
+    return decay(age_days, half_life_days(record.memory_class))
+
+
+def importance(record: Record, now: datetime) -> float:
+    """Effective resonance (after its weekly decay) mapped from 1-10 onto 0-1, capped."""
+    clock_start = record.last_activated or record.created_at
+    resonance = effective_resonance(record.importance, record.resonance_type, clock_start, now)
+    span = IMPORTANCE_CEILING - IMPORTANCE_FLOOR
+    return _unit((resonance - IMPORTANCE_FLOOR) / span)
+
+
+def trust(record: Record) -> float:
+    """How far a memory can be believed: its grounded confidence times its trust score."""
+    return _unit(record.confidence * record.trust_score)
+
+
+def popularity(record: Record) -> float:
+    """Reads and passive showings, log-scaled: 0 never, 1 at POPULARITY_SATURATION or more."""
+    uses = max(0, record.retrieval_count) + max(0, record.surfaced_count)
+    return _unit(math.log1p(uses) / math.log1p(POPULARITY_SATURATION))
+
+
+def scope_boost(scope: str, context: Context) -> float:
+    if scope == GLOBAL:
+        return BOOST_GLOBAL
+    project, branch = scope_project(scope)
+    if project is None or project != context.project:
+        return BOOST_OTHER
+    if branch is None:
+        return BOOST_PROJECT
+    return BOOST_BRANCH if branch == context.branch else BOOST_OTHER
+
+
+def score_candidates(
+    fused: Sequence[Fused],
+    records: Mapping[str, Record],
+    *,
+    now: datetime,
+    context: Context,
+    weights: Weights = DEFAULT_WEIGHTS,
+    cue: TimeCue = NO_CUE,
+) -> list[Scored]:
+    """Score the fused candidates that have a record, best first (ties: relevance, then id).
+
+    Relevance is normalized over these candidates, so a fused id without a record
+    (filtered out after the lanes ran) neither scores nor shifts the others.
+    """
+    present = [f for f in fused if f.id in records]
+    relevance = normalized(present)
+    setting = _Setting(now, context, weights, cue, max((f.score for f in present), default=0.0))
+    scored = [_score(f, records[f.id], relevance[f.id], setting) for f in present]
+    scored.sort(key=lambda s: (-s.score, -s.relevance, s.record.id))
+    return scored
+
+
+@dataclass(frozen=True, slots=True)
+class _Setting:
+    """What every candidate of one recall is scored against."""
+
+    now: datetime
+    context: Context
+    weights: Weights
+    cue: TimeCue
+    top: float  # the best fused score among the candidates
+
+
+def _score(fused: Fused, record: Record, relevance: float, setting: _Setting) -> Scored:
+    parts = _parts(fused, record, setting)
+    w = setting.weights
+    base = math.fsum(
+        (
+            relevance * w.relevance,
+            parts["importance"] * w.importance,
+            parts["trust"] * w.confidence,
+            parts["recency"] * w.recency,
+            parts["popularity"] * w.popularity,
+        )
+    )
+    score = base * parts["scope"] * parts["time"]
+    return Scored(record, score, relevance, parts, dict(fused.ranks))
+
+
+def _parts(fused: Fused, record: Record, setting: _Setting) -> dict[str, float]:
+    """Every part in [0, 1] before weighting; the lane parts sum to the relevance."""
+    lanes = {lane: fused.contributions.get(lane, 0.0) for lane in LANES} | dict(fused.contributions)
+    return {lane: share / setting.top for lane, share in lanes.items()} | {
+        "recency": recency(record, setting.now),
+        "importance": importance(record, setting.now),
+        "trust": trust(record),
+        "popularity": popularity(record),
+        "scope": scope_boost(record.scope, setting.context),
+        "time": time_fit(record, setting.cue),
+    }
+
+
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, value))
