@@ -391,7 +391,9 @@ class Memory:
         records = self.store.query(Filters(any_visibility=True, limit=None))
         if dry_run:
             return len(records)
-        documents = [embedder.embed_document(embedding.document_text(r)) for r in records]
+        documents = embedding.embed_documents(
+            embedder, [embedding.document_text(r) for r in records]
+        )
         with self.store.write() as w:
             w.drop_vectors()
             w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)

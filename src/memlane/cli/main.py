@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memlane.cli import capture, embedding, quickstart, read, registries, revise
+from memlane.cli import capture, embedding, evaluate, quickstart, read, registries, revise
 from memlane.cli.common import SectionedGroup, State, settings_from_env
 from memlane.errors import MemlaneError
 
@@ -37,6 +37,7 @@ COMMANDS: tuple[click.Command, ...] = (
     registries.tags,
     registries.types_cmd,
     quickstart.quickstart_cmd,
+    evaluate.eval_group,
 )
 
 

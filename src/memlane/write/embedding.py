@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlane.embed import Embedded, Embedder
+from memlane.embed import Embedded, Embedder, entry_vector
 from memlane.embed.blob import to_blob
 from memlane.errors import Conflict, MemlaneError
 from memlane.model import Record
@@ -53,7 +53,7 @@ def embed_records(store: Store, embedder: Embedder, records: Sequence[Record]) -
         return EmbedOutcome((), ())
     try:
         check_profile(store, embedder)
-        documents = [embedder.embed_document(document_text(r)) for r in records]
+        documents = embed_documents(embedder, [document_text(r) for r in records])
     except MemlaneError as exc:
         return EmbedOutcome((), tuple(r.id for r in records), str(exc))
     except Exception as exc:  # a backend's own failure must not fail a landed write
@@ -63,6 +63,18 @@ def embed_records(store: Store, embedder: Embedder, records: Sequence[Record]) -
             w.set_meta(PROFILE_KEY, embedder.profile.signature)
         put_documents(w, embedder, records, documents)
     return EmbedOutcome(tuple(r.id for r in records), ())
+
+
+def embed_documents(embedder: Embedder, texts: Sequence[str]) -> list[Embedded]:
+    """Chunk every text and embed all chunks in one bulk call (batched by length)."""
+    chunked = [embedder.chunks(text) for text in texts]
+    vectors = embedder.embed_many([chunk for chunks in chunked for chunk in chunks])
+    out, start = [], 0
+    for chunks in chunked:
+        rows = vectors[start : start + len(chunks)]
+        out.append(Embedded(tuple(chunks), rows, entry_vector(rows)))
+        start += len(chunks)
+    return out
 
 
 def put_documents(

@@ -1,0 +1,75 @@
+"""`eval locomo`: retrieval quality on the LoCoMo development split."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from memlane.cli.common import emit_json, in_section, json_option, state
+from memlane.evaluation import locomo
+from memlane.memory import Memory
+
+
+@in_section("admin")
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval quality on evaluation sets."""
+
+
+@eval_group.command("locomo")
+@click.option(
+    "--data",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="locomo-dev.json (see ../shared/data/README.md).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["keyword", "vector", "hybrid"]),
+    default="hybrid",
+    show_default=True,
+    help="Search mode whose ranking is measured.",
+)
+@click.option("--k", type=int, default=10, show_default=True, help="Results kept per question.")
+@click.option("--conversations", type=int, help="Only the first N conversations.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write per-question results (JSONL).")
+@json_option
+def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str | None,
+               as_json: bool) -> None:  # fmt: skip
+    """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation)."""
+    embedder = (
+        None if mode == "keyword" else state().embedder_for(state().settings["embed_profile"])
+    )
+
+    def search(mem: Memory, query: str, limit: int) -> list[str]:
+        return [h.record.id for h in mem.search(query, mode=mode, limit=limit, scope="all")]
+
+    scores = locomo.Scores()
+    sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
+    try:
+        for row in locomo.run(Path(data), search, embedder, k, conversations):
+            scores.rows.append(row)
+            if sink:
+                sink.write(json.dumps(row) + "\n")
+    finally:
+        if sink:
+            sink.close()
+    report = {
+        "mode": mode,
+        "profile": embedder.profile.signature if embedder else None,
+        "headline (1-4)": scores.summary(locomo.HEADLINE),
+        **{f"{c} {name}": scores.summary((c,)) for c, name in locomo.CATEGORY_NAMES.items()},
+    }
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(f"LoCoMo retrieval, mode {mode}, profile {report['profile']}")
+    click.echo(f"{'set':<18}{'n':>6}{'R@5':>8}{'R@10':>8}{'Hit@10':>8}{'nDCG@10':>9}{'MRR':>8}")
+    for name, s in report.items():
+        if isinstance(s, dict):
+            click.echo(
+                f"{name:<18}{int(s['questions']):>6}{s['r@5']:>8.3f}{s['r@10']:>8.3f}"
+                f"{s['hit@10']:>8.3f}{s['ndcg@10']:>9.3f}{s['mrr']:>8.3f}"
+            )

@@ -1,0 +1,1 @@
+"""Evaluation of retrieval quality through memlane's public API."""

@@ -1,0 +1,166 @@
+"""Retrieval quality on LoCoMo (../shared/data/README.md), through the public API only.
+
+Each conversation becomes its own store; every dialog turn one memory whose
+`occurred_at` is its session's date; every question a query over its conversation.
+Gold is the question's evidence turns. No LLM anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memlane.embed import Embedder
+from memlane.errors import Invalid
+from memlane.memory import Memory
+from memlane.scope import Context
+
+# Evidence ids come malformed ("D:11:26", "D30:05", several in one string).
+_EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
+_SESSION = re.compile(r"^session_(\d+)$")
+HEADLINE = (1, 2, 3, 4)
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    when: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    conversation: str
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+def score(question: Question, ranked: Sequence[str], k: int) -> dict[str, Any]:
+    """One question's metrics given the dia_ids retrieved, best first."""
+    gold = set(question.evidence)
+    ranks = [i + 1 for i, dia in enumerate(ranked) if dia in gold]
+    return {
+        "conversation": question.conversation,
+        "question": question.text,
+        "category": question.category,
+        "gold": sorted(gold),
+        "retrieved": list(ranked[:k]),
+        "r@5": _recall(ranks, gold, 5),
+        "r@10": _recall(ranks, gold, 10),
+        "hit@10": 1.0 if ranks and ranks[0] <= 10 else 0.0,
+        "mrr": 1.0 / ranks[0] if ranks else 0.0,
+        "ndcg@10": _ndcg(ranks, len(gold), 10),
+    }
+
+
+@dataclass
+class Scores:
+    """Per-question result rows, averaged by `summary`."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self, categories: Sequence[int]) -> dict[str, float]:
+        rows = [r for r in self.rows if r["category"] in categories]
+        keys = ("r@5", "r@10", "hit@10", "mrr", "ndcg@10")
+        out = {key: sum(r[key] for r in rows) / len(rows) if rows else 0.0 for key in keys}
+        return {**out, "questions": float(len(rows))}
+
+
+def _recall(ranks: list[int], gold: set[str], k: int) -> float:
+    return sum(1 for r in ranks if r <= k) / len(gold)
+
+
+def _ndcg(ranks: list[int], gold: int, k: int) -> float:
+    dcg = sum(1.0 / math.log2(r + 1) for r in ranks if r <= k)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(gold, k)))
+    return dcg / ideal if ideal else 0.0
+
+
+def parse_date(text: str) -> datetime:
+    """LoCoMo's "1:56 pm on 8 May, 2023"."""
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        raise Invalid(f"unreadable LoCoMo session date {text!r}") from None
+
+
+def turns_of(sample: dict[str, Any]) -> list[Turn]:
+    conv = sample["conversation"]
+    sessions = sorted(
+        (int(m.group(1)), key) for key in conv if (m := _SESSION.match(key)) and conv[key]
+    )
+    turns = []
+    for number, key in sessions:
+        when = parse_date(conv[f"session_{number}_date_time"])
+        for turn in conv[key]:
+            text = turn["text"]
+            if turn.get("blip_caption"):
+                text += f" [shares image: {turn['blip_caption']}]"
+            turns.append(Turn(turn["dia_id"], turn["speaker"], text, when))
+    return turns
+
+
+def questions_of(sample: dict[str, Any], known: set[str]) -> list[Question]:
+    """Questions with their normalised evidence; those left without any are skipped."""
+    out = []
+    for qa in sample["qa"]:
+        found = _EVIDENCE.findall(" ".join(map(str, qa.get("evidence", []))))
+        evidence = tuple(dict.fromkeys(f"D{s}:{t}" for s, t in found if f"D{s}:{t}" in known))
+        if evidence:
+            out.append(Question(sample["sample_id"], qa["question"], int(qa["category"]), evidence))
+    return out
+
+
+def memory_fields(turn: Turn) -> dict[str, Any]:
+    """One turn as a memory: the date and speaker in the title, so keywords reach them."""
+    return {
+        "title": f"{turn.speaker} on {turn.when.day} {turn.when:%B %Y}",
+        "content": f"{turn.speaker}: {turn.text}",
+        "kind": "event",
+        "occurred_at": turn.when.isoformat(),
+        "source_ref": f"locomo:{turn.dia_id}",
+        "scope": "global",
+    }
+
+
+Search = Callable[[Memory, str, int], list[str]]
+
+
+def run(
+    data: Path,
+    search: Search,
+    embedder: Embedder | None = None,
+    k: int = 10,
+    conversations: int | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield one result row per scored question (see `Scores.add`)."""
+    samples = json.loads(data.read_text(encoding="utf-8"))
+    for sample in samples[:conversations]:
+        turns = turns_of(sample)
+        with (
+            tempfile.TemporaryDirectory(prefix="memlane-locomo-") as folder,
+            Memory.open(Path(folder) / "store.db", context=Context(), embedder=embedder) as mem,
+        ):
+            batch = mem.add_batch(memory_fields(t) for t in turns)
+            if batch.failed:
+                raise Invalid(f"{sample['sample_id']}: {batch.failed[0].error}")
+            dia_of = {mid: t.dia_id for mid, t in zip(batch.ids, turns, strict=True) if mid}
+            for question in questions_of(sample, {t.dia_id for t in turns}):
+                ranked = [dia_of[m] for m in search(mem, question.text, k) if m in dia_of]
+                yield score(question, ranked, k)
