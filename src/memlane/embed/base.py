@@ -66,10 +66,12 @@ class Embedder(ABC):
 
         Lets a caller fail fast on a missing or refused model, or pay the cold start early.
         """
+        return None
 
     def embed(self, text: str) -> Vector:
         """One text -> one unit vector of shape (dimension,)."""
-        return self.embed_many([text])[0]
+        row: Vector = self.embed_many([text])[0]
+        return row
 
     def embed_many(self, texts: Sequence[str]) -> Vectors:
         """Texts -> an (n, dimension) array of unit rows, in the order given."""
@@ -118,7 +120,8 @@ class Embedder(ABC):
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         if not (norms > 0.0).all():
             raise Unavailable(f"embedder {self.profile.signature} returned a zero vector")
-        return (rows / norms).astype(np.float32, copy=False)
+        unit: Vectors = (rows / norms).astype(np.float32, copy=False)
+        return unit
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:

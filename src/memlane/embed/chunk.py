@@ -64,10 +64,11 @@ def entry_vector(vectors: npt.NDArray[np.float32]) -> Vector:
     """A memory's one vector: the L2-normalised mean of its chunk vectors (n, dim) -> (dim,)."""
     if vectors.ndim != 2 or vectors.shape[0] == 0:
         raise ValueError(f"need a non-empty (n, dim) array, got shape {vectors.shape}")
-    mean = vectors.astype(np.float32).mean(axis=0)
+    mean: Vector = vectors.astype(np.float32).mean(axis=0, dtype=np.float32)
     norm = float(np.linalg.norm(mean))
     if not norm > 0.0:
         # Trigger: chunk vectors that cancel out exactly. Why: dividing by zero would store
         # NaNs. Outcome: fall back to the first chunk, which is already a unit vector.
-        return vectors[0].astype(np.float32)
-    return (mean / norm).astype(np.float32)
+        first: Vector = vectors[0].astype(np.float32)
+        return first
+    return mean / np.float32(norm)

@@ -10,6 +10,7 @@ code, no substitute for a model.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -54,7 +55,7 @@ def features(text: str) -> dict[str, float]:
         padded = f" {word} "
         for i in range(len(padded) - 2):
             counts[f"t:{padded[i : i + 3]}"] += TRIGRAM_WEIGHT
-    for first, second in zip(words, words[1:], strict=False):
+    for first, second in itertools.pairwise(words):
         counts[f"b:{first} {second}"] += BIGRAM_WEIGHT
     return counts
 

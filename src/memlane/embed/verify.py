@@ -102,8 +102,11 @@ def _remember(cache_file: Path | None, key: FileKey, digest: str) -> None:
     files = _load(cache_file)
     files[key[0]] = [key[1], key[2], digest]
     temporary = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-    # Why: the cache only saves time; a read-only or full disk must not fail a model load.
-    with contextlib.suppress(OSError):
+    try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(json.dumps({"version": _CACHE_VERSION, "files": files}), "utf-8")
         os.replace(temporary, cache_file)
+    except OSError:
+        # Why: the cache only saves time; a read-only or full disk must not fail a model load.
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
