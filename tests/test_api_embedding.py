@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -117,3 +120,25 @@ def test_a_store_refuses_another_profile_until_reembedded(db_path):
         second = mem.add("Ship on Wednesdays.").id
         hits = mem.search("Ship on Wednesdays.", mode="vector", scope="all")
         assert {h.record.id for h in hits} == {first, second}
+
+
+def test_reading_commands_never_load_numpy_or_a_model(cli_env, tmp_path):
+    """A read that needs no vectors starts fast: no numpy, no model (the default profile)."""
+    script = (
+        "import sys\n"
+        "from memlane.cli.main import cli\n"
+        "cli.main(['list', '--json'], standalone_mode=False)\n"
+        "cli.main(['search', 'anything'], standalone_mode=False)\n"
+        "print('numpy' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, **cli_env, "MEMLANE_EMBED_PROFILE": "minilm"}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "False"

@@ -6,15 +6,14 @@ import base64
 import difflib
 import json
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memlane.embed import Embedder
-from memlane.errors import AmbiguousId, Conflict, Invalid, NotFound, Unavailable
+from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
 from memlane.model import (
     TYPE_REGISTRIES,
     VERSIONED_FIELDS,
@@ -35,16 +34,19 @@ from memlane.model import (
     WriteResult,
     WriteStatus,
 )
-from memlane.retrieve import lanes
 from memlane.retrieve.filters import make_filters
-from memlane.retrieve.vectors import VectorIndex
 from memlane.scope import Context, detect_context
 from memlane.store import Store, Writer, open_store
 from memlane.timeutil import parse_instant, utcnow
-from memlane.write import embedding, pipeline
+from memlane.write import pipeline
 from memlane.write.draft import Draft, Limits, WriteContext, build_draft, inherited_fields
 from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
 from memlane.write.pipeline import Staged
+
+if TYPE_CHECKING:  # numpy and the models load only when vectors are used
+    from memlane.embed import Embedder
+    from memlane.retrieve.vectors import VectorIndex
+    from memlane.write.embedding import EmbedOutcome
 
 ID_PREFIX = "m-"
 # RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
@@ -85,17 +87,20 @@ class Memory:
         agent: str | None = None,
         context: Context | None = None,
         limits: Limits | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
         embed_problem: str | None = None,
         embed_on_write: bool = True,
     ) -> None:
-        """`embedder` None: no vector lane; `embed_problem` says why a configured one is
-        unusable (writes then report embed_deferred); `embed_on_write` False defers all."""
+        """`embedder`: an Embedder, or a factory called on first need (so a read that
+        needs no vectors never loads a model); None: no vector lane. `embed_problem`
+        says why a configured one is unusable (writes then report embed_deferred);
+        `embed_on_write` False defers all embedding to `embed --pending`."""
         self.store = store
         self.agent = agent
         self.context = context or Context()
         self.limits = limits or Limits()
-        self.embedder = embedder
+        self._embedder_source = embedder
+        self._embedder: Embedder | None = None
         self.embed_problem = embed_problem
         self.embed_on_write = embed_on_write
         self._categories: set[str] = set()
@@ -110,7 +115,7 @@ class Memory:
         context: Context | None = None,
         limits: Limits | None = None,
         synchronous: str = "full",
-        embedder: Embedder | None = None,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
         embed_problem: str | None = None,
         embed_on_write: bool = True,
     ) -> Memory:
@@ -321,9 +326,26 @@ class Memory:
 
     # ---- embeddings --------------------------------------------------------
 
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, created on first use; None when there is none or it failed."""
+        source = self._embedder_source
+        if self._embedder is None and source is not None:
+            if callable(source):
+                try:
+                    self._embedder = source()
+                except MemlaneError as exc:  # unusable: every other operation still works
+                    self.embed_problem = str(exc)
+                self._embedder_source = self._embedder
+            else:
+                self._embedder = source
+        return self._embedder
+
     def _check_embed_profile(self, no_embed: bool) -> None:
         """Refuse a write that would mix vector profiles in one store."""
-        if self.embedder is not None and self.embed_on_write and not no_embed:
+        if self.embed_on_write and not no_embed and self.embedder is not None:
+            from memlane.write import embedding
+
             embedding.check_profile(self.store, self.embedder)
 
     def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
@@ -337,6 +359,8 @@ class Memory:
             return {}
         if self.embedder is None:
             return dict.fromkeys(ids, self.embed_problem) if self.embed_problem else {}
+        from memlane.write import embedding
+
         records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
         outcome = embedding.embed_records(self.store, self.embedder, records)
         return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
@@ -348,7 +372,7 @@ class Memory:
         pending: bool = False,
         all: bool = False,
         long_only: int | None = None,
-    ) -> embedding.EmbedOutcome:
+    ) -> EmbedOutcome:
         """Embed one memory, the pending ones (missing or stale vectors), or all live ones;
         `long_only` N narrows to bodies of at least N characters."""
         if sum((memory_id is not None, pending, all)) != 1:
@@ -365,7 +389,9 @@ class Memory:
             records = [r for r in records if len(r.body) >= long_only]
         return self._embed_all(records)
 
-    def _embed_all(self, records: Sequence[Record]) -> embedding.EmbedOutcome:
+    def _embed_all(self, records: Sequence[Record]) -> EmbedOutcome:
+        from memlane.write import embedding
+
         done: list[str] = []
         failed: list[str] = []
         error = None
@@ -388,6 +414,8 @@ class Memory:
         The old vectors are replaced in one transaction per batch of memories, and the
         store's profile moves only when all of them succeeded; running it again is safe.
         """
+        from memlane.write import embedding
+
         records = self.store.query(Filters(any_visibility=True, limit=None))
         if dry_run:
             return len(records)
@@ -399,7 +427,8 @@ class Memory:
             w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
             embedding.put_documents(w, embedder, records, documents)
             self._journal(w, "reembed", None)
-        self.embedder, self.embed_problem, self._index = embedder, None, None
+        self._embedder_source, self._embedder = embedder, embedder
+        self.embed_problem, self._index = None, None
         return len(records)
 
     def _land_staged(
@@ -437,6 +466,8 @@ class Memory:
     ) -> Hits:
         """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
         (nearest by meaning) or `hybrid` (both, fused by reciprocal rank)."""
+        from memlane.retrieve import lanes
+
         chosen = filters or self.filters(**options)
         if mode not in lanes.MODES:
             raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
@@ -452,6 +483,9 @@ class Memory:
         if self.embedder is None:
             why = self.embed_problem or "no embedding profile is configured"
             raise Unavailable(f"the vector lane is unavailable: {why}")
+        from memlane.retrieve.vectors import VectorIndex
+        from memlane.write import embedding
+
         embedding.check_profile(self.store, self.embedder)
         if self._index is None:
             profile = self.embedder.profile

@@ -7,16 +7,18 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from memlane import config
-from memlane.embed import Embedder, get_embedder
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
 from memlane.scope import detect_context, load_aliases
 from memlane.write.draft import Limits
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,11 +35,7 @@ class State:
         if self._memory is None:
             s = self.settings
             aliases_path = Path(s["project_aliases"]).expanduser()
-            problem = None
-            try:
-                embedder = self.embedder_for(s["embed_profile"])
-            except MemlaneError as exc:  # no usable embedder: everything else still works
-                embedder, problem = None, str(exc)
+            profile = s["embed_profile"]
             self._memory = Memory.open(
                 self.db or s["db"],
                 agent=s["agent"],
@@ -46,8 +44,8 @@ class State:
                     s["max_body_bytes"], s["max_title_chars"], s["max_tags"], s["max_tag_chars"]
                 ),
                 synchronous=s["sqlite_synchronous"],
-                embedder=embedder,
-                embed_problem=problem,
+                # A factory: a command that needs no vectors never loads numpy or a model.
+                embedder=None if profile == "none" else lambda: self.embedder_for(profile),
                 embed_on_write=not s["skip_write_embed"],
             )
         return self._memory
@@ -56,6 +54,8 @@ class State:
         """The embedder a profile name selects with the settings' options (none: None)."""
         if profile == "none":
             return None
+        from memlane.embed import get_embedder
+
         s = self.settings
         options: dict[str, object] = {}
         if profile == "http":

@@ -15,12 +15,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memlane.embed import Embedder
 from memlane.errors import Invalid
 from memlane.memory import Memory
 from memlane.scope import Context
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedder
 
 # Evidence ids come malformed ("D:11:26", "D30:05", several in one string).
 _EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")

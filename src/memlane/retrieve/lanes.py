@@ -7,12 +7,15 @@ which alone decide what may be returned (live or as-of, scope, visibility, kind.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from memlane.embed import Embedder
 from memlane.model import Filters, Hit
 from memlane.retrieve.fuse import BM25, VECTOR, rrf
-from memlane.retrieve.vectors import VectorIndex
 from memlane.store import Store
+
+if TYPE_CHECKING:  # keyword search must not pay for numpy
+    from memlane.embed import Embedder
+    from memlane.retrieve.vectors import VectorIndex
 
 # Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
 # ranks every memory that shares a word, so it comes last.

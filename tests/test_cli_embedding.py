@@ -1,0 +1,71 @@
+"""embed, reembed and search --mode through the CLI (the hash profile, see conftest)."""
+
+from __future__ import annotations
+
+import json
+
+
+def add(run, text: str, *args: str) -> str:
+    result = run("add", "--content", text, "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)["id"]
+
+
+def test_search_by_meaning_and_hybrid(run):
+    target = add(run, "Kubernetes pods restart when the liveness probe fails.")
+    add(run, "Invoices are due within thirty days.")
+    for args in (["--mode", "vector"], ["--semantic"], ["--mode", "hybrid"]):
+        result = run("search", "liveness probes restarting pods", *args, "--json", "--limit", "1")
+        assert result.exit_code == 0, result.stderr
+        assert [r["id"] for r in json.loads(result.stdout)["results"]] == [target]
+
+
+def test_deferred_writes_are_embedded_later(run, cli_env):
+    cli_env["MEMLANE_SKIP_WRITE_EMBED"] = "1"
+    first = add(run, "Rotate the signing keys every quarter.")
+    add(run, "Deploys freeze on Fridays.", "--no-embed")
+    assert (
+        json.loads(run("search", "signing keys rotation", "--mode", "vector", "--json").stdout)[
+            "results"
+        ]
+        == []
+    )
+    del cli_env["MEMLANE_SKIP_WRITE_EMBED"]
+    result = run("embed", "--pending", "--json")
+    assert json.loads(result.stdout)["embedded"] == 2
+    found = run("search", "signing keys rotation", "--mode", "vector", "--json", "--limit", "1")
+    assert [r["id"] for r in json.loads(found.stdout)["results"]] == [first]
+    assert json.loads(run("embed", "--pending", "--json").stdout)["embedded"] == 0
+
+
+def test_embed_needs_exactly_one_target(run):
+    result = run("embed")
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_reembed_dry_run_then_convert(run):
+    add(run, "One memory.")
+    add(run, "Another memory.")
+    dry = run("reembed", "--all", "--profile", "hash", "--dry-run", "--json")
+    assert json.loads(dry.stdout) == {
+        "profile": "hash/fh1-blake2b/384",
+        "memories": 2,
+        "dry_run": True,
+    }
+    done = run("reembed", "--all", "--profile", "hash", "--json")
+    assert json.loads(done.stdout)["memories"] == 2
+
+
+def test_a_profile_other_than_the_stores_is_refused_with_the_command(run, cli_env):
+    add(run, "Vectors made by the hash profile.")
+    cli_env.update(
+        MEMLANE_EMBED_PROFILE="http",
+        MEMLANE_EMBED_URL="http://127.0.0.1:9",
+        MEMLANE_EMBED_MODEL="m",
+        MEMLANE_EMBED_DIM="8",
+    )
+    result = run("add", "--content", "Another one.")
+    assert result.exit_code == 2
+    assert "memlane reembed --all --profile http" in result.stderr
+    listed = run("list", "--json")
+    assert json.loads(listed.stdout)["count"] == 1
