@@ -142,3 +142,13 @@ def test_reading_commands_never_load_numpy_or_a_model(cli_env, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_changed_content_is_embedded_again(vmem):
+    memory_id = vmem.add("Cache responses for one minute.").id
+    vmem.update(memory_id, content="Kubernetes pods restart when the liveness probe fails.")
+    assert vmem.store.unembedded(vmem.embedder.profile.signature) == []
+    hits = vmem.search("liveness probe restarts", mode="vector", limit=1)
+    assert [h.record.id for h in hits] == [memory_id]
+    vmem.supersede(memory_id, "Pods restart after three failed liveness probes.")
+    assert vmem.store.unembedded(vmem.embedder.profile.signature) == []

@@ -211,10 +211,9 @@ class Memory:
         self._check_embed_profile(draft.no_embed)
         with self._transaction() as w:
             result = self._persist(w, draft)
-        if result.skipped or draft.no_embed or result.id is None:
+        if result.skipped or draft.no_embed:
             return result
-        failed = self._embed_ids([result.id])
-        return _deferred(result, failed[result.id]) if result.id in failed else result
+        return self._reembedded(result)
 
     def _admit(self, w: Writer, draft: Draft, staged: Staged) -> WriteResult | None:
         """The exact-duplicate gate: a skip result, or None when the draft may land."""
@@ -311,6 +310,13 @@ class Memory:
             if ln.result and ln.result.id and not ln.result.skipped and ln.line not in skip_embed
         ]
         return results, embed
+
+    def _reembedded(self, result: WriteResult) -> WriteResult:
+        """Vectors for the memory a write just created or changed; deferred on failure."""
+        if result.id is None:
+            return result
+        failed = self._embed_ids([result.id])
+        return _deferred(result, failed[result.id]) if result.id in failed else result
 
     def _embedded_lines(self, lines: list[BatchLine], ids: list[str]) -> list[BatchLine]:
         """Embed a committed chunk's new memories; a failure marks its lines deferred."""
@@ -575,9 +581,10 @@ class Memory:
             if new == old and not anchors_changed:
                 raise Invalid("nothing to change: the update leaves the memory as it is")
             final = self._commit_version(w, old, new, reason or "updated") if new != old else old
-        return WriteResult(
+        result = WriteResult(
             id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
         )
+        return self._reembedded(result) if final.dedup_hash != old.dedup_hash else result
 
     def _update_anchors(self, w: Writer, record: Record, patch: Patch) -> bool:
         """Apply the anchor modes of a patch as link changes; True when any changed."""
@@ -606,8 +613,10 @@ class Memory:
             fields = {k: v for k, v in versions[number].fields.items() if k not in _ACCESS_FIELDS}
             new = replace(old, **fields)
             final = self._commit_version(w, old, new, f"restored version {number}")
-        return WriteResult(
-            id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
+        return self._reembedded(
+            WriteResult(
+                id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
+            )
         )
 
     def _tombstone(self, w: Writer, record: Record, **stamp: Any) -> None:
@@ -639,7 +648,7 @@ class Memory:
             )
             self._journal(w, "supersede", old.id)
             w.add_link(Link(new.id, old.id, LinkType.SUPERSEDES, reason=reason))
-        return WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
+        return self._reembedded(WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title))
 
     def invalidate(self, memory_id: str, reason: str) -> Record:
         """End a memory's validity now, with the reason it is no longer true."""
@@ -692,11 +701,10 @@ class Memory:
                     supersede_reason=f"merged into {new.id}",
                 )
                 w.add_link(Link(new.id, source.id, LinkType.SUPERSEDES, reason="merge"))
-        return WriteResult(
-            id=new.id,
-            status=WriteStatus.ADDED,
-            warnings=tuple(warnings),
-            title=new.title,
+        return self._reembedded(
+            WriteResult(
+                id=new.id, status=WriteStatus.ADDED, warnings=tuple(warnings), title=new.title
+            )
         )
 
     def delete(self, memory_id: str) -> str:

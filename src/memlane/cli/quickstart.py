@@ -134,10 +134,16 @@ def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
             emit_json({"added": result.added, **_summary(mem, st.db, result.ids, first)})
             return
         click.echo(f"Stored {result.added} memories in {st.db}")
+        by_meaning = mem.embedder is not None and not mem.store.unembedded(
+            mem.embedder.profile.signature
+        )
         st.close()
         short = first[:6]
         _run(ctx, st.db, "list", "--limit", "5")
         _run(ctx, st.db, "search", "database tests", "--limit", "5")
+        if by_meaning:  # the vector lane, when an embedder is available here
+            _run(ctx, st.db, "search", "who should review a refund change?", "--mode", "hybrid",
+                 "--limit", "3")  # fmt: skip
         _run(ctx, st.db, "show", short)
         _run(ctx, st.db, "history", short)
         _run(ctx, st.db, "stats")
