@@ -29,6 +29,7 @@ from memlane.model import (
     RegistryEntry,
     State,
     Stats,
+    Taint,
     Version,
     Visibility,
     WriteResult,
@@ -45,6 +46,7 @@ from memlane.write.pipeline import Staged
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallResult
     from memlane.retrieve.vectors import VectorIndex
     from memlane.write.embedding import EmbedOutcome
 
@@ -484,6 +486,43 @@ class Memory:
             return lanes.vector(self.store, index, embedder, query, chosen)
         return lanes.hybrid(self.store, index, embedder, query, chosen)
 
+    def recall(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        *,
+        limit: int = 10,
+        max_tokens: int | None = None,
+        passive: bool = False,
+        activate: bool = False,
+        **options: Any,
+    ) -> RecallResult:
+        """The few memories that matter for `query`, ranked and explained (DESIGN §5).
+
+        Explicit reads count in retrieval_count; `passive` reads (hooks) count in
+        surfaced_count only, and never surface injection-risk, untrusted-web or
+        low-confidence memories. `activate` also resets their decay clocks.
+        """
+        from memlane.retrieve.recall import RecallOptions, recall
+
+        if limit < 1:
+            raise Invalid("--limit must be at least 1 for recall")
+        chosen = filters or self.filters(**options)
+        vector_lane = self._vector_lane() if self.embedder is not None else None
+        result = recall(
+            self.store, query, chosen, now=utcnow(), context=self.context,
+            options=RecallOptions(limit=limit, max_tokens=max_tokens), vector_lane=vector_lane,
+        )  # fmt: skip
+        if passive:
+            result = replace(result, hits=tuple(h for h in result.hits if _passive_ok(h.record)))
+        ids = [h.record.id for h in result.hits]
+        if ids:
+            with self._transaction() as w:
+                w.touch(ids, "surfaced" if passive else "retrieval", utcnow())
+                if activate:
+                    w.touch(ids, "activation", utcnow())
+        return result
+
     def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
         """The vector index of this store's profile; Unavailable without an embedder."""
         if self.embedder is None:
@@ -771,6 +810,19 @@ class Memory:
 def _check_registry(name: str) -> None:
     if name not in REGISTRIES:
         raise Invalid(f"unknown registry {name!r}; choose from: {', '.join(REGISTRIES)}")
+
+
+# Passive reads (hooks inject without being asked) hold back what could mislead a model.
+PASSIVE_CONFIDENCE_FLOOR = 0.25
+_PASSIVE_BLOCKED_TAGS = frozenset({"injection-risk"})
+
+
+def _passive_ok(record: Record) -> bool:
+    return (
+        record.taint is not Taint.UNTRUSTED_WEB
+        and record.confidence >= PASSIVE_CONFIDENCE_FLOOR
+        and not _PASSIVE_BLOCKED_TAGS.intersection(record.tags)
+    )
 
 
 def _deferred(result: WriteResult, why: str) -> WriteResult:

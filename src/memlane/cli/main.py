@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from memlane.cli import capture, embedding, evaluate, quickstart, read, registries, revise
+from memlane.cli import (
+    capture,
+    embedding,
+    evaluate,
+    quickstart,
+    read,
+    recall,
+    registries,
+    revise,
+)
 from memlane.cli.common import SectionedGroup, State, settings_from_env
 from memlane.errors import MemlaneError
 
@@ -14,6 +23,7 @@ COMMANDS: tuple[click.Command, ...] = (
     read.show_cmd,
     read.list_cmd,
     read.search_cmd,
+    recall.recall_cmd,
     embedding.embed_cmd,
     embedding.reembed_cmd,
     read.recent_cmd,

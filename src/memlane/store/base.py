@@ -70,6 +70,10 @@ class Writer(Protocol):
 
     def set_meta(self, key: str, value: str) -> None: ...
 
+    def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
+        """Count a read: counter "retrieval" (explicit), "surfaced" (passive) or
+        "activation" (also resets the decay clock)."""
+
     def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:
         """Append one journal line per id (None: an operation on no memory)."""
 

@@ -38,6 +38,12 @@ from memlane.store.sqlite.rows import (
 )
 from memlane.timeutil import from_text, to_text, utcnow
 
+# Read counters: explicit reads, passive injections, deliberate activations.
+_COUNTERS = {
+    "retrieval": ("retrieval_count", "last_retrieved"),
+    "surfaced": ("surfaced_count", "last_surfaced"),
+    "activation": ("activation_count", "last_activated"),
+}
 # Matches ranked before a search widens to every match (see SQLiteStore._rank_floor).
 RANK_CAP = 5000
 # A writer waits this long for another process's transaction before giving up;
@@ -171,6 +177,13 @@ class SQLiteWriter:
             "INSERT INTO embedding(memory_id, profile, chunk, dim, vector, content_hash, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(memory_id, profile, chunk, dim, blob, content_hash, at) for chunk, blob in vectors],
+        )
+
+    def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
+        count, last = _COUNTERS[counter]
+        self._conn.executemany(
+            f"UPDATE memory SET {count} = {count} + 1, {last} = ? WHERE id = ?",
+            [(to_text(at), memory_id) for memory_id in memory_ids],
         )
 
     def drop_vectors(self) -> None:

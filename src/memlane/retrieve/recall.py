@@ -1,0 +1,95 @@
+"""The recall pipeline (DESIGN §5): lanes -> RRF -> composite score -> MMR -> budget.
+
+The entity lane and link expansion join this pipeline in a later step; each lane
+that is absent simply contributes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memlane.model import Filters, Record
+from memlane.retrieve import lanes
+from memlane.retrieve.budget import pack_results
+from memlane.retrieve.fuse import BM25, VECTOR, rrf
+from memlane.retrieve.mmr import MMR_LAMBDA, diversify
+from memlane.retrieve.score import DEFAULT_WEIGHTS, Scored, Weights, score_candidates
+from memlane.retrieve.when import time_cue
+from memlane.scope import Context
+from memlane.store import Store
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedder
+    from memlane.retrieve.vectors import VectorIndex
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """The memories that matter for a query, best first, within the budget."""
+
+    hits: tuple[Scored, ...]
+    omitted: int  # ranked within the limit but left out by the token budget
+    tokens_used: int
+    lanes: Mapping[str, int]  # candidates each lane brought
+
+
+@dataclass(frozen=True, slots=True)
+class RecallOptions:
+    limit: int = 10
+    max_tokens: int | None = None
+    weights: Weights = DEFAULT_WEIGHTS
+    mmr_lambda: float | None = MMR_LAMBDA  # None: no diversity re-ranking
+
+
+def why(scored: Scored) -> str:
+    """One line saying why a memory was chosen: its lanes and the strongest other parts."""
+    found = ", ".join(f"{lane} #{rank}" for lane, rank in sorted(scored.ranks.items()))
+    parts = scored.parts
+    notes = [f"found by {found}"]
+    if parts.get("time", 1.0) != 1.0:
+        notes.append("outside the asked time" if parts["time"] < 1.0 else "in the asked time")
+    if parts.get("scope", 1.0) < 1.0:
+        notes.append(f"{scored.record.scope} scope x{parts['scope']:.2f}")
+    if scored.record.kind.value in ("decision", "constraint"):
+        notes.append(scored.record.kind.value)
+    return "; ".join(notes)
+
+
+def recall(
+    store: Store,
+    query: str,
+    filters: Filters,
+    *,
+    now: datetime,
+    context: Context,
+    options: RecallOptions = RecallOptions(),
+    vector_lane: tuple[VectorIndex, Embedder] | None = None,
+) -> RecallResult:
+    """Run every available lane over the filtered store and rank what they found."""
+    pool = replace(filters, limit=lanes.pool_size(options.limit))
+    found: dict[str, Sequence[Record]] = {
+        BM25: [h.record for h in lanes.keyword(store, query, pool)]
+    }
+    if vector_lane is not None:
+        index, embedder = vector_lane
+        found[VECTOR] = [h.record for h in lanes.vector(store, index, embedder, query, pool)]
+    records = {r.id: r for hits in found.values() for r in hits}
+    fused = rrf({lane: [r.id for r in hits] for lane, hits in found.items()})
+    scored = score_candidates(
+        fused, records, now=now, context=context, weights=options.weights,
+        cue=time_cue(query, now),
+    )  # fmt: skip
+    if options.mmr_lambda is None:
+        ranked = scored[: options.limit]
+    else:
+        ranked = diversify(scored, lambda_=options.mmr_lambda, limit=options.limit)
+    packed = pack_results(ranked, options.max_tokens)
+    return RecallResult(
+        hits=tuple(packed.kept),
+        omitted=len(packed.omitted),
+        tokens_used=packed.tokens_used,
+        lanes={lane: len(hits) for lane, hits in found.items()},
+    )
