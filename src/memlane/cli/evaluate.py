@@ -27,10 +27,10 @@ def eval_group() -> None:
 )
 @click.option(
     "--mode",
-    type=click.Choice(["keyword", "vector", "hybrid"]),
-    default="hybrid",
+    type=click.Choice(["recall", "keyword", "vector", "hybrid"]),
+    default="recall",
     show_default=True,
-    help="Search mode whose ranking is measured.",
+    help="What is measured: recall, or one search mode.",
 )
 @click.option("--k", type=int, default=10, show_default=True, help="Results kept per question.")
 @click.option("--conversations", type=int, help="Only the first N conversations.")
@@ -44,6 +44,8 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
     )
 
     def search(mem: Memory, query: str, limit: int) -> list[str]:
+        if mode == "recall":
+            return [h.record.id for h in mem.recall(query, limit=limit, scope="all").hits]
         return [h.record.id for h in mem.search(query, mode=mode, limit=limit, scope="all")]
 
     scores = locomo.Scores()
