@@ -31,6 +31,17 @@ def mem(db_path: Path) -> Iterator[Memory]:
         yield memory
 
 
+@pytest.fixture
+def vmem(db_path: Path) -> Iterator[Memory]:
+    """`mem` with the deterministic hash embedder: vectors on write, a vector lane."""
+    from memlane.embed import get_embedder
+
+    with Memory.open(
+        db_path, agent=AGENT, context=Context("proj", "main"), embedder=get_embedder("hash")
+    ) as memory:
+        yield memory
+
+
 @dataclass
 class CliResult:
     exit_code: int

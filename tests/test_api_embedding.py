@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,14 +31,6 @@ class Tiny(Embedder):
 
 
 TINY = Profile("tiny", 8, "tiny-v1", None, None, "test profile")
-
-
-@pytest.fixture
-def vmem(db_path: Path):
-    with Memory.open(
-        db_path, agent="tester", context=Context("proj", "main"), embedder=get_embedder("hash")
-    ) as memory:
-        yield memory
 
 
 def test_a_write_stores_vectors_and_the_vector_lane_finds_it(vmem):
