@@ -34,6 +34,22 @@ def _flag(text: str) -> bool:
     raise ValueError("use 1 or 0")
 
 
+def _weights(text: str) -> tuple[float, ...]:
+    values = tuple(float(part) for part in text.split(","))
+    if len(values) != 5:
+        raise ValueError("give five comma-separated numbers")
+    return values
+
+
+def _lambda(text: str) -> float | None:
+    if text.strip().lower() in ("off", "none"):
+        return None
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise ValueError("use a number in (0, 1] or off")
+    return value
+
+
 def _choice(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in choices:
@@ -117,6 +133,21 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_EMBED_API_KEY",
         lambda: None,
         "http profile: bearer token, if the endpoint needs one.",
+    ),
+    Setting(
+        "recall_weights",
+        "MEMLANE_RECALL_WEIGHTS",
+        lambda: None,
+        "recall score weights: relevance,importance,confidence,recency,popularity "
+        "(five numbers summing to 1; default 0.5,0.15,0.15,0.1,0.1).",
+        _weights,
+    ),
+    Setting(
+        "recall_mmr_lambda",
+        "MEMLANE_RECALL_MMR_LAMBDA",
+        lambda: 0.7,
+        "recall diversity: MMR lambda in (0, 1]; 1 or 'off' ranks by score alone.",
+        _lambda,
     ),
     Setting(
         "max_body_bytes",

@@ -46,7 +46,7 @@ from memlane.write.pipeline import Staged
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedder
-    from memlane.retrieve.recall import RecallResult
+    from memlane.retrieve.recall import RecallOptions, RecallResult
     from memlane.retrieve.vectors import VectorIndex
     from memlane.write.embedding import EmbedOutcome
 
@@ -107,6 +107,8 @@ class Memory:
         self.embed_on_write = embed_on_write
         self._categories: set[str] = set()
         self._index: VectorIndex | None = None
+        # How recall weighs and diversifies (interfaces set these from the settings).
+        self.recall_settings = _default_recall_settings()
 
     @classmethod
     def open(
@@ -503,15 +505,16 @@ class Memory:
         surfaced_count only, and never surface injection-risk, untrusted-web or
         low-confidence memories. `activate` also resets their decay clocks.
         """
-        from memlane.retrieve.recall import RecallOptions, recall
+        from memlane.retrieve.recall import recall
 
         if limit < 1:
             raise Invalid("--limit must be at least 1 for recall")
         chosen = filters or self.filters(**options)
         vector_lane = self._vector_lane() if self.embedder is not None else None
+        settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
             self.store, query, chosen, now=utcnow(), context=self.context,
-            options=RecallOptions(limit=limit, max_tokens=max_tokens), vector_lane=vector_lane,
+            options=settings, vector_lane=vector_lane,
         )  # fmt: skip
         if passive:
             result = replace(result, hits=tuple(h for h in result.hits if _passive_ok(h.record)))
@@ -810,6 +813,12 @@ class Memory:
 def _check_registry(name: str) -> None:
     if name not in REGISTRIES:
         raise Invalid(f"unknown registry {name!r}; choose from: {', '.join(REGISTRIES)}")
+
+
+def _default_recall_settings() -> RecallOptions:
+    from memlane.retrieve.recall import RecallOptions
+
+    return RecallOptions()
 
 
 # Passive reads (hooks inject without being asked) hold back what could mislead a model.

@@ -19,6 +19,7 @@ from memlane.write.draft import Limits
 
 if TYPE_CHECKING:
     from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,6 +49,7 @@ class State:
                 embedder=None if profile == "none" else lambda: self.embedder_for(profile),
                 embed_on_write=not s["skip_write_embed"],
             )
+            self._memory.recall_settings = recall_settings(s)
         return self._memory
 
     def embedder_for(self, profile: str) -> Embedder | None:
@@ -191,6 +193,15 @@ def in_section(section: str) -> Callable[[F], F]:
         return cmd
 
     return mark
+
+
+def recall_settings(s: dict[str, Any]) -> RecallOptions:
+    """Recall's weights and diversity from the settings (validated by Weights)."""
+    from memlane.retrieve.recall import RecallOptions
+    from memlane.retrieve.score import DEFAULT_WEIGHTS, Weights
+
+    weights = Weights(*s["recall_weights"]) if s["recall_weights"] else DEFAULT_WEIGHTS
+    return RecallOptions(weights=weights, mmr_lambda=s["recall_mmr_lambda"])
 
 
 def settings_from_env() -> dict[str, Any]:
