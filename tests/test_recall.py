@@ -88,3 +88,10 @@ def test_cli_recall_fenced_text_and_json(run):
     assert data["count"] == 1 and data["results"][0]["id"] == added["id"]
     assert data["results"][0]["why"].startswith("found by")
     assert {"omitted", "tokens_used", "lanes"} <= set(data)
+
+
+def test_an_uncounted_recall_writes_nothing(vmem):
+    memory_id = vmem.add("Deploys freeze on Fridays.").id
+    vmem.recall("deploy freeze", count=False)
+    record = vmem.get(memory_id)
+    assert (record.retrieval_count, record.surfaced_count, record.last_retrieved) == (0, 0, None)

@@ -497,13 +497,15 @@ class Memory:
         max_tokens: int | None = None,
         passive: bool = False,
         activate: bool = False,
+        count: bool = True,
         **options: Any,
     ) -> RecallResult:
         """The few memories that matter for `query`, ranked and explained (DESIGN §5).
 
         Explicit reads count in retrieval_count; `passive` reads (hooks) count in
         surfaced_count only, and never surface injection-risk, untrusted-web or
-        low-confidence memories. `activate` also resets their decay clocks.
+        low-confidence memories. `activate` also resets their decay clocks. `count`
+        False writes nothing (evaluations: popularity must not feed back into them).
         """
         from memlane.retrieve.recall import recall
 
@@ -519,7 +521,7 @@ class Memory:
         if passive:
             result = replace(result, hits=tuple(h for h in result.hits if _passive_ok(h.record)))
         ids = [h.record.id for h in result.hits]
-        if ids:
+        if ids and count:
             with self._transaction() as w:
                 w.touch(ids, "surfaced" if passive else "retrieval", utcnow())
                 if activate:

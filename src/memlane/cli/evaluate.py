@@ -45,7 +45,8 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
 
     def search(mem: Memory, query: str, limit: int) -> list[str]:
         if mode == "recall":
-            return [h.record.id for h in mem.recall(query, limit=limit, scope="all").hits]
+            hits = mem.recall(query, limit=limit, scope="all", count=False).hits
+            return [h.record.id for h in hits]
         return [h.record.id for h in mem.search(query, mode=mode, limit=limit, scope="all")]
 
     scores = locomo.Scores()
