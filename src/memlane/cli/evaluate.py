@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, state
+from memlane.cli.common import emit_json, in_section, json_option, recall_settings, state
 from memlane.evaluation import locomo
 from memlane.memory import Memory
 
@@ -43,8 +43,11 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
         None if mode == "keyword" else state().embedder_for(state().settings["embed_profile"])
     )
 
+    tuning = recall_settings(state().settings)
+
     def search(mem: Memory, query: str, limit: int) -> list[str]:
         if mode == "recall":
+            mem.recall_settings = tuning  # the settings' weights and MMR, as in `recall`
             hits = mem.recall(query, limit=limit, scope="all", count=False).hits
             return [h.record.id for h in hits]
         return [h.record.id for h in mem.search(query, mode=mode, limit=limit, scope="all")]
