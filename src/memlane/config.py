@@ -145,7 +145,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "recall_mmr_lambda",
         "MEMLANE_RECALL_MMR_LAMBDA",
-        lambda: 0.7,
+        lambda: 0.9,
         "recall diversity: MMR lambda in (0, 1]; 1 or 'off' ranks by score alone.",
         _lambda,
     ),
