@@ -461,7 +461,7 @@ def test_stats_of_an_empty_store(mem):
 def fixed_ids(mem, monkeypatch) -> list[str]:
     """Three memories with chosen ids: two share the prefix `abcd`."""
     chosen = iter(["m-abcd0001", "m-abcd0002", "m-wxyz0003"])
-    monkeypatch.setattr("memlane.memory.new_id", lambda: next(chosen))
+    monkeypatch.setattr("memlane.facade.core.new_id", lambda: next(chosen))
     return [add(mem, f"memory number {i}") for i in range(3)]
 
 

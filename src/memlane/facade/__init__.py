@@ -1,0 +1,1 @@
+"""The parts of the `Memory` facade (see memlane.memory)."""

@@ -1,0 +1,260 @@
+"""The state and helpers every part of the `Memory` facade shares."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Self
+
+from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound
+from memlane.model import (
+    BatchLine,
+    Filters,
+    Hit,
+    JournalEntry,
+    Link,
+    Record,
+    RegistryEntry,
+    Taint,
+    Version,
+    Visibility,
+    WriteResult,
+    WriteStatus,
+)
+from memlane.retrieve.filters import make_filters
+from memlane.scope import Context
+from memlane.store import Store, Writer
+from memlane.timeutil import utcnow
+from memlane.write import pipeline
+from memlane.write.draft import Limits, WriteContext
+
+if TYPE_CHECKING:  # numpy and the models load only when vectors are used
+    from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallOptions
+    from memlane.retrieve.vectors import VectorIndex
+
+ID_PREFIX = "m-"
+# RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
+_TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
+# Lines per transaction in add-batch. Large enough to amortize the commit (random
+# index pages are rewritten once per transaction: at 100k memories, 2,000-line
+# chunks halve the commit cost of 500-line ones), small enough that a crash loses
+# at most this many unacknowledged lines and other writers wait well under a second.
+BATCH_CHUNK = 2000
+# A batch this large can change the shape of the data enough to mislead the planner.
+REANALYZE_AFTER = 1000
+REGISTRIES = ("categories", "agents", "projects", "applicability")
+BatchItem = Mapping[str, Any] | str | bytes
+# Who may see a memory is never rolled back by restoring an older version.
+_ACCESS_FIELDS = frozenset({"visibility", "owner"})
+# Aliases: inside Memory, `list` names the method, not the builtin.
+Records = list[Record]
+Hits = list[Hit]
+Versions = list[Version]
+Links = list[Link]
+Journal = list[JournalEntry]
+Entries = list[RegistryEntry]
+Names = list[str]
+BatchLines = list[BatchLine]
+
+
+def new_id() -> str:
+    """A random id: 40 bits as 8 Crockford base32 characters (retried if ever taken)."""
+    return ID_PREFIX + base64.b32encode(secrets.token_bytes(5)).decode("ascii").translate(_TO_ID)
+
+
+def _default_recall_settings() -> RecallOptions:
+    from memlane.retrieve.recall import RecallOptions
+
+    return RecallOptions()
+
+
+def _deferred(result: WriteResult, why: str) -> WriteResult:
+    return replace(
+        result,
+        status=WriteStatus.EMBED_DEFERRED,
+        warnings=(*result.warnings, f"embedding deferred ({why}); run `memlane embed --pending`"),
+    )
+
+
+# Passive reads (hooks inject without being asked) hold back what could mislead a model.
+PASSIVE_CONFIDENCE_FLOOR = 0.25
+_PASSIVE_BLOCKED_TAGS = frozenset({"injection-risk"})
+
+
+def passive_ok(record: Record) -> bool:
+    return (
+        record.taint is not Taint.UNTRUSTED_WEB
+        and record.confidence >= PASSIVE_CONFIDENCE_FLOOR
+        and not _PASSIVE_BLOCKED_TAGS.intersection(record.tags)
+    )
+
+
+class Core:
+    """Store, identity, context and limits; id resolution, visibility, transactions."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        agent: str | None = None,
+        context: Context | None = None,
+        limits: Limits | None = None,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
+        embed_problem: str | None = None,
+        embed_on_write: bool = True,
+    ) -> None:
+        """`embedder`: an Embedder, or a factory called on first need (so a read that
+        needs no vectors never loads a model); None: no vector lane. `embed_problem`
+        says why a configured one is unusable (writes then report embed_deferred);
+        `embed_on_write` False defers all embedding to `embed --pending`."""
+        self.store = store
+        self.agent = agent
+        self.context = context or Context()
+        self.limits = limits or Limits()
+        self._embedder_source = embedder
+        self._embedder: Embedder | None = None
+        self.embed_problem = embed_problem
+        self.embed_on_write = embed_on_write
+        self._categories: set[str] = set()
+        self._index: VectorIndex | None = None
+        # How recall weighs and diversifies (interfaces set these from the settings).
+        self.recall_settings = _default_recall_settings()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write_context(self) -> WriteContext:
+        return WriteContext(
+            now=utcnow(), new_id=new_id, agent=self.agent, context=self.context, limits=self.limits
+        )
+
+    def resolve(self, memory_id: str) -> str:
+        """The full id for an id or an unambiguous prefix (with or without `m-`)."""
+        text = memory_id.strip()
+        if not text:
+            raise Invalid("empty id")
+        prefix = text if text.startswith(ID_PREFIX) else ID_PREFIX + text
+        candidates = self.store.resolve(prefix, self.agent)
+        if prefix in candidates:
+            return prefix
+        if not candidates:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        if len(candidates) > 1:
+            raise AmbiguousId(memory_id, candidates)
+        return candidates[0]
+
+    def _visible(self, record: Record) -> bool:
+        return record.visibility is Visibility.PUBLIC or record.owner == self.agent
+
+    def _load(self, reader: Store | Writer, memory_id: str) -> Record:
+        record = reader.get(self.resolve(memory_id))
+        if record is None or not self._visible(record):
+            raise NotFound(f"no memory with id {memory_id!r}")
+        return record
+
+    def _live(self, w: Writer, memory_id: str) -> Record:
+        record = self._load(w, memory_id)
+        if not record.live:
+            raise Conflict(f"{record.id} is {record.tombstone_text}; tombstones are write-once")
+        return record
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Writer]:
+        """One write transaction; registry lookups cached inside it stay consistent."""
+        self._categories = set()
+        with self.store.write() as w:
+            yield w
+
+    def _check_category(self, category: str) -> None:
+        """Refuse an unregistered category (looked up once per transaction)."""
+        if category in self._categories:
+            return
+        self._categories = {e.key for e in self.store.registry("categories")}
+        if category not in self._categories:
+            near = difflib.get_close_matches(category, sorted(self._categories), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise Invalid(
+                f"unknown category {category!r}{hint}; add it with: memlane categories add {category}"
+            )
+
+    def _journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
+        w.journal(operation, [memory_id], self.agent)
+
+    def filters(self, **options: Any) -> Filters:
+        """Filters from keyword options (see `retrieve.filters.make_filters`)."""
+        return make_filters(self.context, self.agent, options)
+
+    def list(self, filters: Filters | None = None, **options: Any) -> Records:
+        return self.store.query(filters or self.filters(**options))
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, created on first use; None when there is none or it failed."""
+        source = self._embedder_source
+        if self._embedder is None and source is not None:
+            if callable(source):
+                try:
+                    self._embedder = source()
+                except MemlaneError as exc:  # unusable: every other operation still works
+                    self.embed_problem = str(exc)
+                self._embedder_source = self._embedder
+            else:
+                self._embedder = source
+        return self._embedder
+
+    def _check_embed_profile(self, no_embed: bool) -> None:
+        """Refuse a write that would mix vector profiles in one store."""
+        if self.embed_on_write and not no_embed and self.embedder is not None:
+            from memlane.write import embedding
+
+            embedding.check_profile(self.store, self.embedder)
+
+    def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """Embed memories that just changed; {id: why} for those left without vectors.
+
+        Trigger: no embedder is configured. Outcome: nothing to do, nothing deferred.
+        Trigger: an embedder is configured but unusable, or it fails. Outcome: the
+        memories stay (the write landed) and are reported embed_deferred.
+        """
+        if not ids or not self.embed_on_write:
+            return {}
+        if self.embedder is None:
+            return dict.fromkeys(ids, self.embed_problem) if self.embed_problem else {}
+        from memlane.write import embedding
+
+        records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
+        outcome = embedding.embed_records(self.store, self.embedder, records)
+        return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
+
+    def _reembedded(self, result: WriteResult) -> WriteResult:
+        """Vectors for the memory a write just created or changed; deferred on failure."""
+        if result.id is None:
+            return result
+        failed = self._embed_ids([result.id])
+        return _deferred(result, failed[result.id]) if result.id in failed else result
+
+    def _embedded_lines(self, lines: BatchLines, ids: Names) -> BatchLines:
+        """Embed a committed chunk's new memories; a failure marks its lines deferred."""
+        failed = self._embed_ids(ids)
+        if not failed:
+            return lines
+        return [
+            replace(ln, result=_deferred(ln.result, failed[ln.result.id]))
+            if ln.result and ln.result.id in failed
+            else ln
+            for ln in lines
+        ]
+
+    def _commit_version(self, w: Writer, old: Record, new: Record, reason: str) -> Record:
+        return pipeline.revise(w, old, new, reason, self.agent)

@@ -1,0 +1,69 @@
+"""The registries: categories, agents, projects, applicability; tags and type lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memlane.errors import Conflict, Invalid, NotFound
+from memlane.facade.core import REGISTRIES, Core, Entries, Names
+from memlane.model import TYPE_REGISTRIES, RegistryEntry
+from memlane.timeutil import utcnow
+
+
+class RegistryOps(Core):
+    """Registries and type lists."""
+
+    def registry(self, name: str) -> Entries:
+        _check_registry(name)
+        return self.store.registry(name)
+
+    def register(self, registry: str, key: str, **data: Any) -> RegistryEntry:
+        """Add (or update) an entry of a registry: categories, agents, projects, applicability."""
+        _check_registry(registry)
+        key = key.strip()
+        if not key or len(key) > 64 or any(c in key for c in ",\n\t"):
+            raise Invalid(f"invalid {registry} name {key!r}: 1-64 characters, no commas")
+        data = {k: v for k, v in data.items() if v is not None}
+        entry = RegistryEntry(registry, key, data, utcnow())
+        with self._transaction() as w:
+            w.put_registry(entry)
+            self._journal(w, f"{registry}.add", None)
+        return entry
+
+    def unregister(self, name: str, key: str) -> None:
+        """Remove a registry entry; a category still used by any memory is refused."""
+        _check_registry(name)
+        if name == "categories":
+            used = self.store.usage("category", key)
+            if used:
+                raise Conflict(f"category {key!r} is used by {used} memories; it stays")
+        with self._transaction() as w:
+            if not w.remove_registry(name, key):
+                raise NotFound(f"no {name} entry {key!r}")
+            self._journal(w, f"{name}.remove", None)
+        self._categories.discard(key)
+
+    def registry_entry(self, name: str, key: str) -> RegistryEntry:
+        for entry in self.registry(name):
+            if entry.key == key:
+                return entry
+        raise NotFound(f"no {name} entry {key!r}")
+
+    def usage(self, field: str, value: str) -> int:
+        return self.store.usage(field, value)
+
+    def tags(self, category: str | None = None) -> dict[str, int]:
+        return self.store.tag_counts(self.agent, category)
+
+    @staticmethod
+    def types(name: str) -> Names:
+        """Valid values of a typed field: kinds, source-types, relationship-types, ..."""
+        key = name.strip().lower().replace("_", "-")
+        if key not in TYPE_REGISTRIES:
+            raise Invalid(f"unknown type list {name!r}; choose from: {', '.join(TYPE_REGISTRIES)}")
+        return [member.value for member in TYPE_REGISTRIES[key]]
+
+
+def _check_registry(name: str) -> None:
+    if name not in REGISTRIES:
+        raise Invalid(f"unknown registry {name!r}; choose from: {', '.join(REGISTRIES)}")

@@ -1,0 +1,159 @@
+"""Vectors and ranked reads: embed, reembed, search modes and recall."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from memlane.errors import Invalid, Unavailable
+from memlane.facade.core import Core, Hits, passive_ok
+from memlane.model import Filters, Record
+from memlane.timeutil import utcnow
+
+if TYPE_CHECKING:  # numpy and the models load only when vectors are used
+    from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallResult
+    from memlane.retrieve.vectors import VectorIndex
+    from memlane.write.embedding import EmbedOutcome
+
+
+class VectorOps(Core):
+    """Embedding, the vector lane, search and recall."""
+
+    def embed(
+        self,
+        memory_id: str | None = None,
+        *,
+        pending: bool = False,
+        all: bool = False,
+        long_only: int | None = None,
+    ) -> EmbedOutcome:
+        """Embed one memory, the pending ones (missing or stale vectors), or all live ones;
+        `long_only` N narrows to bodies of at least N characters."""
+        if sum((memory_id is not None, pending, all)) != 1:
+            raise Invalid("embed takes exactly one of: an id, --pending, --all")
+        if self.embedder is None:
+            raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
+        if memory_id is not None:
+            records = [self._load(self.store, memory_id)]
+        elif pending:
+            records = self.store.unembedded(self.embedder.profile.signature)
+        else:
+            records = self.list(scope="all", limit=0, include_private=self.agent is not None)
+        if long_only is not None:
+            records = [r for r in records if len(r.body) >= long_only]
+        return self._embed_all(records)
+
+    def _embed_all(self, records: Sequence[Record]) -> EmbedOutcome:
+        from memlane.write import embedding
+
+        done: list[str] = []
+        failed: list[str] = []
+        error = None
+        for start in range(0, len(records), embedding.EMBED_CHUNK):
+            part = records[start : start + embedding.EMBED_CHUNK]
+            outcome = embedding.embed_records(self.store, self._need_embedder(), part)
+            done += outcome.embedded
+            failed += outcome.failed
+            error = error or outcome.error
+        return embedding.EmbedOutcome(tuple(done), tuple(failed), error)
+
+    def _need_embedder(self) -> Embedder:
+        if self.embedder is None:
+            raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
+        return self.embedder
+
+    def reembed(self, embedder: Embedder, dry_run: bool = False) -> int:
+        """Re-embed every live memory with another profile and make it the store's profile.
+
+        The old vectors are replaced in one transaction per batch of memories, and the
+        store's profile moves only when all of them succeeded; running it again is safe.
+        """
+        from memlane.write import embedding
+
+        records = self.store.query(Filters(any_visibility=True, limit=None))
+        if dry_run:
+            return len(records)
+        documents = embedding.embed_documents(
+            embedder, [embedding.document_text(r) for r in records]
+        )
+        with self.store.write() as w:
+            w.drop_vectors()
+            w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
+            embedding.put_documents(w, embedder, records, documents)
+            self._journal(w, "reembed", None)
+        self._embedder_source, self._embedder = embedder, embedder
+        self.embed_problem, self._index = None, None
+        return len(records)
+
+    def search(
+        self, query: str, filters: Filters | None = None, mode: str = "keyword", **options: Any
+    ) -> Hits:
+        """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
+        (nearest by meaning) or `hybrid` (both, fused by reciprocal rank)."""
+        from memlane.retrieve import lanes
+
+        chosen = filters or self.filters(**options)
+        if mode not in lanes.MODES:
+            raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
+        if mode == "keyword":
+            return lanes.keyword(self.store, query, chosen)
+        index, embedder = self._vector_lane()
+        if mode == "vector":
+            return lanes.vector(self.store, index, embedder, query, chosen)
+        return lanes.hybrid(self.store, index, embedder, query, chosen)
+
+    def recall(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        *,
+        limit: int = 10,
+        max_tokens: int | None = None,
+        passive: bool = False,
+        activate: bool = False,
+        count: bool = True,
+        **options: Any,
+    ) -> RecallResult:
+        """The few memories that matter for `query`, ranked and explained (DESIGN §5).
+
+        Explicit reads count in retrieval_count; `passive` reads (hooks) count in
+        surfaced_count only, and never surface injection-risk, untrusted-web or
+        low-confidence memories. `activate` also resets their decay clocks. `count`
+        False writes nothing (evaluations: popularity must not feed back into them).
+        """
+        from memlane.retrieve.recall import recall
+
+        if limit < 1:
+            raise Invalid("--limit must be at least 1 for recall")
+        chosen = filters or self.filters(**options)
+        vector_lane = self._vector_lane() if self.embedder is not None else None
+        settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
+        result = recall(
+            self.store, query, chosen, now=utcnow(), context=self.context,
+            options=settings, vector_lane=vector_lane,
+        )  # fmt: skip
+        if passive:
+            result = replace(result, hits=tuple(h for h in result.hits if passive_ok(h.record)))
+        ids = [h.record.id for h in result.hits]
+        if ids and count:
+            with self._transaction() as w:
+                w.touch(ids, "surfaced" if passive else "retrieval", utcnow())
+                if activate:
+                    w.touch(ids, "activation", utcnow())
+        return result
+
+    def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
+        """The vector index of this store's profile; Unavailable without an embedder."""
+        if self.embedder is None:
+            why = self.embed_problem or "no embedding profile is configured"
+            raise Unavailable(f"the vector lane is unavailable: {why}")
+        from memlane.retrieve.vectors import VectorIndex
+        from memlane.write import embedding
+
+        embedding.check_profile(self.store, self.embedder)
+        if self._index is None:
+            profile = self.embedder.profile
+            self._index = VectorIndex(self.store, profile.signature, profile.dimension)
+        return self._index, self.embedder
