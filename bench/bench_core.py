@@ -32,20 +32,17 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import platform
 import random
 import shutil
 import sqlite3
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from _machine import machine_info
 from memlane import Context, Memory
 from memlane.memory import BATCH_CHUNK
 from memlane.store.sqlite.sql import fts_query
@@ -512,30 +509,6 @@ def query_plans(mem: Memory, query: str, memory_id: str) -> dict[str, list[str]]
 # ---- report ----------------------------------------------------------------
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        version = metadata.version("memlane")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
-    return {
-        "cpu_count": os.cpu_count(),
-        "cpu": cpu,
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
-        "python_implementation": platform.python_implementation(),
-        "sqlite": sqlite3.sqlite_version,
-        "memlane": version,
-    }
-
-
 def _goal(ok: bool) -> str:
     return "[green]meets goal[/]" if ok else "[red]misses goal[/]"
 
@@ -658,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             plans = query_plans(mem, slow_query, ids[0]) if args.explain else {}
 
     data: dict[str, Any] = {
-        "machine": machine_info(),
+        "machine": machine_info(("memlane",)),
         "parameters": {
             "n": args.n,
             "queries": len(queries),

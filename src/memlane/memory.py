@@ -206,11 +206,11 @@ class Memory(VectorOps, RegistryOps):
         """One memory; with `as_of`, the version that was valid then."""
         full = self.resolve(memory_id)
         if as_of is None:
-            return self._load(self.store, full)
+            return self._visible_record(self.store.get(full), memory_id)
         at = parse_instant(as_of, "as-of") if not isinstance(as_of, datetime) else as_of
         record = self.store.get(full, as_of=at)
         if record is None or not self._visible(record):
-            self._load(self.store, full)  # NotFound if it never existed for this viewer
+            self._visible_record(self.store.get(full), memory_id)  # NotFound if never visible
             raise NotFound(f"{full} was not valid at {at.isoformat()}")
         return record
 

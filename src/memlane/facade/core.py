@@ -158,9 +158,12 @@ class Core:
         return record.visibility is Visibility.PUBLIC or record.owner == self.agent
 
     def _load(self, reader: Store | Writer, memory_id: str) -> Record:
-        record = reader.get(self.resolve(memory_id))
+        return self._visible_record(reader.get(self.resolve(memory_id)), memory_id)
+
+    def _visible_record(self, record: Record | None, given: str) -> Record:
+        """The record, or NotFound when it is missing or private to someone else."""
         if record is None or not self._visible(record):
-            raise NotFound(f"no memory with id {memory_id!r}")
+            raise NotFound(f"no memory with id {given!r}")
         return record
 
     def _live(self, w: Writer, memory_id: str) -> Record:

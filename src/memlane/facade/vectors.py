@@ -33,19 +33,18 @@ class VectorOps(Core):
         `long_only` N narrows to bodies of at least N characters."""
         if sum((memory_id is not None, pending, all)) != 1:
             raise Invalid("embed takes exactly one of: an id, --pending, --all")
-        if self.embedder is None:
-            raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
+        embedder = self._need_embedder()
         if memory_id is not None:
             records = [self._load(self.store, memory_id)]
         elif pending:
-            records = self.store.unembedded(self.embedder.profile.signature)
+            records = self.store.unembedded(embedder.profile.signature)
         else:
             records = self.list(scope="all", limit=0, include_private=self.agent is not None)
         if long_only is not None:
             records = [r for r in records if len(r.body) >= long_only]
-        return self._embed_all(records)
+        return self._embed_all(embedder, records)
 
-    def _embed_all(self, records: Sequence[Record]) -> EmbedOutcome:
+    def _embed_all(self, embedder: Embedder, records: Sequence[Record]) -> EmbedOutcome:
         from memlane.write import embedding
 
         done: list[str] = []
@@ -53,7 +52,7 @@ class VectorOps(Core):
         error = None
         for start in range(0, len(records), embedding.EMBED_CHUNK):
             part = records[start : start + embedding.EMBED_CHUNK]
-            outcome = embedding.embed_records(self.store, self._need_embedder(), part)
+            outcome = embedding.embed_records(self.store, embedder, part)
             done += outcome.embedded
             failed += outcome.failed
             error = error or outcome.error

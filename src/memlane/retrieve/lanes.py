@@ -6,11 +6,11 @@ which alone decide what may be returned (live or as-of, scope, visibility, kind.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from memlane.model import Filters, Hit
-from memlane.retrieve.fuse import BM25, VECTOR, rrf
+from memlane.model import Filters, Hit, Record
+from memlane.retrieve.fuse import BM25, VECTOR, Fused, rrf
 from memlane.store import Store
 
 if TYPE_CHECKING:  # keyword search must not pay for numpy
@@ -55,13 +55,38 @@ def vector(
     return [Hit(r, scores[r.id], i + 1) for i, r in enumerate(found[:wanted] if wanted else found)]
 
 
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """What the lanes found for one query, and their reciprocal-rank fusion."""
+
+    found: dict[str, list[Record]]  # lane -> its candidates, best first
+    records: dict[str, Record]
+    fused: list[Fused]
+
+
+def gather(
+    store: Store,
+    query: str,
+    filters: Filters,
+    limit: int | None,
+    vector_lane: tuple[VectorIndex, Embedder] | None,
+) -> Gathered:
+    """Run the keyword lane (and the vector lane when given) over-fetching for `limit`,
+    and fuse them by reciprocal rank (k = 60)."""
+    pool = replace(filters, limit=pool_size(limit))
+    found = {BM25: [h.record for h in keyword(store, query, pool)]}
+    if vector_lane is not None:
+        index, embedder = vector_lane
+        found[VECTOR] = [h.record for h in vector(store, index, embedder, query, pool)]
+    records = {r.id: r for hits in found.values() for r in hits}
+    fused = rrf({lane: [r.id for r in hits] for lane, hits in found.items()})
+    return Gathered(found, records, fused)
+
+
 def hybrid(
     store: Store, index: VectorIndex, embedder: Embedder, query: str, filters: Filters
 ) -> list[Hit]:
     """Keyword and vector lanes fused by reciprocal rank (k = 60)."""
-    pool = replace(filters, limit=pool_size(filters.limit))
-    lanes = {BM25: keyword(store, query, pool), VECTOR: vector(store, index, embedder, query, pool)}
-    records = {h.record.id: h.record for hits in lanes.values() for h in hits}
-    fused = rrf({lane: [h.record.id for h in hits] for lane, hits in lanes.items()})
-    chosen = fused[: filters.limit] if filters.limit else fused
-    return [Hit(records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]
+    lanes = gather(store, query, filters, filters.limit, (index, embedder))
+    chosen = lanes.fused[: filters.limit] if filters.limit else lanes.fused
+    return [Hit(lanes.records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]

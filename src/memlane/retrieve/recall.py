@@ -6,15 +6,14 @@ that is absent simply contributes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memlane.model import Filters, Record
+from memlane.model import Filters
 from memlane.retrieve import lanes
 from memlane.retrieve.budget import pack_results
-from memlane.retrieve.fuse import BM25, VECTOR, rrf
 from memlane.retrieve.mmr import diversify
 from memlane.retrieve.score import DEFAULT_WEIGHTS, Scored, Weights, score_candidates
 from memlane.retrieve.when import time_cue
@@ -78,17 +77,9 @@ def recall(
     vector_lane: tuple[VectorIndex, Embedder] | None = None,
 ) -> RecallResult:
     """Run every available lane over the filtered store and rank what they found."""
-    pool = replace(filters, limit=lanes.pool_size(options.limit))
-    found: dict[str, Sequence[Record]] = {
-        BM25: [h.record for h in lanes.keyword(store, query, pool)]
-    }
-    if vector_lane is not None:
-        index, embedder = vector_lane
-        found[VECTOR] = [h.record for h in lanes.vector(store, index, embedder, query, pool)]
-    records = {r.id: r for hits in found.values() for r in hits}
-    fused = rrf({lane: [r.id for r in hits] for lane, hits in found.items()})
+    found = lanes.gather(store, query, filters, options.limit, vector_lane)
     scored = score_candidates(
-        fused, records, now=now, context=context, weights=options.weights,
+        found.fused, found.records, now=now, context=context, weights=options.weights,
         cue=time_cue(query, now),
     )  # fmt: skip
     if options.mmr_lambda is None:
@@ -100,5 +91,5 @@ def recall(
         hits=tuple(packed.kept),
         omitted=len(packed.omitted),
         tokens_used=packed.tokens_used,
-        lanes={lane: len(hits) for lane, hits in found.items()},
+        lanes={lane: len(hits) for lane, hits in found.found.items()},
     )

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memlane.embed.blob import from_blobs, to_blob
+from memlane.embed.blob import from_blobs
 from memlane.store import Store
-
-__all__ = ["VectorHit", "VectorIndex", "to_blob"]
 
 Matrix = npt.NDArray[np.float32]
 
