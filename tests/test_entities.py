@@ -8,21 +8,19 @@ import pytest
 
 from memlane.graph.entities import (
     MAX_MENTIONS,
-    Mention,
-    MentionKind,
     extract,
     mentions_of,
     normalize_alias,
     query_aliases,
 )
-from memlane.model import Kind, Record
+from memlane.model import EntityKind, Kind, Mention, Record
 
 CODE, PATH, HANDLE, NAME, TAG = (
-    MentionKind.CODE,
-    MentionKind.PATH,
-    MentionKind.HANDLE,
-    MentionKind.PERSON_OR_NAME,
-    MentionKind.TAG,
+    EntityKind.CODE,
+    EntityKind.PATH,
+    EntityKind.HANDLE,
+    EntityKind.PERSON_OR_NAME,
+    EntityKind.TAG,
 )
 
 
@@ -214,33 +212,33 @@ def test_mentions_of_a_record_reads_title_body_and_tags():
 # ---- the query side -----------------------------------------------------------------
 
 
-def test_query_aliases_adds_plain_words_and_adjacent_pairs():
-    assert query_aliases("how does the memory store use rg?") == (
-        "memory",
-        "store",
-        "rg",
-        "memorystore",
-    )
+def test_query_aliases_keeps_pairs_as_names_and_single_words_apart():
+    asked = query_aliases("how does the memory store use rg?")
+    assert asked.names == ("memorystore",)
+    assert asked.words == ("memory", "store", "rg")
+    assert asked.all == ("memorystore", "memory", "store", "rg")
 
 
 def test_query_aliases_finds_a_name_written_in_lower_case():
-    assert "adalovelace" in query_aliases("what did ada lovelace say")
+    assert "adalovelace" in query_aliases("what did ada lovelace say").names
 
 
 def test_query_aliases_match_extracted_aliases():
     stored = {m.alias for m in extract("The `MemoryStore` class; ping @simonw.")}
-    assert stored <= set(query_aliases("memory-store simonw"))
+    assert stored <= set(query_aliases("memory-store simonw").all)
 
 
 def test_query_aliases_of_an_empty_or_stopword_query_is_empty():
-    assert query_aliases("") == ()
-    assert query_aliases("what is the 42?") == ()
+    assert query_aliases("").all == ()
+    assert query_aliases("what is the 42?").all == ()
 
 
 def test_query_aliases_puts_extracted_entities_first():
-    assert query_aliases("Ada Lovelace wrote notes")[:1] == ("adalovelace",)
+    asked = query_aliases("Ada Lovelace wrote notes")
+    assert asked.names[:1] == ("adalovelace",)
+    assert "adalovelace" not in asked.words
 
 
 def test_kinds_have_the_documented_values():
-    assert {k.value for k in MentionKind} == {"code", "path", "handle", "person_or_name", "tag"}
-    assert tuple(MentionKind) == (CODE, PATH, HANDLE, NAME, TAG)
+    assert {k.value for k in EntityKind} == {"code", "path", "handle", "person_or_name", "tag"}
+    assert tuple(EntityKind) == (CODE, PATH, HANDLE, NAME, TAG)

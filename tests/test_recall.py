@@ -71,7 +71,7 @@ def test_recall_works_without_an_embedder(mem):
     memory_id = mem.add("Use uv to install Python packages.").id
     result = mem.recall("install packages with uv")
     assert [h.record.id for h in result.hits] == [memory_id]
-    assert set(result.lanes) == {"bm25"}
+    assert set(result.lanes) == {"bm25", "entity"}  # no vector lane without an embedder
     with pytest.raises(Invalid):
         mem.recall("anything", limit=0)
 

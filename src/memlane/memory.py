@@ -49,13 +49,14 @@ from memlane.facade.core import (
     Records,
     Versions,
 )
+from memlane.facade.graph import GraphOps
 from memlane.facade.registries import RegistryOps
 from memlane.facade.vectors import VectorOps
 
 __all__ = ["Memory"]
 
 
-class Memory(VectorOps, RegistryOps):
+class Memory(VectorOps, RegistryOps, GraphOps):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
     @classmethod

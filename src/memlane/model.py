@@ -343,6 +343,49 @@ class Link:
     created_at: datetime | None = None
 
 
+class EntityKind(StrEnum):
+    """What sort of name an entity is, as the extractor read it."""
+
+    CODE = "code"
+    PATH = "path"
+    HANDLE = "handle"
+    PERSON_OR_NAME = "person_or_name"
+    TAG = "tag"
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """An entity named in a text: as written, what sort, and the alias it is keyed by."""
+
+    name: str
+    kind: EntityKind
+    alias: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A named thing memories mention: its aliases and how many visible memories name it."""
+
+    id: str
+    name: str
+    kind: EntityKind
+    aliases: tuple[str, ...]
+    mentions: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMatch:
+    """An entity the entity lane looked up: the memories naming it (at most a cap), and
+    whether more exist than the cap (a name too common to tell memories apart)."""
+
+    entity_id: str
+    kind: EntityKind
+    alias: str
+    memory_ids: tuple[str, ...]
+    common: bool
+
+
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     seq: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+import itertools
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -48,6 +49,8 @@ BATCH_CHUNK = 2000
 # A batch this large can change the shape of the data enough to mislead the planner.
 REANALYZE_AFTER = 1000
 REGISTRIES = ("categories", "agents", "projects", "applicability")
+# The store_meta key naming the extractor version that wrote the entity mentions.
+ENTITY_META = "entity_extractor"
 BatchItem = Mapping[str, Any] | str | bytes
 # Who may see a memory is never rolled back by restoring an older version.
 _ACCESS_FIELDS = frozenset({"visibility", "owner"})
@@ -122,6 +125,7 @@ class Core:
         self.embed_on_write = embed_on_write
         self._categories: set[str] = set()
         self._index: VectorIndex | None = None
+        self._entities_checked = False
         # How recall weighs and diversifies (interfaces set these from the settings).
         self.recall_settings = _default_recall_settings()
 
@@ -190,6 +194,26 @@ class Core:
             raise Invalid(
                 f"unknown category {category!r}{hint}; add it with: memlane categories add {category}"
             )
+
+    def _entities_current(self) -> None:
+        """Bring every memory's entity mentions up to the current extractor, once.
+
+        Trigger: the store's mentions were written by another extractor version (or
+        before mentions existed). Outcome: all of them are re-read, a chunk per
+        transaction, and the version recorded last, so an interrupted pass resumes.
+        """
+        from memlane.graph.entities import EXTRACTOR_VERSION, mentions_of
+
+        if self._entities_checked or self.store.meta(ENTITY_META) == EXTRACTOR_VERSION:
+            self._entities_checked = True
+            return
+        records = iter(self.store.iter_all())
+        while chunk := list(itertools.islice(records, BATCH_CHUNK)):
+            with self.store.write() as w:
+                w.set_mentions({r.id: mentions_of(r) for r in chunk})
+        with self.store.write() as w:
+            w.set_meta(ENTITY_META, EXTRACTOR_VERSION)
+        self._entities_checked = True
 
     def _journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
         w.journal(operation, [memory_id], self.agent)

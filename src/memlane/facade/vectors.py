@@ -101,6 +101,7 @@ class VectorOps(Core):
         index, embedder = self._vector_lane()
         if mode == "vector":
             return lanes.vector(self.store, index, embedder, query, chosen)
+        self._entities_current()
         return lanes.hybrid(self.store, index, embedder, query, chosen)
 
     def recall(
@@ -127,6 +128,7 @@ class VectorOps(Core):
         if limit < 1:
             raise Invalid("--limit must be at least 1 for recall")
         chosen = filters or self.filters(**options)
+        self._entities_current()
         vector_lane = self._vector_lane() if self.embedder is not None else None
         settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(

@@ -22,29 +22,13 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
 
-from memlane.model import Record
+from memlane.model import EntityKind, Mention, Record
 
-
-class MentionKind(StrEnum):
-    CODE = "code"
-    PATH = "path"
-    HANDLE = "handle"
-    PERSON_OR_NAME = "person_or_name"
-    TAG = "tag"
-
-
-@dataclass(frozen=True, slots=True)
-class Mention:
-    """An entity named in a text: as written, what sort, and the alias it is keyed by."""
-
-    name: str
-    kind: MentionKind
-    alias: str
-
+# Bump when extraction changes: stores re-read their memories' mentions on open.
+EXTRACTOR_VERSION = "1"
 
 ENTITY_TAG_PREFIX = "entity:"
 # Bounds the entity rows one memory can write: the entity lane needs a text's few
@@ -78,6 +62,10 @@ _IDENTIFIER = re.compile(r"^\w+$")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _NUMERIC = re.compile(r"^[\d.+-]*$")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+# A word of _WORD whose first part has an upper-case ASCII letter, a non-ASCII letter
+# or an underscore (what _words reads), starting where _WORD would start one.
+_CANDIDATE = re.compile(r"(?<!\w)(?<!\w['’])(?=\w*(?:[^\W\d_a-z]|_))\w+(?:['’]\w+)*")
 
 # Capitalised words that are not names: sentence starters (articles, pronouns,
 # conjunctions, auxiliaries, question words, common imperatives of notes),
@@ -120,8 +108,8 @@ STOPWORDS = frozenset(
 
 def normalize_alias(text: str) -> str:
     """The key of an entity: accents dropped, casefolded, only letters and digits kept."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed.casefold() if ch.isalnum())
+    decomposed = text if text.isascii() else unicodedata.normalize("NFKD", text)
+    return _NOT_ALNUM.sub("", decomposed.casefold())
 
 
 def extract(text: str, tags: Iterable[str] = ()) -> tuple[Mention, ...]:
@@ -154,23 +142,37 @@ def tag_mentions(tags: Iterable[str]) -> list[Mention]:
         # Outcome: kept even when its alias is a single character.
         alias = normalize_alias(name)
         if alias:
-            mentions.append(Mention(name, MentionKind.TAG, alias))
+            mentions.append(Mention(name, EntityKind.TAG, alias))
     return mentions
 
 
-def query_aliases(text: str) -> tuple[str, ...]:
-    """Aliases to look up for the recall entity lane, in first-seen order.
+@dataclass(frozen=True, slots=True)
+class QueryAliases:
+    """What a query may name, for the recall entity lane.
 
-    The query's extracted entities, then every plain word that is not a stopword,
-    then each pair of adjacent such words joined ("memory store" finds the alias
-    of `MemoryStore`, "ada lovelace" that of Ada Lovelace).
+    `names`: the query's own entities, then each pair of adjacent plain words joined
+    ("memory store" finds `MemoryStore`, "ada lovelace" Ada Lovelace). `words`: its
+    single plain words, which match only entities that are not capitalised words: a
+    lone capitalised word in a memory is as often a sentence's first word as a name
+    (measured on LoCoMo, letting words match those cost 7 points of MRR).
     """
-    aliases = [m.alias for m in extract(text)]
+
+    names: tuple[str, ...]
+    words: tuple[str, ...]
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.names, *self.words)))
+
+
+def query_aliases(text: str) -> QueryAliases:
+    """The aliases a query may name, in first-seen order (see QueryAliases)."""
+    names = [m.alias for m in extract(text)]
     words = [normalize_alias(w) for w in _WORD.findall(text)]
     kept = [w if _plain_word(w) else None for w in words]
-    aliases += [w for w in kept if w is not None]
-    aliases += [a + b for a, b in itertools.pairwise(kept) if a and b]
-    return tuple(dict.fromkeys(aliases))
+    names += [a + b for a, b in itertools.pairwise(kept) if a and b]
+    unique = tuple(dict.fromkeys(names))
+    return QueryAliases(unique, tuple(w for w in dict.fromkeys(kept) if w and w not in unique))
 
 
 def _plain_word(alias: str) -> bool:
@@ -194,13 +196,16 @@ class _Claims:
 
 
 _Found = tuple[int, Mention]  # (offset in the text, mention)
+_Rule = Callable[[str, "_Claims"], list[_Found]]
 
 
 def _text_mentions(text: str) -> list[Mention]:
     claims = _Claims(len(text))
     found: list[_Found] = []
-    for rule in (_skip_urls, _backticked, _paths, _files, _dotted, _handles, _words):
-        found.extend(rule(text, claims))
+    for rule, needs in _RULES:
+        # A rule whose pattern needs a character the text lacks cannot match: skipped.
+        if needs is None or needs in text:
+            found.extend(rule(text, claims))
     found.sort(key=lambda item: item[0])  # stable: a path's file name follows the path
     return [m for _, m in found if len(m.alias) >= MIN_ALIAS_CHARS]
 
@@ -216,9 +221,10 @@ def _free_matches(pattern: re.Pattern[str], text: str, claims: _Claims) -> Itera
 def _skip_urls(text: str, claims: _Claims) -> list[_Found]:
     # Trigger: a URL or e-mail address. Why: its pieces would read as paths, dotted
     # identifiers and handles ("example.com", "@example"). Outcome: claimed, no mention.
-    for pattern in (_URL, _EMAIL):
-        for _ in _free_matches(pattern, text, claims):
-            pass
+    for pattern, needs in ((_URL, "://"), (_EMAIL, "@")):
+        if needs in text:
+            for _ in _free_matches(pattern, text, claims):
+                pass
     return []
 
 
@@ -229,7 +235,7 @@ def _backticked(text: str, claims: _Claims) -> list[_Found]:
         # Inside backticks the writer already said "this is a name": any slash or file
         # extension is enough to call it a path.
         is_path = "/" in name or name.startswith("~") or bool(_EXTENSION.search(name))
-        kind = MentionKind.PATH if is_path else MentionKind.CODE
+        kind = EntityKind.PATH if is_path else EntityKind.CODE
         found.append((match.start(1), _mention(name, kind)))
     return found
 
@@ -242,13 +248,13 @@ def _paths(text: str, claims: _Claims) -> list[_Found]:
         if not _looks_like_path(token) or not claims.free(start, end):
             continue
         claims.take(start, end)
-        found.append((start, _mention(token, MentionKind.PATH)))
+        found.append((start, _mention(token, EntityKind.PATH)))
         file_name = token.rsplit("/", 1)[-1]
         # Trigger: the path ends in a file name. Why: people and queries name a file
         # by its base name ("store.py") more often than by its full path. Outcome: the
         # base name is a second mention, right after the path.
         if _EXTENSION.search(file_name):
-            found.append((start, _mention(file_name, MentionKind.PATH)))
+            found.append((start, _mention(file_name, EntityKind.PATH)))
     return found
 
 
@@ -267,7 +273,7 @@ def _looks_like_path(token: str) -> bool:
 
 def _files(text: str, claims: _Claims) -> list[_Found]:
     return [
-        (m.start(), _mention(m.group(), MentionKind.PATH))
+        (m.start(), _mention(m.group(), EntityKind.PATH))
         for m in _free_matches(_FILE, text, claims)
     ]
 
@@ -282,13 +288,13 @@ def _dotted(text: str, claims: _Claims) -> list[_Found]:
         if claims.free(match.start(), match.end()):
             claims.take(match.start(), match.end())
             name = match.group().removesuffix("()")
-            found.append((match.start(), _mention(name, MentionKind.CODE)))
+            found.append((match.start(), _mention(name, EntityKind.CODE)))
     return found
 
 
 def _handles(text: str, claims: _Claims) -> list[_Found]:
     return [
-        (m.start(), _mention(m.group().rstrip("-"), MentionKind.HANDLE))
+        (m.start(), _mention(m.group().rstrip("-"), EntityKind.HANDLE))
         for m in _free_matches(_HANDLE, text, claims)
     ]
 
@@ -297,7 +303,9 @@ def _words(text: str, claims: _Claims) -> list[_Found]:
     """Code-shaped words, and runs of capitalised words separated by one space."""
     found: list[_Found] = []
     run: list[re.Match[str]] = []
-    for match in _WORD.finditer(text):
+    # Only words with a capital or an underscore can be either; a word between two
+    # of them shows as a longer gap, which ends a run just as reading it would.
+    for match in _CANDIDATE.finditer(text):
         word = match.group()
         free = claims.free(match.start(), match.end())
         code = free and _is_code_word(word)
@@ -307,7 +315,7 @@ def _words(text: str, claims: _Claims) -> list[_Found]:
             found.extend(_name_runs(run))
             run = []
         if code:
-            found.append((match.start(), _mention(word, MentionKind.CODE)))
+            found.append((match.start(), _mention(word, EntityKind.CODE)))
         elif name:
             run.append(match)
     found.extend(_name_runs(run))
@@ -329,7 +337,7 @@ def _name_runs(run: list[re.Match[str]]) -> list[_Found]:
         stop = match is None or normalize_alias(_bare(match.group())) in STOPWORDS
         if stop and piece:
             name = " ".join(_bare(m.group()) for m in piece)
-            found.append((piece[0].start(), _mention(name, MentionKind.PERSON_OR_NAME)))
+            found.append((piece[0].start(), _mention(name, EntityKind.PERSON_OR_NAME)))
             piece = []
         elif not stop and match is not None:
             piece.append(match)
@@ -341,5 +349,17 @@ def _bare(word: str) -> str:
     return _POSSESSIVE.sub("", word)
 
 
-def _mention(name: str, kind: MentionKind) -> Mention:
+def _mention(name: str, kind: EntityKind) -> Mention:
     return Mention(name, kind, normalize_alias(name))
+
+
+# The rules in order of precedence, each with a character every match contains.
+_RULES: tuple[tuple[_Rule, str | None], ...] = (
+    (_skip_urls, None),  # "://" or "@", checked inside
+    (_backticked, "`"),
+    (_paths, "/"),
+    (_files, "."),
+    (_dotted, "."),
+    (_handles, "@"),
+    (_words, None),
+)

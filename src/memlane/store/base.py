@@ -7,17 +7,20 @@ transaction that either lands whole or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
 from memlane.model import (
+    Entity,
+    EntityMatch,
     Filters,
     Hit,
     JournalEntry,
     Link,
     LinkType,
+    Mention,
     Record,
     RegistryEntry,
     Stats,
@@ -47,6 +50,13 @@ class Writer(Protocol):
         """Remove a memory from every table and index (the journal keeps its line)."""
 
     def add_link(self, link: Link) -> None: ...
+
+    def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
+        """Make each memory's entity mentions exactly these, creating unknown entities
+        (an alias names one entity)."""
+
+    def merge_entities(self, source: str, target: str) -> None:
+        """Move every alias and mention of entity `source` to `target`; drop `source`."""
 
     def put_registry(self, entry: RegistryEntry) -> None: ...
 
@@ -117,6 +127,18 @@ class Store(Protocol):
 
     def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
         """Tags on live memories `viewer` may see, with counts."""
+
+    def entities(
+        self, viewer: str | None, kind: str | None = None, limit: int | None = None
+    ) -> list[Entity]:
+        """Entities that live memories `viewer` may see mention, most mentioned first."""
+
+    def entity(self, alias: str, viewer: str | None) -> Entity | None:
+        """The entity with this alias, if a live memory `viewer` may see mentions it."""
+
+    def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
+        """The entities behind these aliases and the memories naming each (at most `cap`;
+        the caller filters them)."""
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100

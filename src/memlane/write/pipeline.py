@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from memlane.graph.entities import mentions_of
 from memlane.model import VERSIONED_FIELDS, Record, Version, WriteResult, WriteStatus
 from memlane.store import Writer
 from memlane.timeutil import ONE_MICROSECOND, utcnow
@@ -92,6 +93,7 @@ def land(
     sessions = {r.session_id: r for r in final if r.session_id is not None}
     for session_id, first in sessions.items():
         w.ensure_session(session_id, first.created_at, first.source_agent)
+    w.set_mentions({r.id: mentions_of(r) for r in final})
     w.journal("add", [r.id for r in final], actor)
     return final
 
@@ -114,5 +116,6 @@ def revise(w: Writer, old: Record, new: Record, reason: str, actor: str | None) 
     )
     final = replace(new, version=old.version + 1, version_from=at, updated_at=at)
     w.replace(final, prior)
+    w.set_mentions({final.id: mentions_of(final)})
     w.journal("update", [old.id], actor)
     return final

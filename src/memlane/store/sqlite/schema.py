@@ -236,9 +236,47 @@ def m002_vectors(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+_M003 = """
+-- An alias names one entity (merging entities moves aliases, never duplicates them).
+-- Both tables become WITHOUT ROWID: every write records its mentions, and a table
+-- keyed by its primary key alone updates one b-tree fewer per row.
+CREATE TABLE entity_alias_new (
+    alias TEXT PRIMARY KEY,
+    entity_id TEXT NOT NULL REFERENCES entity(id) ON DELETE CASCADE
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO entity_alias_new SELECT alias, entity_id FROM entity_alias;
+DROP TABLE entity_alias;
+ALTER TABLE entity_alias_new RENAME TO entity_alias;
+CREATE INDEX entity_alias_entity ON entity_alias(entity_id);
+CREATE TABLE mention_new (
+    memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+    entity_id TEXT NOT NULL REFERENCES entity(id) ON DELETE CASCADE,
+    PRIMARY KEY (memory_id, entity_id)
+) WITHOUT ROWID;
+INSERT INTO mention_new SELECT memory_id, entity_id FROM mention;
+DROP TABLE mention;
+ALTER TABLE mention_new RENAME TO mention;
+CREATE INDEX mention_entity ON mention(entity_id);
+"""
+
+
+def m003_entities(conn: sqlite3.Connection) -> None:
+    for statement in _split(_M003):
+        conn.execute(statement)
+    # Which extractor version wrote the mentions: writes keep them current from here
+    # on (version 1 of graph.entities), so an empty store is current; memories written
+    # before this migration have none ("0"), and the first entity read fills them in.
+    empty = conn.execute("SELECT NOT EXISTS (SELECT 1 FROM memory)").fetchone()[0]
+    conn.execute(
+        "INSERT INTO store_meta(key, value) VALUES ('entity_extractor', ?)",
+        ("1" if empty else "0",),
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
+    (3, "entities", m003_entities),
 )
 LATEST = MIGRATIONS[-1][0]
 

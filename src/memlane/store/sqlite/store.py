@@ -7,7 +7,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -15,17 +15,21 @@ from typing import Any
 
 from memlane.errors import Invalid, Unavailable
 from memlane.model import (
+    Entity,
+    EntityMatch,
     Filters,
     Hit,
     JournalEntry,
     Link,
     LinkType,
+    Mention,
     Record,
     RegistryEntry,
     Stats,
     Version,
     effective_resonance,
 )
+from memlane.store.sqlite import entities as entity_sql
 from memlane.store.sqlite import schema, sql
 from memlane.store.sqlite.rows import (
     COLUMNS,
@@ -146,6 +150,12 @@ class SQLiteWriter:
         for table in ("memory_fts", "version_fts"):
             self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         self.purged = True
+
+    def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
+        entity_sql.set_mentions(self._conn, mentions)
+
+    def merge_entities(self, source: str, target: str) -> None:
+        entity_sql.merge(self._conn, source, target)
 
     def add_link(self, link: Link) -> None:
         self._conn.execute(
@@ -473,6 +483,17 @@ class SQLiteStore:
             params,
         )
         return {str(r[0]): int(r[1]) for r in rows}
+
+    def entities(
+        self, viewer: str | None, kind: str | None = None, limit: int | None = None
+    ) -> list[Entity]:
+        return entity_sql.listing(self.conn, viewer, kind, limit)
+
+    def entity(self, alias: str, viewer: str | None) -> Entity | None:
+        return entity_sql.find(self.conn, alias, viewer)
+
+    def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
+        return entity_sql.mentioned(self.conn, aliases, cap)
 
     def journal_entries(self, memory_id: str | None = None, limit: int = 100) -> list[JournalEntry]:
         where, params = ("WHERE memory_id = ?", (memory_id, limit)) if memory_id else ("", (limit,))

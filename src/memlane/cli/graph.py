@@ -1,0 +1,93 @@
+"""The memory graph from the command line: entities (list, show, merge)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import click
+
+from memlane.cli.common import emit_json, in_section, json_option, memory, note
+from memlane.cli.render import plain, record_dict, record_line
+from memlane.facade.graph import SHOW_LIMIT
+from memlane.model import Entity, EntityKind
+
+
+def entity_dict(entity: Entity) -> dict[str, object]:
+    return {f.name: plain(getattr(entity, f.name)) for f in fields(entity)}
+
+
+def _entity_line(entity: Entity) -> str:
+    others = [a for a in entity.aliases if a != entity.aliases[0]]
+    also = f"  (also {', '.join(others)})" if others else ""
+    return f"{entity.name:<32} {entity.kind.value:<15} {entity.mentions:>6}{also}"
+
+
+@in_section("graph")
+@click.group("entities")
+def entities() -> None:
+    """Named things memories mention: code, paths, handles, names, entity: tags."""
+
+
+@entities.command("list")
+@click.option(
+    "--kind", type=click.Choice([k.value for k in EntityKind]), help="Only entities of this kind."
+)
+@click.option("-n", "--limit", type=int, default=50, show_default=True, help="At most N (0: all).")
+@json_option
+def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
+    """Entities named by live memories, most mentioned first."""
+    found = memory().entities(kind, limit)
+    if as_json:
+        emit_json([entity_dict(e) for e in found])
+        return
+    if not found:
+        note("no entities")
+        return
+    click.echo(f"{'NAME':<32} {'KIND':<15} {'MEMORIES':>6}")
+    for entity in found:
+        click.echo(_entity_line(entity))
+
+
+@entities.command("show")
+@click.argument("name")
+@click.option(
+    "-n", "--limit", type=int, default=SHOW_LIMIT, show_default=True, help="Memories to list."
+)
+@json_option
+def entities_show(name: str, limit: int, as_json: bool) -> None:
+    """An entity (by any alias or spelling) and the memories that name it."""
+    entity, records = memory().mentioning(name, limit)
+    if as_json:
+        emit_json({**entity_dict(entity), "memories": [record_dict(r) for r in records]})
+        return
+    click.echo(_entity_line(entity))
+    for record in records:
+        click.echo("  " + record_line(record))
+
+
+@entities.command("merge")
+@click.argument("source")
+@click.argument("target")
+@click.option("--confirm", is_flag=True, help="Merge; without it, only show what would move.")
+@json_option
+def entities_merge(source: str, target: str, confirm: bool, as_json: bool) -> None:
+    """Fold entity SOURCE into TARGET: its aliases and mentions move (a dry run by default)."""
+    plan = memory().merge_entities(source, target, confirm=confirm)
+    if as_json:
+        emit_json(
+            {
+                "source": entity_dict(plan.source),
+                "target": entity_dict(plan.target),
+                "aliases": list(plan.aliases),
+                "mentions": plan.mentions,
+                "status": "merged" if plan.done else "dry_run",
+            }
+        )
+        return
+    verb = "Merged" if plan.done else "Would merge"
+    click.echo(
+        f"{verb} {plan.source.name!r} into {plan.target.name!r}: "
+        f"{len(plan.aliases)} aliases ({', '.join(plan.aliases)}), {plan.mentions} mentions"
+    )
+    if not plan.done:
+        note("dry run: add --confirm to merge")
