@@ -26,6 +26,13 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("use a whole number >= 0")
+    return value
+
+
 def _flag(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -148,6 +155,13 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: 0.9,
         "recall diversity: MMR lambda in (0, 1]; 1 or 'off' ranks by score alone.",
         _lambda,
+    ),
+    Setting(
+        "recall_link_budget",
+        "MEMLANE_RECALL_LINK_BUDGET",
+        lambda: 2,
+        "recall: linked neighbours shown after the results (1-hop expansion; 0: none).",
+        _count,
     ),
     Setting(
         "max_body_bytes",

@@ -201,7 +201,9 @@ def recall_settings(s: dict[str, Any]) -> RecallOptions:
     from memlane.retrieve.score import DEFAULT_WEIGHTS, Weights
 
     weights = Weights(*s["recall_weights"]) if s["recall_weights"] else DEFAULT_WEIGHTS
-    return RecallOptions(weights=weights, mmr_lambda=s["recall_mmr_lambda"])
+    return RecallOptions(
+        weights=weights, mmr_lambda=s["recall_mmr_lambda"], link_budget=s["recall_link_budget"]
+    )
 
 
 def settings_from_env() -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +11,10 @@ from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.read import filter_options
 from memlane.cli.render import record_dict
 from memlane.model import Record, Taint
+
+if TYPE_CHECKING:
+    from memlane.retrieve.explain import Explanation
+    from memlane.retrieve.recall import Extra, RecallResult
 
 
 def _marks(record: Record) -> str:
@@ -31,45 +36,104 @@ def _marks(record: Record) -> str:
     "--passive", is_flag=True, help="A hook's read: counts as surfaced; holds back risky rows."
 )
 @click.option("--activate", is_flag=True, help="Reset the decay clock of what is returned.")
+@click.option(
+    "--explain", is_flag=True, help="Say why each result (or --target) surfaced; writes nothing."
+)
+@click.option("--target", help="With --explain: a memory id, or text its title or body contains.")
 @json_option
-def recall_cmd(query: str, max_tokens: int | None, passive: bool, activate: bool,
-               as_json: bool, limit: int, **options: Any) -> None:  # fmt: skip
+def recall_cmd(query: str, max_tokens: int | None, passive: bool, activate: bool, explain: bool,
+               target: str | None, as_json: bool, limit: int, **options: Any) -> None:  # fmt: skip
     """The few memories that matter for QUERY: ranked by keyword and meaning, explained."""
-    from memlane.retrieve.recall import why
-
-    result = memory().recall(
+    if target is not None and not explain:
+        raise click.UsageError("--target needs --explain")
+    mem = memory()
+    if explain:
+        explained = mem.explain(
+            query, target, limit=limit or 10, max_tokens=max_tokens, passive=passive, **options
+        )
+        _print(query, explained.result, max_tokens, as_json, explained)
+        return
+    result = mem.recall(
         query, limit=limit or 10, max_tokens=max_tokens, passive=passive, activate=activate,
         **options,
     )  # fmt: skip
+    _print(query, result, max_tokens, as_json)
+
+
+def _print(
+    query: str,
+    result: RecallResult,
+    max_tokens: int | None,
+    as_json: bool,
+    explained: Explanation | None = None,
+) -> None:
+    from memlane.retrieve.recall import why
+
     if as_json:
-        emit_json(
-            {
-                "query": query,
-                "results": [
-                    {
-                        **record_dict(h.record),
-                        "score": round(h.score, 6),
-                        "parts": {k: round(v, 6) for k, v in h.parts.items()},
-                        "why": why(h),
-                    }
-                    for h in result.hits
-                ],
-                "count": len(result.hits),
-                "omitted": result.omitted,
-                "tokens_used": result.tokens_used,
-                "lanes": dict(result.lanes),
+        payload = {
+            "query": query,
+            "results": [
+                {
+                    **record_dict(h.record),
+                    "score": round(h.score, 6),
+                    "parts": {k: round(v, 6) for k, v in h.parts.items()},
+                    "why": why(h),
+                }
+                for h in result.hits
+            ],
+            "linked": [_extra_dict(e) for e in result.extras],
+            "count": len(result.hits),
+            "omitted": result.omitted,
+            "tokens_used": result.tokens_used,
+            "lanes": dict(result.lanes),
+        }
+        if explained is not None:
+            payload["explain"] = {
+                "query": explained.query,
+                "target": explained.target,
+                "absent_lanes": explained.absent_lanes,
+                "verdicts": [asdict(v) for v in explained.verdicts],
             }
-        )
+        emit_json(payload)
         return
     if not result.hits:
         note("nothing recalled")
-        return
-    click.echo("<memlane-recall>")
-    for h in result.hits:
-        r = h.record
-        click.echo(f"- [{r.kind.value}] {r.title}{_marks(r)} ({r.id}, {r.scope}; {why(h)})")
-        if r.body != r.title:
-            click.echo("  " + r.body.replace("\n", "\n  "))
-    click.echo("</memlane-recall>")
+    else:
+        click.echo("<memlane-recall>")
+        for h in result.hits:
+            r = h.record
+            click.echo(f"- [{r.kind.value}] {r.title}{_marks(r)} ({r.id}, {r.scope}; {why(h)})")
+            _body(r)
+        for extra in result.extras:
+            r, n = extra.record, extra.neighbour
+            contested = " [CONTESTED]" if n.contested else ""
+            click.echo(
+                f"- [{r.kind.value}] {r.title}{contested}{_marks(r)} "
+                f"({r.id}, {r.scope}; {n.link.value} link from {n.via})"
+            )
+            _body(r)
+        click.echo("</memlane-recall>")
     if result.omitted:
         note(f"{result.omitted} more left out by --max-tokens {max_tokens}")
+    if explained is not None:
+        click.echo("explain:")
+        if explained.absent_lanes:
+            click.echo(f"  {explained.absent_lanes}")
+        for v in explained.verdicts:
+            rank = f" #{v.rank}" if v.rank is not None else ""
+            click.echo(f"  {v.id or '-'}: {v.reason}{rank}  {v.detail}".rstrip())
+
+
+def _body(record: Record) -> None:
+    if record.body != record.title:
+        click.echo("  " + record.body.replace("\n", "\n  "))
+
+
+def _extra_dict(extra: Extra) -> dict[str, Any]:
+    n = extra.neighbour
+    return {
+        **record_dict(extra.record),
+        "linked_from": n.via,
+        "link": n.link.value,
+        "contested": n.contested,
+    }

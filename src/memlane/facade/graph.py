@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 from memlane.errors import Conflict, Invalid, NotFound
 from memlane.facade.core import Core, Records
 from memlane.graph.entities import normalize_alias
-from memlane.model import Entity, EntityKind, parse_enum
+from memlane.model import Entity, EntityKind, Link, LinkType, parse_enum
+from memlane.timeutil import utcnow
 
 # The memories `entities show` lists at most (newest first).
 SHOW_LIMIT = 50
@@ -26,7 +27,24 @@ class EntityMerge:
 
 
 class GraphOps(Core):
-    """The entity side of the memory graph."""
+    """The memory graph: typed links between memories, and the entities they name."""
+
+    def link(
+        self, source: str, target: str, type: str = "related", reason: str | None = None
+    ) -> Link:
+        """Link two memories this agent may see (typed; `anchor` links come from
+        `update --anchors`). Linking the same pair and type again replaces the reason."""
+        kind = parse_enum(LinkType, type, "link type")
+        if kind is LinkType.ANCHOR:
+            raise Invalid("anchor links are set with update --anchors")
+        with self._transaction() as w:
+            a, b = self._load(w, source), self._load(w, target)
+            if a.id == b.id:
+                raise Invalid("a memory cannot be linked to itself")
+            link = Link(a.id, b.id, kind, reason=reason, created_at=utcnow())
+            w.add_link(link)
+            self._journal(w, f"link.{kind.value}", a.id)
+        return link
 
     def entities(self, kind: str | None = None, limit: int | None = 50) -> list[Entity]:
         """Entities named by live memories this agent may see, most mentioned first."""

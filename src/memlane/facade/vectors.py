@@ -6,16 +6,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memlane.errors import Invalid, Unavailable
+from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Hits, passive_ok
 from memlane.model import Filters, Record
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedder
+    from memlane.retrieve.explain import Explanation
     from memlane.retrieve.recall import RecallResult
     from memlane.retrieve.vectors import VectorIndex
     from memlane.write.embedding import EmbedOutcome
+
+
+# Keyword matches of a text target read to find the memories containing it.
+EXPLAIN_SEARCH = 500
 
 
 class VectorOps(Core):
@@ -133,10 +138,8 @@ class VectorOps(Core):
         settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
             self.store, query, chosen, now=utcnow(), context=self.context,
-            options=settings, vector_lane=vector_lane,
+            options=settings, vector_lane=vector_lane, admit=passive_ok if passive else None,
         )  # fmt: skip
-        if passive:
-            result = replace(result, hits=tuple(h for h in result.hits if passive_ok(h.record)))
         ids = [h.record.id for h in result.hits]
         if ids and count:
             with self._transaction() as w:
@@ -144,6 +147,70 @@ class VectorOps(Core):
                 if activate:
                     w.touch(ids, "activation", utcnow())
         return result
+
+    def explain(
+        self,
+        query: str,
+        target: str | None = None,
+        filters: Filters | None = None,
+        *,
+        limit: int = 10,
+        max_tokens: int | None = None,
+        passive: bool = False,
+        **options: Any,
+    ) -> Explanation:
+        """Re-run recall exactly (writing nothing) and say why each target surfaced or
+        not: the presented results without a target; else the memory with that id,
+        or those whose title or body contains the text (at most EXPLAIN_TARGETS)."""
+        from memlane.retrieve.explain import Explanation, judge
+
+        chosen = filters or self.filters(**options)
+        result = self.recall(
+            query, chosen, limit=limit, max_tokens=max_tokens, passive=passive, count=False
+        )
+        absent = None
+        if self.embedder is None:
+            absent = f"vector lane absent: {self.embed_problem or 'no embedding profile'}"
+        records: list[Record | None] = []
+        if target is None:
+            records += [h.record for h in result.hits] + [e.record for e in result.extras]
+        else:
+            records += self._targets(target) or [None]
+        verdicts = []
+        for record in records:
+            passes = valid = False
+            if record is not None:
+                alone = replace(chosen, ids=(record.id,), limit=None)
+                passes = bool(self.store.query(alone))
+                valid = chosen.as_of is None or self.store.get(record.id, chosen.as_of) is not None
+            verdicts.append(
+                judge(record, result, chosen, passes_filters=passes, valid_at_as_of=valid,
+                      absent_lanes=absent)
+            )  # fmt: skip
+        return Explanation(query, target, result, tuple(verdicts), absent)
+
+    def _targets(self, target: str) -> list[Record]:
+        """The memory with this id (or unambiguous prefix), else those whose title or
+        body contains the text (case-insensitive); none when neither."""
+        from memlane.retrieve import lanes
+        from memlane.retrieve.explain import EXPLAIN_TARGETS
+
+        try:
+            return [self._load(self.store, target)]
+        except (NotFound, Invalid):
+            pass
+        wanted = target.casefold().strip()
+        if not wanted:
+            return []
+        everywhere = replace(
+            self.filters(scope="all", include_private=self.agent is not None),
+            include_superseded=True, limit=EXPLAIN_SEARCH,
+        )  # fmt: skip
+        seen: dict[str, Record] = {}
+        for record in (h.record for h in lanes.keyword(self.store, target, everywhere)):
+            if wanted in f"{record.title}\n{record.body}".casefold():
+                seen.setdefault(record.id, record)
+        return list(seen.values())[:EXPLAIN_TARGETS]
 
     def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
         """The vector index of this store's profile; Unavailable without an embedder."""

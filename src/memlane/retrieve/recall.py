@@ -1,19 +1,18 @@
-"""The recall pipeline (DESIGN §5): lanes -> RRF -> composite score -> MMR -> budget.
-
-The entity lane and link expansion join this pipeline in a later step; each lane
-that is absent simply contributes nothing.
+"""The recall pipeline (DESIGN §5): lanes -> RRF -> composite score -> MMR -> 1-hop
+link expansion -> budget. A lane that is absent (no embedder) contributes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memlane.model import Filters
+from memlane.model import Filters, Record
 from memlane.retrieve import lanes
-from memlane.retrieve.budget import pack_results
+from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
+from memlane.retrieve.expand import LINK_BUDGET, Neighbour, neighbours
 from memlane.retrieve.mmr import diversify
 from memlane.retrieve.score import DEFAULT_WEIGHTS, Scored, Weights, score_candidates
 from memlane.retrieve.when import time_cue
@@ -26,6 +25,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class Extra:
+    """A linked neighbour of a result, shown after the results (1-hop expansion)."""
+
+    record: Record
+    neighbour: Neighbour
+
+
+@dataclass(frozen=True, slots=True)
 class RecallResult:
     """The memories that matter for a query, best first, within the budget."""
 
@@ -33,6 +40,12 @@ class RecallResult:
     omitted: int  # ranked within the limit but left out by the token budget
     tokens_used: int
     lanes: Mapping[str, int]  # candidates each lane brought
+    extras: tuple[Extra, ...] = ()  # linked neighbours of the hits, within the budget
+    # For --explain: every scored candidate (best first), the ids the caller's
+    # `admit` held back, and those the token budget left out.
+    candidates: tuple[Scored, ...] = ()
+    held_back: tuple[str, ...] = ()
+    budget_dropped: tuple[str, ...] = ()
 
 
 # MMR for recall, tuned on the LoCoMo dev split (categories 1-4, MiniLM, hybrid lanes):
@@ -44,12 +57,17 @@ class RecallResult:
 RECALL_MMR_LAMBDA = 0.9
 
 
+# Linked neighbours read before the filters choose the `link_budget` shown.
+NEIGHBOURS_READ = 50
+
+
 @dataclass(frozen=True, slots=True)
 class RecallOptions:
     limit: int = 10
     max_tokens: int | None = None
     weights: Weights = DEFAULT_WEIGHTS
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None: no diversity re-ranking
+    link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
 
 
 def why(scored: Scored) -> str:
@@ -75,21 +93,61 @@ def recall(
     context: Context,
     options: RecallOptions = RecallOptions(),
     vector_lane: tuple[VectorIndex, Embedder] | None = None,
+    admit: Callable[[Record], bool] | None = None,
 ) -> RecallResult:
-    """Run every available lane over the filtered store and rank what they found."""
+    """Run every available lane over the filtered store and rank what they found.
+
+    `admit` (passive reads) holds back candidates before the limit, so the results
+    it leaves still fill it; linked neighbours must pass it and the filters too.
+    """
     found = lanes.gather(store, query, filters, options.limit, vector_lane)
     scored = score_candidates(
         found.fused, found.records, now=now, context=context, weights=options.weights,
         cue=time_cue(query, now),
     )  # fmt: skip
+    held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
+    shown = [s for s in scored if s.record.id not in set(held)] if held else scored
     if options.mmr_lambda is None:
-        ranked = scored[: options.limit]
+        ranked = shown[: options.limit]
     else:
-        ranked = diversify(scored, lambda_=options.mmr_lambda, limit=options.limit)
+        ranked = diversify(shown, lambda_=options.mmr_lambda, limit=options.limit)
     packed = pack_results(ranked, options.max_tokens)
+    extras = _neighbours(store, filters, packed.kept, options.link_budget, admit)
+    left = None if options.max_tokens is None else options.max_tokens - packed.tokens_used
+    fitted = pack(extras, left, cost=lambda e: estimate_tokens(result_text(e.record)))
     return RecallResult(
         hits=tuple(packed.kept),
         omitted=len(packed.omitted),
-        tokens_used=packed.tokens_used,
+        tokens_used=packed.tokens_used + fitted.tokens_used,
         lanes={lane: len(hits) for lane, hits in found.found.items()},
+        extras=fitted.kept,
+        candidates=tuple(scored),
+        held_back=tuple(held),
+        budget_dropped=tuple(s.record.id for s in packed.omitted),
     )
+
+
+def _neighbours(
+    store: Store,
+    filters: Filters,
+    hits: tuple[Scored, ...],
+    budget: int,
+    admit: Callable[[Record], bool] | None,
+) -> list[Extra]:
+    """Linked neighbours of the hits that the filters (and `admit`) let through."""
+    if budget <= 0 or not hits:
+        return []
+    presented = [s.record.id for s in hits]
+    links = {memory_id: store.links(memory_id) for memory_id in presented}
+    found = neighbours(presented, links, budget=NEIGHBOURS_READ)
+    if not found:
+        return []
+    records = {
+        r.id: r for r in store.query(replace(filters, ids=tuple(n.id for n in found), limit=None))
+    }
+    kept = [
+        Extra(records[n.id], n)
+        for n in found
+        if n.id in records and (admit is None or admit(records[n.id]))
+    ]
+    return kept[:budget]
