@@ -50,13 +50,14 @@ from memlane.facade.core import (
     Versions,
 )
 from memlane.facade.graph import GraphOps
+from memlane.facade.health import HealthOps
 from memlane.facade.registries import RegistryOps
 from memlane.facade.vectors import VectorOps
 
 __all__ = ["Memory"]
 
 
-class Memory(VectorOps, RegistryOps, GraphOps):
+class Memory(VectorOps, RegistryOps, GraphOps, HealthOps):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
     @classmethod

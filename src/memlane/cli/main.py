@@ -30,6 +30,7 @@ COMMANDS: tuple[click.Command, ...] = (
     read.recent_cmd,
     read.history_cmd,
     read.stats_cmd,
+    read.doctor_cmd,
     read.journal_cmd,
     revise.update_cmd,
     revise.edit_cmd,

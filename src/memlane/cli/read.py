@@ -264,3 +264,18 @@ def journal_cmd(memory_id: str | None, limit: int, as_json: bool) -> None:
         return
     for e in entries:
         click.echo(f"{plain(e.at)}  {e.operation:<18} {e.memory_id or '-':<12} {e.actor or '-'}")
+
+
+@in_section("admin")
+@click.command("doctor")
+@json_option
+def doctor_cmd(as_json: bool) -> None:
+    """Check the store and the recall lanes; exit 1 when a check fails."""
+    checks = memory().doctor()
+    if as_json:
+        emit_json([asdict(c) for c in checks])
+    else:
+        for check in checks:
+            click.echo(f"{check.status:<5} {check.name:<12} {check.detail}")
+    if any(c.status == "fail" for c in checks):
+        raise SystemExit(1)
