@@ -95,3 +95,23 @@ def test_an_uncounted_recall_writes_nothing(vmem):
     vmem.recall("deploy freeze", count=False)
     record = vmem.get(memory_id)
     assert (record.retrieval_count, record.surfaced_count, record.last_retrieved) == (0, 0, None)
+
+
+def test_each_lane_alone_finds_what_only_it_can_find(vmem):
+    vmem.add_batch({"content": f"Filler note {i} about lunch plans and the weather."}
+                   for i in range(60))  # fmt: skip
+    # Keyword only: a memory whose embedding was deferred has no vector yet.
+    unembedded = vmem.add("Ticket xq7zk blocks the release.", no_embed=True).id
+    # Vector only: misspelt words share no stem with the memory, only letters.
+    misspelt = vmem.add("Kubernetes autoscaler settings live in the ops repo.").id
+    # Entity only: two words that name a CamelCase identifier.
+    identifier = vmem.add("`RetryPolicy` caps backoff at thirty seconds.").id
+
+    top = vmem.recall("xq7zk", count=False).hits[0]
+    assert (top.record.id, set(top.ranks)) == (unembedded, {"bm25"})
+    assert vmem.search("kuberntes autoscallr") == []
+    top = vmem.recall("kuberntes autoscallr", count=False).hits[0]
+    assert (top.record.id, set(top.ranks)) == (misspelt, {"vector"})
+    assert vmem.search("retry policy") == []
+    top = vmem.recall("retry policy", count=False).hits[0]
+    assert top.record.id == identifier and "entity" in top.ranks and "bm25" not in top.ranks
