@@ -143,7 +143,24 @@ def test_stopwords_split_a_capitalised_run_and_possessives_are_dropped():
 
 
 def test_a_possessive_ends_a_name():
-    assert found("Ada's Friend") == [("Ada", "person_or_name"), ("Friend", "person_or_name")]
+    assert found("ask Ada's Friend") == [("Ada", "person_or_name"), ("Friend", "person_or_name")]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Painting is fun.", []),
+        ("It rained. Painting is fun.", []),
+        ("- Painting is fun", []),
+        ('"Painting" is fun', []),
+        ("We do Painting at home.", ["Painting"]),
+        ("Grace approved it.", []),
+        ("Grace Hopper approved it.", ["Grace Hopper"]),
+        ("note: Grace Hopper approved it", ["Grace Hopper"]),
+    ],
+)
+def test_one_capitalised_word_opening_a_sentence_is_not_a_name(text, names):
+    assert [name for name, _ in found(text)] == names
 
 
 def test_months_weekdays_and_greetings_are_not_names():

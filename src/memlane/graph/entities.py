@@ -19,6 +19,7 @@ which case, accents, punctuation and separators are gone, so `MemoryStore`,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -63,6 +64,9 @@ _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _NUMERIC = re.compile(r"^[\d.+-]*$")
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_LEAD_INS = " \t\"'“‘([{*-•>#"
+_SENTENCE_ENDS = ".!?:\n\r"
+_LOOK_BACK = 40  # characters read back from a name to find where its sentence starts
 # A word of _WORD whose first part has an upper-case ASCII letter, a non-ASCII letter
 # or an underscore (what _words reads), starting where _WORD would start one.
 _CANDIDATE = re.compile(r"(?<!\w)(?<!\w['’])(?=\w*(?:[^\W\d_a-z]|_))\w+(?:['’]\w+)*")
@@ -106,6 +110,7 @@ STOPWORDS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=8192)  # the same names and sentence starters recur
 def normalize_alias(text: str) -> str:
     """The key of an entity: accents dropped, casefolded, only letters and digits kept."""
     decomposed = text if text.isascii() else unicodedata.normalize("NFKD", text)
@@ -312,16 +317,17 @@ def _words(text: str, claims: _Claims) -> list[_Found]:
         name = free and not code and word[0].isupper()
         joins = bool(run) and text[run[-1].end() : match.start()] == " "
         if run and not (name and joins and not _POSSESSIVE.search(run[-1].group())):
-            found.extend(_name_runs(run))
+            found.extend(_name_runs(text, run))
             run = []
         if code:
             found.append((match.start(), _mention(word, EntityKind.CODE)))
         elif name:
             run.append(match)
-    found.extend(_name_runs(run))
+    found.extend(_name_runs(text, run))
     return found
 
 
+@functools.lru_cache(maxsize=8192)
 def _is_code_word(word: str) -> bool:
     """snake_case (any underscore) or CamelCase (an inner capital), made of word characters."""
     if not _IDENTIFIER.match(word) or not any(ch.isalpha() for ch in word):
@@ -329,19 +335,31 @@ def _is_code_word(word: str) -> bool:
     return "_" in word or bool(_CAMEL.search(word))
 
 
-def _name_runs(run: list[re.Match[str]]) -> list[_Found]:
+def _name_runs(text: str, run: list[re.Match[str]]) -> list[_Found]:
     """Split a run of capitalised words at stopwords; each piece is one name."""
     found: list[_Found] = []
     piece: list[re.Match[str]] = []
     for match in [*run, None]:
         stop = match is None or normalize_alias(_bare(match.group())) in STOPWORDS
         if stop and piece:
-            name = " ".join(_bare(m.group()) for m in piece)
-            found.append((piece[0].start(), _mention(name, EntityKind.PERSON_OR_NAME)))
+            # Trigger: one capitalised word opening a sentence. Why: that is as often an
+            # ordinary word ("Painting is fun") as a name, and such words were half the
+            # mentions of a realistic store. Outcome: not an entity; two or more
+            # capitalised words ("Ada Lovelace fixed it") still are.
+            if len(piece) > 1 or not _opens_sentence(text, piece[0].start()):
+                name = " ".join(_bare(m.group()) for m in piece)
+                found.append((piece[0].start(), _mention(name, EntityKind.PERSON_OR_NAME)))
             piece = []
         elif not stop and match is not None:
             piece.append(match)
     return found
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether a word at `start` begins the text, a line or a sentence (past any
+    spaces, quotes, brackets and list bullets)."""
+    before = text[max(0, start - _LOOK_BACK) : start].rstrip(_LEAD_INS)
+    return not before or before[-1] in _SENTENCE_ENDS
 
 
 def _bare(word: str) -> str:

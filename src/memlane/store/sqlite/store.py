@@ -273,6 +273,7 @@ class SQLiteStore:
             self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute("PRAGMA secure_delete = ON")
+            self.conn.execute("PRAGMA cache_size = -65536")
         except sqlite3.DatabaseError as exc:
             raise Unavailable(f"{self.location} is not a memlane database: {exc}") from None
 
