@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # keyword search must not pay for numpy
     from memlane.retrieve.vectors import VectorIndex
 
 # Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
-# ranks every memory that shares a word, so it comes last.
+# ranks every memory that shares a word, so it comes last. A fusion pool takes every
+# step in turn until it is full (see `keyword`).
 SEARCH_LADDER = ("all", "most", "any")
 # Candidates a lane fetches per result wanted, so filters and fusion have room.
 OVERFETCH = 4
@@ -30,13 +31,33 @@ def pool_size(limit: int | None) -> int:
     return max(MIN_POOL, (limit or MIN_POOL) * OVERFETCH)
 
 
-def keyword(store: Store, query: str, filters: Filters) -> list[Hit]:
-    """BM25 over title, body and tags: all words, else all but one, else any word."""
+def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> list[Hit]:
+    """BM25 over title, body and tags: all words, else all but one, else any word.
+
+    With `fill`, every step adds to the steps before it until `filters.limit` memories
+    are found: those with all the words first, then those with all but one, then those
+    with any word, each step in BM25 order.
+
+    Trigger: a fusion pool (recall, hybrid search). Why: stopping at the first step
+    that finds anything left a two-word match alone in the lane, and the memory that
+    phrases the answer with one word of the question never reached fusion (LoCoMo dev,
+    keyword lane alone, categories 1-4: R@10 .559 -> .631, MRR .464 -> .483). A plain
+    keyword search keeps the strict reading a person expects of a search box.
+    """
+    if not fill:
+        for match in SEARCH_LADDER:
+            hits = store.search(query, filters, match)
+            if hits:
+                return hits
+        return []
+    found: dict[str, Hit] = {}
     for match in SEARCH_LADDER:
-        hits = store.search(query, filters, match)
-        if hits:
-            return hits
-    return []
+        if filters.limit is not None and len(found) >= filters.limit:
+            break
+        for hit in store.search(query, filters, match):
+            found.setdefault(hit.record.id, hit)
+    hits = list(found.values())[: filters.limit] if filters.limit else list(found.values())
+    return [replace(hit, rank=i + 1) for i, hit in enumerate(hits)]
 
 
 def vector(
@@ -59,7 +80,7 @@ def vector(
 class Gathered:
     """What the lanes found for one query, and their reciprocal-rank fusion."""
 
-    found: dict[str, list[Record]]  # lane -> its candidates, best first
+    found: dict[str, list[Hit]]  # lane -> its candidates, best first
     records: dict[str, Record]
     fused: list[Fused]
 
@@ -74,12 +95,12 @@ def gather(
     """Run the keyword lane (and the vector lane when given) over-fetching for `limit`,
     and fuse them by reciprocal rank (k = 60)."""
     pool = replace(filters, limit=pool_size(limit))
-    found = {BM25: [h.record for h in keyword(store, query, pool)]}
+    found = {BM25: keyword(store, query, pool, fill=True)}
     if vector_lane is not None:
         index, embedder = vector_lane
-        found[VECTOR] = [h.record for h in vector(store, index, embedder, query, pool)]
-    records = {r.id: r for hits in found.values() for r in hits}
-    fused = rrf({lane: [r.id for r in hits] for lane, hits in found.items()})
+        found[VECTOR] = vector(store, index, embedder, query, pool)
+    records = {h.record.id: h.record for hits in found.values() for h in hits}
+    fused = rrf({lane: [h.record.id for h in hits] for lane, hits in found.items()})
     return Gathered(found, records, fused)
 
 
