@@ -1,4 +1,4 @@
-"""Search lanes over a store: keyword (BM25), vector, and their RRF fusion.
+"""Search lanes over a store: keyword (BM25), vector, and their fusion.
 
 Every lane over-fetches and then passes its candidates through the store's filters,
 which alone decide what may be returned (live or as-of, scope, visibility, kind...).
@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memlane.model import Filters, Hit, Record
-from memlane.retrieve.fuse import BM25, VECTOR, Fused, rrf
+from memlane.retrieve.fuse import BM25, VECTOR, Fused, convex
 from memlane.store import Store
 
 if TYPE_CHECKING:  # keyword search must not pay for numpy
@@ -78,7 +78,7 @@ def vector(
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """What the lanes found for one query, and their reciprocal-rank fusion."""
+    """What the lanes found for one query, and their fusion."""
 
     found: dict[str, list[Hit]]  # lane -> its candidates, best first
     records: dict[str, Record]
@@ -93,21 +93,21 @@ def gather(
     vector_lane: tuple[VectorIndex, Embedder] | None,
 ) -> Gathered:
     """Run the keyword lane (and the vector lane when given) over-fetching for `limit`,
-    and fuse them by reciprocal rank (k = 60)."""
+    and fuse their scores (fuse.convex)."""
     pool = replace(filters, limit=pool_size(limit))
     found = {BM25: keyword(store, query, pool, fill=True)}
     if vector_lane is not None:
         index, embedder = vector_lane
         found[VECTOR] = vector(store, index, embedder, query, pool)
     records = {h.record.id: h.record for hits in found.values() for h in hits}
-    fused = rrf({lane: [h.record.id for h in hits] for lane, hits in found.items()})
+    fused = convex({lane: [(h.record.id, h.score) for h in hits] for lane, hits in found.items()})
     return Gathered(found, records, fused)
 
 
 def hybrid(
     store: Store, index: VectorIndex, embedder: Embedder, query: str, filters: Filters
 ) -> list[Hit]:
-    """Keyword and vector lanes fused by reciprocal rank (k = 60)."""
+    """Keyword and vector lanes fused by their normalised scores."""
     lanes = gather(store, query, filters, filters.limit, (index, embedder))
     chosen = lanes.fused[: filters.limit] if filters.limit else lanes.fused
     return [Hit(lanes.records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]

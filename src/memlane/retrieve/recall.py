@@ -1,4 +1,4 @@
-"""The recall pipeline (DESIGN §5): lanes -> RRF -> composite score -> MMR -> budget.
+"""The recall pipeline (DESIGN §5): lanes -> fusion -> composite score -> MMR -> budget.
 
 The entity lane and link expansion join this pipeline in a later step; each lane
 that is absent simply contributes nothing.
