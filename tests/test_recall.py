@@ -95,3 +95,25 @@ def test_an_uncounted_recall_writes_nothing(vmem):
     vmem.recall("deploy freeze", count=False)
     record = vmem.get(memory_id)
     assert (record.retrieval_count, record.surfaced_count, record.last_retrieved) == (0, 0, None)
+
+
+def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
+    # Keyword lane only (no embedder): the answer shares no word with the question,
+    # but it was written right after the memory that does, in the same session.
+    mem.add("Unrelated note about lunch.", session_id="s0")
+    asked = mem.add("Which region should the staging cluster run in?", session_id="s1").id
+    answer = mem.add("Frankfurt, because of the data residency rules.", session_id="s1").id
+    mem.add("Later that day we talked about coffee.", session_id="s1")
+    mem.add("Frankfurt office opens at nine.", session_id="s2")
+    result = mem.recall("staging cluster region")
+    found = [h.record.id for h in result.hits]
+    assert found[:2] == [asked, answer]
+    lifted = result.hits[1]
+    assert set(lifted.ranks) == {"session"} and lifted.parts["session"] > 0
+    assert "found by session #1" in lifted_why(lifted)
+
+
+def lifted_why(scored) -> str:
+    from memlane.retrieve.recall import why
+
+    return why(scored)
