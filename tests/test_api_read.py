@@ -586,6 +586,23 @@ def test_search_prefers_memories_matching_all_but_one_word(mem):
     assert [h.record.id for h in hits] == [both.id]
 
 
+def test_a_filled_keyword_pool_ranks_strict_matches_first_then_looser_ones(mem):
+    from memlane.retrieve import lanes
+
+    both = mem.add("Rotate the staging TLS certificate every 90 days.")
+    two = mem.add("Staging certificates are rotated by hand.")
+    one = mem.add("Certificates live in the vault.")
+    mem.add("Lunch is at noon.")
+    pool = mem.filters(limit=10)
+    found = lanes.keyword(mem.store, "rotate staging TLS certificate", pool, fill=True)
+    assert [h.record.id for h in found] == [both.id, two.id, one.id]
+    assert [h.rank for h in found] == [1, 2, 3]
+    strict = lanes.keyword(mem.store, "rotate staging TLS certificate", pool)
+    assert [h.record.id for h in strict] == [both.id]
+    stops = lanes.keyword(mem.store, "staging certificate", mem.filters(limit=1), fill=True)
+    assert len(stops) == 1
+
+
 def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monkeypatch):
     # Ranking starts with the newest matches only; a filtered page it cannot fill
     # widens to every match.

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from memlane import Invalid
+from memlane.retrieve.recall import why
 
 
 def test_recall_ranks_what_both_lanes_find_first_and_explains_it(vmem):
@@ -115,3 +116,38 @@ def test_each_lane_alone_finds_what_only_it_can_find(vmem):
     assert vmem.search("retry policy") == []
     top = vmem.recall("retry policy", count=False).hits[0]
     assert top.record.id == identifier and "entity" in top.ranks and "bm25" not in top.ranks
+
+
+def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
+    # Keyword lane only (no embedder): the answer shares no word with the question,
+    # but it was written right after the memory that does, in the same session.
+    mem.add("Unrelated note about lunch.", session_id="s0")
+    asked = mem.add("Which region should the staging cluster run in?", session_id="s1").id
+    answer = mem.add("Frankfurt, because of the data residency rules.", session_id="s1").id
+    mem.add("Later that day we talked about coffee.", session_id="s1")
+    mem.add("Frankfurt office opens at nine.", session_id="s2")
+    result = mem.recall("staging cluster region")
+    found = [h.record.id for h in result.hits]
+    assert found[:2] == [asked, answer]
+    lifted = result.hits[1]
+    assert set(lifted.ranks) == {"session"} and lifted.parts["session"] > 0
+    assert "found by session #1" in why(lifted)
+
+
+def test_recall_settings_come_from_the_environment(run, cli_env):
+    run("add", "Which region should the staging cluster run in?", "--session-id", "s1")
+    run("add", "Frankfurt, because of the data residency rules.", "--session-id", "s1")
+    lifted = run("recall", "staging cluster region", "--json").json()["results"]
+    assert [r["title"][:9] for r in lifted] == ["Which reg", "Frankfurt"]
+    cli_env["MEMLANE_RECALL_SESSION_SHARE"] = "0"
+    cli_env["MEMLANE_RECALL_LANE_WEIGHTS"] = "1,0,0"
+    alone = run("recall", "staging cluster region", "--json").json()["results"]
+    assert [r["title"][:9] for r in alone] == ["Which reg"]
+    for name, bad in (
+        ("MEMLANE_RECALL_LANE_WEIGHTS", "1,2"),
+        ("MEMLANE_RECALL_SESSION_SHARE", "2"),
+    ):
+        cli_env[name] = bad
+        refused = run("recall", "staging")
+        assert refused.exit_code == 2 and refused.stderr.count("\n") == 1 and name in refused.stderr
+        cli_env.pop(name)

@@ -17,7 +17,7 @@ from memlane.retrieve.budget import (
     pack,
     pack_results,
 )
-from memlane.retrieve.fuse import BM25, ENTITY, VECTOR, Fused, normalized, rrf
+from memlane.retrieve.fuse import BM25, ENTITY, VECTOR, Fused, convex, normalized, rrf
 from memlane.retrieve.mmr import (
     cosine,
     diversify,
@@ -109,6 +109,40 @@ def test_rrf_k_is_a_whole_number_of_at_least_one():
     for bad in (0, -5, True, 1.5):
         with pytest.raises(Invalid):
             rrf({BM25: ["a"]}, k=bad)
+
+
+# ---- convex fusion -----------------------------------------------------------------
+
+
+def test_convex_weighs_each_lanes_min_max_normalised_score():
+    weights = {BM25: 0.6, VECTOR: 0.4}
+    fused = convex(
+        {BM25: [("a", 9.0), ("b", 5.0), ("c", 1.0)], VECTOR: [("b", 0.8), ("d", 0.4)]}, weights
+    )
+    by_id = {f.id: f for f in fused}
+    assert by_id["a"].contributions == {BM25: 0.6}
+    assert by_id["b"].contributions == {BM25: 0.6 * 0.5, VECTOR: 0.4}
+    assert by_id["c"].score == 0.0 and by_id["d"].score == 0.0
+    assert by_id["b"].ranks == {BM25: 2, VECTOR: 1}
+    # b: 0.3 + 0.4 > a: 0.6; c and d tie at 0 and d ranks better in its lane.
+    assert [f.id for f in fused] == ["b", "a", "d", "c"]
+
+
+def test_convex_lane_of_equal_scores_gives_each_its_whole_weight():
+    fused = convex({BM25: [("x", 2.0), ("y", 2.0)]}, {BM25: 0.6})
+    assert [(f.id, f.score) for f in fused] == [("x", 0.6), ("y", 0.6)]
+
+
+def test_convex_empty_lanes_and_repeats():
+    assert convex({}) == []
+    assert convex({BM25: [], VECTOR: []}) == []
+    (only,) = convex({BM25: [("a", 3.0), ("a", 1.0)]}, {BM25: 1.0})
+    assert only.ranks == {BM25: 1}
+
+
+def test_convex_refuses_a_lane_without_a_weight():
+    with pytest.raises(Invalid):
+        convex({ENTITY: [("a", 1.0)]}, {BM25: 0.6, VECTOR: 0.4})
 
 
 def test_normalized_puts_the_best_at_one():

@@ -26,6 +26,13 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("use a number from 0 to 1")
+    return value
+
+
 def _count(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -45,6 +52,13 @@ def _weights(text: str) -> tuple[float, ...]:
     values = tuple(float(part) for part in text.split(","))
     if len(values) != 5:
         raise ValueError("give five comma-separated numbers")
+    return values
+
+
+def _lane_weights(text: str) -> tuple[float, ...]:
+    values = tuple(float(part) for part in text.split(","))
+    if len(values) != 3 or any(v < 0 for v in values) or not any(values):
+        raise ValueError("give three comma-separated numbers >= 0, not all 0")
     return values
 
 
@@ -150,6 +164,14 @@ SETTINGS: tuple[Setting, ...] = (
         _weights,
     ),
     Setting(
+        "recall_lane_weights",
+        "MEMLANE_RECALL_LANE_WEIGHTS",
+        lambda: None,
+        "recall lane fusion weights: keyword,vector,entity (three numbers >= 0; "
+        "default in the README).",
+        _lane_weights,
+    ),
+    Setting(
         "recall_mmr_lambda",
         "MEMLANE_RECALL_MMR_LAMBDA",
         lambda: 0.9,
@@ -162,6 +184,14 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: 2,
         "recall: linked neighbours shown after the results (1-hop expansion; 0: none).",
         _count,
+    ),
+    Setting(
+        "recall_session_share",
+        "MEMLANE_RECALL_SESSION_SHARE",
+        lambda: 0.5,
+        "recall: the memories written just before and after the best five in their "
+        "session are lifted to this share of their score (0: off).",
+        _share,
     ),
     Setting(
         "max_body_bytes",

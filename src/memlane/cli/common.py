@@ -197,12 +197,19 @@ def in_section(section: str) -> Callable[[F], F]:
 
 def recall_settings(s: dict[str, Any]) -> RecallOptions:
     """Recall's weights and diversity from the settings (validated by Weights)."""
+    from memlane.retrieve.fuse import LANE_WEIGHTS, LANES
     from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.score import DEFAULT_WEIGHTS, Weights
 
     weights = Weights(*s["recall_weights"]) if s["recall_weights"] else DEFAULT_WEIGHTS
     return RecallOptions(
-        weights=weights, mmr_lambda=s["recall_mmr_lambda"], link_budget=s["recall_link_budget"]
+        weights=weights,
+        lane_weights=dict(zip(LANES, s["recall_lane_weights"], strict=True))
+        if s["recall_lane_weights"]
+        else LANE_WEIGHTS,
+        mmr_lambda=s["recall_mmr_lambda"],
+        link_budget=s["recall_link_budget"],
+        session_share=s["recall_session_share"],
     )
 
 

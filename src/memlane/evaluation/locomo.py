@@ -130,13 +130,16 @@ def questions_of(sample: dict[str, Any], known: set[str]) -> list[Question]:
 
 
 def memory_fields(turn: Turn) -> dict[str, Any]:
-    """One turn as a memory: the date and speaker in the title, so keywords reach them."""
+    """One turn as a memory: the date and speaker in the title, so keywords reach them;
+    its LoCoMo session as its session."""
     return {
         "title": f"{turn.speaker} on {turn.when.day} {turn.when:%B %Y}",
         "content": f"{turn.speaker}: {turn.text}",
         "kind": "event",
         "occurred_at": turn.when.isoformat(),
         "source_ref": f"locomo:{turn.dia_id}",
+        # One memlane session per LoCoMo session, so recall can see a turn's neighbours.
+        "session_id": f"locomo-{turn.dia_id.split(':')[0]}",
         "scope": "global",
     }
 

@@ -95,7 +95,7 @@ class VectorOps(Core):
         self, query: str, filters: Filters | None = None, mode: str = "keyword", **options: Any
     ) -> Hits:
         """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
-        (nearest by meaning) or `hybrid` (both, fused by reciprocal rank)."""
+        (nearest by meaning) or `hybrid` (both, fused by their normalised scores)."""
         from memlane.retrieve import lanes
 
         chosen = filters or self.filters(**options)

@@ -1,11 +1,12 @@
-"""The recall pipeline (DESIGN §5): lanes -> RRF -> composite score -> MMR -> 1-hop
-link expansion -> budget. A lane that is absent (no embedder) contributes nothing.
+"""The recall pipeline (DESIGN §5): lanes -> fusion -> session neighbours -> composite
+score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no embedder)
+contributes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -13,8 +14,10 @@ from memlane.model import Filters, Record
 from memlane.retrieve import lanes
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
 from memlane.retrieve.expand import LINK_BUDGET, Neighbour, neighbours
+from memlane.retrieve.fuse import LANE_WEIGHTS
 from memlane.retrieve.mmr import diversify
 from memlane.retrieve.score import DEFAULT_WEIGHTS, Scored, Weights, score_candidates
+from memlane.retrieve.session import NEIGHBOUR_SHARE, with_neighbours
 from memlane.retrieve.when import time_cue
 from memlane.scope import Context
 from memlane.store import Store
@@ -66,8 +69,10 @@ class RecallOptions:
     limit: int = 10
     max_tokens: int | None = None
     weights: Weights = DEFAULT_WEIGHTS
+    lane_weights: Mapping[str, float] = field(default_factory=lambda: dict(LANE_WEIGHTS))
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
+    session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
 
 
 def why(scored: Scored) -> str:
@@ -100,9 +105,12 @@ def recall(
     `admit` (passive reads) holds back candidates before the limit, so the results
     it leaves still fill it; linked neighbours must pass it and the filters too.
     """
-    found = lanes.gather(store, query, filters, options.limit, vector_lane)
+    found = lanes.gather(store, query, filters, options.limit, vector_lane, options.lane_weights)
+    fused, records = with_neighbours(
+        store, filters, found.fused, found.records, options.session_share
+    )
     scored = score_candidates(
-        found.fused, found.records, now=now, context=context, weights=options.weights,
+        fused, records, now=now, context=context, weights=options.weights,
         cue=time_cue(query, now),
     )  # fmt: skip
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]

@@ -152,6 +152,10 @@ class Store(Protocol):
     def vectors(self, profile: str) -> Iterator[tuple[str, int, bytes]]:
         """(memory id, chunk, float32 bytes) of every live memory's vectors for a profile."""
 
+    def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """For each memory in a session, the ids written just before and after it in
+        that session (any liveness or visibility: the caller filters)."""
+
     def vector_epoch(self) -> int:
         """A number that changes whenever any vector is written or removed."""
 

@@ -273,10 +273,16 @@ def m003_entities(conn: sqlite3.Connection) -> None:
     )
 
 
+def m004_session_order(conn: sqlite3.Connection) -> None:
+    # A session's memories in writing order (the rowid, seq, ends every index entry).
+    conn.execute("CREATE INDEX memory_session ON memory(session_id) WHERE session_id IS NOT NULL")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
     (3, "entities", m003_entities),
+    (4, "session_order", m004_session_order),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -56,6 +56,13 @@ BUSY_TIMEOUT_S = 60.0
 _BEGIN_ATTEMPTS = 5
 _SYNCHRONOUS = {"full", "normal"}
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
+# The memories written just before and after one in its session (index memory_session).
+_ADJACENT_SQL = (
+    "SELECT (SELECT p.id FROM memory p WHERE p.session_id = m.session_id AND p.seq < m.seq "
+    "ORDER BY p.seq DESC LIMIT 1), "
+    "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.id = ? AND m.session_id IS NOT NULL"
+)
 # Rows per INSERT statement: well under SQLite's 32,766 bound variables.
 _ROWS_PER_INSERT = 100
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
@@ -519,6 +526,14 @@ class SQLiteStore:
         )
         for memory_id, chunk, blob in rows:
             yield str(memory_id), int(chunk), bytes(blob)
+
+    def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        for memory_id in memory_ids:
+            row = self.conn.execute(_ADJACENT_SQL, (memory_id,)).fetchone()
+            if row is not None:
+                out[memory_id] = tuple(str(i) for i in row if i is not None)
+        return out
 
     def vector_epoch(self) -> int:
         return int(self.meta("vector_epoch") or 0)

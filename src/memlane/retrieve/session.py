@@ -1,0 +1,62 @@
+"""Session neighbours: the memories written just before and after a found one.
+
+A memory's neighbours in its session often hold what it sets up or answers (a
+question and its reply, a decision and its reason) without sharing its words. The
+best NEIGHBOUR_SEEDS fused candidates lift their neighbours (through the same
+filters) to at least NEIGHBOUR_SHARE of their own fused score.
+
+LoCoMo dev, categories 1-4, MiniLM, one memlane session per LoCoMo session
+(R@10 / MRR): off .699 / .522; share 0.5 .737 / .528 (simulated: 0.7 .731 / .526,
+0.9 .725 / .514; 3 to 10 seeds alike). The gain is in single-hop and temporal
+questions (+6.9 and +1.7 points of R@10); open-domain loses 2.2 (59 questions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from memlane.model import Filters, Record
+from memlane.retrieve.fuse import Fused
+from memlane.store import Store
+
+NEIGHBOUR_SEEDS = 5
+NEIGHBOUR_SHARE = 0.5
+NEIGHBOUR = "session"  # its name among a result's lanes and explain parts
+
+
+def with_neighbours(
+    store: Store,
+    filters: Filters,
+    fused: Sequence[Fused],
+    records: Mapping[str, Record],
+    share: float = NEIGHBOUR_SHARE,
+) -> tuple[list[Fused], dict[str, Record]]:
+    """The fused candidates with the session neighbours of the best few lifted in.
+
+    Trigger: one of the best NEIGHBOUR_SEEDS candidates belongs to a session. Outcome:
+    each neighbour the filters admit scores at least `share` of the seed's fused
+    score; the lift is its NEIGHBOUR part, ranked by the seed's rank. share 0: off.
+    """
+    seeds = [f for f in fused if f.id in records and records[f.id].session_id][:NEIGHBOUR_SEEDS]
+    if share <= 0 or not seeds:
+        return list(fused), dict(records)
+    adjacent = store.adjacent([s.id for s in seeds])
+    wanted = {n for ids in adjacent.values() for n in ids}
+    admitted = {r.id: r for r in store.query(replace(filters, ids=tuple(wanted), limit=None))}
+    out = {f.id: f for f in fused}
+    known = {**records, **admitted}
+    for rank, seed in enumerate(seeds, start=1):
+        lift = share * seed.score
+        for memory_id in adjacent.get(seed.id, ()):
+            current = out.get(memory_id)
+            own = current.score if current is not None else 0.0
+            if memory_id not in admitted or lift <= own:
+                continue
+            ranks = dict(current.ranks) if current is not None else {}
+            shares = dict(current.contributions) if current is not None else {}
+            ranks[NEIGHBOUR] = min(rank, ranks.get(NEIGHBOUR, rank))
+            shares[NEIGHBOUR] = lift - own + shares.get(NEIGHBOUR, 0.0)
+            out[memory_id] = Fused(memory_id, lift, ranks, shares)
+    ordered = sorted(out.values(), key=lambda f: (-f.score, f.best_rank, f.id))
+    return ordered, known
