@@ -2,9 +2,37 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, state
+
+
+@contextmanager
+def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress callback drawing a bar on a terminal's stderr; None elsewhere."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    bars: list[Any] = []
+    shown = [0]
+
+    def tell(done: int, total: int) -> None:
+        if not bars:
+            bars.append(click.progressbar(length=total, label=label, file=sys.stderr))
+            bars[0].__enter__()
+        bars[0].update(done - shown[0])
+        shown[0] = done
+
+    try:
+        yield tell
+    finally:
+        if bars:
+            bars[0].__exit__(None, None, None)
 
 
 @in_section("recall")
@@ -18,7 +46,10 @@ def embed_cmd(
     memory_id: str | None, all_: bool, pending: bool, long_only: int | None, as_json: bool
 ) -> None:
     """Compute vectors: for one memory, the pending ones, or all."""
-    outcome = memory().embed(memory_id, pending=pending, all=all_, long_only=long_only)
+    with progress_bar("embedding", as_json or memory_id is not None) as tell:
+        outcome = memory().embed(
+            memory_id, pending=pending, all=all_, long_only=long_only, progress=tell
+        )
     if as_json:
         emit_json(
             {
@@ -49,7 +80,8 @@ def reembed_cmd(all_: bool, profile: str, dry_run: bool, as_json: bool) -> None:
     embedder = state().embedder_for(profile)
     if embedder is None:
         fail(f"profile {profile!r} cannot embed here", 1)
-    count = memory().reembed(embedder, dry_run=dry_run)
+    with progress_bar(f"re-embedding with {profile}", as_json or dry_run) as tell:
+        count = memory().reembed(embedder, dry_run=dry_run, progress=tell)
     if as_json:
         emit_json({"profile": embedder.profile.signature, "memories": count, "dry_run": dry_run})
     elif dry_run:

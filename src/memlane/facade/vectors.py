@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -12,13 +12,15 @@ from memlane.model import Filters, Record
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedder
+    from memlane.embed import Embedded, Embedder
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.recall import RecallResult
     from memlane.retrieve.vectors import VectorIndex
     from memlane.write.embedding import EmbedOutcome
 
 
+# Told (done, total) as a long embedding job goes.
+Progress = Callable[[int, int], None]
 # Keyword matches of a text target read to find the memories containing it.
 EXPLAIN_SEARCH = 500
 
@@ -33,9 +35,11 @@ class VectorOps(Core):
         pending: bool = False,
         all: bool = False,
         long_only: int | None = None,
+        progress: Progress | None = None,
     ) -> EmbedOutcome:
         """Embed one memory, the pending ones (missing or stale vectors), or all live ones;
-        `long_only` N narrows to bodies of at least N characters."""
+        `long_only` N narrows to bodies of at least N characters. `progress(done, total)`
+        is told after each batch."""
         if sum((memory_id is not None, pending, all)) != 1:
             raise Invalid("embed takes exactly one of: an id, --pending, --all")
         embedder = self._need_embedder()
@@ -47,9 +51,11 @@ class VectorOps(Core):
             records = self.list(scope="all", limit=0, include_private=self.agent is not None)
         if long_only is not None:
             records = [r for r in records if len(r.body) >= long_only]
-        return self._embed_all(embedder, records)
+        return self._embed_all(embedder, records, progress)
 
-    def _embed_all(self, embedder: Embedder, records: Sequence[Record]) -> EmbedOutcome:
+    def _embed_all(
+        self, embedder: Embedder, records: Sequence[Record], progress: Progress | None = None
+    ) -> EmbedOutcome:
         from memlane.write import embedding
 
         done: list[str] = []
@@ -61,6 +67,8 @@ class VectorOps(Core):
             done += outcome.embedded
             failed += outcome.failed
             error = error or outcome.error
+            if progress is not None:
+                progress(start + len(part), len(records))
         return embedding.EmbedOutcome(tuple(done), tuple(failed), error)
 
     def _need_embedder(self) -> Embedder:
@@ -68,7 +76,9 @@ class VectorOps(Core):
             raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
         return self.embedder
 
-    def reembed(self, embedder: Embedder, dry_run: bool = False) -> int:
+    def reembed(
+        self, embedder: Embedder, dry_run: bool = False, progress: Progress | None = None
+    ) -> int:
         """Re-embed every live memory with another profile and make it the store's profile.
 
         The old vectors are replaced in one transaction per batch of memories, and the
@@ -79,9 +89,14 @@ class VectorOps(Core):
         records = self.store.query(Filters(any_visibility=True, limit=None))
         if dry_run:
             return len(records)
-        documents = embedding.embed_documents(
-            embedder, [embedding.document_text(r) for r in records]
-        )
+        documents: list[Embedded] = []
+        for start in range(0, len(records), embedding.EMBED_CHUNK):
+            part = records[start : start + embedding.EMBED_CHUNK]
+            documents += embedding.embed_documents(
+                embedder, [embedding.document_text(r) for r in part]
+            )
+            if progress is not None:
+                progress(start + len(part), len(records))
         with self.store.write() as w:
             w.drop_vectors()
             w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
