@@ -408,11 +408,6 @@ ANY_WORD_BEATS_ENTITY = (
     "lane's whole share (0.6 after min-max), while an exact entity match brings at most "
     "the entity lane's 0.2, so the MemoryStore memory is not first"
 )
-AS_OF_VERSION_BM25 = (
-    "as-of keyword hits on an old version come from version_fts, whose BM25 statistics "
-    "(here one row) give scores near 1e-6 against ~3 for current rows; min-max fusion then "
-    "gives the only all-words match a keyword share of 0"
-)
 HASH_COLLISIONS = (
     "hash embedder: at 384 buckets a whole-word collision (weight 1, e.g. 'postgres' with "
     "'per') outweighs the shared character trigrams (weight 0.25 each), so the target is "
@@ -475,7 +470,7 @@ CASES: tuple[Case, ...] = (
          expect_absent=("staging_gateway",)),
     Case("asof-old-version-content", "as_of", "billing on-call Oskar Lind",
          as_of=ONCALL_CHANGED - JUST_BEFORE, expect_top="oncall",
-         expect_top_body="Oskar Lind", xfail=AS_OF_VERSION_BM25),
+         expect_top_body="Oskar Lind"),
     Case("asof-new-version-content", "as_of", "billing on-call quarter",
          expect_top="oncall", expect_top_body="Wen Zhao"),
     Case("asof-before-retire-on-branch", "as_of", "FX_LEGACY_TAX flag",

@@ -143,3 +143,13 @@ def test_a_store_without_mentions_fills_them_in_on_first_entity_read(db_path):
     with Memory.open(db_path, context=Context("proj", "main")) as memory:
         assert names(memory) == {"LegacyThing": 1}
         assert memory.store.meta("entity_extractor") == "1"
+
+
+def test_a_title_cut_from_the_body_does_not_split_a_name(mem):
+    long = "Local setup for alpha: `make dev` starts the database, Redis and the " + (
+        "Stripe CLI in docker compose, with the seed data loaded from fixtures/dev.json."
+    )
+    record = mem.get(mem.add(long).id)
+    assert record.title.endswith("the Stripe…")  # the cut splits the name
+    assert {"Redis", "Stripe CLI"} <= set(names(mem))
+    assert "Stripe" not in names(mem)

@@ -133,8 +133,14 @@ def extract(text: str, tags: Iterable[str] = ()) -> tuple[Mention, ...]:
 
 
 def mentions_of(record: Record) -> tuple[Mention, ...]:
-    """The entities a memory names in its title, body and tags."""
-    return extract(f"{record.title}\n{record.body}", record.tags)
+    """The entities a memory names in its title, body and tags.
+
+    A title derived from the body (its opening, perhaps cut short with "…") is not
+    read again: a cut could split a name ("…the Stripe…" of "the Stripe CLI").
+    """
+    title = record.title.removesuffix("…")
+    text = record.body if record.body.startswith(title) else f"{record.title}\n{record.body}"
+    return extract(text, record.tags)
 
 
 def tag_mentions(tags: Iterable[str]) -> list[Mention]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memlane.graph.entities import query_aliases
 from memlane.model import EntityKind, Filters, Hit, Record
 from memlane.retrieve.fuse import BM25, ENTITY, LANE_WEIGHTS, VECTOR, Fused, convex
-from memlane.store import Store
+from memlane.store import SEARCH_STEPS, Store
 
 if TYPE_CHECKING:  # keyword search must not pay for numpy
     from memlane.embed import Embedder
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # keyword search must not pay for numpy
 # Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
 # ranks every memory that shares a word, so it comes last. A fusion pool takes every
 # step in turn until it is full (see `keyword`).
-SEARCH_LADDER = ("all", "most", "any")
+SEARCH_LADDER = SEARCH_STEPS
 # Candidates a lane fetches per result wanted, so filters and fusion have room.
 OVERFETCH = 4
 MIN_POOL = 50

@@ -27,6 +27,9 @@ from memlane.model import (
     Version,
 )
 
+# The keyword ladder's steps, strictest first: `match` of Store.search.
+SEARCH_STEPS = ("all", "most", "any")
+
 
 class Writer(Protocol):
     """Operations available inside one write transaction."""

@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from memlane.model import (
     Version,
     effective_resonance,
 )
+from memlane.store.base import SEARCH_STEPS
 from memlane.store.sqlite import entities as entity_sql
 from memlane.store.sqlite import schema, sql
 from memlane.store.sqlite.rows import (
@@ -399,7 +401,14 @@ class SQLiteStore:
             hits = self._search(query_text, filters, floor)
             if filters.limit is not None and len(hits) >= filters.limit:
                 return hits
-        return self._search(query_text, filters, None)
+        hits = self._search(query_text, filters, None)
+        if filters.as_of is None:
+            return hits
+        # An as-of score is a rank within its table (see _search), which says nothing of
+        # how much of the query matched: the ladder step does, so it comes first, and a
+        # memory with every word outranks one with a single word in any later fusion.
+        step = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
+        return [replace(h, score=h.score + step) for h in hits]
 
     def _rank_floor(self, match: str) -> int | None:
         """The lowest rowid among the newest RANK_CAP matches, when there are more.
@@ -424,8 +433,16 @@ class SQLiteStore:
         if floor is not None:
             hits += " AND rowid > :floor"
         if filters.as_of is not None:
-            hits += (
-                " UNION ALL SELECT rowid, 'v', rank FROM version_fts WHERE version_fts MATCH :match"
+            # Trigger: an as-of search, which also matches old versions. Why: version_fts
+            # has its own BM25 statistics, and in a small table a word most versions
+            # share gets FTS5's floor IDF (1e-6): an old version's perfect match scored
+            # a millionth of a current row's. Outcome: each table's ranks over its own
+            # best, so the best match of each scores -1 (ranks are negative, best least);
+            # `search` adds the ladder step.
+            hits = (
+                "SELECT seq, src, -score / MIN(score) OVER (PARTITION BY src) AS score FROM ("
+                f"{hits} UNION ALL SELECT rowid, 'v', rank FROM version_fts "
+                "WHERE version_fts MATCH :match)"
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
         query = f"WITH hits AS ({hits}) " + sql.select_sql(
@@ -436,14 +453,11 @@ class SQLiteStore:
             query += " LIMIT :limit"
             params["limit"] = filters.limit
         rows = self.conn.execute(query, params).fetchall()
+        scores = [-float(row["score"]) for row in rows]
         anchors = self._anchors([row["id"] for row in rows])
         return [
-            Hit(
-                record=record_from_row(row, anchors.get(row["id"], ())),
-                score=-float(row["score"]),
-                rank=i + 1,
-            )
-            for i, row in enumerate(rows)
+            Hit(record=record_from_row(row, anchors.get(row["id"], ())), score=score, rank=i + 1)
+            for i, (score, row) in enumerate(zip(scores, rows, strict=True))
         ]
 
     def iter_all(self) -> Iterator[Record]:
