@@ -86,3 +86,95 @@ def test_one_index_drops_a_memory_whose_content_changed_or_ended(mem):
     mem.update(edited, content="Never cache.")
     mem.invalidate(ended, reason="staging was retired")
     assert len(index) == 0
+
+
+# ---- sign codes with exact re-scoring, forced on small stores -------------------
+
+WIDE = 16
+
+
+def _directions(count: int, seed: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(count, WIDE)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def _fill(mem, vectors: np.ndarray) -> list[str]:
+    """One memory per vector, written in one batch; returns their ids in order."""
+    batch = mem.add_batch([{"content": f"memory number {i}"} for i in range(len(vectors))])
+    ids = list(batch.ids)
+    with mem.store.write() as w:
+        for memory_id, vector in zip(ids, vectors, strict=True):
+            record = mem.get(memory_id)
+            w.put_vectors(memory_id, "test", [(-1, to_blob(vector))], WIDE, record.dedup_hash)
+    return ids
+
+
+def _ann(mem, **options) -> VectorIndex:
+    return VectorIndex(mem.store, "test", WIDE, ann_threshold=10, **options)
+
+
+def test_the_sign_codes_find_what_exact_search_finds(mem):
+    vectors = _directions(200)
+    ids = _fill(mem, vectors)
+    index = _ann(mem)
+    assert index.describe()["kind"].startswith("sign codes")
+    near = vectors[17] + 0.05 * vectors[3]
+    near /= np.linalg.norm(near)
+    hits = index.search(near, k=5)
+    assert hits[0].memory_id == ids[17]
+    assert [h.memory_id for h in hits] == [h.memory_id for h in index.search(near, 5, exact=True)]
+    assert abs(hits[0].score - float(vectors[17] @ near)) < 1e-5
+
+
+def test_the_sign_codes_never_return_a_deleted_memory(mem):
+    vectors = _directions(120)
+    ids = _fill(mem, vectors)
+    index = _ann(mem)
+    assert index.search(vectors[5], k=1)[0].memory_id == ids[5]
+    mem.delete(ids[5])
+    returned = {h.memory_id for h in index.search(vectors[5], k=119)}
+    assert ids[5] not in returned and len(returned) == 119
+
+
+def test_the_index_file_is_used_only_while_current(mem, db_path):
+    vectors = _directions(100)
+    ids = _fill(mem, vectors)
+    first = _ann(mem, persist_min_rows=0)
+    assert first.search(vectors[9], k=1)[0].memory_id == ids[9]
+    assert first.path is not None and first.path.exists()
+    stamp = first.path.stat().st_mtime_ns
+
+    cold = _ann(mem, persist_min_rows=0)  # a new process: maps the file, no rebuild
+    assert cold.search(vectors[9], k=1)[0].memory_id == ids[9]
+    assert first.path.stat().st_mtime_ns == stamp
+
+    # A memory's vector changes: the file is stale, never trusted, and rewritten.
+    record = mem.get(ids[40])
+    with mem.store.write() as w:
+        w.put_vectors(ids[40], "test", [(-1, to_blob(vectors[9]))], WIDE, record.dedup_hash)
+    mem.delete(ids[9])
+    again = _ann(mem, persist_min_rows=0)
+    assert again.search(vectors[9], k=1)[0].memory_id == ids[40]
+    assert first.path.stat().st_mtime_ns != stamp
+
+
+def test_a_foreign_or_broken_index_file_is_rebuilt(tmp_path, db_path):
+    from memlane import Memory
+
+    mine = _directions(60, seed=2)
+    with Memory.open(tmp_path / "other.db") as other:
+        other_ids = _fill(other, _directions(60, seed=1))
+        _ann(other, persist_min_rows=0).search(mine[0], k=1)
+        other_epoch = other.store.vector_epoch()
+    with Memory.open(db_path) as mem:
+        ids = _fill(mem, mine)
+        assert mem.store.vector_epoch() == other_epoch
+        # Another store's file, stamped with this epoch and profile: not trusted.
+        path = db_path.with_name(db_path.name + ".vindex")
+        (tmp_path / "other.db.vindex").replace(path)
+        hits = _ann(mem, persist_min_rows=0).search(mine[3], k=3)
+        assert hits[0].memory_id == ids[3] and not {h.memory_id for h in hits} & set(other_ids)
+        # A truncated file: rebuilt from the store.
+        path.write_bytes(path.read_bytes()[:200])
+        assert _ann(mem, persist_min_rows=0).search(mine[3], k=1)[0].memory_id == ids[3]
