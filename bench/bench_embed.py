@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _machine import machine_info
+from memlane.benchmark.machine import machine_info
 from memlane.embed import Embedder, get_embedder
 
 SUBJECTS = (

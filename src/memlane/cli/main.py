@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memlane.cli import (
+    bench,
     capture,
     embedding,
     evaluate,
@@ -51,6 +52,7 @@ COMMANDS: tuple[click.Command, ...] = (
     registries.types_cmd,
     quickstart.quickstart_cmd,
     evaluate.eval_group,
+    bench.bench_cmd,
 )
 
 

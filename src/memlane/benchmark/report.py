@@ -1,0 +1,92 @@
+"""The scale benchmark's results as a plain-text table: one row per measure, one column
+per store size, with the goal beside the measures that have one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Row = tuple[str, Callable[[dict[str, Any]], float | str | None], str | None]
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _mb(value: float) -> str:
+    return f"{value / 1e6:,.0f}" if value >= 1e7 else f"{value / 1e6:,.1f}"
+
+
+ROWS: tuple[Row, ...] = (
+    ("recall hybrid p50 ms", lambda r: _ms(r["recall_hybrid"]["p50_ms"]), "recall_hybrid_p50_ms"),
+    ("recall hybrid p95 ms", lambda r: _ms(r["recall_hybrid"]["p95_ms"]), None),
+    ("recall keyword-only p50 ms", lambda r: _ms(r["recall_keyword"]["p50_ms"]), None),
+    ("recall keyword-only p95 ms", lambda r: _ms(r["recall_keyword"]["p95_ms"]), None),
+    ("vector lane p50 ms", lambda r: _ms(r["vector_search"]["p50_ms"]), None),
+    ("vector lane top-10 agreement", lambda r: f"{r['index']['agreement_at_10']:.2f}", None),
+    ("cold recall hybrid p50 ms", lambda r: _cold(r, "hybrid"), "cold_recall_p50_ms"),
+    ("cold recall keyword p50 ms", lambda r: _cold(r, "keyword"), None),
+    ("add-batch/s at scale, no vectors", lambda r: _rate(r["build"]["add_batch_per_second"]), None),
+    ("add-batch/s sample, no vectors", lambda r: _write(r, "without_embeddings"), None),
+    ("add-batch/s sample, embedded", lambda r: _write(r, "with_embeddings"), None),
+    ("embedding/s at build", lambda r: _rate(r["build"]["embed_per_second"]), None),
+    ("store MB (db+wal)", lambda r: _mb(r["store_bytes"]), None),
+    ("vector index MB (file)", lambda r: _mb(r["index_bytes"]), None),
+    ("vector index", lambda r: _index(r["index"]), None),
+    ("index load/build s", lambda r: f"{r['index']['load_seconds']:.2f}", None),
+)
+
+
+def _cold(result: dict[str, Any], lane: str) -> str:
+    cold = result["cold_recall"][lane]
+    return _ms(cold["p50_ms"]) if cold.get("runs", 1) else "-"
+
+
+def _write(result: dict[str, Any], label: str) -> str:
+    return _rate(result["write"][label]["per_second"])
+
+
+def _index(index: dict[str, Any]) -> str:
+    if index["kind"] == "exact":
+        return f"exact, {index['rows']:,} rows"
+    return f"sign codes, {index['rows']:,} rows, {index['rescored']:,} re-scored"
+
+
+def _goal(data: dict[str, Any], key: str | None) -> str:
+    if key is None:
+        return ""
+    goals = data["goals"].get(key, {})
+    return ", ".join(f"<= {v:g} @ {int(n):,}" for n, v in goals.items())
+
+
+def _align(row: list[str], widths: list[int]) -> list[str]:
+    """Names and goals to the left, numbers to the right."""
+    last = len(row) - 1
+    return [
+        c.ljust(w) if i in (0, last) else c.rjust(w)
+        for i, (c, w) in enumerate(zip(row, widths, strict=True))
+    ]
+
+
+def text(data: dict[str, Any]) -> str:
+    """The table, a header naming machine and parameters, and how vectors were made."""
+    m, p, results = data["machine"], data["parameters"], data["results"]
+    head = [
+        f"memlane bench  profile={p['embedder']} queries={p['queries']} "
+        f"cold runs={p['cold_runs']} seed={p['seed']}",
+        f"machine: {m['cpu_count']} cpu {m['cpu']}, python {m['python']}, sqlite {m['sqlite']}",
+    ]
+    cells = [[name, *(str(get(r)) for r in results), _goal(data, goal)] for name, get, goal in ROWS]
+    header = ["memories", *(f"{r['memories']:,}" for r in results), "goal"]
+    widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
+    lines = ["  ".join(_align(row, widths)) for row in [header, *cells]]
+    notes = [f"vectors: {results[0]['build']['vectors']}"] if results else []
+    for r in results:
+        notes.append(
+            f"store {r['memories']:,}: {r['store']}" + (" (reused)" if r["reused_store"] else "")
+        )
+    return "\n".join([*head, "", *lines, "", *notes])

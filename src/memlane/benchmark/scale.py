@@ -1,0 +1,369 @@
+"""Recall at scale: synthetic stores of 10^4..10^6 memories with vectors, and their costs.
+
+For each size the benchmark builds (or reuses) a store in a working directory, then
+measures in-process recall (hybrid and keyword-only), the vector lane alone, a cold
+`memlane recall` process, add-batch throughput with and without embeddings, and the
+size of the store and of its derived vector index on disk.
+
+Vectors: embedding 10^6 texts with MiniLM takes about an hour on a laptop-class CPU, so
+the default profile is `hash` (memlane's deterministic feature-hashing embedder: real
+vectors from the real write path, lexical rather than semantic). The result names the
+profile and how the vectors were written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memlane.benchmark.corpus import Generator
+from memlane.benchmark.machine import machine_info
+from memlane.benchmark.timing import Latency, time_each
+from memlane.benchmark.writes import store_bytes, timed_add_batch
+from memlane.memory import Memory
+from memlane.model import Filters, Record
+from memlane.scope import Context
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedded, Embedder
+
+# The targets of issue 3, printed beside the numbers (nothing asserts them).
+GOALS = {
+    "recall_hybrid_p50_ms": {100_000: 20.0, 1_000_000: 80.0},
+    "cold_recall_p50_ms": {100_000: 400.0},
+}
+# Bump when the generator or the build changes what a store holds: a store built by
+# another version is rebuilt, never reused.
+BUILD_VERSION = 1
+PROJECT = "alpha"  # the context of every read: project alpha, no branch
+WARMUP_QUERIES = 10
+# Records embedded per transaction while building, and texts per worker task.
+EMBED_CHUNK = 2_000
+POOL_MIN_SIZE = 5_000  # smaller stores are embedded in this process
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run: sizes, the embedding profile, and how much to measure."""
+
+    sizes: tuple[int, ...]
+    directory: Path
+    profile: str = "hash"
+    queries: int = 200
+    cold_runs: int = 7
+    write_sample: int = 2_000
+    seed: int = 42
+    rebuild: bool = False
+
+
+@dataclass
+class Build:
+    """How a store was made (kept beside it, so a reused store still reports it)."""
+
+    memories: int
+    profile: str
+    seed: int
+    version: int
+    add_batch_seconds: float
+    add_batch_per_second: float
+    embed_seconds: float
+    embed_per_second: float
+    vectors: str  # how the vectors were written
+    built_at: float = field(default_factory=time.time)
+
+
+def _manifest(db: Path) -> Path:
+    return db.with_name(db.name + ".build.json")
+
+
+def store_path(plan: Plan, size: int) -> Path:
+    return plan.directory / f"bench-{size}-{plan.profile}-s{plan.seed}.db"
+
+
+def _reusable(db: Path, plan: Plan, size: int) -> Build | None:
+    """The recorded build of a complete store made with the same parameters, if any."""
+    try:
+        data = json.loads(_manifest(db).read_text(encoding="utf-8"))
+        build = Build(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    same = (build.memories, build.profile, build.seed, build.version)
+    return build if db.exists() and same == (size, plan.profile, plan.seed, BUILD_VERSION) else None
+
+
+def _open(db: Path, embedder: Embedder | None, **options: Any) -> Memory:
+    return Memory.open(
+        db, agent="bench", context=Context(project=PROJECT), embedder=embedder, **options
+    )
+
+
+# ---- building a store ------------------------------------------------------
+
+_worker_embedder: Embedder | None = None
+
+
+def _start_worker(profile: str) -> None:
+    global _worker_embedder
+    from memlane.embed import get_embedder
+
+    _worker_embedder = get_embedder(profile)
+
+
+def _embed_texts(texts: list[str]) -> list[Embedded]:
+    from memlane.write.embedding import embed_documents
+
+    assert _worker_embedder is not None
+    return embed_documents(_worker_embedder, texts)
+
+
+def embed_store(mem: Memory, embedder: Embedder, ids: Sequence[str], workers: int) -> int:
+    """Embed the memories `ids` of a freshly written store; returns how many.
+
+    Trigger: a store of 10^5..10^6 memories. Why: the hash embedder is pure Python,
+    so one process embeds ~1,000 texts a second. Outcome: texts are embedded by
+    `workers` processes and written here, one transaction per chunk, by the functions
+    the write path uses (`document_text`, `embed_documents`, `put_documents`).
+    """
+    from memlane.write import embedding
+
+    store = mem.store
+    with store.write() as w:
+        w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
+
+    def records(start: int) -> list[Record]:
+        wanted = Filters(
+            ids=tuple(ids[start : start + EMBED_CHUNK]), limit=None, any_visibility=True
+        )
+        return store.query(wanted)
+
+    def put(chunk: list[Record], documents: Sequence[Embedded]) -> int:
+        with store.write() as w:
+            embedding.put_documents(w, embedder, chunk, documents)
+        return len(chunk)
+
+    starts = range(0, len(ids), EMBED_CHUNK)
+    if workers <= 1:
+        text = embedding.document_text
+        return sum(
+            put(chunk, embedding.embed_documents(embedder, [text(r) for r in chunk]))
+            for chunk in map(records, starts)
+        )
+    done = 0
+    pending: deque[tuple[list[Record], Future[list[Embedded]]]] = deque()
+    with ProcessPoolExecutor(
+        workers, initializer=_start_worker, initargs=(embedder.profile.name,)
+    ) as pool:
+        for start in starts:
+            chunk = records(start)
+            texts = [embedding.document_text(r) for r in chunk]
+            pending.append((chunk, pool.submit(_embed_texts, texts)))
+            if len(pending) > 2 * workers:  # bounded: a million records never sit in memory
+                chunk, future = pending.popleft()
+                done += put(chunk, future.result())
+        while pending:
+            chunk, future = pending.popleft()
+            done += put(chunk, future.result())
+    return done
+
+
+def build_store(db: Path, plan: Plan, size: int, embedder: Embedder, progress: Progress) -> Build:
+    """Write `size` generated memories through add-batch, then embed them all."""
+    for stale in db.parent.glob(db.name + "*"):
+        stale.unlink()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    items = Generator(plan.seed).memories(size)
+    with _open(db, embedder, embed_on_write=False) as mem:
+        progress(f"{size:,}: add-batch of {size:,} memories (no embeddings)")
+        added, ids = timed_add_batch(mem, items, "add-batch")
+        # Trigger: minilm runs its own threads; a small store is done before a pool
+        # starts. Outcome: one process for those, one per core otherwise.
+        alone = embedder.profile.name == "minilm" or size < POOL_MIN_SIZE
+        workers = 1 if alone else (os.cpu_count() or 1)
+        progress(f"{size:,}: embedding with {embedder.profile.signature} ({workers} processes)")
+        start = time.perf_counter()
+        embedded = embed_store(mem, embedder, ids, workers)
+        embed_seconds = time.perf_counter() - start
+    build = Build(
+        memories=size,
+        profile=plan.profile,
+        seed=plan.seed,
+        version=BUILD_VERSION,
+        add_batch_seconds=added.seconds,
+        add_batch_per_second=added.per_second,
+        embed_seconds=embed_seconds,
+        embed_per_second=embedded / embed_seconds if embed_seconds else float("nan"),
+        vectors=(
+            f"profile {embedder.profile.signature}: every memory embedded by the write "
+            f"path's embed_documents/put_documents, {workers} process(es)"
+        ),
+    )
+    _manifest(db).write_text(json.dumps(asdict(build), indent=2) + "\n", encoding="utf-8")
+    return build
+
+
+# ---- measuring -------------------------------------------------------------
+
+
+def _recall(mem: Memory) -> Callable[[str], object]:
+    return lambda q: mem.recall(q, count=False)
+
+
+def index_measures(mem: Memory, embedder: Embedder, queries: Sequence[str]) -> dict[str, Any]:
+    """Load (or build) the vector index, then time it against an exact scan of every row,
+    and how many of the exact top 10 it finds."""
+    from memlane.retrieve.lanes import pool_size
+    from memlane.retrieve.vectors import VectorIndex
+
+    index = VectorIndex(mem.store, embedder.profile.signature, embedder.dimension)
+    start = time.perf_counter()
+    len(index)  # maps the persisted index, or builds and saves it
+    loaded = time.perf_counter() - start
+    vectors = [embedder.embed(q) for q in queries]
+    k = pool_size(10)  # what recall --limit 10 asks of the vector lane
+    found = [len(index.search(v, k)) for v in vectors[:WARMUP_QUERIES]]
+    agreement = [
+        len({h.memory_id for h in index.search(v, 10)} & {h.memory_id for h in exact}) / len(exact)
+        for v in vectors
+        if (exact := index.search(v, 10, exact=True))
+    ]
+    return {
+        **index.describe(),
+        "load_seconds": loaded,
+        "k": k,
+        "warm_hits": sum(found),
+        "search": asdict(Latency.of(time_each(lambda v: index.search(v, k), vectors))),
+        "exact_search": asdict(
+            Latency.of(time_each(lambda v: index.search(v, k, exact=True), vectors))
+        ),
+        "agreement_at_10": sum(agreement) / len(agreement) if agreement else float("nan"),
+    }
+
+
+def in_process(db: Path, embedder: Embedder, queries: Sequence[str]) -> dict[str, Any]:
+    """Latency of hybrid recall, keyword-only recall and the vector lane alone."""
+    out: dict[str, Any] = {}
+    with _open(db, embedder) as mem:
+        out["index"] = index_measures(mem, embedder, queries)
+        for q in queries[:WARMUP_QUERIES]:
+            mem.recall(q, count=False)
+        out["recall_hybrid"] = asdict(Latency.of(time_each(_recall(mem), queries)))
+        vector = Filters(limit=10)
+        out["vector_search"] = asdict(
+            Latency.of(time_each(lambda q: mem.search(q, vector, mode="vector"), queries))
+        )
+    with _open(db, None) as mem:
+        for q in queries[:WARMUP_QUERIES]:
+            mem.recall(q, count=False)
+        out["recall_keyword"] = asdict(Latency.of(time_each(_recall(mem), queries)))
+    return out
+
+
+def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> dict[str, Any]:
+    """Wall time of `memlane recall QUERY --json` as a new process (after one warm-up run).
+
+    Trigger: PYTHONDONTWRITEBYTECODE in the environment. Why: every module would be
+    compiled from source in every process (~0.7 s here), which no installed memlane
+    does. Outcome: the processes keep their bytecode under the bench directory.
+    """
+    if runs <= 0:
+        return {"runs": 0}
+    with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
+        cwd = Path(tmp) / PROJECT  # the project the in-process reads use
+        cwd.mkdir()
+        env = {**os.environ, "MEMLANE_DB": str(db), "MEMLANE_EMBED_PROFILE": profile,
+               "PYTHONPYCACHEPREFIX": str(db.parent / "pycache")}  # fmt: skip
+        for name in ("MEMLANE_SKIP_WRITE_EMBED", "PYTHONDONTWRITEBYTECODE"):
+            env.pop(name, None)
+        seconds: list[float] = []
+        for i in range(runs + 1):
+            query = queries[i % len(queries)]
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "memlane", "recall", query, "--json"],
+                cwd=cwd, env=env, check=True, capture_output=True,
+            )  # fmt: skip
+            if i:  # the first run warms the OS file cache
+                seconds.append(time.perf_counter() - start)
+    return {"profile": profile, **asdict(Latency.of(seconds))}
+
+
+def write_throughput(plan: Plan, size: int, embedder: Embedder) -> dict[str, Any]:
+    """add-batch into fresh stores: a sample without and with embeddings (the profile's)."""
+    sample = min(size, plan.write_sample)
+    items = Generator(plan.seed + 1).memories(sample)
+    out: dict[str, Any] = {"sample": sample}
+    with tempfile.TemporaryDirectory(prefix="memlane-bench-", dir=plan.directory) as tmp:
+        for label, with_vectors in (("without_embeddings", False), ("with_embeddings", True)):
+            db = Path(tmp) / f"{label}.db"
+            with _open(db, embedder, embed_on_write=with_vectors) as mem:
+                result, _ = timed_add_batch(mem, items, label)
+            out[label] = {"seconds": result.seconds, "per_second": result.per_second,
+                          "failed": result.failed}  # fmt: skip
+    return out
+
+
+def index_bytes(db: Path) -> int:
+    from memlane.retrieve.vectors import index_files
+
+    return sum(p.stat().st_size for p in index_files(db) if p.exists())
+
+
+def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> dict[str, Any]:
+    db = store_path(plan, size)
+    build = None if plan.rebuild else _reusable(db, plan, size)
+    reused = build is not None
+    if build is None:
+        build = build_store(db, plan, size, embedder, progress)
+    queries = [q for _, q in Generator(plan.seed).queries(plan.queries)][: plan.queries]
+    progress(f"{size:,}: in-process recall, {len(queries)} queries")
+    timings = in_process(db, embedder, queries)
+    progress(f"{size:,}: cold recall processes")
+    cold = {
+        "hybrid": cold_recall(db, plan.profile, queries, plan.cold_runs),
+        "keyword": cold_recall(db, "none", queries, plan.cold_runs),
+    }
+    progress(f"{size:,}: add-batch throughput on a sample")
+    writes = write_throughput(plan, size, embedder)
+    return {
+        "memories": size,
+        "store": str(db),
+        "reused_store": reused,
+        "build": asdict(build),
+        "store_bytes": store_bytes(db) - index_bytes(db),
+        "index_bytes": index_bytes(db),
+        **timings,
+        "cold_recall": cold,
+        "write": {"at_scale_without_embeddings_per_second": build.add_batch_per_second, **writes},
+    }
+
+
+def run(plan: Plan, progress: Progress = lambda _: None) -> dict[str, Any]:
+    """Every size of `plan`, smallest first; the machine, the parameters and the results."""
+    from memlane.embed import get_embedder
+
+    embedder = get_embedder(plan.profile)
+    plan.directory.mkdir(parents=True, exist_ok=True)
+    results = [measure(plan, size, embedder, progress) for size in sorted(plan.sizes)]
+    return {
+        "machine": machine_info(("memlane", "numpy", "onnxruntime")),
+        "parameters": {
+            **asdict(plan),
+            "directory": str(plan.directory),
+            "embedder": embedder.profile.signature,
+            "warmup_queries": WARMUP_QUERIES,
+        },
+        "goals": {k: {str(n): v for n, v in goals.items()} for k, goals in GOALS.items()},
+        "results": results,
+    }

@@ -1,0 +1,70 @@
+"""Timed add-batch: memories per second overall and for the first and last tenth."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memlane.facade.core import BATCH_CHUNK
+from memlane.memory import Memory
+
+
+@dataclass
+class AddResult:
+    path: str
+    count: int
+    added: int
+    failed: int
+    seconds: float
+    per_second: float
+    first_tenth_per_second: float | None = None
+    last_tenth_per_second: float | None = None
+    db_bytes: int | None = None
+    first_error: str | None = None
+
+
+def _marked(items: Iterable[Any], every: int, marks: list[tuple[int, float]]) -> Iterator[Any]:
+    """Yield items, noting the time whenever `every` more have been handed out.
+
+    With `every` a multiple of BATCH_CHUNK, add_batch has committed all items handed out
+    before it asks for the next one, so each mark is a commit boundary.
+    """
+    for i, item in enumerate(items):
+        if i and i % every == 0:
+            marks.append((i, time.perf_counter()))
+        yield item
+
+
+def store_bytes(path: Path) -> int:
+    """The store file with its -wal and -shm companions."""
+    files = (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+    return sum(p.stat().st_size for p in files if p.exists())
+
+
+def timed_add_batch(
+    mem: Memory, items: Sequence[dict[str, Any]] | Sequence[str], label: str
+) -> tuple[AddResult, list[str]]:
+    """Write `items` through `Memory.add_batch`; the rate, and the ids that landed."""
+    every = max(BATCH_CHUNK, len(items) // 10 // BATCH_CHUNK * BATCH_CHUNK)
+    marks: list[tuple[int, float]] = []
+    start = time.perf_counter()
+    result = mem.add_batch(_marked(items, every, marks))
+    seconds = time.perf_counter() - start
+    points = [(0, start), *marks, (len(items), start + seconds)]
+    rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in itertools.pairwise(points)]
+    outcome = AddResult(
+        path=label,
+        count=len(items),
+        added=result.added,
+        failed=len(result.failed),
+        seconds=seconds,
+        per_second=len(items) / seconds if seconds else float("nan"),
+        first_tenth_per_second=rates[0] if len(rates) > 1 else None,
+        last_tenth_per_second=rates[-1] if len(rates) > 1 else None,
+        first_error=result.failed[0].error if result.failed else None,
+    )
+    return outcome, [i for i in result.ids if i is not None]

@@ -1,0 +1,86 @@
+"""`bench`: recall latency, write throughput and store size at 10^4..10^6 memories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlane.cli.common import emit_json, fail, in_section, json_option
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    except ValueError:
+        fail(f"--sizes takes comma-separated counts such as 10000,100000, not {text!r}")
+    if not sizes or min(sizes) < 1:
+        fail("--sizes needs at least one count of 1 or more")
+    return sizes
+
+
+def _default_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("memlane")) / "bench"
+
+
+@in_section("admin")
+@click.command("bench")
+@click.option(
+    "--sizes", default="10000,100000", show_default=True, help="Store sizes, comma-separated."
+)
+@click.option(
+    "--profile",
+    type=click.Choice(["hash", "minilm"]),
+    default="hash",
+    show_default=True,
+    help="Embedding profile of the stores (minilm embeds ~300 texts/s).",
+)
+@click.option("--queries", type=int, default=200, show_default=True, help="Queries timed per size.")
+@click.option(
+    "--cold-runs", type=int, default=7, show_default=True, help="Cold `recall` processes per size."
+)
+@click.option(
+    "--write-sample",
+    type=int,
+    default=2000,
+    show_default=True,
+    help="Memories written to fresh stores to time add-batch with and without embeddings.",
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the corpus.")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Where stores are built and reused (default: the user cache dir, memlane/bench).",
+)
+@click.option("--rebuild", is_flag=True, help="Build the stores again even if reusable.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the results as JSON.")
+@json_option
+def bench_cmd(sizes: str, profile: str, queries: int, cold_runs: int, write_sample: int,
+              seed: int, directory: str | None, rebuild: bool, out: str | None,
+              as_json: bool) -> None:  # fmt: skip
+    """Build synthetic stores and time recall, cold starts, writes; report store sizes."""
+    from memlane.benchmark import report, scale
+
+    if queries < 1:
+        fail("--queries must be at least 1")
+    plan = scale.Plan(
+        sizes=_sizes(sizes),
+        directory=Path(directory).expanduser() if directory else _default_dir(),
+        profile=profile, queries=queries, cold_runs=cold_runs,
+        write_sample=write_sample, seed=seed, rebuild=rebuild,
+    )  # fmt: skip
+    data: dict[str, Any] = scale.run(plan, progress=lambda line: click.echo(line, err=True))
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(report.text(data))
+    if out:
+        click.echo(f"wrote {out}")
