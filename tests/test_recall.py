@@ -151,3 +151,25 @@ def test_recall_settings_come_from_the_environment(run, cli_env):
         refused = run("recall", "staging")
         assert refused.exit_code == 2 and refused.stderr.count("\n") == 1 and name in refused.stderr
         cli_env.pop(name)
+
+
+def test_scope_boosts_half_lives_and_the_passive_floor_are_settings(run, cli_env):
+    run("add", "Deploy checklist.", "--scope", "project:proj")
+    run("add", "Deploy checklist.", "--scope", "global")
+    first = run("recall", "deploy checklist", "--json").json()["results"][0]
+    assert first["scope"] == "project:proj"
+    cli_env["MEMLANE_RECALL_SCOPE_BOOSTS"] = "1,0.1,1,0.3"
+    first = run("recall", "deploy checklist", "--json").json()["results"][0]
+    assert first["scope"] == "global"
+    cli_env["MEMLANE_RECALL_HALF_LIVES"] = "1,1,1,1"
+    parts = run("recall", "deploy checklist", "--json").json()["results"][0]["parts"]
+    assert parts["recency"] > 0.99  # just written: nothing has faded yet
+    run("add", "Deploy checklist rumour.", "--confidence", "0.5")
+    passive = run("recall", "deploy checklist rumour", "--passive", "--json").json()
+    assert any("rumour" in r["title"] for r in passive["results"])
+    cli_env["MEMLANE_RECALL_PASSIVE_FLOOR"] = "0.6"
+    passive = run("recall", "deploy checklist rumour", "--passive", "--json").json()
+    assert not any("rumour" in r["title"] for r in passive["results"])
+    cli_env["MEMLANE_RECALL_SCOPE_BOOSTS"] = "1,2,1,1"
+    refused = run("recall", "deploy")
+    assert refused.exit_code == 2 and "scope boosts" in refused.stderr

@@ -26,6 +26,16 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _numbers(count: int) -> Callable[[str], tuple[float, ...]]:
+    def parse(text: str) -> tuple[float, ...]:
+        values = tuple(float(part) for part in text.split(","))
+        if len(values) != count:
+            raise ValueError(f"give {count} comma-separated numbers")
+        return values
+
+    return parse
+
+
 def _share(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -184,6 +194,29 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: 2,
         "recall: linked neighbours shown after the results (1-hop expansion; 0: none).",
         _count,
+    ),
+    Setting(
+        "recall_scope_boosts",
+        "MEMLANE_RECALL_SCOPE_BOOSTS",
+        lambda: None,
+        "recall scope boosts: branch,project,global,other (four numbers in [0, 1]; "
+        "default 1,0.85,0.7,0.3).",
+        _numbers(4),
+    ),
+    Setting(
+        "recall_half_lives",
+        "MEMLANE_RECALL_HALF_LIVES",
+        lambda: None,
+        "recall recency half-lives in days: episodic,semantic,procedural,unclassed "
+        "(default 3,90,180,7).",
+        _numbers(4),
+    ),
+    Setting(
+        "recall_passive_floor",
+        "MEMLANE_RECALL_PASSIVE_FLOOR",
+        lambda: 0.25,
+        "recall --passive holds back memories with confidence below this.",
+        _share,
     ),
     Setting(
         "recall_session_share",

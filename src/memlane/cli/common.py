@@ -199,11 +199,25 @@ def recall_settings(s: dict[str, Any]) -> RecallOptions:
     """Recall's weights and diversity from the settings (validated by Weights)."""
     from memlane.retrieve.fuse import LANE_WEIGHTS, LANES
     from memlane.retrieve.recall import RecallOptions
-    from memlane.retrieve.score import DEFAULT_WEIGHTS, Weights
+    from memlane.retrieve.score import (
+        DEFAULT_WEIGHTS,
+        HALF_LIFE_DAYS,
+        HALF_LIFE_ORDER,
+        SCOPE_BOOSTS,
+        Shape,
+        Weights,
+    )
 
     weights = Weights(*s["recall_weights"]) if s["recall_weights"] else DEFAULT_WEIGHTS
+    days = s["recall_half_lives"]
+    shape = Shape(
+        half_lives=dict(zip(HALF_LIFE_ORDER, days, strict=True)) if days else HALF_LIFE_DAYS,
+        boosts=s["recall_scope_boosts"] or SCOPE_BOOSTS,
+    )
     return RecallOptions(
         weights=weights,
+        shape=shape,
+        passive_floor=s["recall_passive_floor"],
         lane_weights=dict(zip(LANES, s["recall_lane_weights"], strict=True))
         if s["recall_lane_weights"]
         else LANE_WEIGHTS,

@@ -85,14 +85,15 @@ def _deferred(result: WriteResult, why: str) -> WriteResult:
 
 
 # Passive reads (hooks inject without being asked) hold back what could mislead a model.
-PASSIVE_CONFIDENCE_FLOOR = 0.25
 _PASSIVE_BLOCKED_TAGS = frozenset({"injection-risk"})
 
 
-def passive_ok(record: Record) -> bool:
+def passive_ok(record: Record, floor: float) -> bool:
+    """Whether a passive read may show a memory: not untrusted web, not an injection
+    risk, and at least `floor` sure."""
     return (
         record.taint is not Taint.UNTRUSTED_WEB
-        and record.confidence >= PASSIVE_CONFIDENCE_FLOOR
+        and record.confidence >= floor
         and not _PASSIVE_BLOCKED_TAGS.intersection(record.tags)
     )
 

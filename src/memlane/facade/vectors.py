@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, NotFound, Unavailable
@@ -153,7 +154,8 @@ class VectorOps(Core):
         settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
             self.store, query, chosen, now=utcnow(), context=self.context,
-            options=settings, vector_lane=vector_lane, admit=passive_ok if passive else None,
+            options=settings, vector_lane=vector_lane,
+            admit=partial(passive_ok, floor=settings.passive_floor) if passive else None,
         )  # fmt: skip
         ids = [h.record.id for h in result.hits]
         if ids and count:

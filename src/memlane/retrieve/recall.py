@@ -16,7 +16,14 @@ from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_
 from memlane.retrieve.expand import LINK_BUDGET, Neighbour, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
 from memlane.retrieve.mmr import diversify
-from memlane.retrieve.score import DEFAULT_WEIGHTS, Scored, Weights, score_candidates
+from memlane.retrieve.score import (
+    DEFAULT_SHAPE,
+    DEFAULT_WEIGHTS,
+    Scored,
+    Shape,
+    Weights,
+    score_candidates,
+)
 from memlane.retrieve.session import NEIGHBOUR_SHARE, with_neighbours
 from memlane.retrieve.when import time_cue
 from memlane.scope import Context
@@ -51,6 +58,11 @@ class RecallResult:
     budget_dropped: tuple[str, ...] = ()
 
 
+# Passive reads (hooks inject without being asked) hold back memories less sure than
+# this (reference/002's inject floor), besides untrusted-web and injection-risk ones.
+PASSIVE_CONFIDENCE_FLOOR = 0.25
+
+
 # MMR for recall, tuned on the LoCoMo dev split (categories 1-4, MiniLM, hybrid lanes):
 #   lambda 0.7 (DESIGN's starting value): R@10 .633, MRR .490
 #   lambda 0.9:                           R@10 .659, MRR .503
@@ -69,6 +81,8 @@ class RecallOptions:
     limit: int = 10
     max_tokens: int | None = None
     weights: Weights = DEFAULT_WEIGHTS
+    shape: Shape = DEFAULT_SHAPE  # half-lives by class, scope boosts
+    passive_floor: float = PASSIVE_CONFIDENCE_FLOOR  # passive reads hold back less sure ones
     lane_weights: Mapping[str, float] = field(default_factory=lambda: dict(LANE_WEIGHTS))
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
@@ -111,7 +125,7 @@ def recall(
     )
     scored = score_candidates(
         fused, records, now=now, context=context, weights=options.weights,
-        cue=time_cue(query, now),
+        cue=time_cue(query, now), shape=options.shape,
     )  # fmt: skip
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
