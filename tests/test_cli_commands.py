@@ -1292,8 +1292,10 @@ def test_quickstart_shows_the_everyday_commands(run):
     result = ok(run("quickstart"))
     out = result.stdout
     assert "Stored 12 memories" in out
-    for command in ("$ memlane list", "$ memlane search", "$ memlane show", "$ memlane history"):
+    for command in ("$ memlane list", "$ memlane search", "$ memlane recall",
+                    "$ memlane entities list", "$ memlane show", "$ memlane history"):  # fmt: skip
         assert command in out
+    assert "<memlane-recall>" in out and "refund" in out.split("<memlane-recall>")[1]
     assert "make migrate" in out  # the sample memory shows up in list/search/show
     assert "v1 " in out and "v3 " in out and ".. now" in out  # history of the updated memory
     assert "Use `make migrate-test`" in out
@@ -1307,6 +1309,7 @@ def test_quickstart_json(run):
     assert len(payload["list"]) == 5
     assert any("make migrate" in hit["body"] for hit in payload["search"])
     assert len(payload["history"]) == 3
+    assert any("refund" in r["body"].lower() for r in payload["recall"])
     assert total(run) == 0
 
 

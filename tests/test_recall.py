@@ -119,19 +119,29 @@ def test_each_lane_alone_finds_what_only_it_can_find(vmem):
 
 
 def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
-    # Keyword lane only (no embedder): the answer shares no word with the question,
-    # but it was written right after the memory that does, in the same session.
+    # Keyword lane only (no embedder): the answer shares no word with the query, but
+    # it was written right after the memory that does, in the same session, and
+    # continues it (a content word in common: "region").
     mem.add("Unrelated note about lunch.", session_id="s0")
     asked = mem.add("Which region should the staging cluster run in?", session_id="s1").id
-    answer = mem.add("Frankfurt, because of the data residency rules.", session_id="s1").id
+    answer = mem.add("Frankfurt: that region keeps data residency.", session_id="s1").id
     mem.add("Later that day we talked about coffee.", session_id="s1")
     mem.add("Frankfurt office opens at nine.", session_id="s2")
-    result = mem.recall("staging cluster region")
+    result = mem.recall("staging cluster")
     found = [h.record.id for h in result.hits]
     assert found[:2] == [asked, answer]
     lifted = result.hits[1]
     assert set(lifted.ranks) == {"session"} and lifted.parts["session"] > 0
     assert "found by session #1" in why(lifted)
+
+
+def test_a_session_neighbour_on_another_topic_is_not_lifted(mem):
+    promise = mem.add("Promised the mobile team a sandbox for refunds.", session_id="s1").id
+    mem.add("Use uv instead of pip in this repo.", session_id="s1")
+    mem.add("Refund requests are idempotent by request id.", session_id="s2")
+    found = [h.record.id for h in mem.recall("refunds sandbox").hits]
+    assert found[0] == promise
+    assert all("pip" not in mem.get(i).body for i in found)
 
 
 def test_recall_settings_come_from_the_environment(run, cli_env):

@@ -91,12 +91,21 @@ SAMPLES: tuple[dict[str, Any], ...] = (
 )
 
 
+# What an agent would ask before touching refunds: the owner, the open question and
+# the promise are all in the samples, under other words.
+RECALL_QUERY = "what should I know before changing refunds?"
+
+
 def _summary(mem: Memory, db: str, ids: list[str | None], first: str) -> dict[str, Any]:
     return {
         "db": db,
         "ids": ids,
         "list": [record_dict(r) for r in mem.list(limit=5)],
         "search": [hit_dict(h) for h in mem.search("database tests", limit=5)],
+        "recall": [
+            {**record_dict(h.record), "score": round(h.score, 6)}
+            for h in mem.recall(RECALL_QUERY, limit=3, count=False).hits
+        ],
         "show": record_dict(mem.get(first)),
         "history": [version_dict(v) for v in mem.history(first)],
     }
@@ -115,7 +124,7 @@ def _run(ctx: click.Context, db: str, *args: str) -> None:
 @json_option
 @click.pass_context
 def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
-    """Create a throwaway store, add a dozen memories, and show list/search/show/history."""
+    """Create a throwaway store, add a dozen memories, and show list/search/recall/show/history."""
     folder = Path(tempfile.mkdtemp(prefix="memlane-quickstart-"))
     st = state()
     st.close()
@@ -144,6 +153,8 @@ def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
         if by_meaning:  # the vector lane, when an embedder is available here
             _run(ctx, st.db, "search", "who should review a refund change?", "--mode", "hybrid",
                  "--limit", "3")  # fmt: skip
+        _run(ctx, st.db, "recall", RECALL_QUERY, "--limit", "3")
+        _run(ctx, st.db, "entities", "list", "--limit", "5")
         _run(ctx, st.db, "show", short)
         _run(ctx, st.db, "history", short)
         _run(ctx, st.db, "stats")
