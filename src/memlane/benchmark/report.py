@@ -37,8 +37,17 @@ ROWS: tuple[Row, ...] = (
     ("store MB (db+wal)", lambda r: _mb(r["store_bytes"]), None),
     ("vector index MB (file)", lambda r: _mb(r["index_bytes"]), None),
     ("vector index", lambda r: _index(r["index"]), None),
-    ("index load/build s", lambda r: f"{r['index']['load_seconds']:.2f}", None),
+    ("index load s (file, or build)", lambda r: f"{r['index']['load_seconds']:.2f}", None),
+    (
+        "index rebuild s (after a write)",
+        lambda r: _seconds(r["index"].get("rebuild_seconds")),
+        None,
+    ),
 )
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _cold(result: dict[str, Any], lane: str) -> str:

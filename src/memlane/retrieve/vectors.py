@@ -91,13 +91,13 @@ class Rows:
     """One epoch of a profile's vectors: memory ids, row owners, the rows themselves."""
 
     epoch: int
-    ids: npt.NDArray[np.bytes_]  # memory ids (ASCII), in the store's order
+    ids: npt.NDArray[np.bytes_]  # memory ids (UTF-8), in the store's order
     owner: Owners  # row -> index into ids
     matrix: Matrix  # (rows, dim)
     signs: Signs | None  # None: exact search only
 
     def memory_id(self, i: int) -> str:
-        return bytes(self.ids[i]).decode("ascii")
+        return bytes(self.ids[i]).decode("utf-8")
 
 
 def index_path(location: str) -> Path | None:
@@ -163,6 +163,11 @@ class VectorIndex:
         pairs = zip(found.tolist(), scores.tolist(), strict=True)
         return [VectorHit(rows.memory_id(i), s) for i, s in pairs]
 
+    def rebuild(self) -> None:
+        """Read every vector again and rewrite the file, as after any write."""
+        self._rows = self._build(self._store.vector_epoch())
+        self._save(self._rows)
+
     def _refresh(self) -> Rows:
         epoch = self._store.vector_epoch()
         if self._rows is not None and self._rows.epoch == epoch:
@@ -226,7 +231,7 @@ def read_vectors(
             continue  # a vector of another dimension cannot be compared
         if memory_id not in index:
             index[memory_id] = len(ids)
-            ids.append(memory_id.encode("ascii", "replace"))
+            ids.append(memory_id.encode("utf-8"))
         blobs.append(blob)
         owner.append(index[memory_id])
     matrix = from_blobs(blobs, dim) if blobs else np.zeros((0, dim), dtype=np.float32)
