@@ -56,9 +56,12 @@ def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> l
         return []
     found: dict[str, Hit] = {}
     for match in SEARCH_LADDER:
-        if filters.limit is not None and len(found) >= filters.limit:
+        left = None if filters.limit is None else filters.limit - len(found)
+        if left is not None and left <= 0:
             break
-        for hit in store.search(query, filters, match):
+        # A step re-finds the memories of the steps before it: ask for those too.
+        step = replace(filters, limit=None if left is None else left + len(found))
+        for hit in store.search(query, step, match):
             found.setdefault(hit.record.id, hit)
     hits = list(found.values())[: filters.limit] if filters.limit else list(found.values())
     return [replace(hit, rank=i + 1) for i, hit in enumerate(hits)]
@@ -75,9 +78,12 @@ def vector(
     if not near:
         return []
     scores = {h.memory_id: h.score for h in near}
-    found = store.query(replace(filters, ids=tuple(scores), limit=None))
+    # The filters choose among the over-fetched ids first; only the kept are read.
+    admitted = store.admitted(replace(filters, ids=tuple(scores), limit=None))
+    kept = sorted(admitted, key=lambda i: -scores[i])[:wanted] if wanted else admitted
+    found = store.query(replace(filters, ids=tuple(kept), limit=None))
     found.sort(key=lambda r: -scores[r.id])
-    return [Hit(r, scores[r.id], i + 1) for i, r in enumerate(found[:wanted] if wanted else found)]
+    return [Hit(r, scores[r.id], i + 1) for i, r in enumerate(found)]
 
 
 def entity(store: Store, query: str, filters: Filters) -> list[Hit]:

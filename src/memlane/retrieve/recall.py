@@ -70,6 +70,11 @@ PASSIVE_CONFIDENCE_FLOOR = 0.25
 # Conversations put several relevant turns side by side, so diversity costs recall
 # there; 0.9 keeps near-duplicates from filling an agent's context for 0.3 points.
 RECALL_MMR_LAMBDA = 0.9
+# MMR re-ranks the best MMR_POOL x limit candidates, as it was meant to (a retrieved
+# top N, Carbonell & Goldstein 1998): at lambda 0.9 one further down would need a
+# score within 0.11 of those above it and every one of them near a pick. Comparing
+# all 160 candidates of a recall at 10^5 memories cost 12 ms.
+MMR_POOL = 3
 
 
 # Linked neighbours read before the filters choose the `link_budget` shown.
@@ -132,7 +137,8 @@ def recall(
     if options.mmr_lambda is None:
         ranked = shown[: options.limit]
     else:
-        ranked = diversify(shown, lambda_=options.mmr_lambda, limit=options.limit)
+        pool = shown[: options.limit * MMR_POOL]
+        ranked = diversify(pool, lambda_=options.mmr_lambda, limit=options.limit)
     packed = pack_results(ranked, options.max_tokens)
     extras = _neighbours(store, filters, packed.kept, options.link_budget, admit)
     left = None if options.max_tokens is None else options.max_tokens - packed.tokens_used

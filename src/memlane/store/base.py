@@ -110,6 +110,10 @@ class Store(Protocol):
 
     def query(self, filters: Filters) -> list[Record]: ...
 
+    def admitted(self, filters: Filters) -> list[str]:
+        """The ids of the memories `query` would return, in no order, without reading
+        them (filters.limit is ignored)."""
+
     def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
         """Keyword search, best first; `text` of any shape is never a syntax error.
 

@@ -107,7 +107,12 @@ def as_of_source(include_superseded: bool) -> str:
 
 
 def select_sql(
-    filters: Filters, where: list[str], params: dict[str, Any], join: str = "", extra: str = ""
+    filters: Filters,
+    where: list[str],
+    params: dict[str, Any],
+    join: str = "",
+    extra: str = "",
+    columns: str = "e.*",
 ) -> str:
     """A SELECT over the effective rows (alias `e`) with the shared filters applied.
 
@@ -121,7 +126,7 @@ def select_sql(
         if not filters.include_superseded:
             where = [*where, "e.superseded_at IS NULL AND e.valid_until IS NULL"]
     clauses = [*where, *filter_clauses(filters, params)]
-    sql = f"SELECT {extra}e.* FROM {source} e {join}"
+    sql = f"SELECT {extra}{columns} FROM {source} e {join}"
     return sql + (" WHERE " + " AND ".join(clauses) if clauses else "")
 
 

@@ -392,6 +392,11 @@ class SQLiteStore:
         query = sql.select_sql(filters, [], params) + sql.order_limit(filters, params)
         return self._records(query, params)
 
+    def admitted(self, filters: Filters) -> list[str]:
+        params: dict[str, Any] = {}
+        query = sql.select_sql(filters, [], params, columns="e.id")
+        return [str(row[0]) for row in self.conn.execute(query, params)]
+
     def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
         query_text = sql.fts_query(text, match)
         if query_text is None:
