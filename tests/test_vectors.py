@@ -149,14 +149,36 @@ def test_the_index_file_is_used_only_while_current(mem, db_path):
     assert cold.search(vectors[9], k=1)[0].memory_id == ids[9]
     assert first.path.stat().st_mtime_ns == stamp
 
-    # A memory's vector changes: the file is stale, never trusted, and rewritten.
+    # A memory's vector changes and another is deleted: the file is stale; a new
+    # process catches up from the store's change log instead of reading every vector.
     record = mem.get(ids[40])
     with mem.store.write() as w:
         w.put_vectors(ids[40], "test", [(-1, to_blob(vectors[9]))], WIDE, record.dedup_hash)
     mem.delete(ids[9])
     again = _ann(mem, persist_min_rows=0)
     assert again.search(vectors[9], k=1)[0].memory_id == ids[40]
-    assert first.path.stat().st_mtime_ns != stamp
+    assert ids[9] not in {h.memory_id for h in again.search(vectors[9], k=100)}
+    assert len(again) == 99
+    assert first.path.stat().st_mtime_ns == stamp
+    # The index already in memory catches up the same way.
+    assert first.search(vectors[9], k=1)[0].memory_id == ids[40]
+
+
+def test_too_many_changes_rebuild_the_index_and_rewrite_its_file(mem, monkeypatch):
+    from memlane.retrieve import vectors as index_module
+
+    vectors = _directions(100)
+    ids = _fill(mem, vectors)
+    index = _ann(mem, persist_min_rows=0)
+    index.search(vectors[0], k=1)
+    assert index.path is not None
+    stamp = index.path.stat().st_mtime_ns
+    monkeypatch.setattr(index_module, "DELTA_MIN", 3)
+    for memory_id in ids[:10]:
+        mem.delete(memory_id)
+    hits = index.search(vectors[0], k=100)
+    assert not set(ids[:10]) & {h.memory_id for h in hits}
+    assert index.path.stat().st_mtime_ns != stamp  # read again whole, file rewritten
 
 
 def test_a_foreign_or_broken_index_file_is_rebuilt(tmp_path, db_path):

@@ -156,8 +156,19 @@ class Store(Protocol):
     def meta(self, key: str) -> str | None:
         """A store-wide setting, such as the embedding profile it was built with."""
 
-    def vectors(self, profile: str) -> Iterator[tuple[str, int, bytes]]:
-        """(memory id, chunk, float32 bytes) of every live memory's vectors for a profile."""
+    def vectors(
+        self, profile: str, ids: Sequence[str] | None = None
+    ) -> Iterator[tuple[str, int, bytes]]:
+        """(memory id, chunk, float32 bytes) of every live memory's current vectors for a
+        profile (only these memories' when `ids` is given)."""
+
+    def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
+        """The memories whose vectors changed (written, removed, made stale or ended)
+        after change number `after`, and the last change number; None when there are
+        more than `limit` changes (reading everything again is cheaper)."""
+
+    def last_vector_change(self) -> int:
+        """The number of the latest vector change (0: none yet)."""
 
     def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """For each memory in a session, the ids written just before and after it in

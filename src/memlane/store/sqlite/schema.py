@@ -278,11 +278,37 @@ def m004_session_order(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX memory_session ON memory(session_id) WHERE session_id IS NOT NULL")
 
 
+_M005 = """
+-- Which memories' vectors changed, in order, so a derived index catches up on what
+-- changed instead of reading every vector again after each write.
+CREATE TABLE vector_change (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL
+);
+CREATE TRIGGER vector_change_insert AFTER INSERT ON embedding BEGIN
+    INSERT INTO vector_change(memory_id) VALUES (new.memory_id);
+END;
+CREATE TRIGGER vector_change_delete AFTER DELETE ON embedding BEGIN
+    INSERT INTO vector_change(memory_id) VALUES (old.memory_id);
+END;
+CREATE TRIGGER vector_change_memory AFTER UPDATE OF dedup_hash, superseded_at, valid_until
+ON memory BEGIN
+    INSERT INTO vector_change(memory_id) VALUES (new.id);
+END;
+"""
+
+
+def m005_vector_changes(conn: sqlite3.Connection) -> None:
+    for statement in _split(_M005):
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
     (3, "entities", m003_entities),
     (4, "session_order", m004_session_order),
+    (5, "vector_changes", m005_vector_changes),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -535,16 +535,40 @@ class SQLiteStore:
         row = self.conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
         return str(row[0]) if row else None
 
-    def vectors(self, profile: str) -> Iterator[tuple[str, int, bytes]]:
-        rows = self.conn.execute(
+    def vectors(
+        self, profile: str, ids: Sequence[str] | None = None
+    ) -> Iterator[tuple[str, int, bytes]]:
+        current = (
             "SELECT v.memory_id, v.chunk, v.vector FROM embedding v "
             "JOIN memory m ON m.id = v.memory_id "
             "WHERE v.profile = ? AND v.content_hash = m.dedup_hash "
-            "AND m.superseded_at IS NULL AND m.valid_until IS NULL ORDER BY m.seq, v.chunk",
-            (profile,),
+            "AND m.superseded_at IS NULL AND m.valid_until IS NULL"
         )
-        for memory_id, chunk, blob in rows:
-            yield str(memory_id), int(chunk), bytes(blob)
+        if ids is None:
+            parts: Iterator[Sequence[str] | None] = iter([None])
+        else:
+            parts = (ids[i : i + 500] for i in range(0, len(ids), 500))
+        for part in parts:
+            where = "" if part is None else f" AND m.id IN ({', '.join('?' for _ in part)})"
+            rows = self.conn.execute(
+                current + where + " ORDER BY m.seq, v.chunk", (profile, *(part or ()))
+            )
+            for memory_id, chunk, blob in rows:
+                yield str(memory_id), int(chunk), bytes(blob)
+
+    def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
+        rows = self.conn.execute(
+            "SELECT seq, memory_id FROM vector_change WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, limit + 1),
+        ).fetchall()
+        if len(rows) > limit:
+            return None
+        last = int(rows[-1][0]) if rows else after
+        return last, list(dict.fromkeys(str(r[1]) for r in rows))
+
+    def last_vector_change(self) -> int:
+        row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_change").fetchone()
+        return int(row[0])
 
     def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         out: dict[str, tuple[str, ...]] = {}
