@@ -38,6 +38,7 @@ from memlane.store.sqlite.rows import (
     record_from_row,
     record_params,
     record_values,
+    row_reader,
     version_columns,
     version_from_row,
     version_params,
@@ -355,7 +356,10 @@ class SQLiteStore:
     def _records(self, query: str, params: dict[str, Any] | tuple[Any, ...]) -> list[Record]:
         rows = self.conn.execute(query, params).fetchall()
         anchors = self._anchors([row["id"] for row in rows])
-        return [record_from_row(row, anchors.get(row["id"], ())) for row in rows]
+        if not rows:
+            return []
+        read = row_reader(tuple(rows[0].keys()))
+        return [read(row, anchors.get(row["id"], ())) for row in rows]
 
     def _anchors(self, ids: list[str]) -> dict[str, tuple[str, ...]]:
         """Anchor targets of the given memories, read once for a whole page of results."""
@@ -458,10 +462,13 @@ class SQLiteStore:
             query += " LIMIT :limit"
             params["limit"] = filters.limit
         rows = self.conn.execute(query, params).fetchall()
+        if not rows:
+            return []
+        read = row_reader(tuple(rows[0].keys()))
         scores = [-float(row["score"]) for row in rows]
         anchors = self._anchors([row["id"] for row in rows])
         return [
-            Hit(record=record_from_row(row, anchors.get(row["id"], ())), score=score, rank=i + 1)
+            Hit(record=read(row, anchors.get(row["id"], ())), score=score, rank=i + 1)
             for i, (score, row) in enumerate(zip(scores, rows, strict=True))
         ]
 
