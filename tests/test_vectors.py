@@ -150,7 +150,8 @@ def test_the_index_file_is_used_only_while_current(mem, db_path):
     assert first.path.stat().st_mtime_ns == stamp
 
     # A memory's vector changes and another is deleted: the file is stale; a new
-    # process catches up from the store's change log instead of reading every vector.
+    # process catches up from the store's change log instead of reading every vector,
+    # and rewrites the file for the processes after it.
     record = mem.get(ids[40])
     with mem.store.write() as w:
         w.put_vectors(ids[40], "test", [(-1, to_blob(vectors[9]))], WIDE, record.dedup_hash)
@@ -159,7 +160,11 @@ def test_the_index_file_is_used_only_while_current(mem, db_path):
     assert again.search(vectors[9], k=1)[0].memory_id == ids[40]
     assert ids[9] not in {h.memory_id for h in again.search(vectors[9], k=100)}
     assert len(again) == 99
-    assert first.path.stat().st_mtime_ns == stamp
+    caught_up = first.path.stat().st_mtime_ns
+    assert caught_up != stamp
+    after = _ann(mem, persist_min_rows=0)
+    assert after.search(vectors[9], k=1)[0].memory_id == ids[40]
+    assert first.path.stat().st_mtime_ns == caught_up  # mapped as it is
     # The index already in memory catches up the same way.
     assert first.search(vectors[9], k=1)[0].memory_id == ids[40]
 
