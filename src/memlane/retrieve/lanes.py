@@ -56,12 +56,11 @@ def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> l
         return []
     found: dict[str, Hit] = {}
     for match in SEARCH_LADDER:
-        left = None if filters.limit is None else filters.limit - len(found)
-        if left is not None and left <= 0:
+        if filters.limit is not None and len(found) >= filters.limit:
             break
-        # A step re-finds the memories of the steps before it: ask for those too.
-        step = replace(filters, limit=None if left is None else left + len(found))
-        for hit in store.search(query, step, match):
+        # Each step finds the memories of the steps before it again (all words match
+        # "all but one" too), so it is asked for the whole pool, not what is missing.
+        for hit in store.search(query, filters, match):
             found.setdefault(hit.record.id, hit)
     hits = list(found.values())[: filters.limit] if filters.limit else list(found.values())
     return [replace(hit, rank=i + 1) for i, hit in enumerate(hits)]
