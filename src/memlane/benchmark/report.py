@@ -39,7 +39,12 @@ ROWS: tuple[Row, ...] = (
     ("vector index", lambda r: _index(r["index"]), None),
     ("index load s (file, or build)", lambda r: f"{r['index']['load_seconds']:.2f}", None),
     (
-        "index rebuild s (after a write)",
+        "index catch-up s (after a write)",
+        lambda r: _seconds(r["index"].get("catch_up_seconds")),
+        None,
+    ),
+    (
+        "index full rebuild s",
         lambda r: _seconds(r["index"].get("rebuild_seconds")),
         None,
     ),

@@ -148,7 +148,7 @@ class VectorIndex:
         return {
             "kind": "exact" if rows.signs is None else "sign codes + exact re-scoring",
             "rows": len(rows.owner),
-            "memories": len(rows.ids),
+            "memories": len(np.unique(rows.owner)),
             "rescored": 0 if rows.signs is None else RESCORE_MIN,
             "file": str(self.path) if self.path and self.path.exists() else None,
         }
