@@ -156,6 +156,7 @@ def test_recall_settings_come_from_the_environment(run, cli_env):
     for name, bad in (
         ("MEMLANE_RECALL_LANE_WEIGHTS", "1,2"),
         ("MEMLANE_RECALL_SESSION_SHARE", "2"),
+        ("MEMLANE_RECALL_MMR_LAMBDA", "0"),
     ):
         cli_env[name] = bad
         refused = run("recall", "staging")
@@ -183,3 +184,13 @@ def test_scope_boosts_half_lives_and_the_passive_floor_are_settings(run, cli_env
     cli_env["MEMLANE_RECALL_SCOPE_BOOSTS"] = "1,2,1,1"
     refused = run("recall", "deploy")
     assert refused.exit_code == 2 and "scope boosts" in refused.stderr
+
+
+def test_unset_recall_settings_keep_the_librarys_defaults():
+    from memlane import config
+    from memlane.cli.common import recall_settings
+    from memlane.retrieve.recall import RecallOptions
+
+    assert recall_settings(config.resolve({})) == RecallOptions()
+    off = recall_settings(config.resolve({"MEMLANE_RECALL_MMR_LAMBDA": "off"}))
+    assert off.mmr_lambda == 1.0  # score alone, as lambda 1 means

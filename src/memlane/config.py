@@ -72,9 +72,9 @@ def _lane_weights(text: str) -> tuple[float, ...]:
     return values
 
 
-def _lambda(text: str) -> float | None:
+def _lambda(text: str) -> float:
     if text.strip().lower() in ("off", "none"):
-        return None
+        return 1.0  # ranking by score alone is what lambda 1 means
     value = float(text)
     if not 0.0 < value <= 1.0:
         raise ValueError("use a number in (0, 1] or off")
@@ -184,15 +184,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "recall_mmr_lambda",
         "MEMLANE_RECALL_MMR_LAMBDA",
-        lambda: 0.9,
-        "recall diversity: MMR lambda in (0, 1]; 1 or 'off' ranks by score alone.",
+        lambda: None,
+        "recall diversity: MMR lambda in (0, 1] (default 0.9); 1 or 'off' ranks by score alone.",
         _lambda,
     ),
     Setting(
         "recall_link_budget",
         "MEMLANE_RECALL_LINK_BUDGET",
-        lambda: 2,
-        "recall: linked neighbours shown after the results (1-hop expansion; 0: none).",
+        lambda: None,
+        "recall: linked neighbours shown after the results (1-hop expansion; default 2; 0: none).",
         _count,
     ),
     Setting(
@@ -214,16 +214,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "recall_passive_floor",
         "MEMLANE_RECALL_PASSIVE_FLOOR",
-        lambda: 0.25,
-        "recall --passive holds back memories with confidence below this.",
+        lambda: None,
+        "recall --passive holds back memories with confidence below this (default 0.25).",
         _share,
     ),
     Setting(
         "recall_session_share",
         "MEMLANE_RECALL_SESSION_SHARE",
-        lambda: 0.5,
+        lambda: None,
         "recall: the memories written just before and after the best five in their "
-        "session are lifted to this share of their score (0: off).",
+        "session are lifted to this share of their score (default 0.5; 0: off).",
         _share,
     ),
     Setting(

@@ -196,7 +196,8 @@ def in_section(section: str) -> Callable[[F], F]:
 
 
 def recall_settings(s: dict[str, Any]) -> RecallOptions:
-    """Recall's weights and diversity from the settings (validated by Weights)."""
+    """Recall's options from the settings: what is set overrides, what is not keeps
+    RecallOptions' own default (so the library and the CLI cannot drift apart)."""
     from memlane.retrieve.fuse import LANE_WEIGHTS, LANES
     from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.score import (
@@ -214,16 +215,18 @@ def recall_settings(s: dict[str, Any]) -> RecallOptions:
         half_lives=dict(zip(HALF_LIFE_ORDER, days, strict=True)) if days else HALF_LIFE_DAYS,
         boosts=s["recall_scope_boosts"] or SCOPE_BOOSTS,
     )
+    lanes = s["recall_lane_weights"]
+    scalars = {
+        "passive_floor": s["recall_passive_floor"],
+        "mmr_lambda": s["recall_mmr_lambda"],
+        "link_budget": s["recall_link_budget"],
+        "session_share": s["recall_session_share"],
+    }
     return RecallOptions(
         weights=weights,
         shape=shape,
-        passive_floor=s["recall_passive_floor"],
-        lane_weights=dict(zip(LANES, s["recall_lane_weights"], strict=True))
-        if s["recall_lane_weights"]
-        else LANE_WEIGHTS,
-        mmr_lambda=s["recall_mmr_lambda"],
-        link_budget=s["recall_link_budget"],
-        session_share=s["recall_session_share"],
+        lane_weights=dict(zip(LANES, lanes, strict=True)) if lanes else LANE_WEIGHTS,
+        **{name: value for name, value in scalars.items() if value is not None},
     )
 
 

@@ -89,7 +89,7 @@ class RecallOptions:
     shape: Shape = DEFAULT_SHAPE  # half-lives by class, scope boosts
     passive_floor: float = PASSIVE_CONFIDENCE_FLOOR  # passive reads hold back less sure ones
     lane_weights: Mapping[str, float] = field(default_factory=lambda: dict(LANE_WEIGHTS))
-    mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None: no diversity re-ranking
+    mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None or 1: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
 
@@ -134,7 +134,7 @@ def recall(
     )  # fmt: skip
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
-    if options.mmr_lambda is None:
+    if options.mmr_lambda is None or options.mmr_lambda >= 1.0:  # score alone
         ranked = shown[: options.limit]
     else:
         pool = shown[: options.limit * MMR_POOL]
