@@ -21,10 +21,9 @@ if TYPE_CHECKING:  # keyword search must not pay for numpy
     from memlane.embed import Embedder
     from memlane.retrieve.vectors import VectorIndex
 
-# Keyword search relaxes step by step: a strict match is precise and cheap; "any word"
-# ranks every memory that shares a word, so it comes last. A fusion pool takes every
-# step in turn until it is full (see `keyword`).
-SEARCH_LADDER = SEARCH_STEPS
+# Keyword search relaxes step by step (SEARCH_STEPS): a strict match is precise and
+# cheap; "any word" ranks every memory that shares a word, so it comes last. A fusion
+# pool takes every step in turn until it is full (see `keyword`).
 # Candidates a lane fetches per result wanted, so filters and fusion have room.
 OVERFETCH = 4
 MIN_POOL = 50
@@ -49,13 +48,13 @@ def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> l
     keyword search keeps the strict reading a person expects of a search box.
     """
     if not fill:
-        for match in SEARCH_LADDER:
+        for match in SEARCH_STEPS:
             hits = store.search(query, filters, match)
             if hits:
                 return hits
         return []
     found: dict[str, Hit] = {}
-    for match in SEARCH_LADDER:
+    for match in SEARCH_STEPS:
         if filters.limit is not None and len(found) >= filters.limit:
             break
         # Each step finds the memories of the steps before it again (all words match

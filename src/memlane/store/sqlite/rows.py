@@ -39,20 +39,6 @@ def encode(name: str, value: Any) -> Any:
     return value
 
 
-def decode(name: str, value: Any) -> Any:
-    if name in _TUPLE_FIELDS:
-        return tuple(json.loads(value)) if value else ()
-    if value is None:
-        return None
-    if name in _TIME_FIELDS:
-        return from_text(value)
-    if name in _BOOL_FIELDS:
-        return bool(value)
-    if name in ENUM_FIELDS:
-        return ENUM_FIELDS[name](value)
-    return value
-
-
 def _encoder(name: str) -> Callable[[Any], Any] | None:
     """The converter of one column, chosen once rather than per value (None: as is)."""
     if name in _TUPLE_FIELDS:
@@ -100,6 +86,15 @@ def _decoder(name: str) -> Callable[[Any], Any] | None:
 
 _DECODERS = tuple((name, _decoder(name)) for name in COLUMNS if name not in _TUPLE_FIELDS)
 _TUPLES = tuple(name for name in COLUMNS if name in _TUPLE_FIELDS)
+_DECODER = dict(_DECODERS)
+
+
+def decode(name: str, value: Any) -> Any:
+    """One column's value as a Record field holds it."""
+    if name in _TUPLE_FIELDS:
+        return _tuple(value)
+    convert = _DECODER[name]
+    return value if convert is None or value is None else convert(value)
 
 
 RowReader = Callable[[sqlite3.Row, tuple[str, ...]], Record]
