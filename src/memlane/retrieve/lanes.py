@@ -109,8 +109,8 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
             weight[memory_id] += share
     if not weight:
         return []
-    wanted = pool_size(filters.limit)
-    best = sorted(weight, key=lambda i: -weight[i])[: wanted * OVERFETCH]
+    # The filters' room: `filters.limit` is already the fusion pool (see gather).
+    best = sorted(weight, key=lambda i: -weight[i])[: cap * OVERFETCH]
     found = store.query(replace(filters, ids=tuple(best), limit=None))
     found.sort(key=lambda r: (-weight[r.id], -(r.occurred_at or r.created_at).timestamp()))
     chosen = found[: filters.limit] if filters.limit else found
