@@ -91,6 +91,31 @@ def test_cli_recall_fenced_text_and_json(run):
     assert {"omitted", "tokens_used", "lanes"} <= set(data)
 
 
+def test_cli_recall_returns_the_few_that_matter_unless_asked_for_more(run):
+    notes = [
+        "Billing deploys to staging before noon.",
+        "The search index is rebuilt on every staging deploy.",
+        "Auth tokens rotate after each staging deploy.",
+        "Mailer templates ship with the staging deploy bundle.",
+        "Ledger migrations run first in a staging deploy.",
+        "Gateway timeouts were raised for the staging deploy window.",
+        "Scheduler jobs pause while staging deploys.",
+        "Exporter dashboards track staging deploy duration.",
+        "Importer retries are disabled during a staging deploy.",
+        "Renderer caches flush after the staging deploy.",
+        "Indexer shards rebalance when staging deploys finish.",
+        "Notifier pages on-call if a staging deploy fails twice.",
+        "Archiver snapshots the database ahead of staging deploys.",
+        "Tracker events are sampled at 10% on staging deploy days.",
+    ]
+    lines = "".join(json.dumps({"content": note}) + "\n" for note in notes)
+    assert run("add-batch", input=lines).exit_code == 0
+    assert run("recall", "staging deploy", "--json").json()["count"] == 10  # the API's default
+    assert run("recall", "staging deploy", "--limit", "12", "--json").json()["count"] == 12
+    refused = run("recall", "staging deploy", "--limit", "0")
+    assert refused.exit_code == 2 and "--limit" in refused.stderr
+
+
 def test_an_uncounted_recall_writes_nothing(vmem):
     memory_id = vmem.add("Deploys freeze on Fridays.").id
     vmem.recall("deploy freeze", count=False)

@@ -76,13 +76,24 @@ _FILTERS: list[Callable[[Any], Any]] = [
         help="Include superseded, invalidated and retired memories.",
     ),
     click.option("--session-id", help="Only memories of this session."),
-    click.option(
-        "--limit", type=int, default=50, show_default=True, help="Most results (0: no limit)."
-    ),
 ]
+LIST_LIMIT = 50
 
 
 def filter_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared filter flags and `--limit` (default 50, 0: no limit): listings."""
+    limit = click.option(
+        "--limit",
+        type=int,
+        default=LIST_LIMIT,
+        show_default=True,
+        help="Most results (0: no limit).",
+    )
+    return filters_only(limit(fn))
+
+
+def filters_only(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared filter flags without `--limit`, for commands with their own."""
     for option in reversed(_FILTERS):
         fn = option(fn)
     return fn

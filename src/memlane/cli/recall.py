@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
-from memlane.cli.read import filter_options
+from memlane.cli.read import filters_only
 from memlane.cli.render import record_dict
+from memlane.facade.vectors import RECALL_LIMIT
 from memlane.model import Record, Taint
 
 if TYPE_CHECKING:
@@ -30,7 +31,14 @@ def _marks(record: Record) -> str:
 @in_section("recall")
 @click.command("recall")
 @click.argument("query")
-@filter_options
+@filters_only
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=RECALL_LIMIT,
+    show_default=True,
+    help="Most results (link neighbours come on top).",
+)
 @click.option("--max-tokens", type=int, help="Token budget: whole results, best first.")
 @click.option(
     "--passive", is_flag=True, help="A hook's read: counts as surfaced; holds back risky rows."
@@ -49,12 +57,12 @@ def recall_cmd(query: str, max_tokens: int | None, passive: bool, activate: bool
     mem = memory()
     if explain:
         explained = mem.explain(
-            query, target, limit=limit or 10, max_tokens=max_tokens, passive=passive, **options
+            query, target, limit=limit, max_tokens=max_tokens, passive=passive, **options
         )
         _print(query, explained.result, max_tokens, as_json, explained)
         return
     result = mem.recall(
-        query, limit=limit or 10, max_tokens=max_tokens, passive=passive, activate=activate,
+        query, limit=limit, max_tokens=max_tokens, passive=passive, activate=activate,
         **options,
     )  # fmt: skip
     _print(query, result, max_tokens, as_json)

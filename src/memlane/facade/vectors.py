@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
 
 # Told (done, total) as a long embedding job goes.
 Progress = Callable[[int, int], None]
+# Results of a recall unless the caller asks for more: the few that matter.
+RECALL_LIMIT = 10
 # Keyword matches of a text target read to find the memories containing it.
 EXPLAIN_SEARCH = 500
 
@@ -130,7 +132,7 @@ class VectorOps(Core):
         query: str,
         filters: Filters | None = None,
         *,
-        limit: int = 10,
+        limit: int = RECALL_LIMIT,
         max_tokens: int | None = None,
         passive: bool = False,
         activate: bool = False,
@@ -171,7 +173,7 @@ class VectorOps(Core):
         target: str | None = None,
         filters: Filters | None = None,
         *,
-        limit: int = 10,
+        limit: int = RECALL_LIMIT,
         max_tokens: int | None = None,
         passive: bool = False,
         **options: Any,
