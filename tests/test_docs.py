@@ -20,7 +20,10 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 def _commands(
     group: click.Group, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[str, click.Command]]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, f"`{name}` is listed but does not load"
         if isinstance(command, click.Group):
             yield from _commands(command, (*path, name))
         else:

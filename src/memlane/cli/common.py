@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -125,7 +126,8 @@ def pick_content(inline: str | None, file: str | None, what: str = "content") ->
 
 
 class SectionedGroup(click.Group):
-    """A group whose --help lists commands under their section headings."""
+    """A group whose --help lists commands under their section headings, and whose
+    commands (name -> "module:attribute" under memlane.cli) load when first asked for."""
 
     SECTIONS = (
         "memory ops",
@@ -137,6 +139,22 @@ class SectionedGroup(click.Group):
         "hooks",
         "admin",
     )
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, attribute = self.lazy[cmd_name].split(":")
+            command = getattr(importlib.import_module(f"memlane.cli.{module}"), attribute)
+            if command.name != cmd_name:
+                raise LookupError(f"{module}:{attribute} is `{command.name}`, not `{cmd_name}`")
+            self.add_command(command)
+        return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: dict[str, list[tuple[str, str]]] = {s: [] for s in self.SECTIONS}

@@ -4,59 +4,51 @@ from __future__ import annotations
 
 import click
 
-from memlane.cli import (
-    bench,
-    capture,
-    embedding,
-    evaluate,
-    graph,
-    quickstart,
-    read,
-    recall,
-    registries,
-    revise,
-)
 from memlane.cli.common import SectionedGroup, State, settings_from_env
 from memlane.errors import MemlaneError
 
-COMMANDS: tuple[click.Command, ...] = (
-    capture.add_cmd,
-    capture.add_batch_cmd,
-    read.show_cmd,
-    read.list_cmd,
-    read.search_cmd,
-    recall.recall_cmd,
-    embedding.embed_cmd,
-    embedding.reembed_cmd,
-    read.recent_cmd,
-    read.history_cmd,
-    read.stats_cmd,
-    read.doctor_cmd,
-    read.journal_cmd,
-    revise.update_cmd,
-    revise.edit_cmd,
-    revise.append_cmd,
-    revise.prepend_cmd,
-    revise.restore_cmd,
-    revise.supersede_cmd,
-    revise.invalidate_cmd,
-    revise.retire_cmd,
-    revise.merge_cmd,
-    revise.delete_cmd,
-    graph.entities,
-    registries.categories,
-    registries.agents,
-    registries.projects,
-    registries.applicability,
-    registries.tags,
-    registries.types_cmd,
-    quickstart.quickstart_cmd,
-    evaluate.eval_group,
-    bench.bench_cmd,
+# Every command as name -> "module:attribute", imported only when it runs (or for --help):
+# a `memlane recall` from a hook never pays for the benchmark, the evaluation or the editors.
+COMMANDS: dict[str, str] = {
+    "add": "capture:add_cmd",
+    "add-batch": "capture:add_batch_cmd",
+    "show": "read:show_cmd",
+    "list": "read:list_cmd",
+    "search": "read:search_cmd",
+    "recall": "recall:recall_cmd",
+    "embed": "embedding:embed_cmd",
+    "reembed": "embedding:reembed_cmd",
+    "recent": "read:recent_cmd",
+    "history": "read:history_cmd",
+    "stats": "read:stats_cmd",
+    "doctor": "read:doctor_cmd",
+    "journal": "read:journal_cmd",
+    "update": "revise:update_cmd",
+    "edit": "revise:edit_cmd",
+    "append": "revise:append_cmd",
+    "prepend": "revise:prepend_cmd",
+    "restore": "revise:restore_cmd",
+    "supersede": "revise:supersede_cmd",
+    "invalidate": "revise:invalidate_cmd",
+    "retire": "revise:retire_cmd",
+    "merge": "revise:merge_cmd",
+    "delete": "revise:delete_cmd",
+    "entities": "graph:entities",
+    "categories": "registries:categories",
+    "agents": "registries:agents",
+    "projects": "registries:projects",
+    "applicability": "registries:applicability",
+    "tags": "registries:tags",
+    "types": "registries:types_cmd",
+    "quickstart": "quickstart:quickstart_cmd",
+    "eval": "evaluate:eval_group",
+    "bench": "bench:bench_cmd",
+}
+
+
+@click.group(
+    cls=SectionedGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
 )
-
-
-@click.group(cls=SectionedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db", envvar="MEMLANE_DB", help="Store path (default: the platform data dir; env MEMLANE_DB)."
 )
@@ -69,10 +61,6 @@ def cli(ctx: click.Context, db: str | None) -> None:
     except MemlaneError as exc:
         raise click.UsageError(str(exc)) from None
     ctx.obj = State(db=db, settings=settings)
-
-
-for _command in COMMANDS:
-    cli.add_command(_command)
 
 
 def main() -> None:
