@@ -603,6 +603,24 @@ def test_a_filled_keyword_pool_ranks_strict_matches_first_then_looser_ones(mem):
     assert len(stops) == 1
 
 
+@pytest.mark.parametrize("match", ["all", "most", "any"])
+def test_keyword_scores_by_id_are_the_searchs_own(mem, match):
+    # The fill ladder reads later steps by id and score only; they must be the
+    # search's, now and as of an earlier instant (where scores carry the step).
+    mem.add("Rotate the staging TLS certificate every 90 days.")
+    mem.add("Staging certificates are rotated by hand.")
+    edited = mem.add("Certificates live in the vault.")
+    mem.add("Rotate keys yearly.")
+    before = utcnow()
+    mem.update(edited.id, content="Certificates live in the staging vault.")
+    query = "rotate staging TLS certificate"
+    for filters in (mem.filters(limit=10), mem.filters(limit=10, as_of=before)):
+        hits = mem.store.search(query, filters, match)
+        assert hits, (match, filters.as_of)
+        scores = mem.store.search_scores(query, filters, match)
+        assert scores == [(h.record.id, h.score) for h in hits]
+
+
 def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monkeypatch):
     # Ranking starts with the newest matches only; a filtered page it cannot fill
     # widens to every match.

@@ -205,3 +205,34 @@ def test_a_foreign_or_broken_index_file_is_rebuilt(tmp_path, db_path):
         # A truncated file: rebuilt from the store.
         path.write_bytes(path.read_bytes()[:200])
         assert _ann(mem, persist_min_rows=0).search(mine[3], k=1)[0].memory_id == ids[3]
+
+
+class FixedEmbedder:
+    """Every query embeds to one vector (the lane's only use of an embedder here)."""
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.vector
+
+
+def test_the_vector_lane_looks_further_when_the_filters_drop_the_nearest(mem):
+    from memlane.retrieve import lanes
+
+    elsewhere = [
+        mem.add(f"note {i} of another project", scope="project:other").id for i in range(12)
+    ]
+    for i, memory_id in enumerate(elsewhere):
+        put(mem, memory_id, unit(1, 0.01 * i, 0, 0))
+    near = mem.add("the nearer note of this project").id
+    far = mem.add("the farther note of this project").id
+    put(mem, near, unit(0.3, 1, 0, 0))
+    put(mem, far, unit(0, 1, 0.3, 0))
+    index = VectorIndex(mem.store, "test", DIM)
+    lane = FixedEmbedder(unit(1, 0, 0, 0))
+    filters = mem.filters(limit=2)  # this project: the twelve nearest are all filtered out
+    hits = lanes.vector(mem.store, index, lane, "anything", filters)
+    assert [h.record.id for h in hits] == [near, far]
+    everywhere = lanes.vector(mem.store, index, lane, "anything", mem.filters(scope="all", limit=2))
+    assert [h.record.id for h in everywhere] == elsewhere[:2]

@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # keyword search must not pay for numpy
 # Candidates a lane fetches per result wanted, so filters and fusion have room.
 OVERFETCH = 4
 MIN_POOL = 50
+# The vector lane reads the nearest `wanted` x the first factor and lets the filters
+# choose; when they leave too few, it looks four times further, up to the second.
+VECTOR_OVERFETCH = (2, 32)
 MODES = ("keyword", "vector", "hybrid")
 
 
@@ -53,16 +56,24 @@ def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> l
             if hits:
                 return hits
         return []
-    found: dict[str, Hit] = {}
-    for match in SEARCH_STEPS:
-        if filters.limit is not None and len(found) >= filters.limit:
+    first, *later = SEARCH_STEPS
+    found = store.search(query, filters, first)
+    scores = {hit.record.id: hit.score for hit in found}
+    for match in later:
+        if filters.limit is not None and len(scores) >= filters.limit:
             break
         # Each step finds the memories of the steps before it again (all words match
-        # "all but one" too), so it is asked for the whole pool, not what is missing.
-        for hit in store.search(query, filters, match):
-            found.setdefault(hit.record.id, hit)
-    hits = list(found.values())[: filters.limit] if filters.limit else list(found.values())
-    return [replace(hit, rank=i + 1) for i, hit in enumerate(hits)]
+        # "all but one" too), so it is asked for the whole pool, not what is missing,
+        # and by id: only the memories new to the lane are read, once.
+        for memory_id, score in store.search_scores(query, filters, match):
+            scores.setdefault(memory_id, score)
+    ids = list(scores)[: filters.limit] if filters.limit else list(scores)
+    records = {hit.record.id: hit.record for hit in found}
+    missing = tuple(i for i in ids if i not in records)
+    if missing:
+        records.update((r.id, r) for r in store.query(replace(filters, ids=missing, limit=None)))
+    kept = [i for i in ids if i in records]  # a memory changed in between is left out
+    return [Hit(records[i], scores[i], rank + 1) for rank, i in enumerate(kept)]
 
 
 def vector(
@@ -71,14 +82,20 @@ def vector(
     """Nearest memories by cosine (best of entry vector and chunks), then the filters."""
     if not query.strip():
         return []
-    wanted = filters.limit
-    near = index.search(embedder.embed(query), pool_size(wanted))
-    if not near:
-        return []
-    scores = {h.memory_id: h.score for h in near}
-    # The filters choose among the over-fetched ids first; only the kept are read.
-    admitted = store.admitted(replace(filters, ids=tuple(scores), limit=None))
-    kept = sorted(admitted, key=lambda i: -scores[i])[:wanted] if wanted else admitted
+    wanted = filters.limit or pool_size(None)
+    embedded = embedder.embed(query)
+    k = wanted * VECTOR_OVERFETCH[0]
+    while True:
+        near = index.search(embedded, k)
+        if not near:
+            return []
+        scores = {h.memory_id: h.score for h in near}
+        # The filters choose among the nearest ids first; only the kept are read.
+        admitted = store.admitted(replace(filters, ids=tuple(scores), limit=None))
+        if len(admitted) >= wanted or len(near) < k or k >= wanted * VECTOR_OVERFETCH[1]:
+            break
+        k *= 4  # the filters left too few: look further out
+    kept = sorted(admitted, key=lambda i: -scores[i])[:wanted]
     found = store.query(replace(filters, ids=tuple(kept), limit=None))
     found.sort(key=lambda r: -scores[r.id])
     return [Hit(r, scores[r.id], i + 1) for i, r in enumerate(found)]

@@ -114,6 +114,11 @@ class Store(Protocol):
         """The ids of the memories `query` would return, in no order, without reading
         them (filters.limit is ignored)."""
 
+    def search_scores(
+        self, text: str, filters: Filters, match: str = "all"
+    ) -> list[tuple[str, float]]:
+        """`search` without reading the memories: (id, score) pairs, best first."""
+
     def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
         """Keyword search, best first; `text` of any shape is never a syntax error.
 

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -259,6 +259,17 @@ class SQLiteWriter:
         )
 
 
+@dataclass
+class _Matches:
+    """The rows a keyword match selected, best first; column 0 is FTS5's rank."""
+
+    rows: list[sqlite3.Row]
+    step: float = 0.0  # as-of reads: the ladder step, added to every score
+
+    def scored(self) -> list[tuple[sqlite3.Row, float]]:
+        return [(row, self.step - float(row[0])) for row in self.rows]
+
+
 class SQLiteStore:
     """A memlane store in one SQLite file."""
 
@@ -406,23 +417,39 @@ class SQLiteStore:
         return [str(row[0]) for row in self.conn.execute(query, params)]
 
     def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
+        matches = self._matches(text, filters, match, "e.*")
+        if not matches.rows:
+            return []
+        read = row_reader(tuple(matches.rows[0].keys()))
+        anchors = self._anchors([row["id"] for row in matches.rows])
+        return [
+            Hit(record=read(row, anchors.get(row["id"], ())), score=score, rank=i + 1)
+            for i, (row, score) in enumerate(matches.scored())
+        ]
+
+    def search_scores(
+        self, text: str, filters: Filters, match: str = "all"
+    ) -> list[tuple[str, float]]:
+        return [(str(row[1]), score) for row, score in self._matches(text, filters, match).scored()]
+
+    def _matches(self, text: str, filters: Filters, match: str, columns: str = "e.id") -> _Matches:
         query_text = sql.fts_query(text, match)
         if query_text is None:
-            return []
+            return _Matches([])
         cap = ANY_RANK_CAP if match == "any" else RANK_CAP
         floor = self._rank_floor(query_text, cap) if filters.as_of is None else None
         if floor is not None:
-            hits = self._search(query_text, filters, floor)
-            if filters.limit is not None and len(hits) >= filters.limit:
-                return hits
-        hits = self._search(query_text, filters, None)
-        if filters.as_of is None:
-            return hits
-        # An as-of score is a rank within its table (see _search), which says nothing of
-        # how much of the query matched: the ladder step does, so it comes first, and a
-        # memory with every word outranks one with a single word in any later fusion.
-        step = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
-        return [replace(h, score=h.score + step) for h in hits]
+            matches = self._search(query_text, filters, floor, columns)
+            if filters.limit is not None and len(matches.rows) >= filters.limit:
+                return matches
+        matches = self._search(query_text, filters, None, columns)
+        if filters.as_of is not None:
+            # An as-of score is a rank within its table (see _search), which says nothing
+            # of how much of the query matched: the ladder step does, so it comes first,
+            # and a memory with every word outranks one with a single word in any later
+            # fusion.
+            matches.step = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
+        return matches
 
     def _rank_floor(self, match: str, cap: int) -> int | None:
         """The lowest rowid among the newest `cap` matches, when there are more.
@@ -438,7 +465,7 @@ class SQLiteStore:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def _search(self, match: str, filters: Filters, floor: int | None) -> list[Hit]:
+    def _search(self, match: str, filters: Filters, floor: int | None, columns: str) -> _Matches:
         params: dict[str, Any] = {"match": match, "floor": floor}
         hits = (
             "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts "
@@ -460,22 +487,13 @@ class SQLiteStore:
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
         query = f"WITH hits AS ({hits}) " + sql.select_sql(
-            filters, [], params, join=join, extra="h.score AS score, "
+            filters, [], params, join=join, extra="h.score AS score, ", columns=columns
         )
         query += " ORDER BY h.score, e.updated_at DESC"
         if filters.limit is not None:
             query += " LIMIT :limit"
             params["limit"] = filters.limit
-        rows = self.conn.execute(query, params).fetchall()
-        if not rows:
-            return []
-        read = row_reader(tuple(rows[0].keys()))
-        scores = [-float(row["score"]) for row in rows]
-        anchors = self._anchors([row["id"] for row in rows])
-        return [
-            Hit(record=read(row, anchors.get(row["id"], ())), score=score, rank=i + 1)
-            for i, (score, row) in enumerate(zip(scores, rows, strict=True))
-        ]
+        return _Matches(self.conn.execute(query, params).fetchall())
 
     def iter_all(self) -> Iterator[Record]:
         query = f"SELECT e.*, {sql.ANCHORS} FROM memory e ORDER BY e.seq"
