@@ -22,7 +22,9 @@ BAD = {
     500: "[1, 2, 3]",  # an array: the last line of the first 500
     873: json.dumps({"content": "has a bogus kind", "kind": "bogus"}),
 }
-SUMMARY = re.compile(r"^(\d+) added, (\d+) already saved \(no action needed\), (\d+) failed$")
+SUMMARY = re.compile(
+    r"^(\d+) added, \d+ refreshed, (\d+) already saved \(no action needed\), (\d+) failed$"
+)
 
 
 def good_line(i: int) -> dict[str, Any]:

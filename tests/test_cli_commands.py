@@ -417,12 +417,23 @@ def test_dedup_ignores_an_echoed_versus_derived_title(run):
         ("--session-id", "s2"),  # another session
         ("--session-id", "s1", "-c", "lesson"),  # another category
         ("--session-id", "s1", "--source-agent", "other"),  # another owner
-        ("--session-id", "s1", "--allow-duplicate"),  # forced
     ],
 )
-def test_dedup_scope_is_session_owner_and_category(run, second):
+def test_past_the_exact_gate_the_same_text_refreshes(run, second):
+    # The exact gate is one session, owner and category; the near-duplicate policy
+    # then sees the same fact restated and refreshes the first memory.
     first = add(run, "--content", "Use uv for installs.", "--session-id", "s1")
-    assert add(run, "--content", "Use uv for installs.", *second) != first
+    again = ok(run("add", "--content", "Use uv for installs.", *second, "--json")).json()
+    assert (again["status"], again["id"], again["similarity"]) == ("refreshed", first, 1.0)
+    text = ok(run("add", "--content", "Use uv for installs.", *second))
+    assert text.stdout.startswith(f"Refreshed entry: {first}")
+    assert total(run) == 1
+
+
+def test_allow_duplicate_forces_a_new_entry(run):
+    first = add(run, "--content", "Use uv for installs.", "--session-id", "s1")
+    forced = ("--session-id", "s1", "--allow-duplicate")
+    assert add(run, "--content", "Use uv for installs.", *forced) != first
     assert total(run) == 2
 
 
@@ -430,7 +441,7 @@ def test_no_session_bypass_is_reported(run):
     payload = ok(run("add", "--content", "No session here", "--json"))
     assert payload.json()["dedup"] == "bypassed_no_session"
     assert payload.stderr == ""  # json mode: the field, not the note
-    plain = ok(run("add", "--content", "No session here"))
+    plain = ok(run("add", "--content", "Another entry without a session"))
     assert plain.stdout.startswith("Added entry: ")
     assert "session" in plain.stderr
     assert total(run) == 2
@@ -454,7 +465,7 @@ def test_add_batch_dedup_wording_and_summary(run):
     assert out[1] == f"[2] Already saved: {first} (t1) — identical this session, no action"
     assert out[3].startswith(f"[4] Already saved: {decision} (")
     assert out[4].startswith("[5] Added entry: ")
-    assert out[-1] == "3 added, 2 already saved (no action needed), 0 failed"
+    assert out[-1] == "3 added, 0 refreshed, 2 already saved (no action needed), 0 failed"
     body = "\n".join(out[:-1]).lower()
     assert "skipped" not in body and "duplicate" not in body
     assert total(run) == 3
@@ -463,7 +474,8 @@ def test_add_batch_dedup_wording_and_summary(run):
 def test_add_batch_no_session_note(run):
     result = ok(run("add-batch", input='{"content": "one"}\n{"content": "two"}\n'))
     assert "session" in result.stderr
-    assert result.stdout.splitlines()[-1] == "2 added, 0 already saved (no action needed), 0 failed"
+    last = result.stdout.splitlines()[-1]
+    assert last == "2 added, 0 refreshed, 0 already saved (no action needed), 0 failed"
 
 
 # ---- errors: unknown and ambiguous ids -------------------------------------------------------

@@ -314,7 +314,8 @@ def test_search_finds_seeded_text_despite_syntax(store):
 @given(text=st.text())
 def test_memory_add_stores_text_faithfully_or_refuses(store, text):
     try:
-        result = store.add(text)
+        # Storage fidelity, not the write policy: short random texts restate each other.
+        result = store.add(text, allow_duplicate=True)
     except Invalid:
         assert clean_text(text) == "", repr(text)  # the only refusal for plain text: empty
         return
@@ -329,7 +330,7 @@ def test_memory_add_stores_text_faithfully_or_refuses(store, text):
 @given(text=st.text(min_size=1), title=st.text(max_size=40))
 def test_memory_add_title_round_trips(store, text, title):
     try:
-        result = store.add(text + " body", title=title)
+        result = store.add(text + " body", title=title, allow_duplicate=True)
     except Invalid:
         pytest.fail(f"refused a valid add: {text!r} / {title!r}")
     record = store.get(result.id)
@@ -344,7 +345,7 @@ def test_stored_text_is_found_by_searching_for_itself(store, text):
     """A user who searches for a memory's exact words gets that memory back."""
     session = f"find-{abs(hash(text))}-{time.monotonic_ns()}"
     try:
-        memory_id = store.add(text, session_id=session).id
+        memory_id = store.add(text, session_id=session, allow_duplicate=True).id
     except Invalid:
         return
     body = store.get(memory_id).body

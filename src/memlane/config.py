@@ -227,6 +227,30 @@ SETTINGS: tuple[Setting, ...] = (
         _share,
     ),
     Setting(
+        "dedup_string_threshold",
+        "MEMLANE_DEDUP_STRING_THRESHOLD",
+        lambda: None,
+        "Write policy: texts this alike (0-1, rapidfuzz ratio) are the same fact restated "
+        "and refresh the existing memory (default 0.85).",
+        _share,
+    ),
+    Setting(
+        "dedup_vector_threshold",
+        "MEMLANE_DEDUP_VECTOR_THRESHOLD",
+        lambda: None,
+        "Write policy: memories at this cosine or above are the same fact restated "
+        "(default 0.92); it is also the top of the conflict band.",
+        _share,
+    ),
+    Setting(
+        "dedup_conflict_threshold",
+        "MEMLANE_DEDUP_CONFLICT_THRESHOLD",
+        lambda: None,
+        "Write policy: a new memory at this cosine or above with another (and below the "
+        "vector threshold) is stored and reported as a potential conflict (default 0.60).",
+        _share,
+    ),
+    Setting(
         "max_body_bytes",
         "MEMLANE_MAX_BODY_BYTES",
         lambda: 64 * 1024,

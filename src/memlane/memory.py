@@ -29,12 +29,13 @@ from memlane.scope import Context, detect_context
 from memlane.store import Writer, open_store
 from memlane.timeutil import parse_instant, utcnow
 from memlane.write import pipeline
+from memlane.write.dedup import NEW, Decision, Verdict
 from memlane.write.draft import Draft, Limits, build_draft, inherited_fields
 from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
 from memlane.write.pipeline import Staged
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedder
+    from memlane.embed import Embedded, Embedder
 
 from memlane.facade import core
 from memlane.facade.core import (
@@ -51,13 +52,17 @@ from memlane.facade.core import (
 )
 from memlane.facade.graph import GraphOps
 from memlane.facade.health import HealthOps
+from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.registries import RegistryOps
 from memlane.facade.vectors import VectorOps
 
 __all__ = ["Memory"]
 
+# A committed add-batch chunk: its lines, the landed ids to embed, vectors made already.
+ChunkOutcome = tuple[list[BatchLine], list[str], dict[str, "Embedded"]]
 
-class Memory(VectorOps, RegistryOps, GraphOps, HealthOps):
+
+class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
     @classmethod
@@ -93,11 +98,12 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps):
         """Store one memory through the write policy; see `memlane add --help` for fields."""
         draft = build_draft({"content": content, "title": title, **fields}, self._write_context())
         self._check_embed_profile(draft.no_embed)
+        [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
         with self._transaction() as w:
-            result = self._persist(w, draft)
-        if result.skipped or draft.no_embed:
+            result = self._persist(w, draft, doc, self._batch(vectors=doc is not None))
+        if not result.landed or draft.no_embed:
             return result
-        return self._reembedded(result)
+        return self._reembedded(result, doc)
 
     def _admit(self, w: Writer, draft: Draft, staged: Staged) -> WriteResult | None:
         """The exact-duplicate gate: a skip result, or None when the draft may land."""
@@ -107,21 +113,42 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps):
         duplicate = pipeline.duplicate_of(w, draft.record, staged)
         return pipeline.skipped(duplicate, draft.record) if duplicate else None
 
-    def _persist(self, w: Writer, draft: Draft) -> WriteResult:
-        """One add: the gate, then the row with its anchors and the thread it closes."""
+    def _decide(self, draft: Draft, doc: Embedded | None, batch: Batch) -> Decision:
+        """Near-duplicate, contradiction or new (DESIGN §4 step 3 b, c)."""
+        return NEW if draft.allow_duplicate else self._judge(draft.record, doc, batch)
+
+    def _persist(
+        self,
+        w: Writer,
+        draft: Draft,
+        doc: Embedded | None = None,
+        batch: Batch | None = None,
+        decision: Decision | None = None,
+    ) -> WriteResult:
+        """One add: the gates (or the `decision` they reached), then the row with its
+        anchors and the thread it closes."""
         skip = self._admit(w, draft, Staged())
         if skip is not None:
             return skip
+        if decision is None:
+            decision = self._decide(draft, doc, batch or Batch())
+        if decision.verdict is Verdict.REFRESH:
+            return self._refresh(w, draft.record, decision)
+        record = draft.record
+        if decision.verdict is Verdict.CONTRADICTION:
+            record = contradicting(record)
         thread = self._thread_to_close(w, draft.close_thread)
         anchors = [self._load(w, a).id for a in draft.anchors]
-        [rec] = pipeline.land(w, [draft.record], core.new_id, self.agent)
+        [rec] = pipeline.land(w, [record], core.new_id, self.agent)
+        if decision.verdict is Verdict.CONTRADICTION:
+            self._contradict(w, rec, decision)
         for anchor in anchors:
             w.add_link(Link(rec.id, anchor, LinkType.ANCHOR, created_at=rec.created_at))
         if thread is not None:
             closed = replace(thread, state=State.CLOSED)
             pipeline.revise(w, thread, closed, f"closed by {rec.id}", self.agent)
             w.add_link(Link(rec.id, thread.id, LinkType.UPDATES, reason="closes thread"))
-        return pipeline.added(rec)
+        return with_decision(pipeline.added(rec), decision)
 
     def _thread_to_close(self, w: Writer, thread_id: str | None) -> Record | None:
         if thread_id is None:
@@ -160,49 +187,78 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps):
         if landed >= REANALYZE_AFTER:
             self.store.optimize()
 
-    def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> tuple[list[BatchLine], list[str]]:
-        """One transaction: admit each line, then land the admitted rows in bulk.
+    def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> ChunkOutcome:
+        """One transaction: every line through the write policy; new rows land in bulk.
 
-        Returns the lines' outcomes and the ids of the landed memories to embed.
+        Returns the lines' outcomes, the ids of the landed memories to embed, and the
+        vectors already made for them.
         """
         out: dict[int, BatchLine] = {}
-        staged, lines = Staged(), dict[int, int]()
-        skip_embed: set[int] = set()  # line numbers that asked for no_embed
+        drafts: dict[int, Draft] = {}
+        for number, item in chunk:
+            try:
+                drafts[number] = build_draft(_batch_fields(item), self._write_context())
+            except (Invalid, NotFound, Conflict) as exc:
+                out[number] = BatchLine(number, error=str(exc))
+        wanted = [None if d.no_embed else d.record for d in drafts.values()]
+        docs = dict(zip(drafts, self._embed_drafts(wanted), strict=True))
         with self._transaction() as w:
-            for number, item in chunk:
-                try:
-                    draft = build_draft(_batch_fields(item), self._write_context())
-                    if draft.no_embed:
-                        skip_embed.add(number)
-                    if draft.close_thread or draft.anchors:  # they name rows landed before
-                        out.update(self._land_staged(w, staged, lines))
-                        staged, lines = Staged(), {}
-                        out[number] = BatchLine(number, result=self._persist(w, draft))
-                        continue
-                    skip = self._admit(w, draft, staged)
-                    if skip is not None:
-                        out[number] = BatchLine(number, result=skip)
-                    else:
-                        lines[staged.add(draft.record)] = number
-                except (Invalid, NotFound, Conflict) as exc:
-                    out[number] = BatchLine(number, error=str(exc))
-            out.update(self._land_staged(w, staged, lines))
+            batch = self._batch(vectors=any(d is not None for d in docs.values()))
+            out.update(self._policy_lines(w, drafts, docs, batch))
         results = [out[number] for number, _ in chunk]
-        embed = [
-            ln.result.id
+        landed = {
+            ln.result.id: docs[ln.line]
             for ln in results
-            if ln.result and ln.result.id and not ln.result.skipped and ln.line not in skip_embed
-        ]
-        return results, embed
+            if ln.result and ln.result.id and ln.result.landed and not drafts[ln.line].no_embed
+        }
+        known = {memory_id: doc for memory_id, doc in landed.items() if doc is not None}
+        return results, list(landed), known
+
+    def _policy_lines(
+        self, w: Writer, drafts: Mapping[int, Draft], docs: Mapping[int, Embedded | None],
+        batch: Batch,
+    ) -> dict[int, BatchLine]:  # fmt: skip
+        """Each draft's outcome. New rows are staged and land together; a line that
+        refreshes or contradicts another, or names earlier rows (anchors, a thread),
+        lands the staged rows first and is written on its own."""
+        out: dict[int, BatchLine] = {}
+        staged, lines, decisions = Staged(), dict[int, int](), dict[int, Decision]()
+        for number, draft in drafts.items():
+            doc = docs[number]
+            try:
+                skip = self._admit(w, draft, staged)
+                if skip is not None:
+                    out[number] = BatchLine(number, result=skip)
+                    continue
+                decision = self._decide(draft, doc, batch)
+                alone = draft.close_thread or draft.anchors or decision.verdict is not Verdict.NEW
+                if not alone:
+                    lines[staged.add(draft.record)] = number
+                    decisions[number] = decision
+                    batch.add(draft.record, doc)
+                    continue
+                out.update(self._land_staged(w, staged, lines, decisions))
+                staged, lines = Staged(), {}
+                result = self._persist(w, draft, doc, batch, decision)
+                out[number] = BatchLine(number, result=result)
+                if result.landed and result.id:
+                    batch.add(replace(draft.record, id=result.id), doc)
+            except (Invalid, NotFound, Conflict) as exc:
+                out[number] = BatchLine(number, error=str(exc))
+        out.update(self._land_staged(w, staged, lines, decisions))
+        return out
 
     def _land_staged(
-        self, w: Writer, staged: Staged, lines: dict[int, int]
+        self, w: Writer, staged: Staged, lines: dict[int, int], decisions: Mapping[int, Decision]
     ) -> dict[int, BatchLine]:
         """Insert the staged rows; their lines' results, keyed by line number."""
         final = pipeline.land(w, staged.records, core.new_id, self.agent)
-        return {
-            lines[i]: BatchLine(lines[i], result=pipeline.added(r)) for i, r in enumerate(final)
-        }
+        out = {}
+        for i, record in enumerate(final):
+            number = lines[i]
+            result = with_decision(pipeline.added(record), decisions.get(number, NEW))
+            out[number] = BatchLine(number, result=result)
+        return out
 
     def get(self, memory_id: str, as_of: datetime | str | None = None) -> Record:
         """One memory; with `as_of`, the version that was valid then."""

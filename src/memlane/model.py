@@ -452,10 +452,19 @@ class WriteResult:
     dedup: str | None = None  # "bypassed_no_session" when the exact gate could not apply
     title: str | None = None
     version: int | None = None
+    similarity: float | None = None  # refreshed / contradiction: how alike the two are
+    contradicts: str | None = None  # contradiction: the memory the new one contradicts
+    # Stored, but close in meaning to these (id, cosine): possibly a changed fact.
+    potential_conflicts: tuple[tuple[str, float], ...] = ()
 
     @property
     def skipped(self) -> bool:
         return self.status is WriteStatus.ALREADY_PERSISTED
+
+    @property
+    def landed(self) -> bool:
+        """Whether the write added a row (a refresh or a skip did not)."""
+        return self.status not in (WriteStatus.ALREADY_PERSISTED, WriteStatus.REFRESHED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,7 +486,13 @@ class BatchResult:
 
     @property
     def added(self) -> int:
-        return sum(1 for ln in self.lines if ln.result and not ln.result.skipped)
+        return sum(1 for ln in self.lines if ln.result and ln.result.landed)
+
+    @property
+    def refreshed(self) -> int:
+        return sum(
+            1 for ln in self.lines if ln.result and ln.result.status is WriteStatus.REFRESHED
+        )
 
     @property
     def already_saved(self) -> int:

@@ -33,6 +33,7 @@ from memlane.benchmark.writes import store_bytes, timed_add_batch
 from memlane.memory import Memory
 from memlane.model import Filters, Record
 from memlane.scope import Context
+from memlane.write.normalize import document_text
 
 if TYPE_CHECKING:
     from memlane.embed import Embedded, Embedder
@@ -156,7 +157,7 @@ def embed_store(mem: Memory, embedder: Embedder, ids: Sequence[str], workers: in
 
     starts = range(0, len(ids), EMBED_CHUNK)
     if workers <= 1:
-        text = embedding.document_text
+        text = document_text
         return sum(
             put(chunk, embedding.embed_documents(embedder, [text(r) for r in chunk]))
             for chunk in map(records, starts)
@@ -168,7 +169,7 @@ def embed_store(mem: Memory, embedder: Embedder, ids: Sequence[str], workers: in
     ) as pool:
         for start in starts:
             chunk = records(start)
-            texts = [embedding.document_text(r) for r in chunk]
+            texts = [document_text(r) for r in chunk]
             pending.append((chunk, pool.submit(_embed_texts, texts)))
             if len(pending) > 2 * workers:  # bounded: a million records never sit in memory
                 chunk, future = pending.popleft()

@@ -9,7 +9,7 @@ import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, pick_content
 from memlane.cli.render import batch_dict, write_dict
-from memlane.model import BatchLine, BatchResult, FactType, Kind, WriteResult
+from memlane.model import BatchLine, BatchResult, FactType, Kind, WriteResult, WriteStatus
 
 _NO_SESSION = (
     "no session id: the exact-duplicate check was skipped (pass --session-id to enable it)"
@@ -106,10 +106,19 @@ def report_write(result: WriteResult, as_json: bool) -> None:
     if result.skipped:
         click.echo(f"Already saved as {result.id} (identical entry this session — nothing to do).")
         return
+    if result.status is WriteStatus.REFRESHED:
+        click.echo(
+            f"Refreshed entry: {result.id} (the same fact restated, "
+            f"{result.similarity:.0%} alike; no new entry)"
+        )
+        return
     if result.dedup == "bypassed_no_session":
         note(_NO_SESSION)
     for warning in result.warnings:
         note(warning)
+    if result.status is WriteStatus.CONTRADICTION:
+        click.echo(f"Added entry: {result.id} (contradicts {result.contradicts}; both kept)")
+        return
     click.echo(f"Added entry: {result.id}")
 
 
@@ -142,7 +151,8 @@ def add_batch_cmd(file: str, no_embed: bool, as_json: bool) -> None:
         if bypassed:
             note(f"{bypassed} line(s) had no session id: their exact-duplicate check was skipped")
         click.echo(
-            f"{result.added} added, {result.already_saved} already saved (no action needed), "
+            f"{result.added} added, {result.refreshed} refreshed, "
+            f"{result.already_saved} already saved (no action needed), "
             f"{len(result.failed)} failed"
         )
     if result.failed:
@@ -158,8 +168,12 @@ def _report_line(line: BatchLine) -> None:
             f"[{line.line}] Already saved: {line.result.id} ({line.result.title}) "
             "— identical this session, no action"
         )
+    elif line.result is not None and line.result.status is WriteStatus.REFRESHED:
+        click.echo(f"[{line.line}] Refreshed entry: {line.result.id} ({line.result.title})")
     elif line.result is not None:
         click.echo(f"[{line.line}] Added entry: {line.result.id} ({line.result.title})")
+        for warning in line.result.warnings:
+            click.echo(f"[{line.line}] note: {warning}", err=True)
 
 
 def _open(path: str) -> Any:

@@ -16,6 +16,7 @@ from memlane import config
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
 from memlane.scope import detect_context, load_aliases
+from memlane.write.dedup import Thresholds
 from memlane.write.draft import Limits
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class State:
                 embed_on_write=not s["skip_write_embed"],
             )
             self._memory.recall_settings = recall_settings(s)
+            self._memory.write_policy = write_policy(s)
         return self._memory
 
     def embedder_for(self, profile: str) -> Embedder | None:
@@ -211,6 +213,16 @@ def in_section(section: str) -> Callable[[F], F]:
         return cmd
 
     return mark
+
+
+def write_policy(s: dict[str, Any]) -> Thresholds:
+    """The write policy's thresholds: the settings given, the defaults otherwise."""
+    given = {
+        "string": s["dedup_string_threshold"],
+        "vector": s["dedup_vector_threshold"],
+        "conflict": s["dedup_conflict_threshold"],
+    }
+    return Thresholds(**{k: v for k, v in given.items() if v is not None})
 
 
 def recall_settings(s: dict[str, Any]) -> RecallOptions:

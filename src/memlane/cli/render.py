@@ -66,12 +66,22 @@ def write_dict(result: WriteResult) -> dict[str, Any]:
         )
     if result.dedup:
         out["dedup"] = result.dedup
+    if result.similarity is not None:
+        out["similarity"] = result.similarity
+    if result.contradicts is not None:
+        out["contradicts"] = result.contradicts
+    if result.potential_conflicts:
+        out["potential_conflicts"] = [
+            {"id": memory_id, "similarity": similarity}
+            for memory_id, similarity in result.potential_conflicts
+        ]
     return out
 
 
 def batch_dict(result: BatchResult) -> dict[str, Any]:
     return {
         "added": result.added,
+        "refreshed": result.refreshed,
         "already_saved": result.already_saved,
         "failed": len(result.failed),
         "ids": result.ids,

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
 
-from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound
+from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
 from memlane.model import (
     BatchLine,
     Filters,
@@ -31,10 +31,11 @@ from memlane.scope import Context
 from memlane.store import Store, Writer
 from memlane.timeutil import utcnow
 from memlane.write import pipeline
+from memlane.write.dedup import Thresholds
 from memlane.write.draft import Limits, WriteContext
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedder
+    from memlane.embed import Embedded, Embedder
     from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.vectors import VectorIndex
 
@@ -127,8 +128,10 @@ class Core:
         self._categories: set[str] = set()
         self._index: VectorIndex | None = None
         self._entities_checked = False
-        # How recall weighs and diversifies (interfaces set these from the settings).
+        # How recall weighs and diversifies, and how alike a new memory must be to
+        # restate or contradict another (interfaces set these from the settings).
         self.recall_settings = _default_recall_settings()
+        self.write_policy = Thresholds()
 
     def close(self) -> None:
         self.store.close()
@@ -241,6 +244,20 @@ class Core:
                 self._embedder = source
         return self._embedder
 
+    def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
+        """The vector index of this store's profile; Unavailable without an embedder."""
+        if self.embedder is None:
+            why = self.embed_problem or "no embedding profile is configured"
+            raise Unavailable(f"the vector lane is unavailable: {why}")
+        from memlane.retrieve.vectors import VectorIndex
+        from memlane.write import embedding
+
+        embedding.check_profile(self.store, self.embedder)
+        if self._index is None:
+            profile = self.embedder.profile
+            self._index = VectorIndex(self.store, profile.signature, profile.dimension)
+        return self._index, self.embedder
+
     def _check_embed_profile(self, no_embed: bool) -> None:
         """Refuse a write that would mix vector profiles in one store."""
         if self.embed_on_write and not no_embed and self.embedder is not None:
@@ -248,7 +265,9 @@ class Core:
 
             embedding.check_profile(self.store, self.embedder)
 
-    def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
+    def _embed_ids(
+        self, ids: Sequence[str], known: Mapping[str, Embedded] | None = None
+    ) -> dict[str, str]:
         """Embed memories that just changed; {id: why} for those left without vectors.
 
         Trigger: no embedder is configured. Outcome: nothing to do, nothing deferred.
@@ -262,19 +281,22 @@ class Core:
         from memlane.write import embedding
 
         records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
-        outcome = embedding.embed_records(self.store, self.embedder, records)
+        outcome = embedding.embed_records(self.store, self.embedder, records, known)
         return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
 
-    def _reembedded(self, result: WriteResult) -> WriteResult:
-        """Vectors for the memory a write just created or changed; deferred on failure."""
+    def _reembedded(self, result: WriteResult, doc: Embedded | None = None) -> WriteResult:
+        """Vectors for the memory a write just created or changed (`doc`: made already);
+        deferred on failure."""
         if result.id is None:
             return result
-        failed = self._embed_ids([result.id])
+        failed = self._embed_ids([result.id], {result.id: doc} if doc is not None else None)
         return _deferred(result, failed[result.id]) if result.id in failed else result
 
-    def _embedded_lines(self, lines: BatchLines, ids: Names) -> BatchLines:
+    def _embedded_lines(
+        self, lines: BatchLines, ids: Names, known: Mapping[str, Embedded] | None = None
+    ) -> BatchLines:
         """Embed a committed chunk's new memories; a failure marks its lines deferred."""
-        failed = self._embed_ids(ids)
+        failed = self._embed_ids(ids, known)
         if not failed:
             return lines
         return [

@@ -11,12 +11,12 @@ from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Hits, passive_ok
 from memlane.model import Filters, Record
 from memlane.timeutil import utcnow
+from memlane.write.normalize import document_text
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.recall import RecallResult
-    from memlane.retrieve.vectors import VectorIndex
     from memlane.write.embedding import EmbedOutcome
 
 
@@ -95,9 +95,7 @@ class VectorOps(Core):
         documents: list[Embedded] = []
         for start in range(0, len(records), embedding.EMBED_CHUNK):
             part = records[start : start + embedding.EMBED_CHUNK]
-            documents += embedding.embed_documents(
-                embedder, [embedding.document_text(r) for r in part]
-            )
+            documents += embedding.embed_documents(embedder, [document_text(r) for r in part])
             if progress is not None:
                 progress(start + len(part), len(records))
         with self.store.write() as w:
@@ -230,17 +228,3 @@ class VectorOps(Core):
             if wanted in f"{record.title}\n{record.body}".casefold():
                 seen.setdefault(record.id, record)
         return list(seen.values())[:EXPLAIN_TARGETS]
-
-    def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
-        """The vector index of this store's profile; Unavailable without an embedder."""
-        if self.embedder is None:
-            why = self.embed_problem or "no embedding profile is configured"
-            raise Unavailable(f"the vector lane is unavailable: {why}")
-        from memlane.retrieve.vectors import VectorIndex
-        from memlane.write import embedding
-
-        embedding.check_profile(self.store, self.embedder)
-        if self._index is None:
-            profile = self.embedder.profile
-            self._index = VectorIndex(self.store, profile.signature, profile.dimension)
-        return self._index, self.embedder

@@ -104,6 +104,19 @@ class Rows:
     def memory_id(self, i: int) -> str:
         return bytes(self.ids[i]).decode("utf-8")
 
+    def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]:
+        """The k memories whose best row is closest to `query` (see VectorIndex.search)."""
+        if not len(self.ids) or k <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        k = min(k, len(self.ids))
+        if self.signs is None or exact:
+            found, scores = top_memories(dot(self.matrix, q), self.owner, k)
+        else:
+            found, scores = _narrowed(self, self.signs, q, k)
+        pairs = zip(found.tolist(), scores.tolist(), strict=True)
+        return [VectorHit(self.memory_id(i), s) for i, s in pairs]
+
 
 def index_path(location: str) -> Path | None:
     """Where a store at `location` keeps its vector index; None when not a file."""
@@ -156,17 +169,22 @@ class VectorIndex:
     def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]:
         """The k memories whose best vector is closest to `query` (unit length);
         `exact` scans every row even where sign codes would narrow the scan."""
-        rows = self._refresh()
-        if not len(rows.ids) or k <= 0:
-            return []
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        k = min(k, len(rows.ids))
-        if rows.signs is None or exact:
-            found, scores = top_memories(dot(rows.matrix, q), rows.owner, k)
-        else:
-            found, scores = _narrowed(rows, rows.signs, q, k)
-        pairs = zip(found.tolist(), scores.tolist(), strict=True)
-        return [VectorHit(rows.memory_id(i), s) for i, s in pairs]
+        return self._refresh().search(query, k, exact=exact)
+
+    def snapshot(self) -> Rows:
+        """The rows as last read, or as the file beside the store has them, not caught
+        up with later writes (built now when there are none).
+
+        Trigger: the write policy, once per write. Why: catching up copies the whole
+        matrix (0.1-0.4 s at 10^5 rows), and rewrites the file, after every add.
+        Outcome: the caller compares the memories changed since `Rows.change` itself
+        (`vector_changes`); the next search catches up as usual.
+        """
+        if self._rows is None:
+            persisted = self._load()
+            if persisted is not None and self._same(persisted):
+                self._rows = persisted
+        return self._rows if self._rows is not None else self._refresh()
 
     def rebuild(self) -> None:
         """Read every vector again and rewrite the file, as after any write."""

@@ -6,7 +6,7 @@ and `embed --pending` picks it up later.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memlane.embed import Embedded, Embedder, entry_vector
@@ -14,6 +14,7 @@ from memlane.embed.blob import to_blob
 from memlane.errors import Conflict, MemlaneError
 from memlane.model import Record
 from memlane.store import Store, Writer
+from memlane.write.normalize import document_text
 
 PROFILE_KEY = "embed_profile"
 # Records embedded per transaction by `embed --all/--pending`.
@@ -40,20 +41,28 @@ def check_profile(store: Store, embedder: Embedder) -> None:
         )
 
 
-def document_text(record: Record) -> str:
-    """What a memory's vectors describe: its title (when not just its opening) and body."""
-    if record.body.startswith(record.title.rstrip("…")):
-        return record.body
-    return f"{record.title}\n{record.body}"
-
-
-def embed_records(store: Store, embedder: Embedder, records: Sequence[Record]) -> EmbedOutcome:
-    """Embed and store vectors for `records`, one transaction; failures are reported."""
+def embed_records(
+    store: Store,
+    embedder: Embedder,
+    records: Sequence[Record],
+    known: Mapping[str, Embedded] | None = None,
+) -> EmbedOutcome:
+    """Embed and store vectors for `records`, one transaction; failures are reported.
+    `known`: vectors already made for some of them (by the write policy), by id."""
     if not records:
         return EmbedOutcome((), ())
+    known = known or {}
     try:
         check_profile(store, embedder)
-        documents = embed_documents(embedder, [document_text(r) for r in records])
+        missing = [r for r in records if r.id not in known]
+        made = dict(
+            zip(
+                (r.id for r in missing),
+                embed_documents(embedder, [document_text(r) for r in missing]),
+                strict=True,
+            )
+        )
+        documents = [known.get(r.id) or made[r.id] for r in records]
     except MemlaneError as exc:
         return EmbedOutcome((), tuple(r.id for r in records), str(exc))
     except Exception as exc:  # a backend's own failure must not fail a landed write

@@ -8,6 +8,7 @@ import string
 import unicodedata
 
 from memlane.errors import Invalid
+from memlane.model import Record
 
 # The hash names its algorithm: a change of normalization gets a new prefix.
 DEDUP_PREFIX = "dh1:"
@@ -85,3 +86,11 @@ def derive_title(body: str, limit: int = TITLE_CHARS) -> str:
         return first or "untitled"
     cut = first[: limit - 1].rsplit(" ", 1)[0] if " " in first[: limit - 1] else first[: limit - 1]
     return cut.rstrip(" ,;:") + "…"
+
+
+def document_text(record: Record) -> str:
+    """What a memory says, and its vectors describe: its title (when not just its
+    opening) and body."""
+    if record.body.startswith(record.title.rstrip("…")):
+        return record.body
+    return f"{record.title}\n{record.body}"

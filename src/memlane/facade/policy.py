@@ -1,0 +1,260 @@
+"""The write policy against the store (DESIGN §4 step 3): a new memory's neighbours,
+and what a refresh or a contradiction writes. The decisions are pure (write.dedup)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from memlane.facade.core import Core
+from memlane.graph.entities import STOPWORDS
+from memlane.model import Filters, Link, LinkType, Record, WriteResult, WriteStatus
+from memlane.timeutil import utcnow
+from memlane.write import dedup
+from memlane.write.dedup import Decision, Neighbour, Thresholds, Verdict
+from memlane.write.normalize import document_text
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedded
+    from memlane.retrieve.vectors import Rows
+    from memlane.store import Writer
+
+# Neighbours read per lane for one new memory: near-duplicates and conflicts are few.
+NEIGHBOURS = 10
+# The words a keyword neighbour must share: the new memory's KEY_WORDS longest distinct
+# content words (long words are the rare ones, roughly), all of them or all but one.
+# A restatement keeps its words; asking for any word would rank half the store.
+KEY_WORDS = 6
+# Staged lines of a batch compared in full with a new line: those this alike already
+# (rapidfuzz ratio, 0-100). "always X" / "never X" score 0.84, so 70 keeps them.
+STAGED_CUTOFF = 70
+# Memories written since the index was read that a new one is compared with one by
+# one; more, and the index catches up first.
+CHANGED_SINCE = 1_000
+TRUST_CORROBORATED = 0.05
+TRUST_CONTRADICTED = -0.10
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+def key_words(text: str) -> str:
+    """The KEY_WORDS longest distinct content words of `text`, in text order."""
+    seen = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    longest = sorted(seen, key=len, reverse=True)[:KEY_WORDS]
+    return " ".join(w for w in seen if w in longest)
+
+
+def _same_reach(a: Record, b: Record) -> bool:
+    """Only memories in the same scope, of the same kind, seen by the same readers
+    can restate each other (a private note never refreshes a public one)."""
+    return (a.scope, a.kind, a.visibility, a.owner) == (b.scope, b.kind, b.visibility, b.owner)
+
+
+@dataclass
+class Batch:
+    """One write transaction as the policy sees it: the vector index as of its start,
+    and the records written so far with their vectors (compared with later lines)."""
+
+    rows: Rows | None = None
+    staged: list[Record] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    vectors: list[Any] = field(default_factory=list)  # entry vectors; None where none
+    _matrix: Any = None  # the vectors stacked (zeros where none), grown by doubling
+
+    def add(self, record: Record, doc: Embedded | None) -> None:
+        self.staged.append(record)
+        self.texts.append(document_text(record))
+        self.vectors.append(None if doc is None else doc.entry)
+        if doc is not None:
+            import numpy as np
+
+            n = len(self.staged)
+            if self._matrix is None or len(self._matrix) < n:
+                grown = np.zeros((max(64, 2 * n), len(doc.entry)), dtype=np.float32)
+                if self._matrix is not None:
+                    grown[: len(self._matrix)] = self._matrix
+                self._matrix = grown
+            self._matrix[n - 1] = doc.entry
+
+    def nearest(self, doc: Embedded | None, floor: float, k: int) -> dict[int, float]:
+        """{position: cosine} of the k staged records closest to `doc`, at least `floor`
+        (records without vectors score 0 and never reach a positive floor)."""
+        if doc is None or self._matrix is None:
+            return {}
+        import numpy as np
+
+        scores = self._matrix[: len(self.staged)] @ doc.entry
+        top = np.argsort(-scores, kind="stable")[:k] if len(scores) > k else np.arange(len(scores))
+        return {int(i): float(scores[i]) for i in top if scores[i] >= floor}
+
+    def cosine(self, i: int, doc: Embedded | None) -> float | None:
+        vector = self.vectors[i]
+        return None if doc is None or vector is None else float(vector @ doc.entry)
+
+
+class PolicyOps(Core):
+    """Near-duplicates, contradictions and conflicts on write."""
+
+    def _embed_drafts(self, records: Sequence[Record | None]) -> list[Embedded | None]:
+        """Vectors for records about to be written, in one bulk call (None: not
+        embedded now; the write lands anyway and embedding is retried after it)."""
+        wanted = [i for i, r in enumerate(records) if r is not None]
+        out: list[Embedded | None] = [None] * len(records)
+        if not wanted or not self.embed_on_write or self.embedder is None:
+            return out
+        from memlane.write.embedding import embed_documents
+
+        texts = [document_text(r) for r in records if r is not None]
+        try:
+            documents = embed_documents(self.embedder, texts)
+        except Exception:  # a failing model never fails a write: it is retried after
+            return out
+        for i, doc in zip(wanted, documents, strict=True):
+            out[i] = doc
+        return out
+
+    def _batch(self, vectors: bool) -> Batch:
+        """The policy's view at a transaction's start (the index read at most once)."""
+        if not vectors or self.embedder is None:
+            return Batch()
+        index, _ = self._vector_lane()
+        return Batch(rows=index.snapshot())
+
+    def _judge(self, record: Record, doc: Embedded | None, batch: Batch) -> Decision:
+        neighbours = self._stored_neighbours(record, doc, batch.rows)
+        neighbours += _staged_neighbours(record, doc, batch, self.write_policy)
+        return dedup.decide(document_text(record), neighbours, self.write_policy)
+
+    def _stored_neighbours(
+        self, record: Record, doc: Embedded | None, rows: Rows | None
+    ) -> list[Neighbour]:
+        near = Filters(
+            scopes=(record.scope,), kinds=(record.kind,), viewer=self.agent,
+            include_private=True, limit=NEIGHBOURS,
+        )  # fmt: skip
+        found: dict[str, Record] = {}
+        key = key_words(document_text(record))
+        for match in ("all", "most"):
+            for hit in self.store.search(key, near, match):
+                found.setdefault(hit.record.id, hit.record)
+        cosines: dict[str, float] = {}
+        if doc is not None and rows is not None:
+            cosines = self._nearest(doc, rows)
+            ids = tuple(i for i in cosines if i not in found)
+            if ids:
+                found.update((r.id, r) for r in self.store.query(replace(near, ids=ids)))
+            missing = [i for i in found if i not in cosines]
+            cosines.update(self._cosines(doc, missing))
+        return [
+            Neighbour(r.id, document_text(r), cosines.get(r.id))
+            for r in found.values()
+            if _same_reach(r, record)
+        ]
+
+    def _nearest(self, doc: Embedded, rows: Rows) -> dict[str, float]:
+        """{id: cosine} of the nearest memories: the index as of the transaction's
+        start, and the memories whose vectors changed since, compared one by one."""
+        cosines = {h.memory_id: h.score for h in rows.search(doc.entry, NEIGHBOURS)}
+        changed = self.store.vector_changes(rows.change, CHANGED_SINCE)
+        if changed is None:  # many writes since: catch the index up once
+            index, _ = self._vector_lane()
+            return {h.memory_id: h.score for h in index.search(doc.entry, NEIGHBOURS)}
+        cosines.update(self._cosines(doc, changed[1]))
+        return cosines
+
+    def _cosines(self, doc: Embedded, ids: Sequence[str]) -> dict[str, float]:
+        """{id: cosine} of these memories' current vectors (best chunk) with `doc`."""
+        if not ids or self.embedder is None:
+            return {}
+        import numpy as np
+
+        from memlane.embed.blob import from_blobs
+
+        out: dict[str, float] = {}
+        signature, dim = self.embedder.profile.signature, self.embedder.dimension
+        for memory_id, _, blob in self.store.vectors(signature, ids):
+            score = float(np.dot(from_blobs([blob], dim)[0], doc.entry))
+            out[memory_id] = max(score, out.get(memory_id, -1.0))
+        return out
+
+    def _refresh(self, w: Writer, record: Record, decision: Decision) -> WriteResult:
+        """The same fact restated: the existing memory is refreshed instead (newer,
+        the higher importance, a little more trusted); no row is added."""
+        old = self._live(w, decision.target or "")
+        new = replace(
+            old,
+            updated_at=max(utcnow(), old.updated_at),
+            importance=max(old.importance, record.importance),
+            trust_score=dedup.clamp(old.trust_score + TRUST_CORROBORATED),
+        )
+        w.replace(new, None)
+        w.journal("refresh", [old.id], self.agent)
+        return WriteResult(
+            id=old.id, status=WriteStatus.REFRESHED, title=old.title,
+            similarity=decision.similarity,
+        )  # fmt: skip
+
+    def _contradict(self, w: Writer, new: Record, decision: Decision) -> None:
+        """A statement and its negation both stay: linked `contradicts` both ways, the
+        older one a little less trusted (the new one landed with its trust lowered)."""
+        old = self._live(w, decision.target or "")
+        w.replace(replace(old, trust_score=dedup.clamp(old.trust_score + TRUST_CONTRADICTED)), None)
+        reason = "negation polarity disagrees with a near-duplicate"
+        for source, target in ((new.id, old.id), (old.id, new.id)):
+            w.add_link(
+                Link(
+                    source,
+                    target,
+                    LinkType.CONTRADICTS,
+                    decision.similarity,
+                    reason,
+                    new.created_at,
+                )
+            )
+
+
+def contradicting(record: Record) -> Record:
+    return replace(record, trust_score=dedup.clamp(record.trust_score + TRUST_CONTRADICTED))
+
+
+def with_decision(result: WriteResult, decision: Decision) -> WriteResult:
+    """The result of a landed write, told what the policy found."""
+    if decision.verdict is Verdict.CONTRADICTION:
+        return replace(
+            result, status=WriteStatus.CONTRADICTION, contradicts=decision.target,
+            similarity=decision.similarity,
+        )  # fmt: skip
+    if decision.conflicts:
+        ids = ", ".join(i for i, _ in decision.conflicts)
+        warning = f"close in meaning to {ids}: this may contradict what they say"
+        return replace(
+            result, potential_conflicts=decision.conflicts,
+            warnings=(*result.warnings, warning),
+        )  # fmt: skip
+    return result
+
+
+def _staged_neighbours(
+    record: Record, doc: Embedded | None, batch: Batch, thresholds: Thresholds
+) -> list[Neighbour]:
+    """The records written earlier in this transaction that may restate `record`:
+    alike enough in text to compare in full, or close in meaning."""
+    if not batch.staged:
+        return []
+    from rapidfuzz import fuzz, process
+    from rapidfuzz.utils import default_process
+
+    alike = {
+        i
+        for _, _, i in process.extract(
+            document_text(record), batch.texts, scorer=fuzz.ratio,
+            processor=default_process, score_cutoff=STAGED_CUTOFF, limit=NEIGHBOURS,
+        )
+    }  # fmt: skip
+    close = batch.nearest(doc, thresholds.conflict, NEIGHBOURS)
+    return [
+        Neighbour(batch.staged[i].id, batch.texts[i], close.get(i, batch.cosine(i, doc)))
+        for i in sorted(alike.union(close))
+        if _same_reach(batch.staged[i], record)
+    ]

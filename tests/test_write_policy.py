@@ -1,0 +1,236 @@
+"""The write policy (DESIGN §4 step 3, issue 4 §1): near-duplicates refresh, negations
+contradict, close meanings are reported as potential conflicts. First as pure decisions
+on hand-made neighbours, then end to end through add, the fact shortcut and add-batch,
+with and without an embedder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memlane.model import LinkType, WriteStatus
+from memlane.write.dedup import (
+    Neighbour,
+    Thresholds,
+    Verdict,
+    clamp,
+    decide,
+    is_negative,
+    neutral,
+    new_words,
+)
+
+RESTATED = "Always prefer uv for installs; it is faster than pip."
+
+
+# ---- pure decisions --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        RESTATED,
+        "ALWAYS PREFER UV FOR INSTALLS; IT IS FASTER THAN PIP.",
+        "Always prefer uv for installs, it is faster than pip!",
+        "Always prefer uv for all installs; it is faster than pip.",  # a function word more
+    ],
+)
+def test_a_restatement_refreshes(text):
+    decision = decide(text, [Neighbour("m-old", RESTATED)])
+    assert (decision.verdict, decision.target) == (Verdict.REFRESH, "m-old")
+    assert decision.similarity >= 0.85
+
+
+def test_a_negated_near_duplicate_is_a_contradiction():
+    old = Neighbour("m-old", "Always run migrations before tests.")
+    decision = decide("Never run migrations before tests.", [old])
+    assert (decision.verdict, decision.target) == (Verdict.CONTRADICTION, "m-old")
+    back = decide(
+        "Always run migrations before tests.",
+        [Neighbour("m-new", "Never run migrations before tests.")],
+    )
+    assert back.verdict is Verdict.CONTRADICTION
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The request timeout is 30s.", "The request timeout is 60s."),  # a changed figure
+        ("target a", "target b"),  # alike as strings, but says something else
+        ("Deploy from main.", "Deploy from main on Fridays."),  # adds a fact
+    ],
+)
+def test_what_says_something_new_is_never_refreshed_away(old, new):
+    decision = decide(new, [Neighbour("m-old", old)])
+    assert decision.verdict is Verdict.NEW
+    if "timeout" in old:
+        assert decision.conflicts and decision.conflicts[0][0] == "m-old"
+
+
+def test_cosine_decides_when_the_words_differ():
+    paraphrase = Neighbour("m-old", "Deployments happen every Friday.", cosine=0.95)
+    decision = decide("We deploy on Fridays.", [paraphrase])
+    assert (decision.verdict, decision.similarity) == (Verdict.REFRESH, 0.95)
+
+
+def test_the_conflict_band_reports_close_meanings_best_first():
+    neighbours = [
+        Neighbour("m-far", "Lunch is at noon.", cosine=0.30),
+        Neighbour("m-close", "Billing uses Postgres.", cosine=0.81),
+        Neighbour("m-edge", "Billing stores invoices.", cosine=0.60),
+        Neighbour("m-top", "Billing's database is Postgres 15.", cosine=0.919),
+    ]
+    decision = decide("Billing uses MySQL.", neighbours)
+    assert decision.verdict is Verdict.NEW
+    assert decision.conflicts == (("m-top", 0.919), ("m-close", 0.81), ("m-edge", 0.6))
+
+
+def test_thresholds_are_parameters():
+    old = [Neighbour("m-old", RESTATED, cosine=0.7)]
+    strict = Thresholds(string=1.0, vector=0.99, conflict=0.8)
+    assert decide(RESTATED.replace("faster", "quicker"), old).verdict is Verdict.NEW
+    assert decide(RESTATED + " ", old, strict).verdict is Verdict.REFRESH  # still identical
+    assert decide("Always prefer uv for install.", old, strict).verdict is Verdict.NEW
+    assert decide("Something else", old, strict).conflicts == ()
+    assert decide("Something else", old).conflicts == (("m-old", 0.7),)
+
+
+def test_polarity_and_neutral_forms():
+    assert is_negative("Never commit .env files") and is_negative("Don't push on Fridays")
+    assert not is_negative("Always run the linter") and not is_negative("not never")
+    assert neutral("Never run migrations") == neutral("Always run migrations") == "run migrations"
+    assert new_words("Deploys freeze on Fridays", "deploy freezes on friday") == frozenset()
+    assert new_words("Deploy from main on Fridays", "Deploy from main") == {"friday"}
+    assert new_words("target b", "target a") == {"b"}
+
+
+def test_trust_is_clamped():
+    assert clamp(1.04) == 1.0 and clamp(-0.2) == 0.0 and clamp(0.5) == 0.5
+
+
+# ---- end to end ------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["no vectors", "hash vectors"])
+def store(request, mem, vmem):
+    """The same policy with and without an embedder, where the thresholds allow."""
+    return mem if request.param == "no vectors" else vmem
+
+
+def test_restating_refreshes_instead_of_adding(store):
+    first = store.add(RESTATED, importance=3)
+    again = store.add(RESTATED.upper(), importance=8)
+    assert (again.status, again.id, again.similarity) == (WriteStatus.REFRESHED, first.id, 1.0)
+    record = store.get(first.id)
+    assert record.importance == 8  # the higher importance is kept
+    assert record.updated_at > store.get(first.id).created_at
+    assert store.stats().total == 1
+    assert "refresh" in [e.operation for e in store.journal(first.id)]
+
+
+def test_a_contradiction_keeps_both_linked_and_less_trusted(store):
+    old = store.add("Always run migrations before tests.")
+    new = store.add("Never run migrations before tests.")
+    assert (new.status, new.contradicts) == (WriteStatus.CONTRADICTION, old.id)
+    assert {r.id for r in store.list()} == {old.id, new.id}  # both live
+    assert store.get(old.id).trust_score == pytest.approx(0.9)
+    assert store.get(new.id).trust_score == pytest.approx(0.9)
+    links = {
+        (link.source, link.target)
+        for link in store.links(old.id)
+        if link.type is LinkType.CONTRADICTS
+    }
+    assert links == {(old.id, new.id), (new.id, old.id)}
+    corroborated = store.add("never run migrations before tests")
+    assert (corroborated.status, corroborated.id) == (WriteStatus.REFRESHED, new.id)
+    assert store.get(new.id).trust_score == pytest.approx(0.95)
+
+
+def test_a_changed_figure_is_stored_and_reported(store):
+    old = store.add("The request timeout is 30s.")
+    new = store.add("The request timeout is 60s.")
+    assert new.status is WriteStatus.ADDED
+    assert [i for i, _ in new.potential_conflicts] == [old.id]
+    assert any(old.id in w for w in new.warnings)
+
+
+def test_only_the_same_scope_kind_and_reach_can_restate(store):
+    first = store.add(RESTATED)
+    assert store.add(RESTATED, kind="lesson").status is WriteStatus.ADDED
+    assert store.add(RESTATED, scope="global").status is WriteStatus.ADDED
+    assert store.add(RESTATED, private=True).status is WriteStatus.ADDED
+    assert store.add(RESTATED, allow_duplicate=True).status is WriteStatus.ADDED
+    assert store.get(first.id).trust_score == 1.0
+
+
+def test_add_batch_lines_go_through_the_same_policy(store):
+    old = store.add("Always run migrations before tests.")
+    lines = [
+        {"content": RESTATED},
+        {"content": RESTATED.upper()},  # restates the line before, in the same batch
+        {"content": "Never run migrations before tests."},  # contradicts the store
+        {"content": "always run migrations before tests"},  # restates the store
+        {"content": RESTATED, "allow_duplicate": True},
+    ]
+    result = store.add_batch([json.dumps(line) for line in lines])
+    statuses = [ln.result.status for ln in result.lines]
+    assert statuses == [
+        WriteStatus.ADDED, WriteStatus.REFRESHED, WriteStatus.CONTRADICTION,
+        WriteStatus.REFRESHED, WriteStatus.ADDED,
+    ]  # fmt: skip
+    ids = result.ids
+    assert ids[1] == ids[0] and ids[3] == old.id and ids[4] != ids[0]
+    assert result.lines[2].result.contradicts == old.id
+    assert (result.added, result.refreshed) == (3, 2)
+
+
+def test_vectors_report_the_conflict_band(vmem):
+    old = vmem.add("The deploy pipeline runs on GitHub Actions.")
+    new = vmem.add("The deploy pipeline runs on GitLab CI.")  # hash cosine 0.71, text 0.8
+    assert new.status is WriteStatus.ADDED
+    [(memory_id, cosine)] = new.potential_conflicts
+    assert memory_id == old.id and 0.60 <= cosine < 0.92
+
+
+def test_without_vectors_only_alike_text_is_a_potential_conflict(mem):
+    old = mem.add("Use Postgres for the billing service database.")
+    changed = mem.add("Use MySQL for the billing service database.")  # 0.87 alike
+    assert [i for i, _ in changed.potential_conflicts] == [old.id]
+    assert mem.add("The deploy pipeline runs on GitLab CI.").potential_conflicts == ()
+
+
+def test_cli_add_fact_shortcut_and_batch_report_the_policy(run):
+    first = run("add", "--type", "decision", "--content", "Ship the CLI in Rust.", "--json").json()
+    again = run("add", "--type", "decision", "--content", "ship the CLI in rust", "--json").json()
+    assert (again["status"], again["id"]) == ("refreshed", first["id"])
+    text = run("add", "--type", "decision", "--content", "Never ship the CLI in Rust.")
+    assert f"contradicts {first['id']}" in text.stdout
+    batch = run(
+        "add-batch",
+        "--json",
+        input=json.dumps({"content": "Ship the CLI in Rust!", "type": "decision"}),
+    )
+    assert batch.json()["refreshed"] == 1
+    conflict = run("add", "--content", "The request timeout is 30s.")
+    assert conflict.exit_code == 0
+    changed = run("add", "--content", "The request timeout is 60s.")
+    assert changed.stdout.startswith("Added entry:") and "may contradict" in changed.stderr
+    payload = run("add", "--content", "The request timeout is 90s.", "--json").json()
+    assert len({c["id"] for c in payload["potential_conflicts"]}) == 2
+
+
+def test_thresholds_are_settings(run, cli_env):
+    run("add", "--content", "Always prefer uv for installs.")
+    cli_env["MEMLANE_DEDUP_STRING_THRESHOLD"] = "1"
+    assert (
+        run("add", "--content", "always prefer uv for installs!", "--json").json()["status"]
+        == "refreshed"
+    )
+    assert (
+        run("add", "--content", "Always prefer uv for the installs", "--json").json()["status"]
+        == "added"
+    )
+    cli_env["MEMLANE_DEDUP_STRING_THRESHOLD"] = "1.5"
+    refused = run("add", "--content", "anything")
+    assert refused.exit_code == 2 and "MEMLANE_DEDUP_STRING_THRESHOLD" in refused.stderr
