@@ -227,6 +227,15 @@ SETTINGS: tuple[Setting, ...] = (
         _share,
     ),
     Setting(
+        "capture_mode",
+        "MEMLANE_CAPTURE_MODE",
+        lambda: "auto",
+        "Secrets on write: auto redacts them to [REDACTED:kind] (tagged auto-redacted); "
+        "reviewed and manual keep the text and warn. Injection-shaped text is tagged in "
+        "every mode.",
+        _choice("auto", "reviewed", "manual"),
+    ),
+    Setting(
         "dedup_string_threshold",
         "MEMLANE_DEDUP_STRING_THRESHOLD",
         lambda: None,

@@ -36,6 +36,7 @@ from memlane.write.pipeline import Staged
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
+    from memlane.write.capture import Captured
 
 from memlane.facade import core
 from memlane.facade.core import (
@@ -96,14 +97,24 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
-        draft = build_draft({"content": content, "title": title, **fields}, self._write_context())
+        captured = self._captured({"content": content, "title": title, **fields})
+        draft = build_draft(captured.fields, self._write_context())
         self._check_embed_profile(draft.no_embed)
         [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
         with self._transaction() as w:
             result = self._persist(w, draft, doc, self._batch(vectors=doc is not None))
+        result = with_capture(result, captured)
         if not result.landed or draft.no_embed:
             return result
         return self._reembedded(result, doc)
+
+    def _captured(self, fields: Mapping[str, Any]) -> Captured:
+        """The capture policy on a write's fields (`capture_mode`: this write's mode)."""
+        from memlane.write.capture import capture, parse_mode
+
+        given = dict(fields)
+        mode = parse_mode(given.pop("capture_mode", None) or self.capture_mode)
+        return capture(given, mode)
 
     def _admit(self, w: Writer, draft: Draft, staged: Staged) -> WriteResult | None:
         """The exact-duplicate gate: a skip result, or None when the draft may land."""
@@ -195,9 +206,11 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         """
         out: dict[int, BatchLine] = {}
         drafts: dict[int, Draft] = {}
+        captures: dict[int, Captured] = {}
         for number, item in chunk:
             try:
-                drafts[number] = build_draft(_batch_fields(item), self._write_context())
+                captures[number] = self._captured(_batch_fields(item))
+                drafts[number] = build_draft(captures[number].fields, self._write_context())
             except (Invalid, NotFound, Conflict) as exc:
                 out[number] = BatchLine(number, error=str(exc))
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
@@ -205,7 +218,10 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         with self._transaction() as w:
             batch = self._batch(vectors=any(d is not None for d in docs.values()))
             out.update(self._policy_lines(w, drafts, docs, batch))
-        results = [out[number] for number, _ in chunk]
+        results = [
+            replace(ln, result=with_capture(ln.result, captures[ln.line])) if ln.result else ln
+            for ln in (out[number] for number, _ in chunk)
+        ]
         landed = {
             ln.result.id: docs[ln.line]
             for ln in results
@@ -501,3 +517,14 @@ def _batch_fields(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
     if not isinstance(item, Mapping):
         raise Invalid("each line must be a JSON object")
     return item
+
+
+def with_capture(result: WriteResult, captured: Captured) -> WriteResult:
+    """A write's result, told what the capture policy redacted, kept or tagged."""
+    if not captured.warnings:
+        return result
+    return replace(
+        result,
+        warnings=(*captured.warnings, *result.warnings),
+        redactions=captured.redacted,
+    )

@@ -456,6 +456,7 @@ class WriteResult:
     contradicts: str | None = None  # contradiction: the memory the new one contradicts
     # Stored, but close in meaning to these (id, cosine): possibly a changed fact.
     potential_conflicts: tuple[tuple[str, float], ...] = ()
+    redactions: tuple[str, ...] = ()  # kinds of the secrets replaced on capture
 
     @property
     def skipped(self) -> bool:

@@ -16,6 +16,13 @@ _NO_SESSION = (
 )
 
 
+CAPTURE_MODE = click.option(
+    "--capture-mode",
+    type=click.Choice(["auto", "reviewed", "manual"]),
+    help="Secrets: auto redacts them, reviewed/manual keep and warn (env MEMLANE_CAPTURE_MODE).",
+)
+
+
 @in_section("memory ops")
 @click.command("add")
 @click.argument("content_arg", metavar="[CONTENT]", required=False)
@@ -72,9 +79,12 @@ _NO_SESSION = (
 @click.option("--taint", help="trusted_internal, untrusted_tool, untrusted_web.")
 @click.option("--ephemeral", is_flag=True, help="Mark as ephemeral.")
 @click.option(
-    "--allow-duplicate", is_flag=True, help="Write even if an identical entry exists this session."
+    "--allow-duplicate",
+    is_flag=True,
+    help="Write even if the same fact is stored (skip the exact and near-duplicate checks).",
 )
 @click.option("--no-embed", is_flag=True, help="Skip embedding on write (embed later).")
+@CAPTURE_MODE
 @json_option
 def add_cmd(
     content_arg: str | None,
@@ -133,13 +143,19 @@ def report_write(result: WriteResult, as_json: bool) -> None:
     help="JSONL file, one object per line.",
 )
 @click.option("--no-embed", is_flag=True, help="Skip embedding for the whole batch.")
+@CAPTURE_MODE
 @json_option
-def add_batch_cmd(file: str, no_embed: bool, as_json: bool) -> None:
+def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: bool) -> None:
     """Add many memories from JSONL; bad lines are reported and skipped, good ones land."""
     stream = sys.stdin.buffer if file == "-" else _open(file)
     lines: list[BatchLine] = []
+    mem = memory()
+    if capture_mode is not None:
+        mem.capture_mode = capture_mode
+    if no_embed:  # every line lands without vectors; `embed --pending` adds them later
+        mem.embed_on_write = False
     with stream:
-        for line in memory().iter_batch(stream):
+        for line in mem.iter_batch(stream):
             lines.append(line)
             if not as_json:
                 _report_line(line)

@@ -53,6 +53,7 @@ class State:
             )
             self._memory.recall_settings = recall_settings(s)
             self._memory.write_policy = write_policy(s)
+            self._memory.capture_mode = s["capture_mode"]
         return self._memory
 
     def embedder_for(self, profile: str) -> Embedder | None:

@@ -70,6 +70,8 @@ def write_dict(result: WriteResult) -> dict[str, Any]:
         out["similarity"] = result.similarity
     if result.contradicts is not None:
         out["contradicts"] = result.contradicts
+    if result.redactions:
+        out["redactions"] = [{"type": "redacted", "kind": kind} for kind in result.redactions]
     if result.potential_conflicts:
         out["potential_conflicts"] = [
             {"id": memory_id, "similarity": similarity}

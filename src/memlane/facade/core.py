@@ -132,6 +132,7 @@ class Core:
         # restate or contradict another (interfaces set these from the settings).
         self.recall_settings = _default_recall_settings()
         self.write_policy = Thresholds()
+        self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
 
     def close(self) -> None:
         self.store.close()

@@ -1,0 +1,105 @@
+"""The capture policy on a write's raw fields (DESIGN §4 step 2): secrets redacted or
+flagged, instruction-shaped text tagged. Pure: fields in, fields and findings out.
+
+- `auto` (the default): secrets in the title, body and tags become `[REDACTED:<kind>]`
+  and the memory is tagged `auto-redacted`.
+- `reviewed` and `manual`: the text is kept as given; what looks like a secret is
+  reported as a warning.
+- Every mode tags instruction-shaped text aimed at a model `injection-risk`, so passive
+  reads (hooks) never surface it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from memlane.errors import Invalid
+from memlane.write.injection import injection_signals
+from memlane.write.secrets import find_secrets, redact
+
+REDACTED_TAG = "auto-redacted"
+INJECTION_TAG = "injection-risk"
+_TEXT_FIELDS = ("title", "content", "body")
+
+
+class CaptureMode(StrEnum):
+    AUTO = "auto"
+    REVIEWED = "reviewed"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True, slots=True)
+class Captured:
+    fields: dict[str, Any]
+    redacted: tuple[str, ...] = ()  # kinds of the secrets replaced, in order found
+    kept: tuple[str, ...] = ()  # kinds of what looks like a secret but was kept
+    injection: tuple[str, ...] = ()  # instruction families the text matched
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        out = []
+        if self.redacted:
+            out.append(f"redacted {len(self.redacted)} secret(s): {', '.join(self.redacted)}")
+        if self.kept:
+            out.append(
+                f"kept {len(self.kept)} possible secret(s) as given ({', '.join(self.kept)}); "
+                "this store is a plain file"
+            )
+        if self.injection:
+            out.append(f"tagged {INJECTION_TAG}: reads as instructions to a model "
+                       f"({', '.join(self.injection)})")  # fmt: skip
+        return tuple(out)
+
+
+def parse_mode(value: str | CaptureMode | None) -> CaptureMode:
+    if value is None:
+        return CaptureMode.AUTO
+    try:
+        return CaptureMode(str(value).strip().lower())
+    except ValueError:
+        raise Invalid(
+            f"unknown capture mode {value!r}; use one of auto, reviewed, manual"
+        ) from None
+
+
+def capture(fields: Mapping[str, Any], mode: CaptureMode = CaptureMode.AUTO) -> Captured:
+    """The fields as the policy lets them be stored, and what it found."""
+    out = dict(fields)
+    found: list[str] = []
+    families: list[str] = []
+    for name in _TEXT_FIELDS:
+        value = out.get(name)
+        if isinstance(value, str):
+            families += injection_signals(value)
+            out[name], kinds = _screen(value, mode)
+            found += kinds
+    tags = out.get("tags")
+    if isinstance(tags, str):
+        tags = [t for t in tags.split(",")]
+    if isinstance(tags, (list, tuple)):
+        screened = []
+        for tag in tags:
+            text, kinds = _screen(tag, mode) if isinstance(tag, str) else (tag, [])
+            screened.append(text)
+            found += kinds
+        out["tags"] = screened
+    extra = []
+    if found and mode is CaptureMode.AUTO:
+        extra.append(REDACTED_TAG)
+    if families:
+        extra.append(INJECTION_TAG)
+    if extra:
+        out["tags"] = [*(out.get("tags") or []), *extra]
+    redacted = tuple(found) if mode is CaptureMode.AUTO else ()
+    kept = () if mode is CaptureMode.AUTO else tuple(found)
+    return Captured(out, redacted, kept, tuple(dict.fromkeys(families)))
+
+
+def _screen(text: str, mode: CaptureMode) -> tuple[str, list[str]]:
+    if mode is CaptureMode.AUTO:
+        clean, spans = redact(text)
+        return clean, [s.kind for s in spans]
+    return text, [s.kind for s in find_secrets(text)]
