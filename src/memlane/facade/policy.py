@@ -59,12 +59,14 @@ class Batch:
     rows: Rows | None = None
     staged: list[Record] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)  # the texts as compared (lowercased...)
     vectors: list[Any] = field(default_factory=list)  # entry vectors; None where none
     _matrix: Any = None  # the vectors stacked (zeros where none), grown by doubling
 
     def add(self, record: Record, doc: Embedded | None) -> None:
         self.staged.append(record)
         self.texts.append(document_text(record))
+        self.folded.append(_fold(self.texts[-1]))
         self.vectors.append(None if doc is None else doc.entry)
         if doc is not None:
             import numpy as np
@@ -243,13 +245,12 @@ def _staged_neighbours(
     if not batch.staged:
         return []
     from rapidfuzz import fuzz, process
-    from rapidfuzz.utils import default_process
 
     alike = {
         i
         for _, _, i in process.extract(
-            document_text(record), batch.texts, scorer=fuzz.ratio,
-            processor=default_process, score_cutoff=STAGED_CUTOFF, limit=NEIGHBOURS,
+            _fold(document_text(record)), batch.folded, scorer=fuzz.ratio,
+            score_cutoff=STAGED_CUTOFF, limit=NEIGHBOURS,
         )
     }  # fmt: skip
     close = batch.nearest(doc, thresholds.conflict, NEIGHBOURS)
@@ -258,3 +259,11 @@ def _staged_neighbours(
         for i in sorted(alike.union(close))
         if _same_reach(batch.staged[i], record)
     ]
+
+
+def _fold(text: str) -> str:
+    """A text as the string comparison sees it; folded once per staged record, not once
+    per later line (rapidfuzz would otherwise fold every staged text for every line)."""
+    from rapidfuzz.utils import default_process
+
+    return str(default_process(text))
