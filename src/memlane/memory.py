@@ -46,7 +46,6 @@ from memlane.facade.core import (
     REANALYZE_AFTER,
     BatchItem,
     Journal,
-    Links,
     Names,
     Records,
     Versions,
@@ -332,9 +331,6 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
             fields={name: getattr(record, name) for name in VERSIONED_FIELDS},
         )
         return [*self.store.versions(record.id), current]
-
-    def links(self, memory_id: str) -> Links:
-        return self.store.links(self._load(self.store, memory_id).id)
 
     def journal(self, memory_id: str | None = None, limit: int = 100) -> Journal:
         """Journal lines, newest first; a deleted memory's id still finds its lines."""

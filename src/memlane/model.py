@@ -95,7 +95,15 @@ class LinkType(StrEnum):
     IMPLEMENTS = "implements"
     UPDATES = "updates"
     DERIVES = "derives"
+    EXAMPLE_OF = "example_of"
     ANCHOR = "anchor"
+
+
+# Links that read the same both ways are stored both ways.
+SYMMETRIC_LINKS = frozenset({LinkType.RELATED, LinkType.CONTRADICTS})
+# A new link raises its target's importance (reference/000), unless it disputes or
+# replaces the target.
+UNREINFORCING_LINKS = frozenset({LinkType.CONTRADICTS, LinkType.SUPERSEDES, LinkType.ANCHOR})
 
 
 class SessionType(StrEnum):
@@ -341,6 +349,7 @@ class Link:
     score: float | None = None
     reason: str | None = None
     created_at: datetime | None = None
+    id: str | None = None  # "l-<n>" once stored: what `links delete` names
 
 
 class EntityKind(StrEnum):

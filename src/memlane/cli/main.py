@@ -34,6 +34,8 @@ COMMANDS: dict[str, str] = {
     "merge": "revise:merge_cmd",
     "delete": "revise:delete_cmd",
     "entities": "graph:entities",
+    "links": "links:links",
+    "contradict": "links:contradict_cmd",
     "categories": "registries:categories",
     "agents": "registries:agents",
     "projects": "registries:projects",

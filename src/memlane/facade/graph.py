@@ -5,11 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.facade.core import Core, Records
+from memlane.facade.core import Core, Links, Records
 from memlane.graph.entities import normalize_alias
-from memlane.model import Entity, EntityKind, Link, LinkType, parse_enum
+from memlane.model import (
+    SYMMETRIC_LINKS,
+    UNREINFORCING_LINKS,
+    Entity,
+    EntityKind,
+    Link,
+    LinkType,
+    Record,
+    parse_enum,
+)
+from memlane.store import Writer
 from memlane.timeutil import utcnow
+from memlane.write.dedup import TRUST_CONTRADICTED, TRUST_CORROBORATED, clamp
 
+MAX_IMPORTANCE = 10
 # The memories `entities show` lists at most (newest first).
 SHOW_LIMIT = 50
 _SHOW_CAP = 10_000
@@ -30,21 +42,95 @@ class GraphOps(Core):
     """The memory graph: typed links between memories, and the entities they name."""
 
     def link(
-        self, source: str, target: str, type: str = "related", reason: str | None = None
+        self,
+        source: str,
+        target: str,
+        type: str = "related",
+        reason: str | None = None,
+        *,
+        reinforce: bool = True,
     ) -> Link:
-        """Link two memories this agent may see (typed; `anchor` links come from
-        `update --anchors`). Linking the same pair and type again replaces the reason."""
+        """Link two memories this agent may see (`anchor` links come from `--anchors`).
+
+        Symmetric types (related, contradicts) are stored both ways. Linking the same
+        pair and type again changes nothing. A new link raises the target's importance
+        by 1 (at most 10) unless it contradicts or supersedes it, or `reinforce` is
+        False; `supports` raises the target's trust, `contradicts` lowers both sides'.
+        """
         kind = parse_enum(LinkType, type, "link type")
         if kind is LinkType.ANCHOR:
-            raise Invalid("anchor links are set with update --anchors")
+            raise Invalid("anchor links are set with --anchors, or found by auto-anchor")
         with self._transaction() as w:
             a, b = self._load(w, source), self._load(w, target)
             if a.id == b.id:
                 raise Invalid("a memory cannot be linked to itself")
-            link = Link(a.id, b.id, kind, reason=reason, created_at=utcnow())
-            w.add_link(link)
+            for existing in self.store.links(a.id):
+                if (existing.source, existing.target, existing.type) == (a.id, b.id, kind):
+                    return existing  # re-adding is a no-op
+            at = utcnow()
+            w.add_link(Link(a.id, b.id, kind, reason=reason, created_at=at))
+            if kind in SYMMETRIC_LINKS:
+                w.add_link(Link(b.id, a.id, kind, reason=reason, created_at=at))
+            self._linked(w, a, b, kind, reinforce)
             self._journal(w, f"link.{kind.value}", a.id)
-        return link
+        return next(
+            x for x in self.store.links(a.id) if (x.source, x.target, x.type) == (a.id, b.id, kind)
+        )
+
+    def _linked(self, w: Writer, a: Record, b: Record, kind: LinkType, reinforce: bool) -> None:
+        """What a new link does to the memories it joins (trust, importance)."""
+        if kind is LinkType.CONTRADICTS:
+            for side in (a, b):
+                w.replace(
+                    replace(side, trust_score=clamp(side.trust_score + TRUST_CONTRADICTED)), None
+                )
+            return
+        changed = b
+        if kind is LinkType.SUPPORTS:
+            changed = replace(changed, trust_score=clamp(b.trust_score + TRUST_CORROBORATED))
+        if reinforce and kind not in UNREINFORCING_LINKS:
+            changed = replace(changed, importance=min(MAX_IMPORTANCE, changed.importance + 1))
+        if changed != b:
+            w.replace(changed, None)
+
+    def contradict(self, a: str, b: str, reason: str) -> Link:
+        """Record that two memories disagree: linked both ways, each trusted less."""
+        if not reason or not reason.strip():
+            raise Invalid("say why they contradict each other (--reason)")
+        return self.link(a, b, "contradicts", reason.strip())
+
+    def links(self, memory_id: str) -> Links:
+        """A memory's links, both directions, leaving out memories this agent may not see."""
+        record = self._load(self.store, memory_id)
+        out = []
+        for link in self.store.links(record.id):
+            other = link.target if link.source == record.id else link.source
+            if self._visible_id(other):
+                out.append(link)
+        return out
+
+    def unlink(self, link_id: str) -> Link:
+        """Delete a link by its id (both directions of a symmetric one)."""
+        with self._transaction() as w:
+            gone = w.delete_link(link_id) if self._link_ends(link_id) else None
+            if gone is None:
+                raise NotFound(f"no link with id {link_id!r}")
+            if gone.type in SYMMETRIC_LINKS:
+                w.remove_link(gone.target, gone.source, gone.type)
+            self._journal(w, f"unlink.{gone.type.value}", gone.source)
+        return gone
+
+    def _link_ends(self, link_id: str) -> list[str]:
+        """The ends of a link both of which this agent may see (else nothing)."""
+        number = link_id.strip().removeprefix("l-")
+        row = self.store.link_ends(int(number)) if number.isdigit() else None
+        if row is None or not all(self._visible_id(end) for end in row):
+            return []
+        return list(row)
+
+    def _visible_id(self, memory_id: str) -> bool:
+        record = self.store.get(memory_id)
+        return record is not None and self._visible(record)
 
     def entities(self, kind: str | None = None, limit: int | None = 50) -> list[Entity]:
         """Entities named by live memories this agent may see, most mentioned first."""

@@ -13,7 +13,14 @@ from memlane.graph.entities import STOPWORDS
 from memlane.model import Filters, Link, LinkType, Record, WriteResult, WriteStatus
 from memlane.timeutil import utcnow
 from memlane.write import dedup
-from memlane.write.dedup import Decision, Neighbour, Thresholds, Verdict
+from memlane.write.dedup import (
+    TRUST_CONTRADICTED,
+    TRUST_CORROBORATED,
+    Decision,
+    Neighbour,
+    Thresholds,
+    Verdict,
+)
 from memlane.write.normalize import document_text
 
 if TYPE_CHECKING:
@@ -33,8 +40,6 @@ STAGED_CUTOFF = 70
 # Memories written since the index was read that a new one is compared with one by
 # one; more, and the index catches up first.
 CHANGED_SINCE = 1_000
-TRUST_CORROBORATED = 0.05
-TRUST_CONTRADICTED = -0.10
 _WORD = re.compile(r"[^\W_]{3,}")
 
 

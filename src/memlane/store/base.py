@@ -41,6 +41,9 @@ class Writer(Protocol):
     ) -> str | None:
         """A live memory with this hash, session, owner, author and category, if any."""
 
+    def delete_link(self, link_id: str) -> Link | None:
+        """Delete one stored link by its id; the link deleted, or None if there is none."""
+
     def remove_link(self, source: str, target: str, type: LinkType) -> bool: ...
 
     def insert(self, records: Sequence[Record]) -> list[str]:
@@ -131,6 +134,9 @@ class Store(Protocol):
     def versions(self, memory_id: str) -> list[Version]: ...
 
     def links(self, memory_id: str) -> list[Link]: ...
+
+    def link_ends(self, number: int) -> tuple[str, str] | None:
+        """(source, target) of the link numbered `number` ("l-<number>"), if stored."""
 
     def registry(self, registry: str) -> list[RegistryEntry]: ...
 

@@ -187,6 +187,12 @@ def _conflicts(neighbours: Sequence[Neighbour], t: Thresholds) -> tuple[tuple[st
     return tuple(sorted(band, key=lambda pair: -pair[1]))
 
 
+# Trust moves (reference/002): restating or supporting a memory raises its trust,
+# contradicting it lowers it (both sides of a contradiction).
+TRUST_CORROBORATED = 0.05
+TRUST_CONTRADICTED = -0.10
+
+
 def clamp(value: float) -> float:
     """Trust stays in [0, 1] whatever is added or taken."""
     return min(1.0, max(0.0, value))

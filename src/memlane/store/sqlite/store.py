@@ -220,6 +220,18 @@ class SQLiteWriter:
             (key, value),
         )
 
+    def delete_link(self, link_id: str) -> Link | None:
+        number = link_id.strip().removeprefix("l-")
+        if not number.isdigit():
+            return None
+        row = self._conn.execute(
+            f"SELECT {_LINK_COLUMNS} FROM link WHERE rowid = ?", (int(number),)
+        ).fetchone()
+        if row is None:
+            return None
+        self._conn.execute("DELETE FROM link WHERE rowid = ?", (int(number),))
+        return _link(row)
+
     def remove_link(self, source: str, target: str, type: LinkType) -> bool:
         cursor = self._conn.execute(
             "DELETE FROM link WHERE source = ? AND target = ? AND type = ?",
@@ -257,6 +269,13 @@ class SQLiteWriter:
             "INSERT INTO journal(at, operation, memory_id, actor) VALUES (?, ?, ?, ?)",
             [(at, operation, memory_id, actor) for memory_id in memory_ids],
         )
+
+
+_LINK_COLUMNS = "source, target, type, score, reason, created_at, rowid"
+
+
+def _link(row: Any) -> Link:
+    return Link(row[0], row[1], LinkType(row[2]), row[3], row[4], from_text(row[5]), f"l-{row[6]}")
 
 
 @dataclass
@@ -510,11 +529,17 @@ class SQLiteStore:
 
     def links(self, memory_id: str) -> list[Link]:
         rows = self.conn.execute(
-            "SELECT source, target, type, score, reason, created_at FROM link "
-            "WHERE source = ? OR target = ? ORDER BY created_at",
+            f"SELECT {_LINK_COLUMNS} FROM link WHERE source = ? OR target = ? "
+            "ORDER BY created_at, rowid",
             (memory_id, memory_id),
         )
-        return [Link(r[0], r[1], LinkType(r[2]), r[3], r[4], from_text(r[5])) for r in rows]
+        return [_link(r) for r in rows]
+
+    def link_ends(self, number: int) -> tuple[str, str] | None:
+        row = self.conn.execute(
+            "SELECT source, target FROM link WHERE rowid = ?", (number,)
+        ).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
 
     def registry(self, registry: str) -> list[RegistryEntry]:
         rows = self.conn.execute(

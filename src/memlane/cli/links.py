@@ -1,0 +1,92 @@
+"""Typed links between memories: links add/list/delete, and contradict."""
+
+from __future__ import annotations
+
+import click
+
+from memlane.cli.common import emit_json, in_section, json_option, memory
+from memlane.cli.render import link_dict
+from memlane.model import Link, LinkType
+
+# Every type a person may add; anchors come from --anchors and auto-anchor.
+LINK_TYPES = [t.value for t in LinkType if t is not LinkType.ANCHOR]
+
+
+def _line(link: Link) -> str:
+    reason = f"  ({link.reason})" if link.reason else ""
+    return f"{link.id}  {link.source} --{link.type.value}--> {link.target}{reason}"
+
+
+@in_section("graph")
+@click.group("links")
+def links() -> None:
+    """Typed links between memories: add, list, delete."""
+
+
+@links.command("add")
+@click.option("--from", "source", required=True, help="The memory the link starts from.")
+@click.option("--to", "target", required=True, help="The memory it points to.")
+@click.option(
+    "--type",
+    "link_type",
+    type=click.Choice(LINK_TYPES),
+    default="related",
+    show_default=True,
+    help="What the link says; related and contradicts are stored both ways.",
+)
+@click.option("--reason", help="Why they are linked.")
+@click.option("--no-reinforce", is_flag=True, help="Do not raise the target's importance by 1.")
+@json_option
+def links_add(
+    source: str, target: str, link_type: str, reason: str | None, no_reinforce: bool,
+    as_json: bool,
+) -> None:  # fmt: skip
+    """Link two memories (adding the same link again changes nothing)."""
+    link = memory().link(source, target, link_type, reason, reinforce=not no_reinforce)
+    if as_json:
+        emit_json(link_dict(link))
+    else:
+        click.echo(f"Linked: {_line(link)}")
+
+
+@links.command("list")
+@click.argument("memory_id")
+@json_option
+def links_list(memory_id: str, as_json: bool) -> None:
+    """A memory's links, both directions."""
+    found = memory().links(memory_id)
+    if as_json:
+        emit_json({"links": [link_dict(x) for x in found], "count": len(found)})
+        return
+    for link in found:
+        click.echo(_line(link))
+    if not found:
+        click.echo("no links")
+
+
+@links.command("delete")
+@click.argument("link_id")
+@json_option
+def links_delete(link_id: str, as_json: bool) -> None:
+    """Delete a link by its id (`l-N`, from `links list`); both directions of a
+    symmetric one."""
+    gone = memory().unlink(link_id)
+    if as_json:
+        emit_json({"deleted": link_dict(gone)})
+    else:
+        click.echo(f"Deleted link: {_line(gone)}")
+
+
+@in_section("graph")
+@click.command("contradict")
+@click.argument("first")
+@click.argument("second")
+@click.option("--reason", required=True, help="Why they disagree (required).")
+@json_option
+def contradict_cmd(first: str, second: str, reason: str, as_json: bool) -> None:
+    """Record that two memories disagree: linked both ways, each trusted 0.10 less."""
+    link = memory().contradict(first, second, reason)
+    if as_json:
+        emit_json(link_dict(link))
+    else:
+        click.echo(f"Contradiction recorded: {_line(link)}")
