@@ -96,6 +96,7 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
+        anchor = fields.pop("auto_anchor", True)
         captured = self._captured({"content": content, "title": title, **fields})
         draft = build_draft(captured.fields, self._write_context())
         self._check_embed_profile(draft.no_embed)
@@ -103,9 +104,9 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         with self._transaction() as w:
             result = self._persist(w, draft, doc, self._batch(vectors=doc is not None))
         result = with_capture(result, captured)
-        if not result.landed or draft.no_embed:
-            return result
-        return self._reembedded(result, doc)
+        if result.landed and not draft.no_embed:
+            result = self._reembedded(result, doc)
+        return self._auto_anchored(result) if anchor else result
 
     def _captured(self, fields: Mapping[str, Any]) -> Captured:
         """The capture policy on a write's fields (`capture_mode`: this write's mode)."""
@@ -346,11 +347,18 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         return self.store.stats()
 
     def update(
-        self, memory_id: str, patch: Patch | None = None, reason: str | None = None, **changes: Any
+        self,
+        memory_id: str,
+        patch: Patch | None = None,
+        reason: str | None = None,
+        *,
+        auto_anchor: bool = True,
+        **changes: Any,
     ) -> WriteResult:
         """Change a memory in place; its prior content becomes a version (see `history`).
 
-        Anchors are links, not content: changing only them writes no version.
+        Anchors are links, not content: changing only them writes no version. Changed
+        content re-anchors the memory to its neighbours unless `auto_anchor` is False.
         """
         patch = patch or make_patch(changes)
         with self._transaction() as w:
@@ -365,7 +373,10 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         result = WriteResult(
             id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
         )
-        return self._reembedded(result) if final.dedup_hash != old.dedup_hash else result
+        if final.dedup_hash == old.dedup_hash:
+            return result
+        result = self._reembedded(result)
+        return self._auto_anchored(result) if auto_anchor else result
 
     def _update_anchors(self, w: Writer, record: Record, patch: Patch) -> bool:
         """Apply the anchor modes of a patch as link changes; True when any changed."""
@@ -380,7 +391,9 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         self._journal(w, "anchors", record.id)
         return set(record.anchors) != resolved
 
-    def restore(self, memory_id: str, version: int | None = None) -> WriteResult:
+    def restore(
+        self, memory_id: str, version: int | None = None, *, auto_anchor: bool = True
+    ) -> WriteResult:
         """Bring back an earlier version's content (the previous one by default)."""
         with self._transaction() as w:
             old = self._live(w, memory_id)
@@ -394,11 +407,12 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
             fields = {k: v for k, v in versions[number].fields.items() if k not in _ACCESS_FIELDS}
             new = replace(old, **fields)
             final = self._commit_version(w, old, new, f"restored version {number}")
-        return self._reembedded(
+        result = self._reembedded(
             WriteResult(
                 id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
             )
         )
+        return self._auto_anchored(result) if auto_anchor else result
 
     def _tombstone(self, w: Writer, record: Record, **stamp: Any) -> None:
         w.replace(replace(record, updated_at=utcnow(), **stamp), None)

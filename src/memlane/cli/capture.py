@@ -84,6 +84,7 @@ CAPTURE_MODE = click.option(
     help="Write even if the same fact is stored (skip the exact and near-duplicate checks).",
 )
 @click.option("--no-embed", is_flag=True, help="Skip embedding on write (embed later).")
+@click.option("--no-auto-anchor", is_flag=True, help="Do not anchor the memory to its neighbours.")
 @CAPTURE_MODE
 @json_option
 def add_cmd(
@@ -92,6 +93,7 @@ def add_cmd(
     file: str | None,
     wake_phrase: tuple[str, ...],
     wake_phrases: str | None,
+    no_auto_anchor: bool,
     as_json: bool,
     **fields: Any,
 ) -> None:
@@ -105,7 +107,7 @@ def add_cmd(
     given = {k: v for k, v in fields.items() if v is not None and v is not False}
     if phrases:
         given["wake_phrases"] = phrases
-    result = memory().add(text, **given)
+    result = memory().add(text, auto_anchor=not no_auto_anchor, **given)
     report_write(result, as_json)
 
 

@@ -7,6 +7,7 @@ import click
 from memlane.cli.common import emit_json, in_section, json_option, memory
 from memlane.cli.render import link_dict
 from memlane.model import Link, LinkType
+from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
 
 # Every type a person may add; anchors come from --anchors and auto-anchor.
 LINK_TYPES = [t.value for t in LinkType if t is not LinkType.ANCHOR]
@@ -90,3 +91,63 @@ def contradict_cmd(first: str, second: str, reason: str, as_json: bool) -> None:
         emit_json(link_dict(link))
     else:
         click.echo(f"Contradiction recorded: {_line(link)}")
+
+
+@in_section("graph")
+@click.command("auto-anchor")
+@click.argument("memory_id", required=False)
+@click.option(
+    "--threshold",
+    type=float,
+    default=ANCHOR_LOW,
+    show_default=True,
+    help="Lowest similarity that anchors (cosine; token Jaccard without vectors).",
+)
+@click.option(
+    "--max-anchors", type=int, default=MAX_ANCHORS, show_default=True, help="Anchors per memory."
+)
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--detailed", is_flag=True, help="Show the similarity of each anchor.")
+@click.option("--fill", is_flag=True, help="Only memories without any anchor.")
+@json_option
+def auto_anchor_cmd(
+    memory_id: str | None, threshold: float, max_anchors: int, dry_run: bool, detailed: bool,
+    fill: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Anchor memories to their neighbours (similarity in [threshold, 0.95]) and prune
+    automatic anchors that fell out of that band; one memory, or all."""
+    plans = memory().auto_anchor(
+        memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
+    )
+    if as_json:
+        emit_json({"dry_run": dry_run, "memories": [_plan_dict(i, p) for i, p in plans],
+                   "added": sum(len(p.add) for _, p in plans),
+                   "pruned": sum(len(p.prune) for _, p in plans)})  # fmt: skip
+        return
+    for memory_id_, plan in plans:
+        if plan.changes or detailed:
+            click.echo(_plan_line(memory_id_, plan, detailed))
+    verb = "would add" if dry_run else "added"
+    added, pruned = sum(len(p.add) for _, p in plans), sum(len(p.prune) for _, p in plans)
+    click.echo(f"{len(plans)} memories: {verb} {added} anchors, pruned {pruned}")
+
+
+def _plan_dict(memory_id: str, plan: AnchorPlan) -> dict[str, object]:
+    return {
+        "id": memory_id,
+        "add": [{"id": i, "similarity": s} for i, s in plan.add],
+        "prune": list(plan.prune),
+        "keep": [{"id": i, "similarity": s} for i, s in plan.keep],
+    }
+
+
+def _plan_line(memory_id: str, plan: AnchorPlan, detailed: bool) -> str:
+    def ids(pairs: tuple[tuple[str, float], ...]) -> str:
+        return ", ".join(f"{i} ({s:.2f})" if detailed else i for i, s in pairs) or "-"
+
+    line = f"{memory_id}: +{ids(plan.add)}"
+    if plan.prune:
+        line += f"  -{', '.join(plan.prune)}"
+    if detailed and plan.keep:
+        line += f"  ={ids(plan.keep)}"
+    return line

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "entities": "graph:entities",
     "links": "links:links",
     "contradict": "links:contradict_cmd",
+    "auto-anchor": "links:auto_anchor_cmd",
     "categories": "registries:categories",
     "agents": "registries:agents",
     "projects": "registries:projects",

@@ -8,6 +8,7 @@ import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, pick_content
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
+from memlane.memory import Memory
 from memlane.model import Record, WriteResult
 from memlane.write.patch import CLEAR, Patch
 
@@ -31,6 +32,17 @@ def _report_record(record: Record, as_json: bool, verb: str) -> None:
 
 
 _NO_EMBED = click.option("--no-embed", is_flag=True, help="Skip embedding on write.")
+_NO_AUTO_ANCHOR = click.option(
+    "--no-auto-anchor", is_flag=True, help="Do not re-anchor the memory to its neighbours."
+)
+
+
+def _writer(no_embed: bool) -> Memory:
+    """The Memory for one write; `no_embed` leaves its vectors to `embed --pending`."""
+    mem = memory()
+    if no_embed:
+        mem.embed_on_write = False
+    return mem
 
 
 @in_section("memory ops")
@@ -80,6 +92,7 @@ _NO_EMBED = click.option("--no-embed", is_flag=True, help="Skip embedding on wri
 @click.option("--source-ref", help="New provenance reference.")
 @click.option("--reason", help="Why it changed (kept with the prior version).")
 @_NO_EMBED
+@_NO_AUTO_ANCHOR
 @json_option
 def update_cmd(
     memory_id: str,
@@ -98,6 +111,7 @@ def update_cmd(
     wake_order: str | None,
     reason: str | None,
     no_embed: bool,
+    no_auto_anchor: bool,
     as_json: bool,
     **rest: Any,
 ) -> None:
@@ -115,7 +129,8 @@ def update_cmd(
         wake_order=_wake_order(wake_order),
         **rest,
     )
-    _report(memory().update(memory_id, patch, reason=reason), as_json)
+    mem = _writer(no_embed)
+    _report(mem.update(memory_id, patch, reason=reason, auto_anchor=not no_auto_anchor), as_json)
 
 
 def _wake_order(value: str | None) -> Any:
@@ -139,6 +154,7 @@ def _wake_order(value: str | None) -> Any:
 )
 @click.option("--nth", type=int, help="Replace only the Nth match (1-based).")
 @_NO_EMBED
+@_NO_AUTO_ANCHOR
 @json_option
 def edit_cmd(
     memory_id: str,
@@ -147,11 +163,13 @@ def edit_cmd(
     replace_all: bool,
     nth: int | None,
     no_embed: bool,
+    no_auto_anchor: bool,
     as_json: bool,
 ) -> None:
     """Find-and-replace in a memory's content (shortcut for update --find/--replace)."""
     patch = Patch(find=find, replace=replace, replace_all=replace_all, nth=nth)
-    _report(memory().update(memory_id, patch, reason="edited"), as_json)
+    mem = _writer(no_embed)
+    _report(mem.update(memory_id, patch, reason="edited", auto_anchor=not no_auto_anchor), as_json)
 
 
 def _shortcut(name: str, field: str, doc: str) -> click.Command:
@@ -161,13 +179,17 @@ def _shortcut(name: str, field: str, doc: str) -> click.Command:
     @click.option("--content", help="Text to add ('-' or omitted: stdin).")
     @click.option("-f", "--file", "--content-file", "file", help="Read the text from a file.")
     @_NO_EMBED
+    @_NO_AUTO_ANCHOR
     @json_option
     def command(
-        memory_id: str, content: str | None, file: str | None, no_embed: bool, as_json: bool
-    ) -> None:
+        memory_id: str, content: str | None, file: str | None, no_embed: bool,
+        no_auto_anchor: bool, as_json: bool,
+    ) -> None:  # fmt: skip
         text = pick_content(content if content is not None or file else "-", file)
         patch = Patch(append=text) if field == "append" else Patch(prepend=text)
-        _report(memory().update(memory_id, patch, reason=f"{name}ed"), as_json)
+        mem = _writer(no_embed)
+        result = mem.update(memory_id, patch, reason=f"{name}ed", auto_anchor=not no_auto_anchor)
+        _report(result, as_json)
 
     return command
 
@@ -184,12 +206,14 @@ prepend_cmd = _shortcut("prepend", "prepend", "Prepend text to a memory's conten
 )
 @click.option("--list", "list_only", is_flag=True, help="List the versions instead of restoring.")
 @_NO_EMBED
+@_NO_AUTO_ANCHOR
 @json_option
 def restore_cmd(
-    memory_id: str, number: int | None, list_only: bool, no_embed: bool, as_json: bool
-) -> None:
+    memory_id: str, number: int | None, list_only: bool, no_embed: bool, no_auto_anchor: bool,
+    as_json: bool,
+) -> None:  # fmt: skip
     """Bring back an earlier version's content (kept as a new version)."""
-    mem = memory()
+    mem = _writer(no_embed)
     if list_only:
         versions = mem.history(memory_id)
         if as_json:
@@ -201,7 +225,8 @@ def restore_cmd(
                 mark = "current" if v.valid_until is None else f"until {plain(v.valid_until)}"
                 click.echo(f"v{v.number}  from {plain(v.valid_from)}  {mark}  {v.title}")
         return
-    _report(mem.restore(memory_id, number), as_json, "Restored entry")
+    result = mem.restore(memory_id, number, auto_anchor=not no_auto_anchor)
+    _report(result, as_json, "Restored entry")
 
 
 @in_section("memory ops")
@@ -231,7 +256,7 @@ def supersede_cmd(
     if text is None:
         fail("supersede needs the new content: --content, --file or '-'")
     extra = {"importance": importance} if importance is not None else {}
-    result = memory().supersede(memory_id, text, title=title, reason=reason, **extra)
+    result = _writer(no_embed).supersede(memory_id, text, title=title, reason=reason, **extra)
     _report(result, as_json, f"Superseded {memory_id} by")
 
 
@@ -274,7 +299,7 @@ def merge_cmd(
     """Merge memories into one new memory; the sources are superseded by it."""
     text = pick_content(content, None)
     extra = {"importance": importance} if importance is not None else {}
-    result = memory().merge(memory_ids, text or "", title=title, **extra)
+    result = _writer(no_embed).merge(memory_ids, text or "", title=title, **extra)
     _report(result, as_json, "Merged into")
 
 

@@ -8,11 +8,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from memlane.errors import Invalid, MemlaneError
 from memlane.facade.core import Core
 from memlane.graph.entities import STOPWORDS
 from memlane.model import Filters, Link, LinkType, Record, WriteResult, WriteStatus
 from memlane.timeutil import utcnow
 from memlane.write import dedup
+from memlane.write.anchors import (
+    ANCHOR_HIGH,
+    ANCHOR_LOW,
+    AUTO_REASON,
+    MAX_ANCHORS,
+    AnchorPlan,
+    jaccard,
+    plan_anchors,
+)
 from memlane.write.dedup import (
     TRUST_CONTRADICTED,
     TRUST_CORROBORATED,
@@ -147,31 +157,31 @@ class PolicyOps(Core):
                 found.setdefault(hit.record.id, hit.record)
         cosines: dict[str, float] = {}
         if doc is not None and rows is not None:
-            cosines = self._nearest(doc, rows)
+            cosines = self._nearest(doc.entry, rows)
             ids = tuple(i for i in cosines if i not in found)
             if ids:
                 found.update((r.id, r) for r in self.store.query(replace(near, ids=ids)))
             missing = [i for i in found if i not in cosines]
-            cosines.update(self._cosines(doc, missing))
+            cosines.update(self._cosines(doc.entry, missing))
         return [
             Neighbour(r.id, document_text(r), cosines.get(r.id))
             for r in found.values()
             if _same_reach(r, record)
         ]
 
-    def _nearest(self, doc: Embedded, rows: Rows) -> dict[str, float]:
+    def _nearest(self, vector: Any, rows: Rows, k: int = NEIGHBOURS) -> dict[str, float]:
         """{id: cosine} of the nearest memories: the index as of the transaction's
         start, and the memories whose vectors changed since, compared one by one."""
-        cosines = {h.memory_id: h.score for h in rows.search(doc.entry, NEIGHBOURS)}
+        cosines = {h.memory_id: h.score for h in rows.search(vector, k)}
         changed = self.store.vector_changes(rows.change, CHANGED_SINCE)
         if changed is None:  # many writes since: catch the index up once
             index, _ = self._vector_lane()
-            return {h.memory_id: h.score for h in index.search(doc.entry, NEIGHBOURS)}
-        cosines.update(self._cosines(doc, changed[1]))
+            return {h.memory_id: h.score for h in index.search(vector, k)}
+        cosines.update(self._cosines(vector, changed[1]))
         return cosines
 
-    def _cosines(self, doc: Embedded, ids: Sequence[str]) -> dict[str, float]:
-        """{id: cosine} of these memories' current vectors (best chunk) with `doc`."""
+    def _cosines(self, vector: Any, ids: Sequence[str]) -> dict[str, float]:
+        """{id: cosine} of these memories' current vectors (best chunk) with `vector`."""
         if not ids or self.embedder is None:
             return {}
         import numpy as np
@@ -181,7 +191,7 @@ class PolicyOps(Core):
         out: dict[str, float] = {}
         signature, dim = self.embedder.profile.signature, self.embedder.dimension
         for memory_id, _, blob in self.store.vectors(signature, ids):
-            score = float(np.dot(from_blobs([blob], dim)[0], doc.entry))
+            score = float(np.dot(from_blobs([blob], dim)[0], vector))
             out[memory_id] = max(score, out.get(memory_id, -1.0))
         return out
 
@@ -219,6 +229,108 @@ class PolicyOps(Core):
                     new.created_at,
                 )
             )
+
+    # ---- auto-anchors (DESIGN §4 step 6) -------------------------------------------
+
+    def auto_anchor(
+        self,
+        memory_id: str | None = None,
+        *,
+        threshold: float = ANCHOR_LOW,
+        max_anchors: int = MAX_ANCHORS,
+        dry_run: bool = False,
+        fill: bool = False,
+    ) -> list[tuple[str, AnchorPlan]]:
+        """Anchor one memory (or every live one this agent may see) to its neighbours in
+        [threshold, 0.95] and prune automatic anchors that fell out; `fill`: only those
+        without anchors; `dry_run`: plan only. The plans, by memory id."""
+        if not 0.0 <= threshold <= ANCHOR_HIGH:
+            raise Invalid(f"--threshold must be between 0 and {ANCHOR_HIGH}")
+        if max_anchors < 0:
+            raise Invalid("--max-anchors must not be negative")
+        if memory_id is not None:
+            targets = [self._load(self.store, memory_id)]
+        else:
+            targets = self.store.query(self.filters(scope="all", include_private=True, limit=0))
+        plans = []
+        for record in targets:
+            if fill and record.anchors:
+                continue
+            with self._transaction() as w:
+                plan = self._anchor(w, record, threshold, max_anchors, dry_run)
+            plans.append((record.id, plan))
+        return plans
+
+    def _auto_anchored(self, result: WriteResult) -> WriteResult:
+        """After a write that landed: its memory's automatic anchors, kept current. A
+        failure here never fails the write (it is reported)."""
+        if not result.landed or result.id is None:
+            return result
+        try:
+            with self._transaction() as w:
+                self._anchor(w, self._live(w, result.id))
+        except MemlaneError as exc:
+            return replace(result, warnings=(*result.warnings, f"auto-anchor skipped: {exc}"))
+        return result
+
+    def _anchor(
+        self,
+        w: Writer,
+        record: Record,
+        low: float = ANCHOR_LOW,
+        max_anchors: int = MAX_ANCHORS,
+        dry_run: bool = False,
+    ) -> AnchorPlan:
+        mine = [x for x in self.store.links(record.id) if x.source == record.id]
+        anchors = [x for x in mine if x.type is LinkType.ANCHOR]
+        current = {x.target: x.score for x in anchors if x.reason == AUTO_REASON}
+        manual = {x.target for x in anchors if x.reason != AUTO_REASON}
+        similar = {i: s for i, s in self._similar(record, set(current)).items() if i not in manual}
+        plan = plan_anchors(similar, current, low, ANCHOR_HIGH, max_anchors)
+        if dry_run or not plan.changes:
+            return plan
+        at = utcnow()
+        for target in plan.prune:
+            w.remove_link(record.id, target, LinkType.ANCHOR)
+        for target, score in plan.add:
+            w.add_link(Link(record.id, target, LinkType.ANCHOR, score, AUTO_REASON, at))
+        self._journal(w, "auto-anchor", record.id)
+        return plan
+
+    def _similar(self, record: Record, also: set[str]) -> dict[str, float]:
+        """Neighbour id -> similarity: cosine of the stored vectors when the memory has
+        them, else token Jaccard with its keyword neighbours (and with `also`). Only live
+        memories of the same scope this agent may see, never itself."""
+        near = Filters(
+            scopes=(record.scope,), viewer=self.agent, include_private=True, limit=NEIGHBOURS
+        )
+        vector = self._entry_vector(record.id)
+        if vector is not None:
+            index, _ = self._vector_lane()
+            scores = self._nearest(vector, index.snapshot(), NEIGHBOURS + 1)
+            scores.update(self._cosines(vector, [i for i in also if i not in scores]))
+            ids = tuple(i for i in scores if i != record.id)
+            kept = self.store.admitted(replace(near, ids=ids, limit=None)) if ids else []
+            return {i: scores[i] for i in kept}
+        text = document_text(record)
+        found = {h.record.id: h.record for h in self.store.search(key_words(text), near, "most")}
+        found.update(
+            (r.id, r) for r in self.store.query(replace(near, ids=tuple(also), limit=None))
+        )
+        found.pop(record.id, None)
+        return {i: jaccard(text, document_text(r)) for i, r in found.items()}
+
+    def _entry_vector(self, memory_id: str) -> Any:
+        """A memory's current entry vector (None: it has none, or there is no embedder)."""
+        if self.embedder is None:
+            return None
+        from memlane.embed.blob import from_blobs
+
+        signature, dim = self.embedder.profile.signature, self.embedder.dimension
+        for _, chunk, blob in self.store.vectors(signature, [memory_id]):
+            if chunk == -1:
+                return from_blobs([blob], dim)[0]
+        return None
 
 
 def contradicting(record: Record) -> Record:
