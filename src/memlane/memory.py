@@ -31,6 +31,7 @@ from memlane.timeutil import parse_instant, utcnow
 from memlane.write import pipeline
 from memlane.write.dedup import NEW, Decision, Verdict
 from memlane.write.draft import Draft, Limits, build_draft, inherited_fields
+from memlane.write.normalize import dedup_hash
 from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
 from memlane.write.pipeline import Staged
 
@@ -107,6 +108,18 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         if result.landed and not draft.no_embed:
             result = self._reembedded(result, doc)
         return self._auto_anchored(result) if anchor else result
+
+    def _screened(self, record: Record, mode: str | None) -> tuple[Record, Captured]:
+        """A revised record's title, body and tags through the capture policy."""
+        captured = self._captured(
+            {"title": record.title, "content": record.body, "tags": list(record.tags),
+             "capture_mode": mode}
+        )  # fmt: skip
+        title, body = captured.fields["title"], captured.fields["content"]
+        tags = tuple(dict.fromkeys(captured.fields["tags"]))
+        return replace(
+            record, title=title, body=body, tags=tags, dedup_hash=dedup_hash(title, body)
+        ), captured
 
     def _captured(self, fields: Mapping[str, Any]) -> Captured:
         """The capture policy on a write's fields (`capture_mode`: this write's mode)."""
@@ -353,17 +366,22 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         reason: str | None = None,
         *,
         auto_anchor: bool = True,
+        capture_mode: str | None = None,
         **changes: Any,
     ) -> WriteResult:
         """Change a memory in place; its prior content becomes a version (see `history`).
 
         Anchors are links, not content: changing only them writes no version. Changed
+        text goes through the capture policy (`capture_mode`, as on add); changed
         content re-anchors the memory to its neighbours unless `auto_anchor` is False.
         """
         patch = patch or make_patch(changes)
+        captured = None
         with self._transaction() as w:
             old = self._live(w, memory_id)
             new = apply_patch(old, patch, self.limits)
+            if (new.title, new.body, new.tags) != (old.title, old.body, old.tags):
+                new, captured = self._screened(new, capture_mode)
             if new.category != old.category:
                 self._check_category(new.category)
             anchors_changed = self._update_anchors(w, old, patch)
@@ -373,6 +391,8 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         result = WriteResult(
             id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version
         )
+        if captured is not None:
+            result = with_capture(result, captured)
         if final.dedup_hash == old.dedup_hash:
             return result
         result = self._reembedded(result)

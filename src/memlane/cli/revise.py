@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from memlane.cli.capture import CAPTURE_MODE
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, pick_content
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
 from memlane.memory import Memory
@@ -93,6 +94,7 @@ def _writer(no_embed: bool) -> Memory:
 @click.option("--reason", help="Why it changed (kept with the prior version).")
 @_NO_EMBED
 @_NO_AUTO_ANCHOR
+@CAPTURE_MODE
 @json_option
 def update_cmd(
     memory_id: str,
@@ -112,6 +114,7 @@ def update_cmd(
     reason: str | None,
     no_embed: bool,
     no_auto_anchor: bool,
+    capture_mode: str | None,
     as_json: bool,
     **rest: Any,
 ) -> None:
@@ -130,7 +133,10 @@ def update_cmd(
         **rest,
     )
     mem = _writer(no_embed)
-    _report(mem.update(memory_id, patch, reason=reason, auto_anchor=not no_auto_anchor), as_json)
+    result = mem.update(
+        memory_id, patch, reason=reason, auto_anchor=not no_auto_anchor, capture_mode=capture_mode
+    )
+    _report(result, as_json)
 
 
 def _wake_order(value: str | None) -> Any:
@@ -155,6 +161,7 @@ def _wake_order(value: str | None) -> Any:
 @click.option("--nth", type=int, help="Replace only the Nth match (1-based).")
 @_NO_EMBED
 @_NO_AUTO_ANCHOR
+@CAPTURE_MODE
 @json_option
 def edit_cmd(
     memory_id: str,
@@ -164,12 +171,17 @@ def edit_cmd(
     nth: int | None,
     no_embed: bool,
     no_auto_anchor: bool,
+    capture_mode: str | None,
     as_json: bool,
 ) -> None:
     """Find-and-replace in a memory's content (shortcut for update --find/--replace)."""
     patch = Patch(find=find, replace=replace, replace_all=replace_all, nth=nth)
     mem = _writer(no_embed)
-    _report(mem.update(memory_id, patch, reason="edited", auto_anchor=not no_auto_anchor), as_json)
+    result = mem.update(
+        memory_id, patch, reason="edited", auto_anchor=not no_auto_anchor,
+        capture_mode=capture_mode,
+    )  # fmt: skip
+    _report(result, as_json)
 
 
 def _shortcut(name: str, field: str, doc: str) -> click.Command:
@@ -180,15 +192,19 @@ def _shortcut(name: str, field: str, doc: str) -> click.Command:
     @click.option("-f", "--file", "--content-file", "file", help="Read the text from a file.")
     @_NO_EMBED
     @_NO_AUTO_ANCHOR
+    @CAPTURE_MODE
     @json_option
     def command(
         memory_id: str, content: str | None, file: str | None, no_embed: bool,
-        no_auto_anchor: bool, as_json: bool,
+        no_auto_anchor: bool, capture_mode: str | None, as_json: bool,
     ) -> None:  # fmt: skip
         text = pick_content(content if content is not None or file else "-", file)
         patch = Patch(append=text) if field == "append" else Patch(prepend=text)
         mem = _writer(no_embed)
-        result = mem.update(memory_id, patch, reason=f"{name}ed", auto_anchor=not no_auto_anchor)
+        result = mem.update(
+            memory_id, patch, reason=f"{name}ed", auto_anchor=not no_auto_anchor,
+            capture_mode=capture_mode,
+        )  # fmt: skip
         _report(result, as_json)
 
     return command
