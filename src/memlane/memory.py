@@ -100,6 +100,7 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         anchor = fields.pop("auto_anchor", True)
         captured = self._captured({"content": content, "title": title, **fields})
         draft = build_draft(captured.fields, self._write_context())
+        draft = replace(draft, record=self._pinned(draft.record))
         self._check_embed_profile(draft.no_embed)
         [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
         with self._transaction() as w:
@@ -223,7 +224,8 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         for number, item in chunk:
             try:
                 captures[number] = self._captured(_batch_fields(item))
-                drafts[number] = build_draft(captures[number].fields, self._write_context())
+                draft = build_draft(captures[number].fields, self._write_context())
+                drafts[number] = replace(draft, record=self._pinned(draft.record))
             except (Invalid, NotFound, Conflict) as exc:
                 out[number] = BatchLine(number, error=str(exc))
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
@@ -293,7 +295,7 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         """One memory; with `as_of`, the version that was valid then."""
         full = self.resolve(memory_id)
         if as_of is None:
-            return self._visible_record(self.store.get(full), memory_id)
+            return self._sourced(self._visible_record(self.store.get(full), memory_id))
         at = parse_instant(as_of, "as-of") if not isinstance(as_of, datetime) else as_of
         record = self.store.get(full, as_of=at)
         if record is None or not self._visible(record):
@@ -382,6 +384,8 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
             new = apply_patch(old, patch, self.limits)
             if (new.title, new.body, new.tags) != (old.title, old.body, old.tags):
                 new, captured = self._screened(new, capture_mode)
+            if new != old:
+                new = self._pinned(new)  # a revision is about the file as it is now
             if new.category != old.category:
                 self._check_category(new.category)
             anchors_changed = self._update_anchors(w, old, patch)

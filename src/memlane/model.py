@@ -240,6 +240,8 @@ class Record:
     source_agent: str | None = None
     session_id: str | None = None
     source_ref: str | None = None
+    # A file: source's "sha256:<hex> <absolute path>" when the memory was written.
+    source_hash: str | None = None
     source_type: SourceType = SourceType.MANUAL
     entry_type: EntryType = EntryType.PRIMARY
     project: str | None = None
@@ -268,6 +270,9 @@ class Record:
     reviewed_at: datetime | None = None
     applied_count: int = 0
     violated_count: int = 0
+    # Read-time only, never stored: "changed" or "vanished" when a file: source is no
+    # longer what the memory was written about (confidence is then halved), "fresh".
+    source_state: str | None = None
 
     @property
     def memory_class(self) -> MemoryClass:

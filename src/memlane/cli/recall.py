@@ -9,7 +9,7 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.read import filters_only
-from memlane.cli.render import record_dict
+from memlane.cli.render import STALE_STATES, record_dict
 from memlane.facade.vectors import RECALL_LIMIT
 from memlane.model import Record, Taint
 
@@ -24,6 +24,7 @@ def _marks(record: Record) -> str:
         "[UNTRUSTED WEB]": record.taint is Taint.UNTRUSTED_WEB,
         "[INJECTION RISK]": "injection-risk" in record.tags,
         "[PREVIOUSLY]": not record.live,
+        "[STALE SOURCE]": record.source_state in STALE_STATES,
     }
     return "".join(f" {mark}" for mark, applies in marks.items() if applies)
 

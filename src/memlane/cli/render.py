@@ -106,9 +106,15 @@ def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else "-"
 
 
+# What a read says of a file: source that is no longer what a memory was written about.
+STALE_STATES = frozenset({"changed", "vanished"})
+
+
 def record_line(record: Record, score: float | None = None) -> str:
     tags = f"  #{' #'.join(record.tags)}" if record.tags else ""
     marks = "" if record.live else f"  [{record.tombstone_text}]"
+    if record.source_state in STALE_STATES:
+        marks += f"  [STALE SOURCE: {record.source_state}]"
     lock = " (private)" if record.visibility.value == "private" else ""
     lead = f"{score:7.3f}  " if score is not None else ""
     return (
@@ -133,6 +139,8 @@ _SHOWN = (
     "source_agent",
     "session_id",
     "source_ref",
+    "source_hash",
+    "source_state",
     "source_type",
     "entry_type",
     "visibility",

@@ -9,6 +9,7 @@ import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
@@ -228,7 +229,27 @@ class Core:
         return make_filters(self.context, self.agent, options)
 
     def list(self, filters: Filters | None = None, **options: Any) -> Records:
-        return self.store.query(filters or self.filters(**options))
+        return [self._sourced(r) for r in self.store.query(filters or self.filters(**options))]
+
+    def _sourced(self, record: Record) -> Record:
+        """A record as read: a file: source is checked against the hash written with it;
+        a changed or vanished one halves the memory's confidence (issue 4 §6)."""
+        if record.source_hash is None:
+            return record
+        from memlane.write.sources import STALE_CONFIDENCE, SourceState, source_state
+
+        state = source_state(record.source_hash)
+        if state is None:
+            return record
+        factor = 1.0 if state is SourceState.FRESH else STALE_CONFIDENCE
+        return replace(record, source_state=state.value, confidence=record.confidence * factor)
+
+    def _pinned(self, record: Record) -> Record:
+        """A record about to be written: a file: source's hash taken (see write.sources)."""
+        from memlane.write.sources import pinned
+
+        recorded = pinned(record.source_ref, Path.cwd())
+        return record if recorded == record.source_hash else replace(record, source_hash=recorded)
 
     @property
     def embedder(self) -> Embedder | None:

@@ -163,7 +163,11 @@ class VectorOps(Core):
                 w.touch(ids, "surfaced" if passive else "retrieval", utcnow())
                 if activate:
                     w.touch(ids, "activation", utcnow())
-        return result
+        return replace(
+            result,
+            hits=tuple(replace(h, record=self._sourced(h.record)) for h in result.hits),
+            extras=tuple(replace(e, record=self._sourced(e.record)) for e in result.extras),
+        )
 
     def explain(
         self,

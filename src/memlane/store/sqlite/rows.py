@@ -17,8 +17,10 @@ from memlane.model import ENUM_FIELDS, VERSIONED_FIELDS, Record, Version
 from memlane.timeutil import from_text, to_text
 
 _HINTS = get_type_hints(Record, vars(model))
-# Every Record field is a column except the anchors, which live in the link table.
-COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Record) if f.name != "anchors")
+# Every Record field is a column except the anchors, which live in the link table, and
+# the source state, which a read works out.
+_NOT_STORED = frozenset({"anchors", "source_state"})
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Record) if f.name not in _NOT_STORED)
 _TUPLE_FIELDS = frozenset(n for n in COLUMNS if "tuple" in str(_HINTS[n]))
 _TIME_FIELDS = frozenset(n for n in COLUMNS if "datetime" in str(_HINTS[n]))
 _BOOL_FIELDS = frozenset(n for n in COLUMNS if _HINTS[n] is bool)

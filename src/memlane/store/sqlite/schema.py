@@ -303,12 +303,18 @@ def m005_vector_changes(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def m006_source_hash(conn: sqlite3.Connection) -> None:
+    # A file: source's content hash at write time, so reads can flag a stale source.
+    conn.execute("ALTER TABLE memory ADD COLUMN source_hash TEXT")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
     (3, "entities", m003_entities),
     (4, "session_order", m004_session_order),
     (5, "vector_changes", m005_vector_changes),
+    (6, "source_hash", m006_source_hash),
 )
 LATEST = MIGRATIONS[-1][0]
 
