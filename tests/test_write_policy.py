@@ -317,3 +317,43 @@ def test_cli_revisions_redact_and_take_a_capture_mode(run):
     appended = run("append", memory_id, "--content", f" AWS {AWS_KEY}", "--capture-mode", "manual")
     assert appended.exit_code == 0 and "kept 1 possible secret" in appended.stderr
     assert AWS_KEY in run("show", memory_id, "--json").json()["body"]
+
+
+def test_no_corpus_secret_survives_a_write_or_reaches_any_read(run):
+    # Every synthetic secret of the corpus goes in through add-batch in auto mode; no
+    # read (passive or explicit recall, search, list, show) prints any of them.
+    from capture_corpus import INJECTIONS, SECRETS
+
+    lines = [json.dumps({"content": text, "allow_duplicate": True}) for text, _, _ in SECRETS]
+    lines += [json.dumps({"content": text}) for text, _ in INJECTIONS]
+    batch = run("add-batch", "--json", input="\n".join(lines)).json()
+    assert batch["failed"] == 0
+    outputs = [run("list", "--limit", "0", "--json").stdout]
+    for query in ("key token password secret deploy", "database connection", "staging"):
+        outputs += [
+            run("recall", query, "--passive", "--limit", "50").stdout,
+            run("recall", query, "--limit", "50", "--json").stdout,
+            run("search", query, "--limit", "0", "--json").stdout,
+        ]
+    outputs += [run("show", memory_id).stdout for memory_id in batch["ids"][:20]]
+    printed = "\n".join(outputs)
+    leaked = [secret for _, _, secret in SECRETS if secret in printed]
+    assert not leaked
+    passive = run("recall", "ignore previous instructions", "--passive", "--json").json()
+    assert all("injection-risk" not in r["tags"] for r in passive["results"])
+
+
+def test_taint_defaults_by_signal_and_surface_and_folds_keep_the_worse(mem):
+    human = mem.get(mem.add("Deploys need two approvals.").id)
+    grounded = mem.get(mem.add("The build fails without TZ=UTC.", signal="test").id)
+    opinion = mem.get(mem.add("I think the cache is too small.", signal="none").id)
+    assert (human.taint.value, grounded.taint.value, opinion.taint.value) == (
+        "trusted_internal", "trusted_internal", "untrusted_tool",
+    )  # fmt: skip
+    web = mem.add("Deploys need two approvals.", taint="untrusted_web")
+    assert web.status is WriteStatus.REFRESHED
+    assert mem.get(human.id).taint.value == "untrusted_web"  # a fold never launders
+    mem.default_taint = mem.default_taint.__class__("untrusted_tool")  # an agent surface
+    assert mem.get(mem.add("Agents write here.").id).taint.value == "untrusted_tool"
+    with pytest.raises(Invalid, match="taint"):
+        mem.add("Whatever.", taint="trusted")

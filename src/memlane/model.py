@@ -67,6 +67,14 @@ class Taint(StrEnum):
     UNTRUSTED_WEB = "untrusted_web"
 
 
+# Taints from most to least trusted: a memory folded into another keeps the worse.
+TAINT_ORDER = (Taint.TRUSTED_INTERNAL, Taint.UNTRUSTED_TOOL, Taint.UNTRUSTED_WEB)
+
+
+def worst_taint(*taints: Taint) -> Taint:
+    return max(taints, key=TAINT_ORDER.index)
+
+
 class Visibility(StrEnum):
     PUBLIC = "public"
     PRIVATE = "private"

@@ -22,6 +22,7 @@ def _marks(record: Record) -> str:
     """Provenance marks on fenced text output: what a model reading it should weigh."""
     marks = {
         "[UNTRUSTED WEB]": record.taint is Taint.UNTRUSTED_WEB,
+        "[UNTRUSTED TOOL]": record.taint is Taint.UNTRUSTED_TOOL,
         "[INJECTION RISK]": "injection-risk" in record.tags,
         "[PREVIOUSLY]": not record.live,
         "[STALE SOURCE]": record.source_state in STALE_STATES,

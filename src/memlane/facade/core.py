@@ -134,6 +134,9 @@ class Core:
         self.recall_settings = _default_recall_settings()
         self.write_policy = Thresholds()
         self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
+        # The taint of writes that name none: a person at the CLI is trusted_internal;
+        # agent surfaces (MCP, hooks) set untrusted_tool (reference/002).
+        self.default_taint = Taint.TRUSTED_INTERNAL
 
     def close(self) -> None:
         self.store.close()
@@ -146,8 +149,9 @@ class Core:
 
     def _write_context(self) -> WriteContext:
         return WriteContext(
-            now=utcnow(), new_id=new_id, agent=self.agent, context=self.context, limits=self.limits
-        )
+            now=utcnow(), new_id=new_id, agent=self.agent, context=self.context,
+            limits=self.limits, default_taint=self.default_taint,
+        )  # fmt: skip
 
     def resolve(self, memory_id: str) -> str:
         """The full id for an id or an unambiguous prefix (with or without `m-`)."""

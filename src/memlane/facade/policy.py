@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 from memlane.errors import Invalid, MemlaneError
 from memlane.facade.core import Core
 from memlane.graph.entities import STOPWORDS
-from memlane.model import Filters, Link, LinkType, Record, WriteResult, WriteStatus
+from memlane.model import (
+    Filters,
+    Link,
+    LinkType,
+    Record,
+    WriteResult,
+    WriteStatus,
+    worst_taint,
+)
 from memlane.timeutil import utcnow
 from memlane.write import dedup
 from memlane.write.anchors import (
@@ -204,6 +212,7 @@ class PolicyOps(Core):
             updated_at=max(utcnow(), old.updated_at),
             importance=max(old.importance, record.importance),
             trust_score=dedup.clamp(old.trust_score + TRUST_CORROBORATED),
+            taint=worst_taint(old.taint, record.taint),  # a fold never launders its origin
         )
         w.replace(new, None)
         w.journal("refresh", [old.id], self.agent)

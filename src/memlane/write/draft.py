@@ -27,6 +27,7 @@ from memlane.model import (
     Taint,
     Visibility,
     parse_enum,
+    worst_taint,
 )
 from memlane.scope import Context, parse_scope, scope_project
 from memlane.timeutil import parse_instant
@@ -288,7 +289,7 @@ def build_draft(raw: Mapping[str, Any], ctx: WriteContext) -> Draft:
         resonance_type=resonance,
         signal=signal,
         confidence=confidence,
-        taint=_enum_or(Taint, f.get("taint"), ctx.default_taint, "taint"),
+        taint=_enum_or(Taint, f.get("taint"), default_taint(signal, ctx.default_taint), "taint"),
         source_agent=author,
         session_id=session,
         source_ref=as_text(f.get("source_ref"), "source_ref"),
@@ -329,6 +330,15 @@ def inherited_fields(old: Record) -> dict[str, Any]:
         "owner": old.owner,
         "session_id": old.session_id,
     }
+
+
+def default_taint(signal: Signal | None, surface: Taint) -> Taint:
+    """A write's taint when none is given (reference/002): the surface's default, except
+    that `--signal none` (the agent's own opinion, grounded in nothing) is at least
+    untrusted_tool."""
+    if signal is Signal.NONE:
+        return worst_taint(surface, Taint.UNTRUSTED_TOOL)
+    return surface
 
 
 def _enum_or(cls: Any, value: Any, default: Any, name: str) -> Any:
