@@ -356,7 +356,7 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
                 full = self.resolve(memory_id)
             except NotFound:
                 full = memory_id if memory_id.startswith(ID_PREFIX) else ID_PREFIX + memory_id
-        return self.store.journal_entries(full, limit)
+        return self.store.journal_entries(full, limit, viewer=self.agent)
 
     def stats(self) -> Stats:
         return self.store.stats()

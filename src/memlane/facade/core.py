@@ -236,8 +236,13 @@ class Core:
         return [self._sourced(r) for r in self.store.query(filters or self.filters(**options))]
 
     def _sourced(self, record: Record) -> Record:
-        """A record as read: a file: source is checked against the hash written with it;
-        a changed or vanished one halves the memory's confidence (issue 4 §6)."""
+        """A record as read: anchors only to memories this agent may see; a file:
+        source checked against the hash written with it, a changed or vanished one
+        halving the memory's confidence (issue 4 §6)."""
+        if record.anchors:
+            seen = tuple(a for a in record.anchors if self._visible_id(a))
+            if seen != record.anchors:
+                record = replace(record, anchors=seen)
         if record.source_hash is None:
             return record
         from memlane.write.sources import STALE_CONFIDENCE, SourceState, source_state
@@ -247,6 +252,10 @@ class Core:
             return record
         factor = 1.0 if state is SourceState.FRESH else STALE_CONFIDENCE
         return replace(record, source_state=state.value, confidence=record.confidence * factor)
+
+    def _visible_id(self, memory_id: str) -> bool:
+        record = self.store.get(memory_id)
+        return record is not None and self._visible(record)
 
     def _pinned(self, record: Record) -> Record:
         """A record about to be written: a file: source's hash taken (see write.sources)."""

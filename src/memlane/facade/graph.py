@@ -128,10 +128,6 @@ class GraphOps(Core):
             return []
         return list(row)
 
-    def _visible_id(self, memory_id: str) -> bool:
-        record = self.store.get(memory_id)
-        return record is not None and self._visible(record)
-
     def entities(self, kind: str | None = None, limit: int | None = 50) -> list[Entity]:
         """Entities named by live memories this agent may see, most mentioned first."""
         chosen = parse_enum(EntityKind, kind, "entity kind").value if kind else None

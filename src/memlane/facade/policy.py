@@ -260,7 +260,8 @@ class PolicyOps(Core):
         if memory_id is not None:
             targets = [self._load(self.store, memory_id)]
         else:
-            targets = self.store.query(self.filters(scope="all", include_private=True, limit=0))
+            mine = self.agent is not None  # an anonymous reader has no private memories
+            targets = self.store.query(self.filters(scope="all", include_private=mine, limit=0))
         plans = []
         for record in targets:
             if fill and record.anchors:
@@ -291,7 +292,9 @@ class PolicyOps(Core):
         dry_run: bool = False,
     ) -> AnchorPlan:
         mine = [x for x in self.store.links(record.id) if x.source == record.id]
-        anchors = [x for x in mine if x.type is LinkType.ANCHOR]
+        # Anchors to memories this agent may not see are none of its business: never
+        # planned, named or pruned.
+        anchors = [x for x in mine if x.type is LinkType.ANCHOR and self._visible_id(x.target)]
         current = {x.target: x.score for x in anchors if x.reason == AUTO_REASON}
         manual = {x.target for x in anchors if x.reason != AUTO_REASON}
         similar = {i: s for i, s in self._similar(record, set(current)).items() if i not in manual}

@@ -118,12 +118,15 @@ class VectorOps(Core):
         if mode not in lanes.MODES:
             raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
         if mode == "keyword":
-            return lanes.keyword(self.store, query, chosen)
-        index, embedder = self._vector_lane()
-        if mode == "vector":
-            return lanes.vector(self.store, index, embedder, query, chosen)
-        self._entities_current()
-        return lanes.hybrid(self.store, index, embedder, query, chosen)
+            hits = lanes.keyword(self.store, query, chosen)
+        else:
+            index, embedder = self._vector_lane()
+            if mode == "vector":
+                hits = lanes.vector(self.store, index, embedder, query, chosen)
+            else:
+                self._entities_current()
+                hits = lanes.hybrid(self.store, index, embedder, query, chosen)
+        return [replace(h, record=self._sourced(h.record)) for h in hits]
 
     def recall(
         self,
@@ -167,6 +170,7 @@ class VectorOps(Core):
             result,
             hits=tuple(replace(h, record=self._sourced(h.record)) for h in result.hits),
             extras=tuple(replace(e, record=self._sourced(e.record)) for e in result.extras),
+            candidates=tuple(replace(c, record=self._sourced(c.record)) for c in result.candidates),
         )
 
     def explain(

@@ -159,8 +159,10 @@ class Store(Protocol):
         the caller filters them)."""
 
     def journal_entries(
-        self, memory_id: str | None = None, limit: int = 100
-    ) -> list[JournalEntry]: ...
+        self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
+    ) -> list[JournalEntry]:
+        """Journal lines, newest first, about memories `viewer` may see (or, for a deleted
+        memory, lines `viewer` wrote)."""
 
     def stats(self) -> Stats: ...
 

@@ -205,7 +205,13 @@ def _presence_clauses(f: Filters) -> list[str]:
     if f.wake_phrase is not None:
         out.append(f"e.wake_phrases {'!=' if f.wake_phrase else '='} '[]'")
     if f.anchors is not None:
-        exists = "EXISTS (SELECT 1 FROM link a WHERE a.source = e.id AND a.type = 'anchor')"
+        # Only anchors to memories the reader may see count: an anchor to someone
+        # else's private memory must not give its existence away.
+        exists = (
+            "EXISTS (SELECT 1 FROM link a JOIN memory t ON t.id = a.target "
+            "WHERE a.source = e.id AND a.type = 'anchor' "
+            "AND (t.visibility = 'public' OR t.owner = :viewer))"
+        )
         out.append(exists if f.anchors else f"NOT {exists}")
     return out
 

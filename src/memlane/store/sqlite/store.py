@@ -577,12 +577,21 @@ class SQLiteStore:
     def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
         return entity_sql.mentioned(self.conn, aliases, cap)
 
-    def journal_entries(self, memory_id: str | None = None, limit: int = 100) -> list[JournalEntry]:
-        where, params = ("WHERE memory_id = ?", (memory_id, limit)) if memory_id else ("", (limit,))
+    def journal_entries(
+        self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
+    ) -> list[JournalEntry]:
+        # A line about a memory shows only to who may see that memory; once it is
+        # deleted, its owner is unknown, so only to who wrote the line.
+        seen = (
+            "(j.memory_id IS NULL OR (m.id IS NOT NULL AND (m.visibility = 'public' "
+            "OR (:viewer IS NOT NULL AND m.owner = :viewer))) "
+            "OR (m.id IS NULL AND :viewer IS NOT NULL AND j.actor = :viewer))"
+        )
+        where = f"WHERE {seen}" + (" AND j.memory_id = :id" if memory_id else "")
         rows = self.conn.execute(
-            f"SELECT seq, at, operation, memory_id, actor FROM journal {where} "
-            "ORDER BY seq DESC LIMIT ?",
-            params,
+            "SELECT j.seq, j.at, j.operation, j.memory_id, j.actor FROM journal j "
+            f"LEFT JOIN memory m ON m.id = j.memory_id {where} ORDER BY j.seq DESC LIMIT :limit",
+            {"viewer": viewer, "id": memory_id, "limit": limit},
         )
         return [JournalEntry(r[0], from_text(r[1]), r[2], r[3], r[4]) for r in rows]
 
