@@ -357,3 +357,16 @@ def test_taint_defaults_by_signal_and_surface_and_folds_keep_the_worse(mem):
     assert mem.get(mem.add("Agents write here.").id).taint.value == "untrusted_tool"
     with pytest.raises(Invalid, match="taint"):
         mem.add("Whatever.", taint="trusted")
+
+
+def test_a_successor_of_a_private_memory_stays_private_unless_forced(mem):
+    private = mem.add("My notes on the vault rotation.", private=True, tags=["vault"]).id
+    public = mem.add("The vault rotates monthly.").id
+    merged = mem.get(mem.merge([public, private], "Vault rotation, merged.").id)
+    assert merged.visibility.value == "private" and "vault" in merged.tags
+    other = mem.add("More private vault notes.", private=True).id
+    with pytest.raises(Invalid, match="--force"):
+        mem.supersede(other, "Now public.", private=False, owner=None)
+    assert mem.get(other).live  # nothing was written
+    forced = mem.supersede(other, "Now public, on purpose.", private=False, owner=None, force=True)
+    assert mem.get(forced.id).visibility.value == "public"

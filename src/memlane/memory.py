@@ -22,6 +22,7 @@ from memlane.model import (
     State,
     Stats,
     Version,
+    Visibility,
     WriteResult,
     WriteStatus,
 )
@@ -447,15 +448,19 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         content: str,
         title: str | None = None,
         reason: str | None = None,
+        *,
+        force: bool = False,
         **fields: Any,
     ) -> WriteResult:
-        """A new memory replaces an old one, which stays for audit with `superseded_by`."""
+        """A new memory replaces an old one, which stays for audit with `superseded_by`.
+        A public successor of a private memory needs `force`, as `update` does."""
         with self._transaction() as w:
             old = self._live(w, memory_id)
             draft = build_draft(
                 {**inherited_fields(old), "content": content, "title": title, **fields},
                 self._write_context(),
             )
+            _keeps_private([old], draft.record, force)
             self._check_category(draft.record.category)
             [new] = pipeline.land(w, [draft.record], core.new_id, self.agent)
             self._tombstone(
@@ -488,9 +493,16 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
         return self._load(self.store, old.id)
 
     def merge(
-        self, memory_ids: Iterable[str], content: str, title: str | None = None, **fields: Any
+        self,
+        memory_ids: Iterable[str],
+        content: str,
+        title: str | None = None,
+        *,
+        force: bool = False,
+        **fields: Any,
     ) -> WriteResult:
-        """Merge memories into one new memory (importance: the maximum); the rest are superseded."""
+        """Merge memories into one new memory (importance: the maximum); the rest are
+        superseded. It is private when any source is (a public one needs `force`)."""
         warnings: Names = []
         with self._transaction() as w:
             sources: Records = []
@@ -501,14 +513,16 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
                     warnings.append(f"skipped: {exc}")
             if not sources:
                 raise NotFound("none of the memories to merge exist")
+            private = [s for s in sources if s.visibility is Visibility.PRIVATE]
             inherited = {
-                **inherited_fields(sources[0]),
+                **inherited_fields(private[0] if private else sources[0]),
                 "importance": max(s.importance for s in sources),
                 "tags": list(dict.fromkeys(t for s in sources for t in s.tags)),
             }
             draft = build_draft(
                 {**inherited, "content": content, "title": title, **fields}, self._write_context()
             )
+            _keeps_private(sources, draft.record, force)
             self._check_category(draft.record.category)
             [new] = pipeline.land(w, [draft.record], core.new_id, self.agent)
             for source in sources:
@@ -562,3 +576,10 @@ def with_capture(result: WriteResult, captured: Captured) -> WriteResult:
         warnings=(*captured.warnings, *result.warnings),
         redactions=captured.redacted,
     )
+
+
+def _keeps_private(sources: Records, new: Record, force: bool) -> None:
+    """Refuse a public successor of a private memory unless forced (as `update` does)."""
+    exposed = any(s.visibility is Visibility.PRIVATE for s in sources)
+    if exposed and new.visibility is Visibility.PUBLIC and not force:
+        raise Invalid("a public successor exposes a private memory to everyone: pass --force")

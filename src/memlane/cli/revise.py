@@ -271,7 +271,7 @@ def supersede_cmd(
     text = pick_content(content, file)
     if text is None:
         fail("supersede needs the new content: --content, --file or '-'")
-    extra = {"importance": importance} if importance is not None else {}
+    extra: dict[str, Any] = {"importance": importance} if importance is not None else {}
     result = _writer(no_embed).supersede(memory_id, text, title=title, reason=reason, **extra)
     _report(result, as_json, f"Superseded {memory_id} by")
 
@@ -314,7 +314,7 @@ def merge_cmd(
 ) -> None:
     """Merge memories into one new memory; the sources are superseded by it."""
     text = pick_content(content, None)
-    extra = {"importance": importance} if importance is not None else {}
+    extra: dict[str, Any] = {"importance": importance} if importance is not None else {}
     result = _writer(no_embed).merge(memory_ids, text or "", title=title, **extra)
     _report(result, as_json, "Merged into")
 
