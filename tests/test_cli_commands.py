@@ -568,7 +568,9 @@ def test_show_text_content_only_and_as_of(run):
     memory_id = add(run, "--content", "Deploy on Fridays", "--tags", "ops")
     ok(run("update", memory_id, "--content", "Never deploy on Fridays"))
     text = ok(run("show", memory_id[:6])).stdout
-    assert text.splitlines()[0] == f"{memory_id}  Deploy on Fridays"
+    lines = text.splitlines()
+    assert lines[0] == f"<memlane-memory id={memory_id}>"  # fenced: a model reads it as data
+    assert lines[1] == f"{memory_id}  Deploy on Fridays" and lines[-1] == "</memlane-memory>"
     assert "Never deploy on Fridays" in text
     assert any(ln.split() == ["tags:", "ops"] for ln in text.splitlines())
     assert ok(run("show", memory_id, "--content-only")).stdout == "Never deploy on Fridays\n"
@@ -749,7 +751,8 @@ def test_list_includes_superseded_only_on_request(run, shelf):
 def test_search_text_and_json(run, shelf):
     result = ok(run("search", "naming convention"))
     lines = result.stdout.splitlines()
-    assert len(lines) == 1 and shelf["gamma"] in lines[0]
+    assert lines[0] == "<memlane-search>" and lines[-1] == "</memlane-search>"
+    assert len(lines) == 3 and shelf["gamma"] in lines[1]
     payload = ok(run("search", "naming convention", "--json")).json()
     assert payload["query"] == "naming convention"
     hit = payload["results"][0]

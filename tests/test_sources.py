@@ -65,7 +65,7 @@ def test_cli_marks_a_stale_source(run, tmp_path):
                     "--source-ref", "file:retry.py", "--json").json()["id"]  # fmt: skip
     assert "STALE" not in run("recall", "billing retries").stdout
     path.write_text("RETRIES = 5\n")
-    assert "[STALE SOURCE]" in run("recall", "billing retries").stdout
+    assert "[STALE SOURCE: changed]" in run("recall", "billing retries").stdout
     assert "[STALE SOURCE: changed]" in run("list").stdout
     shown = run("show", memory_id, "--json").json()
     assert shown["source_state"] == "changed" and shown["source_hash"].startswith("sha256:")

@@ -10,6 +10,7 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.render import (
+    fenced,
     hit_dict,
     plain,
     record_dict,
@@ -176,11 +177,11 @@ def search_cmd(query: str, mode: str, semantic: bool, as_json: bool, **options: 
     hits = mem.search(query, filters, mode="vector" if semantic else mode)
     if as_json:
         emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
+    elif hits:
+        lines = [record_line(hit.record, hit.score) for hit in hits]
+        click.echo("\n".join(fenced("search", lines)))
     else:
-        for hit in hits:
-            click.echo(record_line(hit.record, hit.score))
-        if not hits:
-            note("no memories matched")
+        note("no memories matched")
     _hint_hidden(mem, filters, query)
 
 

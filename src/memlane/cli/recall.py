@@ -9,25 +9,13 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.read import filters_only
-from memlane.cli.render import STALE_STATES, record_dict
+from memlane.cli.render import provenance_marks, record_dict
 from memlane.facade.vectors import RECALL_LIMIT
-from memlane.model import Record, Taint
+from memlane.model import Record
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.recall import Extra, RecallResult
-
-
-def _marks(record: Record) -> str:
-    """Provenance marks on fenced text output: what a model reading it should weigh."""
-    marks = {
-        "[UNTRUSTED WEB]": record.taint is Taint.UNTRUSTED_WEB,
-        "[UNTRUSTED TOOL]": record.taint is Taint.UNTRUSTED_TOOL,
-        "[INJECTION RISK]": "injection-risk" in record.tags,
-        "[PREVIOUSLY]": not record.live,
-        "[STALE SOURCE]": record.source_state in STALE_STATES,
-    }
-    return "".join(f" {mark}" for mark, applies in marks.items() if applies)
 
 
 @in_section("recall")
@@ -112,13 +100,15 @@ def _print(
         click.echo("<memlane-recall>")
         for h in result.hits:
             r = h.record
-            click.echo(f"- [{r.kind.value}] {r.title}{_marks(r)} ({r.id}, {r.scope}; {why(h)})")
+            click.echo(
+                f"- [{r.kind.value}] {r.title}{provenance_marks(r)} ({r.id}, {r.scope}; {why(h)})"
+            )
             _body(r)
         for extra in result.extras:
             r, n = extra.record, extra.neighbour
             contested = " [CONTESTED]" if n.contested else ""
             click.echo(
-                f"- [{r.kind.value}] {r.title}{contested}{_marks(r)} "
+                f"- [{r.kind.value}] {r.title}{contested}{provenance_marks(r)} "
                 f"({r.id}, {r.scope}; {n.link.value} link from {n.via})"
             )
             _body(r)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version, WriteResult
+from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Taint, Version, WriteResult
 
 
 def plain(value: Any) -> Any:
@@ -110,11 +110,27 @@ def _when(t: datetime | None) -> str:
 STALE_STATES = frozenset({"changed", "vanished"})
 
 
+def provenance_marks(record: Record) -> str:
+    """Marks on fenced text output: what a model reading the memory should weigh."""
+    marks = {
+        "[UNTRUSTED WEB]": record.taint is Taint.UNTRUSTED_WEB,
+        "[UNTRUSTED TOOL]": record.taint is Taint.UNTRUSTED_TOOL,
+        "[INJECTION RISK]": "injection-risk" in record.tags,
+        "[PREVIOUSLY]": not record.live,
+        f"[STALE SOURCE: {record.source_state}]": record.source_state in STALE_STATES,
+    }
+    return "".join(f" {mark}" for mark, applies in marks.items() if applies)
+
+
+def fenced(kind: str, lines: list[str]) -> list[str]:
+    """Text a model will read, between fences it cannot mistake for instructions."""
+    return [f"<memlane-{kind}>", *lines, f"</memlane-{kind}>"]
+
+
 def record_line(record: Record, score: float | None = None) -> str:
     tags = f"  #{' #'.join(record.tags)}" if record.tags else ""
     marks = "" if record.live else f"  [{record.tombstone_text}]"
-    if record.source_state in STALE_STATES:
-        marks += f"  [STALE SOURCE: {record.source_state}]"
+    marks += provenance_marks(record)
     lock = " (private)" if record.visibility.value == "private" else ""
     lead = f"{score:7.3f}  " if score is not None else ""
     return (
@@ -164,7 +180,8 @@ _SHOWN = (
 
 
 def show_record(record: Record) -> None:
-    click.echo(f"{record.id}  {record.title}")
+    click.echo(f"<memlane-memory id={record.id}>")
+    click.echo(f"{record.id}  {record.title}{provenance_marks(record)}")
     for name in _SHOWN:
         value = getattr(record, name)
         if value in (None, (), ""):
@@ -173,3 +190,4 @@ def show_record(record: Record) -> None:
         click.echo(f"  {name + ':':<18}{text}")
     click.echo("")
     click.echo(record.body)
+    click.echo("</memlane-memory>")
