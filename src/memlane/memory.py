@@ -54,6 +54,7 @@ from memlane.facade.core import (
 )
 from memlane.facade.graph import GraphOps
 from memlane.facade.health import HealthOps
+from memlane.facade.lifecycle import LifecycleOps
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.registries import RegistryOps
 from memlane.facade.vectors import VectorOps
@@ -64,7 +65,7 @@ __all__ = ["Memory"]
 ChunkOutcome = tuple[list[BatchLine], list[str], dict[str, "Embedded"]]
 
 
-class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps):
+class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps, LifecycleOps):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
     @classmethod

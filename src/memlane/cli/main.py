@@ -37,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "links": "links:links",
     "contradict": "links:contradict_cmd",
     "auto-anchor": "links:auto_anchor_cmd",
+    "reinforce": "lifecycle:reinforce_cmd",
+    "feedback": "lifecycle:feedback_cmd",
     "categories": "registries:categories",
     "agents": "registries:agents",
     "projects": "registries:projects",

@@ -1,0 +1,63 @@
+"""Lifecycle (issue 5 §1, first part): explicit reinforcement and usage feedback."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memlane import Invalid, NotFound
+from memlane.model import effective_resonance
+
+
+def test_reinforce_raises_importance_resets_the_clock_and_counts(mem):
+    memory_id = mem.add("Pin TZ=UTC in conftest.", importance=5).id
+    before = mem.get(memory_id)
+    assert (before.last_activated, before.activation_count) == (None, 0)
+    once = mem.reinforce(memory_id)
+    assert (once.importance, once.activation_count) == (6, 1) and once.last_activated
+    capped = mem.reinforce(memory_id, amount=3, cap=8)
+    assert (capped.importance, capped.activation_count) == (8, 2)
+    assert mem.reinforce(memory_id, cap=7).importance == 8  # a cap never lowers it
+    stored = mem.get(memory_id)
+    assert stored.importance == 8 and stored.version == before.version  # no new version
+    # the decay clock restarts from the reinforcement
+    later = stored.last_activated + timedelta(weeks=3)
+    assert effective_resonance(8, None, stored.last_activated, later) < 8
+    assert effective_resonance(8, None, stored.last_activated, stored.last_activated) == 8
+    assert "reinforce" in [e.operation for e in mem.journal(memory_id)]
+
+
+@pytest.mark.parametrize(("amount", "cap"), [(0, 10), (-1, 10), (1, 0), (1, 11)])
+def test_reinforce_refuses_bad_amounts_and_caps(mem, amount, cap):
+    memory_id = mem.add("Something worth keeping.").id
+    with pytest.raises(Invalid):
+        mem.reinforce(memory_id, amount=amount, cap=cap)
+    assert mem.get(memory_id).importance == 5
+
+
+def test_feedback_counts_and_the_second_violation_costs_trust_once(mem):
+    memory_id = mem.add("Run make migrate before the integration tests.").id
+    assert mem.feedback(memory_id, applied=True).applied_count == 1
+    first = mem.feedback(memory_id, applied=False)
+    assert (first.violated_count, first.trust_score) == (1, 1.0)
+    second = mem.feedback(memory_id, applied=False)
+    assert (second.violated_count, second.trust_score) == (2, pytest.approx(0.85))
+    third = mem.feedback(memory_id, applied=False)
+    assert (third.violated_count, third.trust_score) == (3, pytest.approx(0.85))
+    with pytest.raises(NotFound):
+        mem.feedback("m-zzzzzzzz", applied=True)
+
+
+def test_cli_reinforce_and_feedback(run):
+    memory_id = run("add", "--content", "Deploys freeze on Fridays.", "--json").json()["id"]
+    text = run("reinforce", memory_id, "--amount", "2")
+    assert text.exit_code == 0 and "importance 7" in text.stdout
+    assert run("reinforce", memory_id, "--json").json()["activation_count"] == 2
+    refused = run("reinforce", memory_id, "--amount", "0")
+    assert refused.exit_code == 2 and "--amount" in refused.stderr
+    run("feedback", memory_id, "--violated")
+    done = run("feedback", memory_id, "--violated", "--json").json()
+    assert (done["violated_count"], done["trust_score"]) == (2, pytest.approx(0.85))
+    missing = run("feedback", memory_id)
+    assert missing.exit_code == 2 and "--applied or --violated" in missing.stderr
