@@ -61,3 +61,23 @@ def test_cli_reinforce_and_feedback(run):
     assert (done["violated_count"], done["trust_score"]) == (2, pytest.approx(0.85))
     missing = run("feedback", memory_id)
     assert missing.exit_code == 2 and "--applied or --violated" in missing.stderr
+
+
+def test_resonance_basis_chooses_decayed_or_raw(mem, run):
+    old = mem.add("An old decision about the cache.", importance=8)
+    with mem.store.write() as w:  # as if written and last used ten weeks ago
+        record = mem.store.get(old.id)
+        aged = record.created_at - timedelta(weeks=10)
+        w.replace(record.__class__(**{**{f: getattr(record, f) for f in record.__slots__},
+                                      "created_at": aged}), None)  # fmt: skip
+    fresh = mem.add("A new decision about the queue.", importance=8)
+    decayed = {r.id for r in mem.list(min_importance=7.5)}
+    raw = {r.id for r in mem.list(min_importance=7.5, resonance_basis="raw")}
+    assert decayed == {fresh.id}  # 8 x 0.975^10 = 6.2
+    assert raw == {old.id, fresh.id}
+    with pytest.raises(Invalid, match="resonance basis"):
+        mem.list(resonance_basis="weekly")
+    args = ("list", "--scope", "all", "--min-resonance", "7.5", "--json")
+    assert {r["id"] for r in run(*args).json()["results"]} == {fresh.id}
+    raw_cli = run(*args, "--resonance-basis", "raw").json()["results"]
+    assert {r["id"] for r in raw_cli} == {old.id, fresh.id}

@@ -439,6 +439,7 @@ class Filters:
     exclude_tag_prefixes: tuple[str, ...] = ()
     min_importance: float | None = None
     max_importance: float | None = None
+    raw_resonance: bool = False  # min/max compare the stored importance, not the decayed
     wake_phrase: bool | None = None
     anchors: bool | None = None
     resonance_type_set: bool | None = None

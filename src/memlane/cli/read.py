@@ -56,6 +56,11 @@ _FILTERS: list[Callable[[Any], Any]] = [
         type=float,
         help="Maximum effective (decayed) resonance.",
     ),
+    click.option(
+        "--resonance-basis",
+        type=click.Choice(["decayed", "raw"]),
+        help="What --min/--max-resonance compare: decayed (default) or the raw stored value.",
+    ),
     click.option("--has-wake-phrase", is_flag=True, help="Only memories with a wake phrase."),
     click.option(
         "--missing-wake-phrase", is_flag=True, help="Only memories without a wake phrase."

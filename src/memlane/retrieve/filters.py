@@ -20,6 +20,7 @@ _OPTIONS = frozenset(
         "exclude_tags",
         "min_importance",
         "max_importance",
+        "resonance_basis",
         "has_wake_phrase",
         "missing_wake_phrase",
         "has_anchors",
@@ -92,6 +93,7 @@ def make_filters(context: Context, viewer: str | None, options: Mapping[str, Any
         exclude_tag_prefixes=_names(o.get("exclude_tags")),
         min_importance=o.get("min_importance"),
         max_importance=o.get("max_importance"),
+        raw_resonance=_basis(o.get("resonance_basis")),
         wake_phrase=_presence(
             o.get("has_wake_phrase"), o.get("missing_wake_phrase"), "wake-phrase"
         ),
@@ -113,3 +115,13 @@ def make_filters(context: Context, viewer: str | None, options: Mapping[str, Any
         limit=_limit(o.get("limit")),
         order=order,
     )
+
+
+def _basis(value: Any) -> bool:
+    """--resonance-basis: `decayed` (the default: importance after weekly decay) or
+    `raw` (the stored importance, as wake reads it). True for raw."""
+    if value is None or value == "decayed":
+        return False
+    if value == "raw":
+        return True
+    raise Invalid(f"invalid resonance basis {value!r}; choose from: raw, decayed")

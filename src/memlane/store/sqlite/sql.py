@@ -182,7 +182,9 @@ def _exclude_prefixes(prefixes: tuple[str, ...], params: dict[str, Any]) -> str:
 def _resonance_clauses(f: Filters, params: dict[str, Any]) -> list[str]:
     out = []
     effective = (
-        "effective_resonance(e.importance, e.resonance_type, "
+        "e.importance"
+        if f.raw_resonance
+        else "effective_resonance(e.importance, e.resonance_type, "
         "COALESCE(e.last_activated, e.created_at), :now)"
     )
     if f.min_importance is not None or f.max_importance is not None:
