@@ -81,3 +81,60 @@ def test_resonance_basis_chooses_decayed_or_raw(mem, run):
     assert {r["id"] for r in run(*args).json()["results"]} == {fresh.id}
     raw_cli = run(*args, "--resonance-basis", "raw").json()["results"]
     assert {r["id"] for r in raw_cli} == {old.id, fresh.id}
+
+
+def aged(mem, memory_id, days):
+    """Move a memory's creation `days` into the past (as if written then)."""
+    from dataclasses import replace
+
+    record = mem.store.get(memory_id)
+    with mem.store.write() as w:
+        w.replace(replace(record, created_at=record.created_at - timedelta(days=days)), None)
+
+
+def test_review_due_ness_with_a_pinned_clock():
+    from dataclasses import replace
+
+    from memlane.facade.lifecycle import due_for_review, recall_probability
+    from memlane.model import Kind, Record
+    from memlane.timeutil import utcnow
+
+    now = utcnow()
+
+    def record(kind: Kind, importance: int, days: float, reviewed: float | None = None):
+        base = Record(id=f"m-{kind.value[:4]}{importance}{int(days)}", scope="global",
+                      title="t", body="b", kind=kind, category=kind.value,
+                      created_at=now - timedelta(days=days), updated_at=now, valid_from=now,
+                      version_from=now, dedup_hash="dh1:x", importance=importance)  # fmt: skip
+        if reviewed is not None:
+            base = replace(base, reviewed_at=now - timedelta(days=reviewed))
+        return base
+
+    fact_old = record(Kind.FACT, 7, 100)  # semantic: 90-day half-life -> 0.46
+    fact_new = record(Kind.FACT, 7, 80)  # 0.54: not yet
+    event = record(Kind.EVENT, 6, 4)  # episodic: 3 days -> 0.40
+    trivia = record(Kind.FACT, 4, 400)  # below the importance floor
+    reviewed = record(Kind.FACT, 9, 400, reviewed=10)  # reviewed ten days ago
+    assert recall_probability(fact_old, now) == pytest.approx(0.5 ** (100 / 90))
+    due = due_for_review([fact_old, fact_new, event, trivia, reviewed], now)
+    assert [r.id for r, _ in due] == [event.id, fact_old.id]  # most decayed first
+    assert [r.id for r, _ in due_for_review([fact_new], now, threshold=0.6)] == [fact_new.id]
+    assert due_for_review([trivia], now, min_importance=4)
+
+
+def test_review_lists_what_decayed_and_reviewed_resets_it(mem, run):
+    old = mem.add("The billing API uses idempotency keys.", importance=7).id
+    mem.add("Fresh fact about the queue.", importance=7)
+    aged(mem, old, 120)
+    assert [r.id for r, _ in mem.review()] == [old]
+    assert mem.reviewed(old).reviewed_at is not None
+    assert mem.review() == []
+    aged(mem, old, 0)  # no effect on the review anchor now
+    listed = run("review", "--scope", "all", "--json").json()
+    assert listed["count"] == 0
+    other = mem.add("A procedure: rotate keys yearly.", kind="procedure", importance=8).id
+    aged(mem, other, 200)  # procedural half-life 180 days
+    text = run("review", "--scope", "all")
+    assert text.exit_code == 0 and other in text.stdout and text.stdout.startswith(" 0.46")
+    assert run("reviewed", other).stdout.strip() == f"Reviewed {other}"
+    assert "nothing is due" in run("review", "--scope", "all").stderr

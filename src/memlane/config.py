@@ -227,6 +227,21 @@ SETTINGS: tuple[Setting, ...] = (
         _share,
     ),
     Setting(
+        "review_threshold",
+        "MEMLANE_REVIEW_THRESHOLD",
+        lambda: 0.5,
+        "review: a memory is due once its recall probability since its last review is "
+        "below this (0.5: one half-life of its class).",
+        _share,
+    ),
+    Setting(
+        "review_min_importance",
+        "MEMLANE_REVIEW_MIN_IMPORTANCE",
+        lambda: 5,
+        "review: memories less important than this decay without being resurfaced.",
+        _count,
+    ),
+    Setting(
         "capture_mode",
         "MEMLANE_CAPTURE_MODE",
         lambda: "auto",

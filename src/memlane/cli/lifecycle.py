@@ -1,11 +1,11 @@
-"""Lifecycle commands: reinforce and feedback."""
+"""Lifecycle commands: reinforce, feedback, review and reviewed."""
 
 from __future__ import annotations
 
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, memory
-from memlane.cli.render import record_dict
+from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.cli.render import record_dict, record_line
 from memlane.facade.lifecycle import MAX_IMPORTANCE
 
 
@@ -48,3 +48,38 @@ def feedback_cmd(memory_id: str, outcome: str | None, as_json: bool) -> None:
             f"Feedback on {record.id}: applied {record.applied_count}, "
             f"violated {record.violated_count}, trust {record.trust_score:.2f}"
         )
+
+
+@in_section("lifecycle")
+@click.command("review")
+@click.option("--limit", type=int, help="At most N.")
+@click.option("--scope", help="Scope (default: this project and global; 'all': everything).")
+@json_option
+def review_cmd(limit: int | None, scope: str | None, as_json: bool) -> None:
+    """Important memories whose recall has decayed since their last review: check,
+    refine or retire them (most decayed first)."""
+    settings = state().settings
+    due = memory().review(
+        settings["review_threshold"], settings["review_min_importance"], limit, scope=scope
+    )
+    if as_json:
+        emit_json({"results": [{**record_dict(r), "recall_probability": round(p, 4)}
+                               for r, p in due], "count": len(due)})  # fmt: skip
+        return
+    for record, probability in due:
+        click.echo(f"{probability:5.2f}  {record_line(record)}")
+    if not due:
+        note("nothing is due for review")
+
+
+@in_section("lifecycle")
+@click.command("reviewed")
+@click.argument("memory_id")
+@json_option
+def reviewed_cmd(memory_id: str, as_json: bool) -> None:
+    """Mark a memory reviewed: its review curve starts again."""
+    record = memory().reviewed(memory_id)
+    if as_json:
+        emit_json(record_dict(record))
+    else:
+        click.echo(f"Reviewed {record.id}")

@@ -39,6 +39,8 @@ COMMANDS: dict[str, str] = {
     "auto-anchor": "links:auto_anchor_cmd",
     "reinforce": "lifecycle:reinforce_cmd",
     "feedback": "lifecycle:feedback_cmd",
+    "review": "lifecycle:review_cmd",
+    "reviewed": "lifecycle:reviewed_cmd",
     "categories": "registries:categories",
     "agents": "registries:agents",
     "projects": "registries:projects",

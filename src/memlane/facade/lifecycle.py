@@ -1,14 +1,16 @@
 """Lifecycle: what keeps a memory alive over months (issue 5). So far: explicit
 reinforcement and usage feedback (reference/000 "Reinforcement", reference/002
-"feedback")."""
+"feedback") and review resurfacing (reference/003 "Review")."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from memlane.errors import Invalid
 from memlane.facade.core import Core
 from memlane.model import Record
+from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.timeutil import utcnow
 from memlane.write.dedup import clamp
 
@@ -17,6 +19,34 @@ MAX_IMPORTANCE = 10
 # TRUST_VIOLATION_FLOOR_DROP, applied at the violated_count 1 -> 2 crossing).
 TRUST_VIOLATION_DROP = 0.15
 _SECOND_VIOLATION = 2
+# Review resurfacing (reference/003): a memory is due once its recall probability since
+# it was last reviewed fell below REVIEW_THRESHOLD (0.5: one half-life of its class),
+# if it matters (importance REVIEW_MIN_IMPORTANCE or more). Both are settings.
+REVIEW_THRESHOLD = 0.5
+REVIEW_MIN_IMPORTANCE = 5
+_DAY_SECONDS = 86_400.0
+
+
+def recall_probability(record: Record, now: datetime) -> float:
+    """exp(-ln 2 · days since the last review (else creation) / the class half-life)."""
+    anchor = record.reviewed_at or record.created_at
+    days = (now - anchor).total_seconds() / _DAY_SECONDS
+    return decay(days, half_life_days(record.memory_class, HALF_LIFE_DAYS))
+
+
+def due_for_review(
+    records: list[Record],
+    now: datetime,
+    threshold: float = REVIEW_THRESHOLD,
+    min_importance: int = REVIEW_MIN_IMPORTANCE,
+) -> list[tuple[Record, float]]:
+    """The records due for review with their recall probability, most decayed first."""
+    due = [
+        (r, p)
+        for r in records
+        if r.importance >= min_importance and (p := recall_probability(r, now)) < threshold
+    ]
+    return sorted(due, key=lambda pair: (pair[1], pair[0].id))
 
 
 class LifecycleOps(Core):
@@ -57,4 +87,28 @@ class LifecycleOps(Core):
                 new = replace(old, violated_count=violated, trust_score=trust)
             w.replace(new, None)
             self._journal(w, "feedback.applied" if applied else "feedback.violated", old.id)
+        return self._sourced(new)
+
+    def review(
+        self,
+        threshold: float = REVIEW_THRESHOLD,
+        min_importance: int = REVIEW_MIN_IMPORTANCE,
+        limit: int | None = None,
+        **options: object,
+    ) -> list[tuple[Record, float]]:
+        """Live memories this agent may see that are due for review (see due_for_review),
+        most decayed first; `options` are the shared filters (scope, kind, ...)."""
+        if not 0.0 < threshold <= 1.0:
+            raise Invalid("the review threshold must be above 0 and at most 1")
+        chosen = self.filters(**{"limit": 0, **options})
+        due = due_for_review(self.list(chosen), utcnow(), threshold, min_importance)
+        return due[:limit] if limit else due
+
+    def reviewed(self, memory_id: str) -> Record:
+        """Mark a memory reviewed: its review curve starts again now."""
+        with self._transaction() as w:
+            old = self._live(w, memory_id)
+            new = replace(old, reviewed_at=utcnow())
+            w.replace(new, None)
+            self._journal(w, "reviewed", old.id)
         return self._sourced(new)
