@@ -138,3 +138,16 @@ def test_review_lists_what_decayed_and_reviewed_resets_it(mem, run):
     assert text.exit_code == 0 and other in text.stdout and text.stdout.startswith(" 0.46")
     assert run("reviewed", other).stdout.strip() == f"Reviewed {other}"
     assert "nothing is due" in run("review", "--scope", "all").stderr
+
+
+def test_search_and_recall_activate_reset_the_decay_clock(mem, run):
+    memory_id = mem.add("The staging cluster runs in eu-west-1.").id
+    assert mem.get(memory_id).last_activated is None
+    mem.search("staging cluster")
+    assert mem.get(memory_id).activation_count == 0  # a plain search activates nothing
+    mem.search("staging cluster", activate=True)
+    first = mem.get(memory_id)
+    assert first.activation_count == 1 and first.last_activated is not None
+    run("search", "staging cluster", "--scope", "all", "--activate")
+    mem.recall("staging cluster", activate=True, scope="all")
+    assert mem.get(memory_id).activation_count == 3

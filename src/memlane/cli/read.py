@@ -174,12 +174,15 @@ def list_cmd(as_json: bool, **options: Any) -> None:
     help="Keyword (BM25), vector (by meaning) or hybrid (both, fused).",
 )
 @click.option("--semantic", is_flag=True, help="Same as --mode vector.")
+@click.option("--activate", is_flag=True, help="Reset the decay clock of what is returned.")
 @json_option
-def search_cmd(query: str, mode: str, semantic: bool, as_json: bool, **options: Any) -> None:
+def search_cmd(
+    query: str, mode: str, semantic: bool, activate: bool, as_json: bool, **options: Any
+) -> None:
     """Search titles, bodies and tags by keyword, by meaning, or both; any text is safe."""
     mem = memory()
     filters = mem.filters(**options)
-    hits = mem.search(query, filters, mode="vector" if semantic else mode)
+    hits = mem.search(query, filters, mode="vector" if semantic else mode, activate=activate)
     if as_json:
         emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
     elif hits:

@@ -108,10 +108,17 @@ class VectorOps(Core):
         return len(records)
 
     def search(
-        self, query: str, filters: Filters | None = None, mode: str = "keyword", **options: Any
+        self,
+        query: str,
+        filters: Filters | None = None,
+        mode: str = "keyword",
+        *,
+        activate: bool = False,
+        **options: Any,
     ) -> Hits:
         """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
-        (nearest by meaning) or `hybrid` (both, fused by their normalised scores)."""
+        (nearest by meaning) or `hybrid` (both, fused by their normalised scores).
+        `activate`: the results were consumed on purpose, so their decay clocks reset."""
         from memlane.retrieve import lanes
 
         chosen = filters or self.filters(**options)
@@ -126,6 +133,9 @@ class VectorOps(Core):
             else:
                 self._entities_current()
                 hits = lanes.hybrid(self.store, index, embedder, query, chosen)
+        if activate and hits:
+            with self._transaction() as w:
+                w.touch([h.record.id for h in hits], "activation", utcnow())
         return [replace(h, record=self._sourced(h.record)) for h in hits]
 
     def recall(
