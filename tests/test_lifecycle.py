@@ -151,3 +151,80 @@ def test_search_and_recall_activate_reset_the_decay_clock(mem, run):
     run("search", "staging cluster", "--scope", "all", "--activate")
     mem.recall("staging cluster", activate=True, scope="all")
     assert mem.get(memory_id).activation_count == 3
+
+
+NOW = "2026-11-30T10:00:00+00:00"  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("in 2 hours", "2026-11-30T12:00:00+00:00"),
+        ("in 30 minutes", "2026-11-30T10:30:00+00:00"),
+        ("in 3 days", "2026-12-03T10:00:00+00:00"),
+        ("in a week", "2026-12-07T10:00:00+00:00"),
+        ("tomorrow at 9am", "2026-12-01T09:00:00+00:00"),
+        ("tomorrow 17:00", "2026-12-01T17:00:00+00:00"),
+        ("friday 5pm", "2026-12-04T17:00:00+00:00"),
+        ("next monday", "2026-12-07T00:00:00+00:00"),
+        ("at 17:30", "2026-11-30T17:30:00+00:00"),
+        ("tonight", "2026-11-30T20:00:00+00:00"),
+        ("Dec 1st 8am", "2026-12-01T08:00:00+00:00"),
+        ("2026-12-24 18:00", "2026-12-24T18:00:00+00:00"),
+    ],
+)
+def test_reminder_times_parse_from_a_dozen_phrasings(phrase, expected):
+    from datetime import datetime
+
+    from memlane.write.reminders import parse_due
+
+    assert parse_due(phrase, datetime.fromisoformat(NOW)).isoformat() == expected
+
+
+def test_a_reminder_time_is_read_in_a_time_zone_and_stored_in_utc():
+    from datetime import datetime
+
+    from memlane.write.reminders import parse_due
+
+    due = parse_due("tomorrow at 9am", datetime.fromisoformat(NOW), "Europe/Berlin")
+    assert due.isoformat() == "2026-12-01T08:00:00+00:00"  # 09:00 CET
+    for bad, zone in (("whenever it suits", None), ("", None), ("in 2 hours", "Mars/Olympus")):
+        with pytest.raises(Invalid):
+            parse_due(bad, datetime.fromisoformat(NOW), zone)
+
+
+def test_reminders_list_check_and_dismiss(mem, run):
+    later = mem.remind("in 2 hours", "check the deploy")
+    past = mem.remind("2020-01-01 09:00", "an old one")
+    assert [r.id for r in mem.reminders()] == [past.id, later.id]  # soonest first
+    assert [r.id for r in mem.due_reminders()] == [past.id]
+    mem.dismiss(past.id)
+    assert mem.due_reminders() == [] and [r.id for r in mem.reminders()] == [later.id]
+    assert len(mem.reminders(include_dismissed=True)) == 2
+    with pytest.raises(NotFound):
+        mem.dismiss(past.id)
+    with pytest.raises(Invalid):
+        mem.remind("in 2 hours", "   ")
+    # the CLI acts as the same agent on the same store
+    made = run("remind", "2020-06-01 12:00", "rotate", "the", "keys", "--json").json()
+    assert made["text"] == "rotate the keys" and made["due_at"].startswith("2020-06-01T12:00")
+    check = run("reminders", "check")
+    assert check.exit_code == 0 and "rotate the keys" in check.stdout
+    assert "check the deploy" not in check.stdout  # not due for two hours
+    assert "an old one" in run("reminders", "list", "--all").stdout
+    assert "an old one" not in run("reminders", "list").stdout
+    assert run("reminders", "dismiss", made["id"]).exit_code == 0
+    assert run("reminders", "check", "--json").json()["count"] == 0
+    refused = run("remind", "whenever", "x")
+    assert refused.exit_code == 2 and "cannot read" in refused.stderr
+
+
+def test_reminders_belong_to_their_agent(mem, db_path):
+    from memlane import Context, Memory
+
+    mine = mem.remind("2020-01-01 09:00", "my own reminder")
+    with Memory.open(db_path, agent="someone-else", context=Context("proj", "main")) as other:
+        assert other.reminders(include_dismissed=True) == [] and other.due_reminders() == []
+        with pytest.raises(NotFound):
+            other.dismiss(mine.id)
+    assert [r.id for r in mem.due_reminders()] == [mine.id]

@@ -409,6 +409,17 @@ class EntityMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class Reminder:
+    id: str
+    text: str
+    due_at: datetime  # UTC
+    created_at: datetime
+    agent: str | None = None
+    project: str | None = None
+    dismissed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class JournalEntry:
     seq: int
     at: datetime

@@ -1,12 +1,15 @@
-"""Lifecycle commands: reinforce, feedback, review and reviewed."""
+"""Lifecycle commands: reinforce, feedback, review, reviewed, remind and reminders."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
 from memlane.cli.render import record_dict, record_line
 from memlane.facade.lifecycle import MAX_IMPORTANCE
+from memlane.model import Reminder
 
 
 @in_section("lifecycle")
@@ -83,3 +86,85 @@ def reviewed_cmd(memory_id: str, as_json: bool) -> None:
         emit_json(record_dict(record))
     else:
         click.echo(f"Reviewed {record.id}")
+
+
+def _local(at: datetime) -> str:
+    """A UTC instant as this machine's local time, for people."""
+    return at.astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def reminder_dict(reminder: Reminder) -> dict[str, object]:
+    return {
+        "id": reminder.id,
+        "text": reminder.text,
+        "due_at": reminder.due_at.isoformat(),
+        "due_local": _local(reminder.due_at),
+        "created_at": reminder.created_at.isoformat(),
+        "project": reminder.project,
+        "dismissed_at": reminder.dismissed_at.isoformat() if reminder.dismissed_at else None,
+    }
+
+
+def _reminder_line(reminder: Reminder) -> str:
+    done = "  (dismissed)" if reminder.dismissed_at else ""
+    return f"{reminder.id}  {_local(reminder.due_at)}  {reminder.text}{done}"
+
+
+@in_section("lifecycle")
+@click.command("remind")
+@click.argument("when")
+@click.argument("text", nargs=-1, required=True)
+@click.option("--tz", "timezone", help="Time zone WHEN is read in (IANA name; default UTC).")
+@json_option
+def remind_cmd(when: str, text: tuple[str, ...], timezone: str | None, as_json: bool) -> None:
+    """Remind this agent of TEXT at WHEN ("in 2 hours", "friday 5pm", "2026-12-24 18:00")."""
+    reminder = memory().remind(when, " ".join(text), timezone=timezone)
+    if as_json:
+        emit_json(reminder_dict(reminder))
+    else:
+        click.echo(f"Reminder {reminder.id} due {_local(reminder.due_at)}: {reminder.text}")
+
+
+@in_section("lifecycle")
+@click.group("reminders")
+def reminders() -> None:
+    """This agent's reminders: list, dismiss, check."""
+
+
+@reminders.command("list")
+@click.option("--all", "include_dismissed", is_flag=True, help="Include dismissed reminders.")
+@json_option
+def reminders_list(include_dismissed: bool, as_json: bool) -> None:
+    """Pending reminders, soonest first (--all: dismissed ones too)."""
+    found = memory().reminders(include_dismissed=include_dismissed)
+    if as_json:
+        emit_json({"reminders": [reminder_dict(r) for r in found], "count": len(found)})
+        return
+    for reminder in found:
+        click.echo(_reminder_line(reminder))
+    if not found:
+        note("no reminders")
+
+
+@reminders.command("dismiss")
+@click.argument("reminder_id")
+@json_option
+def reminders_dismiss(reminder_id: str, as_json: bool) -> None:
+    """Dismiss a pending reminder."""
+    memory().dismiss(reminder_id)
+    if as_json:
+        emit_json({"dismissed": reminder_id})
+    else:
+        click.echo(f"Dismissed {reminder_id}")
+
+
+@reminders.command("check")
+@json_option
+def reminders_check(as_json: bool) -> None:
+    """The reminders that are due now (what a session-start hook calls)."""
+    due = memory().due_reminders()
+    if as_json:
+        emit_json({"due": [reminder_dict(r) for r in due], "count": len(due)})
+        return
+    for reminder in due:
+        click.echo(f"Reminder due: {_reminder_line(reminder)}")

@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "feedback": "lifecycle:feedback_cmd",
     "review": "lifecycle:review_cmd",
     "reviewed": "lifecycle:reviewed_cmd",
+    "remind": "lifecycle:remind_cmd",
+    "reminders": "lifecycle:reminders",
     "categories": "registries:categories",
     "agents": "registries:agents",
     "projects": "registries:projects",

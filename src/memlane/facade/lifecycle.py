@@ -1,15 +1,15 @@
 """Lifecycle: what keeps a memory alive over months (issue 5). So far: explicit
 reinforcement and usage feedback (reference/000 "Reinforcement", reference/002
-"feedback") and review resurfacing (reference/003 "Review")."""
+"feedback"), review resurfacing (reference/003 "Review") and reminders."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
 
-from memlane.errors import Invalid
-from memlane.facade.core import Core
-from memlane.model import Record
+from memlane.errors import Invalid, NotFound
+from memlane.facade.core import Core, new_id
+from memlane.model import Record, Reminder
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.timeutil import utcnow
 from memlane.write.dedup import clamp
@@ -112,3 +112,41 @@ class LifecycleOps(Core):
             w.replace(new, None)
             self._journal(w, "reviewed", old.id)
         return self._sourced(new)
+
+    # ---- reminders (issue 5 §5) ---------------------------------------------------
+
+    def remind(self, when: str, text: str, *, timezone: str | None = None) -> Reminder:
+        """A reminder for this agent, due at `when` ("in 2 hours", "friday 5pm", an
+        ISO time) read in `timezone` (UTC by default); stored in UTC."""
+        from memlane.write.reminders import parse_due
+
+        body = " ".join(text.split())
+        if not body:
+            raise Invalid("say what to be reminded of")
+        now = utcnow()
+        due = parse_due(when, now, timezone)
+        reminder = Reminder(
+            id=f"r-{new_id().removeprefix('m-')}", text=body, due_at=due, created_at=now,
+            agent=self.agent, project=self.context.project,
+        )  # fmt: skip
+        with self._transaction() as w:
+            w.put_reminder(reminder)
+            self._journal(w, "remind", None)
+        return reminder
+
+    def reminders(self, *, include_dismissed: bool = False) -> list[Reminder]:
+        """This agent's reminders, soonest first (pending only unless asked)."""
+        return self.store.reminders(self.agent, include_dismissed)
+
+    def due_reminders(self) -> list[Reminder]:
+        """This agent's pending reminders whose time has come: what a session-start
+        hook shows (`reminders check`)."""
+        now = utcnow()
+        return [r for r in self.reminders() if r.due_at <= now]
+
+    def dismiss(self, reminder_id: str) -> None:
+        """Dismiss one of this agent's pending reminders."""
+        with self._transaction() as w:
+            if not w.dismiss_reminder(reminder_id.strip(), self.agent, utcnow()):
+                raise NotFound(f"no pending reminder {reminder_id!r}")
+            self._journal(w, "dismiss", None)

@@ -23,6 +23,7 @@ from memlane.model import (
     Mention,
     Record,
     RegistryEntry,
+    Reminder,
     Stats,
     Version,
 )
@@ -40,6 +41,11 @@ class Writer(Protocol):
         self, dedup_hash: str, session_id: str, owner: str | None, author: str | None, category: str
     ) -> str | None:
         """A live memory with this hash, session, owner, author and category, if any."""
+
+    def put_reminder(self, reminder: Reminder) -> None: ...
+
+    def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
+        """Dismiss one of `agent`'s pending reminders; False when there is none."""
 
     def delete_link(self, link_id: str) -> Link | None:
         """Delete one stored link by its id; the link deleted, or None if there is none."""
@@ -134,6 +140,10 @@ class Store(Protocol):
     def versions(self, memory_id: str) -> list[Version]: ...
 
     def links(self, memory_id: str) -> list[Link]: ...
+
+    def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
+        """`agent`'s reminders (an anonymous caller's when None), soonest first; pending
+        only unless `include_dismissed`."""
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         """(source, target) of the link numbered `number` ("l-<number>"), if stored."""

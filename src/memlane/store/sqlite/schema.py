@@ -308,6 +308,14 @@ def m006_source_hash(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memory ADD COLUMN source_hash TEXT")
 
 
+def m007_reminders(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE reminder (id TEXT PRIMARY KEY, text TEXT NOT NULL, due_at TEXT NOT NULL, "
+        "created_at TEXT NOT NULL, agent TEXT, project TEXT, dismissed_at TEXT)"
+    )
+    conn.execute("CREATE INDEX reminder_due ON reminder(due_at) WHERE dismissed_at IS NULL")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -315,6 +323,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (4, "session_order", m004_session_order),
     (5, "vector_changes", m005_vector_changes),
     (6, "source_hash", m006_source_hash),
+    (7, "reminders", m007_reminders),
 )
 LATEST = MIGRATIONS[-1][0]
 

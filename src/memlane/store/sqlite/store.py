@@ -26,6 +26,7 @@ from memlane.model import (
     Mention,
     Record,
     RegistryEntry,
+    Reminder,
     Stats,
     Version,
     effective_resonance,
@@ -219,6 +220,22 @@ class SQLiteWriter:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def put_reminder(self, reminder: Reminder) -> None:
+        self._conn.execute(
+            "INSERT INTO reminder(id, text, due_at, created_at, agent, project, dismissed_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, NULL)",
+            (reminder.id, reminder.text, to_text(reminder.due_at), to_text(reminder.created_at),
+             reminder.agent, reminder.project),
+        )  # fmt: skip
+
+    def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE reminder SET dismissed_at = ? "
+            "WHERE id = ? AND agent IS ? AND dismissed_at IS NULL",
+            (to_text(at), reminder_id, agent),
+        )
+        return cursor.rowcount > 0
 
     def delete_link(self, link_id: str) -> Link | None:
         number = link_id.strip().removeprefix("l-")
@@ -534,6 +551,19 @@ class SQLiteStore:
             (memory_id, memory_id),
         )
         return [_link(r) for r in rows]
+
+    def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
+        pending = "" if include_dismissed else " AND dismissed_at IS NULL"
+        rows = self.conn.execute(
+            "SELECT id, text, due_at, created_at, agent, project, dismissed_at FROM reminder "
+            f"WHERE agent IS ?{pending} ORDER BY due_at, id",
+            (agent,),
+        )
+        return [
+            Reminder(r[0], r[1], from_text(r[2]), from_text(r[3]), r[4], r[5],
+                     from_text(r[6]) if r[6] else None)
+            for r in rows
+        ]  # fmt: skip
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         row = self.conn.execute(
