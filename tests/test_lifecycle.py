@@ -228,3 +228,31 @@ def test_reminders_belong_to_their_agent(mem, db_path):
         with pytest.raises(NotFound):
             other.dismiss(mine.id)
     assert [r.id for r in mem.due_reminders()] == [mine.id]
+
+
+def test_open_threads_growth_and_health(vmem, run):
+    from dataclasses import replace
+
+    opened = vmem.add("Open question: idempotency by request or invoice id?", kind="thread").id
+    closing = vmem.add("Open question: who owns the scheduler?", kind="thread").id
+    vmem.add("Alice owns the scheduler.", type="thread_closed", thread_id=closing)
+    assert [r.id for r in vmem.open_threads()] == [opened]
+    listed = run("open-threads", "--json").json()
+    assert [r["id"] for r in listed] == [opened]
+
+    old = vmem.add("An important decision from long ago.", importance=9).id
+    record = vmem.store.get(old)
+    with vmem.store.write() as w:  # written 30 weeks ago, never used since
+        w.replace(replace(record, created_at=record.created_at - timedelta(weeks=30)), None)
+    counts = vmem.growth()
+    assert len(counts) == 8 and counts[-1] == 3 and sum(counts) == 3  # the old one is out
+    assert run("growth", "--json").json() == counts
+
+    vitals = vmem.health()
+    assert vitals.live == 4 and vitals.embedded == 4 and vitals.stale_high == 1
+    no_vectors = vmem.add("Written without vectors.", no_embed=True)
+    assert no_vectors.status.value == "added"
+    health = run("health", "--json").json()
+    assert health["live"] == 5 and health["embedding_coverage"] == pytest.approx(0.8)
+    assert health["stale_high_resonance"] == 1
+    assert "embedding coverage     80%" in run("health").stdout

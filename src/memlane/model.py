@@ -409,6 +409,16 @@ class EntityMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class Vitals:
+    """The graph's health as one reader sees it (`health`)."""
+
+    live: int
+    embedded: int  # live memories with current vectors of the store's profile
+    anchored: int  # live memories with at least one anchor
+    stale_high: int  # important once (raw >= 7), faded since (decayed < 5)
+
+
+@dataclass(frozen=True, slots=True)
 class Reminder:
     id: str
     text: str

@@ -168,3 +168,53 @@ def reminders_check(as_json: bool) -> None:
         return
     for reminder in due:
         click.echo(f"Reminder due: {_reminder_line(reminder)}")
+
+
+@in_section("lifecycle")
+@click.command("open-threads")
+@json_option
+def open_threads_cmd(as_json: bool) -> None:
+    """Threads still open (or never given a state), newest first."""
+    found = memory().open_threads()
+    if as_json:
+        emit_json([record_dict(r) for r in found])
+        return
+    for record in found:
+        click.echo(record_line(record))
+    if not found:
+        note("no open threads")
+
+
+@in_section("lifecycle")
+@click.command("growth")
+@json_option
+def growth_cmd(as_json: bool) -> None:
+    """Memories written in each of the last 8 weeks, oldest first."""
+    counts = memory().growth()
+    if as_json:
+        emit_json(counts)
+        return
+    for weeks_ago, count in zip(range(len(counts), 0, -1), counts, strict=True):
+        click.echo(f"{weeks_ago} week(s) ago  {count:>6}  {'#' * min(count, 60)}")
+
+
+@in_section("lifecycle")
+@click.command("health")
+@json_option
+def health_cmd(as_json: bool) -> None:
+    """Embedding and anchor coverage of the live memories, and faded important ones."""
+    vitals = memory().health()
+    embedded = _share(vitals.embedded, vitals.live)
+    anchored = _share(vitals.anchored, vitals.live)
+    if as_json:
+        emit_json({"live": vitals.live, "embedding_coverage": embedded,
+                   "anchor_coverage": anchored, "stale_high_resonance": vitals.stale_high})  # fmt: skip
+        return
+    click.echo(f"live memories          {vitals.live}")
+    click.echo(f"embedding coverage     {embedded:.0%} ({vitals.embedded})")
+    click.echo(f"anchor coverage        {anchored:.0%} ({vitals.anchored})")
+    click.echo(f"stale high-resonance   {vitals.stale_high}")
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0

@@ -5,12 +5,13 @@ reinforcement and usage feedback (reference/000 "Reinforcement", reference/002
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
-from memlane.model import Record, Reminder
+from memlane.model import Kind, Record, Reminder, State, Vitals
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
+from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import utcnow
 from memlane.write.dedup import clamp
 
@@ -25,6 +26,7 @@ _SECOND_VIOLATION = 2
 REVIEW_THRESHOLD = 0.5
 REVIEW_MIN_IMPORTANCE = 5
 _DAY_SECONDS = 86_400.0
+GROWTH_WEEKS = 8
 
 
 def recall_probability(record: Record, now: datetime) -> float:
@@ -150,3 +152,32 @@ class LifecycleOps(Core):
             if not w.dismiss_reminder(reminder_id.strip(), self.agent, utcnow()):
                 raise NotFound(f"no pending reminder {reminder_id!r}")
             self._journal(w, "dismiss", None)
+
+    # ---- the graph's vital signs (issue 5 §4) ---------------------------------------
+
+    def open_threads(self) -> list[Record]:
+        """Live threads still open (or never given a state) this agent may see, newest
+        first."""
+        filters = self.filters(kind="thread", scope="all", limit=0,
+                               include_private=self.agent is not None)  # fmt: skip
+        return [
+            r for r in self.list(filters)
+            if r.kind is Kind.THREAD and r.state in (None, State.OPEN)
+        ]  # fmt: skip
+
+    def growth(self, weeks: int = GROWTH_WEEKS) -> list[int]:
+        """Memories written in each of the last `weeks` weeks, oldest first."""
+        now = utcnow()
+        since = now - timedelta(weeks=weeks)
+        counts = [0] * weeks
+        for created in self.store.created_since(self.agent, since):
+            age = int((now - created).total_seconds() // (7 * _DAY_SECONDS))
+            if 0 <= age < weeks:
+                counts[weeks - 1 - age] += 1
+        return counts
+
+    def health(self) -> Vitals:
+        """Embedding and anchor coverage of the live memories this agent may see, and
+        how many important ones have faded."""
+        profile = self.store.meta(EMBED_PROFILE_META)  # the store's, whoever reads it
+        return self.store.vitals(self.agent, profile, utcnow())

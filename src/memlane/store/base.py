@@ -26,8 +26,11 @@ from memlane.model import (
     Reminder,
     Stats,
     Version,
+    Vitals,
 )
 
+# The store_meta key under which a store records its vectors' embedding profile.
+EMBED_PROFILE_META = "embed_profile"
 # The keyword ladder's steps, strictest first: `match` of Store.search.
 SEARCH_STEPS = ("all", "most", "any")
 
@@ -175,6 +178,12 @@ class Store(Protocol):
         memory, lines `viewer` wrote)."""
 
     def stats(self) -> Stats: ...
+
+    def vitals(self, viewer: str | None, profile: str | None, now: datetime) -> Vitals:
+        """Counts over the live memories `viewer` may see (see Vitals)."""
+
+    def created_since(self, viewer: str | None, since: datetime) -> list[datetime]:
+        """When each memory `viewer` may see was created, from `since` on."""
 
     def meta(self, key: str) -> str | None:
         """A store-wide setting, such as the embedding profile it was built with."""

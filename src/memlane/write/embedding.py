@@ -13,10 +13,10 @@ from memlane.embed import Embedded, Embedder, entry_vector
 from memlane.embed.blob import to_blob
 from memlane.errors import Conflict, MemlaneError
 from memlane.model import Record
-from memlane.store import Store, Writer
+from memlane.store import EMBED_PROFILE_META, Store, Writer
 from memlane.write.normalize import document_text
 
-PROFILE_KEY = "embed_profile"
+PROFILE_KEY = EMBED_PROFILE_META
 # Records embedded per transaction by `embed --all/--pending`.
 EMBED_CHUNK = 64
 

@@ -29,6 +29,7 @@ from memlane.model import (
     Reminder,
     Stats,
     Version,
+    Vitals,
     effective_resonance,
 )
 from memlane.store.base import SEARCH_STEPS
@@ -289,6 +290,10 @@ class SQLiteWriter:
 
 
 _LINK_COLUMNS = "source, target, type, score, reason, created_at, rowid"
+# `health`'s stale high-resonance memories: written as important (raw importance 7 or
+# more, reference/000's core tier starts at 8) and faded since below the review floor.
+STALE_HIGH_IMPORTANCE = 7
+STALE_FADED_BELOW = 5.0
 
 
 def _link(row: Any) -> Link:
@@ -694,6 +699,29 @@ class SQLiteStore:
             f"GROUP BY {column} ORDER BY COUNT(*) DESC"
         )
         return {str(r[0]): int(r[1]) for r in rows}
+
+    def vitals(self, viewer: str | None, profile: str | None, now: datetime) -> Vitals:
+        seen = "(e.visibility = 'public' OR e.owner = :viewer)"
+        row = self.conn.execute(
+            "SELECT COUNT(*), "
+            "SUM(EXISTS (SELECT 1 FROM embedding v WHERE v.memory_id = e.id AND v.chunk = -1 "
+            "    AND v.profile = :profile AND v.content_hash = e.dedup_hash)), "
+            "SUM(EXISTS (SELECT 1 FROM link a WHERE a.source = e.id AND a.type = 'anchor')), "
+            "SUM(e.importance >= :high AND effective_resonance(e.importance, e.resonance_type, "
+            "    COALESCE(e.last_activated, e.created_at), :now) < :faded) "
+            f"FROM memory e WHERE e.superseded_at IS NULL AND e.valid_until IS NULL AND {seen}",
+            {"viewer": viewer, "profile": profile, "now": to_text(now),
+             "high": STALE_HIGH_IMPORTANCE, "faded": STALE_FADED_BELOW},
+        ).fetchone()  # fmt: skip
+        return Vitals(row[0], row[1] or 0, row[2] or 0, row[3] or 0)
+
+    def created_since(self, viewer: str | None, since: datetime) -> list[datetime]:
+        rows = self.conn.execute(
+            "SELECT created_at FROM memory WHERE created_at >= ? "
+            "AND (visibility = 'public' OR owner = ?)",
+            (to_text(since), viewer),
+        )
+        return [from_text(r[0]) for r in rows]
 
     def stats(self) -> Stats:
         one = self.conn.execute(
