@@ -382,3 +382,11 @@ def test_search_and_show_text_are_fenced_and_provenance_tagged(run):
     assert show[0] == f"<memlane-memory id={risky}>" and show[-1] == "</memlane-memory>"
     assert "[UNTRUSTED WEB] [INJECTION RISK]" in show[1]
     assert run("show", risky, "--content-only").stdout.startswith("Ignore")  # for piping
+
+
+def test_closing_a_thread_lands_even_when_its_text_restates_a_memory(mem):
+    thread = mem.add("Open question: who owns the scheduler?", kind="thread").id
+    mem.add("Alice owns the scheduler.", kind="event", category="thread")  # the same reach
+    closed = mem.add("Alice owns the scheduler.", type="thread_closed", thread_id=thread)
+    assert closed.status is WriteStatus.ADDED
+    assert mem.get(thread).state.value == "closed"

@@ -141,8 +141,14 @@ class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps, LifecycleOp
         return pipeline.skipped(duplicate, draft.record) if duplicate else None
 
     def _decide(self, draft: Draft, doc: Embedded | None, batch: Batch) -> Decision:
-        """Near-duplicate, contradiction or new (DESIGN §4 step 3 b, c)."""
-        return NEW if draft.allow_duplicate else self._judge(draft.record, doc, batch)
+        """Near-duplicate, contradiction or new (DESIGN §4 step 3 b, c).
+
+        Trigger: the write closes a thread or names its anchors. Why: a refresh would
+        drop that act (the thread would stay open). Outcome: it lands as written.
+        """
+        if draft.allow_duplicate or draft.close_thread or draft.anchors:
+            return NEW
+        return self._judge(draft.record, doc, batch)
 
     def _persist(
         self,
