@@ -256,3 +256,34 @@ def test_open_threads_growth_and_health(vmem, run):
     assert health["live"] == 5 and health["embedding_coverage"] == pytest.approx(0.8)
     assert health["stale_high_resonance"] == 1
     assert "embedding coverage     80%" in run("health").stdout
+
+
+def test_sessions_create_list_close_and_their_memories(mem, run):
+    session = mem.create_session("development")
+    assert (session.type, session.project, session.ended_at) == ("development", "proj", None)
+    first = mem.add("Started the billing refactor.", session_id=session.id).id
+    second = mem.add("Moved the retry code into the gateway.", session_id=session.id).id
+    mem.add("Unrelated note.")
+    assert {r.id for r in mem.for_session(session.id)} == {first, second}
+    assert mem.fact_session(first).id == session.id
+    closed = mem.close_session(session.id)
+    assert closed.ended_at is not None
+    with pytest.raises(NotFound):
+        mem.close_session(session.id)  # already closed
+    with pytest.raises(NotFound):
+        mem.for_session("s-nothing")
+    orphan = mem.add("No session here.").id
+    with pytest.raises(NotFound, match="no session"):
+        mem.fact_session(orphan)
+    implicit = mem.add("Written in a session nobody created.", session_id="chat-42").id
+    assert mem.fact_session(implicit).id == "chat-42"  # a write records its session
+    listed = run("sessions", "list", "--json").json()
+    assert {s["id"] for s in listed["sessions"]} == {session.id, "chat-42"}
+    made = run("sessions", "create", "--session-type", "review", "--json").json()
+    assert made["type"] == "review" and made["ended_at"] is None
+    assert "closed" in run("sessions", "close", made["id"]).stdout
+    assert run("sessions", "close", made["id"]).exit_code == 1
+    assert {r["id"] for r in run("for-session", session.id, "--json").json()["results"]} == {
+        first, second,
+    }  # fmt: skip
+    assert run("fact-session", second, "--json").json()["id"] == session.id

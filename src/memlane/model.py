@@ -409,6 +409,18 @@ class EntityMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class Session:
+    """A working period that memories can belong to (their session_id)."""
+
+    id: str
+    started_at: datetime
+    type: str | None = None
+    project: str | None = None
+    agent: str | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Vitals:
     """The graph's health as one reader sees it (`health`)."""
 

@@ -9,7 +9,7 @@ import click
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
 from memlane.cli.render import record_dict, record_line
 from memlane.facade.lifecycle import MAX_IMPORTANCE
-from memlane.model import Reminder
+from memlane.model import Reminder, Session
 
 
 @in_section("lifecycle")
@@ -218,3 +218,93 @@ def health_cmd(as_json: bool) -> None:
 
 def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
+
+
+def session_dict(session: Session) -> dict[str, object]:
+    return {
+        "id": session.id,
+        "type": session.type,
+        "project": session.project,
+        "agent": session.agent,
+        "started_at": session.started_at.isoformat(),
+        "ended_at": session.ended_at.isoformat() if session.ended_at else None,
+    }
+
+
+def _session_line(session: Session) -> str:
+    state = f"closed {_local(session.ended_at)}" if session.ended_at else "open"
+    kind = f" [{session.type}]" if session.type else ""
+    return f"{session.id}{kind}  {session.project or '-'}  {_local(session.started_at)}  {state}"
+
+
+@in_section("lifecycle")
+@click.group("sessions")
+def sessions() -> None:
+    """Working sessions that memories belong to: list, create, close."""
+
+
+@sessions.command("list")
+@click.option("--project", help="Only this project's sessions.")
+@json_option
+def sessions_list(project: str | None, as_json: bool) -> None:
+    """Sessions, newest first."""
+    found = memory().sessions(project)
+    if as_json:
+        emit_json({"sessions": [session_dict(s) for s in found], "count": len(found)})
+        return
+    for session in found:
+        click.echo(_session_line(session))
+    if not found:
+        note("no sessions")
+
+
+@sessions.command("create")
+@click.option("--session-type", "session_type", help="development, review, exploration...")
+@click.option("--project", help="Its project (default: this directory's).")
+@json_option
+def sessions_create(session_type: str | None, project: str | None, as_json: bool) -> None:
+    """Open a new session; add memories to it with --session-id."""
+    session = memory().create_session(session_type, project)
+    if as_json:
+        emit_json(session_dict(session))
+    else:
+        click.echo(f"Session {session.id} open")
+
+
+@sessions.command("close")
+@click.argument("session_id")
+@json_option
+def sessions_close(session_id: str, as_json: bool) -> None:
+    """Close an open session."""
+    session = memory().close_session(session_id)
+    if as_json:
+        emit_json(session_dict(session))
+    else:
+        click.echo(f"Session {session.id} closed")
+
+
+@in_section("lifecycle")
+@click.command("for-session")
+@click.argument("session_id")
+@json_option
+def for_session_cmd(session_id: str, as_json: bool) -> None:
+    """The memories of a session, newest first."""
+    found = memory().for_session(session_id)
+    if as_json:
+        emit_json({"results": [record_dict(r) for r in found], "count": len(found)})
+        return
+    for record in found:
+        click.echo(record_line(record))
+
+
+@in_section("lifecycle")
+@click.command("fact-session")
+@click.argument("memory_id")
+@json_option
+def fact_session_cmd(memory_id: str, as_json: bool) -> None:
+    """The session a memory came from."""
+    session = memory().fact_session(memory_id)
+    if as_json:
+        emit_json(session_dict(session))
+    else:
+        click.echo(_session_line(session))

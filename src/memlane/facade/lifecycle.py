@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
-from memlane.model import Kind, Record, Reminder, State, Vitals
+from memlane.model import Kind, Record, Reminder, Session, State, Vitals
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import utcnow
@@ -181,3 +181,46 @@ class LifecycleOps(Core):
         how many important ones have faded."""
         profile = self.store.meta(EMBED_PROFILE_META)  # the store's, whoever reads it
         return self.store.vitals(self.agent, profile, utcnow())
+
+    # ---- sessions (issue 5 §4) -----------------------------------------------------
+
+    def create_session(self, type: str | None = None, project: str | None = None) -> Session:
+        """A new open session (memories join it with --session-id)."""
+        session = Session(
+            id=f"s-{new_id().removeprefix('m-')}", started_at=utcnow(), type=type,
+            project=project or self.context.project, agent=self.agent,
+        )  # fmt: skip
+        with self._transaction() as w:
+            w.put_session(session)
+            self._journal(w, "session.create", None)
+        return session
+
+    def close_session(self, session_id: str) -> Session:
+        """End an open session."""
+        with self._transaction() as w:
+            if not w.close_session(session_id.strip(), utcnow()):
+                raise NotFound(f"no open session {session_id!r}")
+            self._journal(w, "session.close", None)
+        found = self.store.session(session_id.strip())
+        if found is None:  # deleted between the write and this read
+            raise NotFound(f"no session {session_id!r}")
+        return found
+
+    def sessions(self, project: str | None = None) -> list[Session]:
+        return self.store.sessions(project)
+
+    def for_session(self, session_id: str) -> list[Record]:
+        """The memories of a session this agent may see, newest first."""
+        if self.store.session(session_id.strip()) is None:
+            raise NotFound(f"no session {session_id!r}")
+        filters = self.filters(session_id=session_id.strip(), scope="all", limit=0,
+                               include_private=self.agent is not None)  # fmt: skip
+        return self.list(filters)
+
+    def fact_session(self, memory_id: str) -> Session:
+        """The session a memory came from."""
+        record = self._load(self.store, memory_id)
+        session = self.store.session(record.session_id) if record.session_id else None
+        if session is None:
+            raise NotFound(f"{record.id} belongs to no session")
+        return session

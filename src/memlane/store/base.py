@@ -24,6 +24,7 @@ from memlane.model import (
     Record,
     RegistryEntry,
     Reminder,
+    Session,
     Stats,
     Version,
     Vitals,
@@ -46,6 +47,11 @@ class Writer(Protocol):
         """A live memory with this hash, session, owner, author and category, if any."""
 
     def put_reminder(self, reminder: Reminder) -> None: ...
+
+    def put_session(self, session: Session) -> None: ...
+
+    def close_session(self, session_id: str, at: datetime) -> bool:
+        """End an open session; False when there is no open session of that id."""
 
     def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
         """Dismiss one of `agent`'s pending reminders; False when there is none."""
@@ -143,6 +149,11 @@ class Store(Protocol):
     def versions(self, memory_id: str) -> list[Version]: ...
 
     def links(self, memory_id: str) -> list[Link]: ...
+
+    def sessions(self, project: str | None = None) -> list[Session]:
+        """Sessions, newest first (only this project's when given)."""
+
+    def session(self, session_id: str) -> Session | None: ...
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
         """`agent`'s reminders (an anonymous caller's when None), soonest first; pending

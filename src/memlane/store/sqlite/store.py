@@ -27,6 +27,7 @@ from memlane.model import (
     Record,
     RegistryEntry,
     Reminder,
+    Session,
     Stats,
     Version,
     Vitals,
@@ -230,6 +231,20 @@ class SQLiteWriter:
              reminder.agent, reminder.project),
         )  # fmt: skip
 
+    def put_session(self, session: Session) -> None:
+        self._conn.execute(
+            "INSERT INTO session(id, type, project, agent, started_at) VALUES (?, ?, ?, ?, ?)",
+            (session.id, session.type, session.project, session.agent,
+             to_text(session.started_at)),
+        )  # fmt: skip
+
+    def close_session(self, session_id: str, at: datetime) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE session SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+            (to_text(at), session_id),
+        )
+        return cursor.rowcount > 0
+
     def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
         cursor = self._conn.execute(
             "UPDATE reminder SET dismissed_at = ? "
@@ -290,6 +305,14 @@ class SQLiteWriter:
 
 
 _LINK_COLUMNS = "source, target, type, score, reason, created_at, rowid"
+_SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
+
+
+def _session(row: Any) -> Session:
+    return Session(row[0], from_text(row[1]), row[2], row[3], row[4],
+                   from_text(row[5]) if row[5] else None)  # fmt: skip
+
+
 # `health`'s stale high-resonance memories: written as important (raw importance 7 or
 # more, reference/000's core tier starts at 8) and faded since below the review floor.
 STALE_HIGH_IMPORTANCE = 7
@@ -556,6 +579,20 @@ class SQLiteStore:
             (memory_id, memory_id),
         )
         return [_link(r) for r in rows]
+
+    def sessions(self, project: str | None = None) -> list[Session]:
+        where, params = ("WHERE project = ?", (project,)) if project else ("", ())
+        rows = self.conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM session {where} ORDER BY started_at DESC, id",
+            params,
+        )
+        return [_session(r) for r in rows]
+
+    def session(self, session_id: str) -> Session | None:
+        row = self.conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?", (session_id,)
+        ).fetchone()
+        return _session(row) if row else None
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
         pending = "" if include_dismissed else " AND dismissed_at IS NULL"
