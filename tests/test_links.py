@@ -35,6 +35,7 @@ def test_a_link_reinforces_its_target_once(mem):
     )
     assert link.id and link.id.startswith("l-")
     assert mem.get(b).importance == 6 and mem.get(a).importance == 5
+    assert mem.get(b).activation_count == 1 and mem.get(b).last_activated  # as reinforce does
     again = mem.link(a, b, "extends", "another reason")
     assert again == link  # re-adding is a no-op
     assert mem.get(b).importance == 6

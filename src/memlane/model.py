@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -598,6 +598,21 @@ def weekly_decay_rate(importance: int) -> float:
     if importance <= 5:
         return 0.95
     return 0.975
+
+
+# Reinforcement never raises importance above this (reference/000 "Reinforcement").
+REINFORCE_CAP = 10
+
+
+def reinforced(record: Record, now: datetime, amount: int = 1, cap: int = REINFORCE_CAP) -> Record:
+    """A memory still relevant: importance up by `amount` (never above `cap`, never
+    lowered), its decay clock reset, the activation counted."""
+    return replace(
+        record,
+        importance=max(record.importance, min(cap, record.importance + amount)),
+        last_activated=now,
+        activation_count=record.activation_count + 1,
+    )
 
 
 def effective_resonance(

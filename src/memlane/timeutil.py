@@ -11,6 +11,14 @@ _ZERO = timedelta(0)
 ONE_MICROSECOND = timedelta(microseconds=1)
 
 
+_DAY_SECONDS = 86_400.0
+
+
+def days_between(start: datetime, end: datetime) -> float:
+    """How many days (fractional) from `start` to `end`."""
+    return (end - start).total_seconds() / _DAY_SECONDS
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

@@ -8,8 +8,7 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
 from memlane.cli.render import record_dict, record_line
-from memlane.facade.lifecycle import MAX_IMPORTANCE
-from memlane.model import Reminder, Session
+from memlane.model import REINFORCE_CAP, Reminder, Session
 
 
 @in_section("lifecycle")
@@ -17,7 +16,7 @@ from memlane.model import Reminder, Session
 @click.argument("memory_id")
 @click.option("--amount", type=int, default=1, show_default=True, help="Importance to add.")
 @click.option(
-    "--cap", type=int, default=MAX_IMPORTANCE, show_default=True, help="Highest importance."
+    "--cap", type=int, default=REINFORCE_CAP, show_default=True, help="Highest importance."
 )
 @json_option
 def reinforce_cmd(memory_id: str, amount: int, cap: int, as_json: bool) -> None:

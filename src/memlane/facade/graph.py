@@ -16,12 +16,12 @@ from memlane.model import (
     LinkType,
     Record,
     parse_enum,
+    reinforced,
 )
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 from memlane.write.dedup import TRUST_CONTRADICTED, TRUST_CORROBORATED, clamp
 
-MAX_IMPORTANCE = 10
 # The memories `entities show` lists at most (newest first).
 SHOW_LIMIT = 50
 _SHOW_CAP = 10_000
@@ -89,7 +89,7 @@ class GraphOps(Core):
         if kind is LinkType.SUPPORTS:
             changed = replace(changed, trust_score=clamp(b.trust_score + TRUST_CORROBORATED))
         if reinforce and kind not in UNREINFORCING_LINKS:
-            changed = replace(changed, importance=min(MAX_IMPORTANCE, changed.importance + 1))
+            changed = reinforced(changed, utcnow())
         if changed != b:
             w.replace(changed, None)
 

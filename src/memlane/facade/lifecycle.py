@@ -9,13 +9,12 @@ from datetime import datetime, timedelta
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
-from memlane.model import Kind, Record, Reminder, Session, State, Vitals
+from memlane.model import REINFORCE_CAP, Kind, Record, Reminder, Session, State, Vitals, reinforced
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.store import EMBED_PROFILE_META
-from memlane.timeutil import utcnow
+from memlane.timeutil import days_between, utcnow
 from memlane.write.dedup import clamp
 
-MAX_IMPORTANCE = 10
 # The second violation of a lesson costs it this much trust, once (reference/002's
 # TRUST_VIOLATION_FLOOR_DROP, applied at the violated_count 1 -> 2 crossing).
 TRUST_VIOLATION_DROP = 0.15
@@ -25,14 +24,13 @@ _SECOND_VIOLATION = 2
 # if it matters (importance REVIEW_MIN_IMPORTANCE or more). Both are settings.
 REVIEW_THRESHOLD = 0.5
 REVIEW_MIN_IMPORTANCE = 5
-_DAY_SECONDS = 86_400.0
 GROWTH_WEEKS = 8
 
 
 def recall_probability(record: Record, now: datetime) -> float:
     """exp(-ln 2 · days since the last review (else creation) / the class half-life)."""
     anchor = record.reviewed_at or record.created_at
-    days = (now - anchor).total_seconds() / _DAY_SECONDS
+    days = days_between(anchor, now)
     return decay(days, half_life_days(record.memory_class, HALF_LIFE_DAYS))
 
 
@@ -54,22 +52,16 @@ def due_for_review(
 class LifecycleOps(Core):
     """Reinforcement and feedback: the writers of importance, activation and usage."""
 
-    def reinforce(self, memory_id: str, amount: int = 1, cap: int = MAX_IMPORTANCE) -> Record:
+    def reinforce(self, memory_id: str, amount: int = 1, cap: int = REINFORCE_CAP) -> Record:
         """Raise a memory's importance by `amount` (at most `cap`), reset its decay clock
         and count the activation: the memory is still relevant."""
         if amount < 1:
             raise Invalid("--amount must be at least 1")
-        if not 1 <= cap <= MAX_IMPORTANCE:
-            raise Invalid(f"--cap must be between 1 and {MAX_IMPORTANCE}")
+        if not 1 <= cap <= REINFORCE_CAP:
+            raise Invalid(f"--cap must be between 1 and {REINFORCE_CAP}")
         with self._transaction() as w:
             old = self._live(w, memory_id)
-            now = utcnow()
-            new = replace(
-                old,
-                importance=max(old.importance, min(cap, old.importance + amount)),
-                last_activated=now,
-                activation_count=old.activation_count + 1,
-            )
+            new = reinforced(old, utcnow(), amount, cap)
             w.replace(new, None)
             self._journal(w, "reinforce", old.id)
         return self._sourced(new)
@@ -171,7 +163,7 @@ class LifecycleOps(Core):
         since = now - timedelta(weeks=weeks)
         counts = [0] * weeks
         for created in self.store.created_since(self.agent, since):
-            age = int((now - created).total_seconds() // (7 * _DAY_SECONDS))
+            age = int(days_between(created, now) // 7)
             if 0 <= age < weeks:
                 counts[weeks - 1 - age] += 1
         return counts

@@ -18,8 +18,8 @@ from memlane.model import DECAY_EXEMPT, MemoryClass, Record, effective_resonance
 from memlane.retrieve.fuse import LANES, Fused, normalized
 from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_fit
 from memlane.scope import GLOBAL, Context, scope_project
+from memlane.timeutil import days_between
 
-_DAY_SECONDS = 86400.0
 # How fast each class of memory stops being news (mait-code's half-lives):
 # yesterday's deploy matters less next week; a decision stays relevant for months;
 # a procedure goes stale when it is superseded, not with time. A memory whose class
@@ -120,7 +120,7 @@ def recency(
     """How fresh a memory is, by its event time (else its creation) and its class."""
     if record.resonance_type is not None and record.resonance_type in DECAY_EXEMPT:
         return 1.0
-    age_days = (now - event_time(record)).total_seconds() / _DAY_SECONDS
+    age_days = days_between(event_time(record), now)
     return decay(age_days, half_life_days(record.memory_class, half_lives))
 
 
