@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memlane.model import LinkType
-from memlane.write.anchors import AUTO_REASON, jaccard, plan_anchors
+from memlane.write.anchors import AUTO_REASON, plan_anchors, text_jaccard
 
 POSTGRES = "Use Postgres for the billing service database."
 MYSQL = "Use MySQL for the billing service database."  # hash cosine 0.83, Jaccard 0.75
@@ -24,8 +24,8 @@ def test_the_plan_keeps_the_band_best_first_and_prunes_the_rest():
 
 
 def test_jaccard_of_words():
-    assert jaccard(POSTGRES, MYSQL) == pytest.approx(6 / 8)
-    assert jaccard("", "") == 0.0 and jaccard("a b", "a b") == 1.0
+    assert text_jaccard(POSTGRES, MYSQL) == pytest.approx(6 / 8)
+    assert text_jaccard("", "") == 0.0 and text_jaccard("a b", "a b") == 1.0
 
 
 def auto_anchors(store, memory_id):

@@ -18,14 +18,7 @@ from memlane.retrieve.budget import (
     pack_results,
 )
 from memlane.retrieve.fuse import BM25, ENTITY, VECTOR, Fused, convex, normalized, rrf
-from memlane.retrieve.mmr import (
-    cosine,
-    diversify,
-    jaccard,
-    mmr,
-    similarity_by_id,
-    tokens,
-)
+from memlane.retrieve.mmr import cosine, diversify, mmr, similarity_by_id
 from memlane.retrieve.score import (
     DEFAULT_WEIGHTS,
     Scored,
@@ -40,6 +33,7 @@ from memlane.retrieve.score import (
     trust,
 )
 from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_cue, time_fit
+from memlane.words import jaccard, tokens
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)

@@ -28,8 +28,8 @@ from memlane.write.anchors import (
     AUTO_REASON,
     MAX_ANCHORS,
     AnchorPlan,
-    jaccard,
     plan_anchors,
+    text_jaccard,
 )
 from memlane.write.dedup import (
     TRUST_CONTRADICTED,
@@ -330,7 +330,7 @@ class PolicyOps(Core):
             (r.id, r) for r in self.store.query(replace(near, ids=tuple(also), limit=None))
         )
         found.pop(record.id, None)
-        return {i: jaccard(text, document_text(r)) for i, r in found.items()}
+        return {i: text_jaccard(text, document_text(r)) for i, r in found.items()}
 
     def _entry_vector(self, memory_id: str) -> Any:
         """A memory's current entry vector (None: it has none, or there is no embedder)."""

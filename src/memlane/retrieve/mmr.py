@@ -9,19 +9,17 @@ score order; λ = 0 only seeks difference.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from memlane.errors import Invalid
 from memlane.retrieve.score import Scored
+from memlane.words import jaccard, tokens
 
 T = TypeVar("T")
 
 # ZMem's default: mostly relevance, enough diversity to break up paraphrase clusters.
 MMR_LAMBDA = 0.7
-
-_TOKEN = re.compile(r"\w+")
 
 
 def mmr(
@@ -58,17 +56,6 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
         raise Invalid(f"cannot compare vectors of {len(a)} and {len(b)} dimensions")
     norm = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
     return math.fsum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
-
-
-def tokens(text: str) -> frozenset[str]:
-    """The casefolded words of a text, as a set."""
-    return frozenset(_TOKEN.findall(text.casefold()))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """Shared tokens over all tokens; two empty texts share nothing, so 0.0."""
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
 
 
 def similarity_by_id(

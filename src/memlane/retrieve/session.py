@@ -23,8 +23,8 @@ from dataclasses import replace
 from memlane.graph.entities import STOPWORDS
 from memlane.model import Filters, Record
 from memlane.retrieve.fuse import Fused
-from memlane.retrieve.mmr import tokens
 from memlane.store import Store
+from memlane.words import tokens
 
 
 def content_words(text: str) -> frozenset[str]:

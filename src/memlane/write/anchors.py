@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memlane.write.dedup import words
+from memlane.words import jaccard, tokens
 
 ANCHOR_LOW = 0.75
 ANCHOR_HIGH = 0.95
@@ -52,7 +52,6 @@ def plan_anchors(
     )
 
 
-def jaccard(a: str, b: str) -> float:
-    """Token Jaccard of two texts (lowercased words): the similarity without vectors."""
-    x, y = set(words(a)), set(words(b))
-    return len(x & y) / len(x | y) if x | y else 0.0
+def text_jaccard(a: str, b: str) -> float:
+    """Token Jaccard of two texts: the similarity without vectors."""
+    return jaccard(tokens(a), tokens(b))

@@ -1,0 +1,19 @@
+"""Texts as sets of words, and how much two such sets share: one definition for MMR
+diversity, session neighbours and anchors without vectors."""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"\w+")
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The casefolded words of a text, as a set."""
+    return frozenset(_TOKEN.findall(text.casefold()))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Shared tokens over all tokens; two empty texts share nothing, so 0.0."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
