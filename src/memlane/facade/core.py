@@ -233,16 +233,30 @@ class Core:
         return make_filters(self.context, self.agent, options)
 
     def list(self, filters: Filters | None = None, **options: Any) -> Records:
-        return [self._sourced(r) for r in self.store.query(filters or self.filters(**options))]
+        return self._as_read(self.store.query(filters or self.filters(**options)))
+
+    def _as_read(self, records: Sequence[Record], sources: bool = True) -> Records:
+        """Records as this agent reads them: anchors only to memories it may see (one
+        query for all of them); with `sources`, file: sources checked (see _sourced)."""
+        targets = tuple({a for r in records for a in r.anchors})
+        if targets:
+            seen = set(self.store.admitted(Filters(
+                ids=targets, viewer=self.agent, include_private=self.agent is not None,
+                include_superseded=True, limit=None,
+            )))  # fmt: skip
+            records = [
+                r if set(r.anchors) <= seen
+                else replace(r, anchors=tuple(a for a in r.anchors if a in seen))
+                for r in records
+            ]  # fmt: skip
+        return [self._sourced(r) for r in records] if sources else list(records)
 
     def _sourced(self, record: Record) -> Record:
-        """A record as read: anchors only to memories this agent may see; a file:
-        source checked against the hash written with it, a changed or vanished one
-        halving the memory's confidence (issue 4 §6)."""
+        """A record as read: a file: source checked against the hash written with it,
+        a changed or vanished one halving the memory's confidence (issue 4 §6); its
+        anchors filtered (see _as_read)."""
         if record.anchors:
-            seen = tuple(a for a in record.anchors if self._visible_id(a))
-            if seen != record.anchors:
-                record = replace(record, anchors=seen)
+            [record] = self._as_read([record], sources=False)
         if record.source_hash is None:
             return record
         from memlane.write.sources import STALE_CONFIDENCE, SourceState, source_state

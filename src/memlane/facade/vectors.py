@@ -136,7 +136,7 @@ class VectorOps(Core):
         if activate and hits:
             with self._transaction() as w:
                 w.touch([h.record.id for h in hits], "activation", utcnow())
-        return [replace(h, record=self._sourced(h.record)) for h in hits]
+        return list(self._reread(hits))
 
     def recall(
         self,
@@ -178,9 +178,10 @@ class VectorOps(Core):
                     w.touch(ids, "activation", utcnow())
         return replace(
             result,
-            hits=tuple(replace(h, record=self._sourced(h.record)) for h in result.hits),
-            extras=tuple(replace(e, record=self._sourced(e.record)) for e in result.extras),
-            candidates=tuple(replace(c, record=self._sourced(c.record)) for c in result.candidates),
+            hits=self._reread(result.hits),
+            extras=self._reread(result.extras),
+            # what explain reads: anchors filtered, no file checked (none is shown)
+            candidates=self._reread(result.candidates, sources=False),
         )
 
     def explain(
@@ -246,3 +247,9 @@ class VectorOps(Core):
             if wanted in f"{record.title}\n{record.body}".casefold():
                 seen.setdefault(record.id, record)
         return list(seen.values())[:EXPLAIN_TARGETS]
+
+    def _reread(self, items: Sequence[Any], sources: bool = True) -> tuple[Any, ...]:
+        """Hits (or anything with a `record`) with their records as this agent reads
+        them (see Core._as_read)."""
+        read = self._as_read([item.record for item in items], sources)
+        return tuple(replace(item, record=r) for item, r in zip(items, read, strict=True))
