@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.write.capture import Captured
 
 from memlane.facade import core
+from memlane.facade.consolidate import ConsolidateOps
 from memlane.facade.core import (
     _ACCESS_FIELDS,
     BATCH_CHUNK,
@@ -55,9 +56,11 @@ from memlane.facade.core import (
 from memlane.facade.graph import GraphOps
 from memlane.facade.health import HealthOps
 from memlane.facade.lifecycle import LifecycleOps
+from memlane.facade.pack import PackOps
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.registries import RegistryOps
 from memlane.facade.vectors import VectorOps
+from memlane.facade.wake import WakeOps
 
 __all__ = ["Memory"]
 
@@ -65,7 +68,17 @@ __all__ = ["Memory"]
 ChunkOutcome = tuple[list[BatchLine], list[str], dict[str, "Embedded"]]
 
 
-class Memory(VectorOps, RegistryOps, GraphOps, HealthOps, PolicyOps, LifecycleOps):
+class Memory(
+    VectorOps,
+    RegistryOps,
+    GraphOps,
+    HealthOps,
+    PolicyOps,
+    LifecycleOps,
+    ConsolidateOps,
+    PackOps,
+    WakeOps,
+):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
     @classmethod
