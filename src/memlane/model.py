@@ -421,6 +421,50 @@ class Session:
 
 
 @dataclass(frozen=True, slots=True)
+class WakeRitual:
+    """One walk of the wake ritual: the blooms fixed at --begin, where it stands, and
+    the last response (replayed to a caller whose response was lost)."""
+
+    id: str
+    agent: str
+    created_at: datetime
+    version: int
+    sequence: tuple[tuple[str, str], ...]  # (memory id, title at begin)
+    wake: int | None = None
+    model: str | None = None
+    entry: int = 0  # the bloom the next step shows
+    chunk: int = 0  # its chunk
+    step: int = 0  # steps taken (judged or not)
+    last_response: str | None = None  # JSON
+    completed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WakeGuess:
+    """A judged guess of the ritual (the guess log), with its later scores."""
+
+    session_id: str
+    step: int
+    agent: str
+    memory_id: str
+    chunk: int
+    position: int  # the bloom's place in the sequence
+    title: str  # as shown
+    guess: str
+    phrases: tuple[str, ...]
+    source: str  # authored | derived | auto | unphrased
+    match_kind: str  # exact | close | none
+    phrase_index: int | None
+    bucket: str  # unhinted | revealed
+    chunk_sha256: str
+    created_at: datetime
+    wake: int | None = None
+    model: str | None = None
+    scored_at: datetime | None = None
+    scores: dict[str, float | int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Vitals:
     """The graph's health as one reader sees it (`health`)."""
 
@@ -483,6 +527,7 @@ class Filters:
     any_visibility: bool = False  # internal reads by id: visibility is checked by the caller
     since: datetime | None = None
     until: datetime | None = None
+    active_since: datetime | None = None  # last activated or changed from then on
     as_of: datetime | None = None
     include_superseded: bool = False
     session_id: str | None = None

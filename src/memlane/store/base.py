@@ -28,6 +28,8 @@ from memlane.model import (
     Stats,
     Version,
     Vitals,
+    WakeGuess,
+    WakeRitual,
 )
 
 # The store_meta key under which a store records its vectors' embedding profile.
@@ -47,6 +49,20 @@ class Writer(Protocol):
         """A live memory with this hash, session, owner, author and category, if any."""
 
     def put_reminder(self, reminder: Reminder) -> None: ...
+
+    def put_ritual(self, ritual: WakeRitual) -> None:
+        """Write a wake ritual's state (insert or replace)."""
+
+    def put_guess(self, guess: WakeGuess) -> None:
+        """Log one judged guess; a second row for the same session and step fails."""
+
+    def score_guess(
+        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
+    ) -> None:
+        """Store a guess row's scores and guess vector, and mark it scored."""
+
+    def put_phrase_vector(self, key: str, vector: bytes) -> None:
+        """Cache an authored phrase's vector under a key that holds no phrase text."""
 
     def put_session(self, session: Session) -> None: ...
 
@@ -154,6 +170,25 @@ class Store(Protocol):
         """Sessions, newest first (only this project's when given)."""
 
     def session(self, session_id: str) -> Session | None: ...
+
+    def ritual(self, session_id: str) -> WakeRitual | None: ...
+
+    def guesses(
+        self,
+        agent: str,
+        *,
+        wake: int | None = None,
+        memory_id: str | None = None,
+        session_id: str | None = None,
+        pending: bool | None = None,
+    ) -> list[WakeGuess]:
+        """One agent's guess log, oldest first, narrowed by wake, memory, session, or
+        scored state (pending True: not yet scored)."""
+
+    def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
+        """The vectors of an agent's scored guesses, by (session, step)."""
+
+    def phrase_vector(self, key: str) -> bytes | None: ...
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
         """`agent`'s reminders (an anonymous caller's when None), soonest first; pending

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from memlane.errors import SchemaTooNew
+from memlane.store.sqlite import wake
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -316,6 +317,11 @@ def m007_reminders(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX reminder_due ON reminder(due_at) WHERE dismissed_at IS NULL")
 
 
+def m008_wake(conn: sqlite3.Connection) -> None:
+    for statement in wake.SCHEMA:
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -324,6 +330,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (5, "vector_changes", m005_vector_changes),
     (6, "source_hash", m006_source_hash),
     (7, "reminders", m007_reminders),
+    (8, "wake", m008_wake),
 )
 LATEST = MIGRATIONS[-1][0]
 

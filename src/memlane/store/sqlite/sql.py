@@ -165,6 +165,9 @@ def filter_clauses(f: Filters, params: dict[str, Any]) -> list[str]:
     out.extend(_presence_clauses(f))
     out.append(_visibility(f, params))
     out.extend(_time_clauses(f.since, f.until, params))
+    if f.active_since is not None:  # activated or changed since (wake's recent layer)
+        params["active_since"] = to_text(f.active_since)
+        out.append("MAX(COALESCE(e.last_activated, ''), e.updated_at) >= :active_since")
     if f.session_id is not None:
         params["session_id"] = f.session_id
         out.append("e.session_id = :session_id")

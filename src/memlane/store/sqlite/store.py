@@ -31,11 +31,14 @@ from memlane.model import (
     Stats,
     Version,
     Vitals,
+    WakeGuess,
+    WakeRitual,
     effective_resonance,
 )
 from memlane.store.base import SEARCH_STEPS
 from memlane.store.sqlite import entities as entity_sql
 from memlane.store.sqlite import schema, sql
+from memlane.store.sqlite import wake as wake_sql
 from memlane.store.sqlite.rows import (
     COLUMNS,
     record_from_row,
@@ -222,6 +225,22 @@ class SQLiteWriter:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def put_ritual(self, ritual: WakeRitual) -> None:
+        wake_sql.put_ritual(self._conn, ritual)
+
+    def put_guess(self, guess: WakeGuess) -> None:
+        wake_sql.put_guess(self._conn, guess)
+
+    def score_guess(
+        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
+    ) -> None:
+        wake_sql.score_guess(
+            self._conn, guess.session_id, guess.step, scores, vector, to_text(utcnow())
+        )
+
+    def put_phrase_vector(self, key: str, vector: bytes) -> None:
+        wake_sql.put_phrase_vector(self._conn, key, vector)
 
     def put_reminder(self, reminder: Reminder) -> None:
         self._conn.execute(
@@ -593,6 +612,29 @@ class SQLiteStore:
             f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?", (session_id,)
         ).fetchone()
         return _session(row) if row else None
+
+    def ritual(self, session_id: str) -> WakeRitual | None:
+        return wake_sql.ritual(self.conn, session_id)
+
+    def guesses(
+        self,
+        agent: str,
+        *,
+        wake: int | None = None,
+        memory_id: str | None = None,
+        session_id: str | None = None,
+        pending: bool | None = None,
+    ) -> list[WakeGuess]:
+        return wake_sql.guesses(
+            self.conn, agent, wake=wake, memory_id=memory_id, session_id=session_id,
+            pending=pending,
+        )  # fmt: skip
+
+    def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
+        return wake_sql.guess_vectors(self.conn, agent)
+
+    def phrase_vector(self, key: str) -> bytes | None:
+        return wake_sql.phrase_vector(self.conn, key)
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
         pending = "" if include_dismissed else " AND dismissed_at IS NULL"

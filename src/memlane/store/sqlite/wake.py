@@ -1,0 +1,141 @@
+"""The wake ritual's sessions, its guess log and the phrase-vector cache, in SQLite.
+
+Guess rows belong to the agent that wrote them: every read filters by agent.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from memlane.model import WakeGuess, WakeRitual
+from memlane.timeutil import from_text, to_text
+
+SCHEMA = (
+    "CREATE TABLE wake_session (id TEXT PRIMARY KEY, agent TEXT NOT NULL, "
+    "created_at TEXT NOT NULL, version INTEGER NOT NULL, sequence TEXT NOT NULL, "
+    "wake INTEGER, model TEXT, entry INTEGER NOT NULL, chunk INTEGER NOT NULL, "
+    "step INTEGER NOT NULL, last_response TEXT, completed_at TEXT)",
+    "CREATE TABLE wake_guess (session_id TEXT NOT NULL REFERENCES wake_session(id), "
+    "step INTEGER NOT NULL, agent TEXT NOT NULL, memory_id TEXT NOT NULL, "
+    "chunk INTEGER NOT NULL, position INTEGER NOT NULL, title TEXT NOT NULL, "
+    "guess TEXT NOT NULL, phrases TEXT NOT NULL, source TEXT NOT NULL, "
+    "match_kind TEXT NOT NULL, phrase_index INTEGER, bucket TEXT NOT NULL, "
+    "chunk_sha256 TEXT NOT NULL, created_at TEXT NOT NULL, wake INTEGER, model TEXT, "
+    "scored_at TEXT, scores TEXT, guess_vector BLOB, PRIMARY KEY (session_id, step))",
+    "CREATE INDEX wake_guess_agent ON wake_guess(agent, wake)",
+    "CREATE INDEX wake_guess_memory ON wake_guess(agent, memory_id, created_at)",
+    # Authored-phrase vectors keyed by sha256(profile + normalised phrase): no text kept.
+    "CREATE TABLE wake_phrase_embedding (key TEXT PRIMARY KEY, vector BLOB NOT NULL)",
+)
+
+_RITUAL = (
+    "id, agent, created_at, version, sequence, wake, model, entry, chunk, step, "
+    "last_response, completed_at"
+)
+_GUESS = (
+    "session_id, step, agent, memory_id, chunk, position, title, guess, phrases, source, "
+    "match_kind, phrase_index, bucket, chunk_sha256, created_at, wake, model, scored_at, scores"
+)
+
+
+def put_ritual(conn: sqlite3.Connection, r: WakeRitual) -> None:
+    conn.execute(
+        f"INSERT OR REPLACE INTO wake_session({_RITUAL}) VALUES ({', '.join('?' * 12)})",
+        (r.id, r.agent, to_text(r.created_at), r.version, json.dumps(r.sequence), r.wake,
+         r.model, r.entry, r.chunk, r.step, r.last_response,
+         to_text(r.completed_at) if r.completed_at else None),
+    )  # fmt: skip
+
+
+def ritual(conn: sqlite3.Connection, session_id: str) -> WakeRitual | None:
+    row = conn.execute(f"SELECT {_RITUAL} FROM wake_session WHERE id = ?", (session_id,))
+    found = row.fetchone()
+    if found is None:
+        return None
+    sequence = tuple((str(i), str(t)) for i, t in json.loads(found[4]))
+    return WakeRitual(
+        found[0], found[1], from_text(found[2]), found[3], sequence, found[5], found[6],
+        found[7], found[8], found[9], found[10], from_text(found[11]) if found[11] else None,
+    )  # fmt: skip
+
+
+def put_guess(conn: sqlite3.Connection, g: WakeGuess) -> None:
+    conn.execute(
+        f"INSERT INTO wake_guess({_GUESS}) VALUES ({', '.join('?' * 19)})",
+        (g.session_id, g.step, g.agent, g.memory_id, g.chunk, g.position, g.title, g.guess,
+         json.dumps(g.phrases), g.source, g.match_kind, g.phrase_index, g.bucket,
+         g.chunk_sha256, to_text(g.created_at), g.wake, g.model, None, None),
+    )  # fmt: skip
+
+
+def score_guess(
+    conn: sqlite3.Connection,
+    session_id: str,
+    step: int,
+    scores: dict[str, float | int | None],
+    vector: bytes,
+    at: str,
+) -> None:
+    conn.execute(
+        "UPDATE wake_guess SET scores = ?, guess_vector = ?, scored_at = ? "
+        "WHERE session_id = ? AND step = ?",
+        (json.dumps(scores), vector, at, session_id, step),
+    )
+
+
+def _guess(row: Any) -> WakeGuess:
+    return WakeGuess(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+        tuple(json.loads(row[8])), row[9], row[10], row[11], row[12], row[13],
+        from_text(row[14]), row[15], row[16], from_text(row[17]) if row[17] else None,
+        json.loads(row[18]) if row[18] else {},
+    )  # fmt: skip
+
+
+def guesses(
+    conn: sqlite3.Connection,
+    agent: str,
+    *,
+    wake: int | None = None,
+    memory_id: str | None = None,
+    session_id: str | None = None,
+    pending: bool | None = None,
+) -> list[WakeGuess]:
+    """One agent's guess rows, oldest first, narrowed by the given keys."""
+    where, params = ["agent = ?"], list[object]([agent])
+    for column, value in (("wake", wake), ("memory_id", memory_id), ("session_id", session_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if pending is not None:
+        where.append("scored_at IS NULL" if pending else "scored_at IS NOT NULL")
+    rows = conn.execute(
+        f"SELECT {_GUESS} FROM wake_guess WHERE {' AND '.join(where)} "
+        "ORDER BY created_at, session_id, step",
+        params,
+    )
+    return [_guess(r) for r in rows]
+
+
+def guess_vectors(conn: sqlite3.Connection, agent: str) -> dict[tuple[str, int], bytes]:
+    """The stored guess vectors of an agent's scored rows, by (session, step)."""
+    rows = conn.execute(
+        "SELECT session_id, step, guess_vector FROM wake_guess "
+        "WHERE agent = ? AND guess_vector IS NOT NULL",
+        (agent,),
+    )
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def phrase_vector(conn: sqlite3.Connection, key: str) -> bytes | None:
+    row = conn.execute("SELECT vector FROM wake_phrase_embedding WHERE key = ?", (key,))
+    found = row.fetchone()
+    return bytes(found[0]) if found else None
+
+
+def put_phrase_vector(conn: sqlite3.Connection, key: str, vector: bytes) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO wake_phrase_embedding(key, vector) VALUES (?, ?)", (key, vector)
+    )
