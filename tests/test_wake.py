@@ -11,10 +11,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memlane import Conflict, Invalid, Memory, NotFound
+from memlane import Conflict, Invalid, Memory, NotFound, Unavailable
 from memlane.lifecycle import wake as ritual
 from memlane.model import Record, WakeRitual
 from memlane.timeutil import utcnow
+
 AGENT = "tester"  # the agent of the conftest stores
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -165,9 +166,10 @@ def test_summary_counts_add_up():
 def woke(vmem: Memory) -> dict[str, str]:
     """An agent with a core identity memory (authored phrase), a long memory of two or
     more parts, and a recent one."""
+    who = vmem.add("I am Ada, a careful coding agent.", title="Who I am", importance=9,
+                   wake_phrases=["careful coder"], wake_order=1)  # fmt: skip
     ids = {
-        "who": vmem.add("I am Ada, a careful coding agent.", title="Who I am", importance=9,
-                        wake_phrases=["careful coder"], wake_order=1).id,  # fmt: skip
+        "who": who.id,
         "long": vmem.add(LONG, title="Deploy lore", importance=8, wake_order=2).id,
         "recent": vmem.add("Ben prefers tabs over spaces.", title="Ben", importance=3).id,
     }
@@ -269,9 +271,11 @@ def test_refused_calls_write_nothing_and_can_be_retried(vmem, woke):
 
 def test_only_the_agent_that_began_may_walk_and_tokens_cannot_be_forged(vmem, woke, db_path):
     begun = vmem.wake_begin()
-    with Memory.open(db_path, agent="someone-else") as other:
-        with pytest.raises(Invalid, match="agent that began"):
-            other.wake_respond(begun["session"], woke["who"], "careful coder")
+    with (
+        Memory.open(db_path, agent="someone-else") as other,
+        pytest.raises(Invalid, match="agent that began"),
+    ):
+        other.wake_respond(begun["session"], woke["who"], "careful coder")
     with Memory.open(db_path) as nobody, pytest.raises(Invalid, match="MEMLANE_AGENT"):
         nobody.wake_respond(begun["session"], woke["who"], "careful coder")
     session_id = begun["session"].split(".")[1]
@@ -357,9 +361,8 @@ def test_scoring_fills_both_axes_and_axis_b_needs_history(vmem, woke):
 
 def test_scoring_without_an_embedder_leaves_rows_pending(vmem, woke, db_path):
     walk(vmem, vmem.wake_begin(wake=1), ["careful coder"])
-    with Memory.open(db_path, agent=AGENT) as plain:
-        with pytest.raises(Exception, match="unavailable"):
-            plain.wake_score()
+    with Memory.open(db_path, agent=AGENT) as plain, pytest.raises(Unavailable):
+        plain.wake_score()
     assert vmem.store.guesses(AGENT, pending=True) != []
 
 

@@ -242,6 +242,29 @@ SETTINGS: tuple[Setting, ...] = (
         _count,
     ),
     Setting(
+        "consolidate_interval_days",
+        "MEMLANE_CONSOLIDATE_INTERVAL_DAYS",
+        lambda: 7,
+        "consolidate/organize cadence gate: a run is skipped while the last one is fewer "
+        "than this many days ago and the store grew less than the growth share since.",
+        _count,
+    ),
+    Setting(
+        "consolidate_growth",
+        "MEMLANE_CONSOLIDATE_GROWTH",
+        lambda: 0.2,
+        "consolidate/organize cadence gate: live-memory growth (0-1) since the last run "
+        "that makes a run due before the interval is over.",
+        _share,
+    ),
+    Setting(
+        "organize_working_set",
+        "MEMLANE_ORGANIZE_WORKING_SET",
+        lambda: 256,
+        "organize: the most recent live memories it consolidates and groups into topics.",
+        _count,
+    ),
+    Setting(
         "capture_mode",
         "MEMLANE_CAPTURE_MODE",
         lambda: "auto",

@@ -272,14 +272,20 @@ def sessions_create(session_type: str | None, project: str | None, as_json: bool
 
 @sessions.command("close")
 @click.argument("session_id")
+@click.option("--no-summary", is_flag=True, help="Write no summary memory of the session.")
 @json_option
-def sessions_close(session_id: str, as_json: bool) -> None:
-    """Close an open session."""
-    session = memory().close_session(session_id)
+def sessions_close(session_id: str, no_summary: bool, as_json: bool) -> None:
+    """Close an open session and write an extractive summary memory of its memories,
+    linked to them (none when it has no memories)."""
+    closed = memory().close_session(session_id, summary=not no_summary)
     if as_json:
-        emit_json(session_dict(session))
-    else:
-        click.echo(f"Session {session.id} closed")
+        emit_json({**session_dict(closed), "summary_id": closed.summary_id,
+                   "summarised": list(closed.summarised), "warnings": list(closed.warnings)})  # fmt: skip
+        return
+    done = f"; summary {closed.summary_id} of {len(closed.summarised)} memories"
+    click.echo(f"Session {closed.id} closed{done if closed.summary_id else ''}")
+    for warning in closed.warnings:
+        note(warning)
 
 
 @in_section("lifecycle")

@@ -1,9 +1,419 @@
-"""Consolidate and organize: fold live near-duplicates without losing text (issue 5 §6)."""
+"""Consolidate and organize: fold live near-duplicates without losing text (issue 5 §6).
+
+The decisions are pure (lifecycle.consolidate, lifecycle.organize); this mixin reads
+the candidates, guards a run (one at a time, not too often) and writes the plan.
+
+- Single flight: a run holds a lock in the store's meta table. A second run, from
+  any process, is skipped with a notice (exit 0 at the CLI). A crashed run's lock
+  expires after LOCK_STALE and the next run takes it over.
+- Cadence gate: a run is skipped while the last one is recent and the store has
+  barely grown (lifecycle.consolidate.cadence_skip); `force` bypasses it. consolidate
+  and organize share the gate, the clock and the lock (reference/002).
+- A dry run computes the same plan and stops before writing; it models both guards,
+  so "would skip by cadence gate" is what a real run would then do.
+- `merged_from`: the store has no column for it, and this issue adds no migration, so
+  a keeper's provenance is its `supersedes` links whose reason starts "consolidated"
+  (`:truncated` appended when the text did not fit); `merged_from(id)` reads them.
+"""
 
 from __future__ import annotations
 
-from memlane.facade.core import Core
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from memlane.errors import Conflict, Invalid
+from memlane.facade.core import Core, new_id
+from memlane.lifecycle.consolidate import (
+    DEFAULT_CADENCE,
+    DEFAULT_THRESHOLD,
+    MAX_CANDIDATES,
+    TRUNCATED,
+    Absorbed,
+    Cadence,
+    Caps,
+    LastRun,
+    Merge,
+    Plan,
+    absorbed_reason,
+    cadence_skip,
+    merged_record,
+    plan,
+)
+from memlane.lifecycle.organize import (
+    TOPIC_REF,
+    WORKING_SET,
+    Topic,
+    TopicPlan,
+    after,
+    is_summary_row,
+    topics,
+)
+from memlane.model import Filters, Kind, Link, LinkType, Record, Visibility
+from memlane.store import EMBED_PROFILE_META, Writer
+from memlane.timeutil import from_text, to_text, utcnow
+from memlane.write import pipeline
+from memlane.write.draft import build_draft
+from memlane.write.normalize import dedup_hash
+
+if TYPE_CHECKING:
+    from memlane.lifecycle.consolidate import Vectors
+
+# The store_meta keys consolidate and organize share (two entry points, one clock).
+LOCK_META = "consolidate.lock"
+LAST_RUN_META = "consolidate.last_run"
+# A run holding the lock longer than this is taken to have crashed. A consolidation
+# of MAX_CANDIDATES memories plans in seconds and writes in one transaction, so a
+# live run never comes close; a crashed one blocks maintenance for at most this long.
+LOCK_STALE = timedelta(minutes=30)
+# The reason on the supersedes links that record a keeper's provenance.
+MERGED_LINK = "consolidated"
+SUMMARY_CATEGORY = "summary"
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What a consolidate or organize run did (or, dry, would do)."""
+
+    operation: str  # consolidate | organize
+    dry_run: bool
+    plan: Plan | None = None  # None when skipped
+    topics: tuple[TopicPlan, ...] = ()  # organize only
+    skipped: str | None = None  # "lock" or "cadence"
+    notice: str | None = None  # why it was skipped, for people
+    written: tuple[str, ...] = ()  # summary rows created or refreshed (real organize)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Holder:
+    token: str
+    at: datetime
+    pid: int
+    operation: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """A run's plan and the records it was made from (checked again before writing)."""
+
+    plan: Plan
+    records: Mapping[str, Record]
+    topics: tuple[TopicPlan, ...] = ()
 
 
 class ConsolidateOps(Core):
     """Consolidate and organize: fold live near-duplicates without losing text (issue 5 §6)."""
+
+    def consolidate(
+        self,
+        threshold: float = DEFAULT_THRESHOLD,
+        *,
+        dry_run: bool = False,
+        scope: str | None = None,
+        force: bool = False,
+        cadence: Cadence = DEFAULT_CADENCE,
+    ) -> Report:
+        """Fold live near-duplicates (similarity >= `threshold`) this agent may see, in
+        `scope` (every scope by default), into their best-used, most confident member.
+        See the module docstring for the guards; `dry_run` writes nothing."""
+        if not 0.0 < threshold <= 1.0:
+            raise Invalid("--threshold must be above 0 and at most 1")
+        filters = self.filters(
+            scope=scope or "all", limit=MAX_CANDIDATES + 1, include_private=self.agent is not None
+        )
+
+        def work() -> _Work:
+            found = [r for r in self.store.query(filters) if not is_summary_row(r)]
+            return self._planned(found[:MAX_CANDIDATES], threshold, len(found) > MAX_CANDIDATES)
+
+        return self._run("consolidate", dry_run, force, cadence, work)
+
+    def organize(
+        self,
+        *,
+        dry_run: bool = False,
+        force: bool = False,
+        cadence: Cadence = DEFAULT_CADENCE,
+        working_set: int = WORKING_SET,
+    ) -> Report:
+        """Consolidate the `working_set` most recent live memories, then group what is
+        left into topics and keep one extractive summary row per topic."""
+        if working_set < 0:
+            raise Invalid("the working set must not be negative")
+
+        def work() -> _Work:
+            done = self._planned(self._working_set(working_set), DEFAULT_THRESHOLD)
+            found = topics(after(list(done.records.values()), done.plan))
+            if found:
+                self._check_category(SUMMARY_CATEGORY)
+            return replace(done, topics=self._topic_plans(found))
+
+        return self._run("organize", dry_run, force, cadence, work)
+
+    def merged_from(self, memory_id: str) -> list[str]:
+        """The memories consolidation folded into this one, first merged first; an id
+        ends `:truncated` when its text did not fit and stays on its own row."""
+        record = self._load(self.store, memory_id)
+        out = [
+            link.target + (TRUNCATED if (link.reason or "").endswith(TRUNCATED) else "")
+            for link in self.store.links(record.id)
+            if link.source == record.id
+            and link.type is LinkType.SUPERSEDES
+            and (link.reason or "").startswith(MERGED_LINK)
+        ]
+        return list(dict.fromkeys(out))
+
+    @contextmanager
+    def maintenance_lock(self, operation: str = "maintenance") -> Iterator[None]:
+        """Hold the consolidate/organize lock (Conflict while another run holds it)."""
+        token, holder = self._acquire(operation)
+        if token is None:
+            raise Conflict(_busy(holder))
+        try:
+            yield
+        finally:
+            self._release(token)
+
+    # ---- a guarded run ----------------------------------------------------------
+
+    def _run(
+        self,
+        operation: str,
+        dry_run: bool,
+        force: bool,
+        cadence: Cadence,
+        work: Callable[[], _Work],
+    ) -> Report:
+        """Lock, gate, plan, and (unless dry) write: the one path both commands take."""
+        verb = "would skip" if dry_run else "skipped"
+        token, holder = (None, self._holder(utcnow())) if dry_run else self._acquire(operation)
+        if holder is not None and (dry_run or token is None):
+            return Report(operation, dry_run, skipped="lock", notice=f"{verb}: {_busy(holder)}")
+        try:
+            gate = None if force else self._gate(cadence)
+            if gate is not None:
+                notice = f"{verb} by cadence gate ({gate}); --force runs it now"
+                return Report(operation, dry_run, skipped="cadence", notice=notice)
+            planned = work()
+            report = Report(operation, dry_run, planned.plan, planned.topics)
+            if holder is not None:  # a stale lock, taken over
+                report = replace(report, warnings=(f"took over a stale lock: {_busy(holder)}",))
+            return report if dry_run else self._write(report, planned)
+        finally:
+            if token is not None:
+                self._release(token)
+
+    def _gate(self, cadence: Cadence) -> str | None:
+        return cadence_skip(self._last_run(), self.store.stats().live, utcnow(), cadence)
+
+    def _last_run(self) -> LastRun | None:
+        raw = self.store.meta(LAST_RUN_META)
+        try:
+            data = json.loads(raw) if raw else None
+            return LastRun(from_text(data["at"]), int(data["live"])) if data else None
+        except (ValueError, KeyError, TypeError):  # unreadable: treated as never run
+            return None
+
+    def _holder(self, now: datetime) -> _Holder | None:
+        """Who holds the lock now; None when free or when its holder went stale."""
+        held = _read_holder(self.store.meta(LOCK_META))
+        return held if held is not None and now - held.at < LOCK_STALE else None
+
+    def _acquire(self, operation: str) -> tuple[str | None, _Holder | None]:
+        """(our token, None) when taken; (None, holder) when another run holds it;
+        (our token, stale holder) when a crashed run's lock was taken over."""
+        token, now = secrets.token_hex(8), utcnow()
+        with self._transaction() as w:  # BEGIN IMMEDIATE: read and set as one step
+            held = _read_holder(self.store.meta(LOCK_META))
+            if held is not None and now - held.at < LOCK_STALE:
+                return None, held
+            stamp = {"token": token, "at": to_text(now), "pid": os.getpid(), "op": operation}
+            w.set_meta(LOCK_META, json.dumps(stamp))
+        return token, held
+
+    def _release(self, token: str) -> None:
+        with self._transaction() as w:
+            held = _read_holder(self.store.meta(LOCK_META))
+            if held is not None and held.token == token:
+                w.set_meta(LOCK_META, "")
+
+    # ---- planning ---------------------------------------------------------------
+
+    def _planned(self, records: Sequence[Record], threshold: float, capped: bool = False) -> _Work:
+        caps = Caps(self.limits.body_bytes, self.limits.tags)
+        vectors = self._entry_vectors([r.id for r in records])
+        return _Work(plan(records, threshold, vectors, caps, capped), {r.id: r for r in records})
+
+    def _entry_vectors(self, ids: Sequence[str]) -> Vectors:
+        """The current entry vectors of these memories under the store's own profile
+        (no model is loaded to read them); {} when the store has none."""
+        profile = self.store.meta(EMBED_PROFILE_META)
+        if not ids or not profile:
+            return {}
+        import numpy as np
+
+        return {
+            memory_id: np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            for memory_id, chunk, blob in self.store.vectors(profile, ids)
+            if chunk == -1
+        }
+
+    def _working_set(self, size: int) -> list[Record]:
+        """The `size` most recently updated live memories this agent may see, without
+        organize's summary rows."""
+        limit = size
+        while size:
+            filters = self.filters(scope="all", limit=limit, include_private=self.agent is not None)
+            found = self.store.query(filters)
+            kept = [r for r in found if not is_summary_row(r)]
+            if len(kept) >= size or len(found) < limit:
+                return kept[:size]
+            limit += size
+        return []
+
+    def _topic_plans(self, found: Sequence[Topic]) -> tuple[TopicPlan, ...]:
+        """Each topic with what happens to its summary row: create, update, unchanged."""
+        rows = self._summary_rows()
+        out = []
+        for topic in found:
+            row = rows.get(topic.key)
+            if row is None:
+                out.append(TopicPlan(topic, "create", None))
+            elif (row.title, row.body) == (topic.title, topic.summary):
+                out.append(TopicPlan(topic, "unchanged", row.id))
+            else:
+                out.append(TopicPlan(topic, "update", row.id))
+        return tuple(out)
+
+    def _summary_rows(self) -> dict[str, Record]:
+        filters = Filters(
+            kinds=(Kind.SUMMARY,), viewer=self.agent, include_private=self.agent is not None,
+            limit=None,
+        )  # fmt: skip
+        rows = self.store.query(filters)
+        return {
+            r.source_ref: r for r in rows if r.source_ref and r.source_ref.startswith(TOPIC_REF)
+        }
+
+    # ---- writing ----------------------------------------------------------------
+
+    def _write(self, report: Report, work: _Work) -> Report:
+        """The plan in one transaction (the clock recorded with it), then new vectors
+        for the memories whose text changed."""
+        warnings = list(report.warnings)
+        with self._transaction() as w:
+            changed = self._apply_merges(w, work, warnings)
+            written = [self._write_topic(w, t) for t in work.topics if t.action != "unchanged"]
+            stamp = {
+                "at": to_text(utcnow()),
+                "live": self.store.stats().live,
+                "by": report.operation,
+            }
+            w.set_meta(LAST_RUN_META, json.dumps(stamp))
+        failed = self._embed_ids([*changed, *written])
+        warnings += [f"{i}: embedding deferred ({why})" for i, why in failed.items()]
+        return replace(report, written=tuple(written), warnings=tuple(warnings))
+
+    def _apply_merges(self, w: Writer, work: _Work, warnings: list[str]) -> list[str]:
+        """Each merge whose members are as planned; the keepers whose text changed."""
+        changed = []
+        for merge in work.plan.merges:
+            members = [merge.keeper, *(a.id for a in merge.absorbed)]
+            current = {i: w.get(i) for i in members}
+            moved = [i for i in members if not _as_planned(work.records[i], current[i])]
+            if moved:
+                warnings.append(f"{merge.keeper}: {', '.join(moved)} changed since planned; "
+                                "left for the next run")  # fmt: skip
+                continue
+            keeper = current[merge.keeper]
+            assert keeper is not None  # _as_planned checked it
+            if self._merge_into(w, keeper, merge):
+                changed.append(keeper.id)
+        return changed
+
+    def _merge_into(self, w: Writer, keeper: Record, merge: Merge) -> bool:
+        """One merge: the keeper's new version, the absorbed superseded and linked.
+        True when the keeper's text changed."""
+        new = merged_record(keeper, merge, dedup_hash)
+        if new != keeper:
+            why = f"consolidated: merged_from {', '.join(merge.merged_from)}"
+            self._commit_version(w, keeper, new, why)
+        now = utcnow()
+        for absorbed in merge.absorbed:
+            old = w.get(absorbed.id)
+            assert old is not None  # checked by _apply_merges in this transaction
+            self._absorb(w, old, keeper.id, absorbed, now)
+        self._journal(w, "consolidate", keeper.id)
+        return new.dedup_hash != keeper.dedup_hash
+
+    def _absorb(
+        self, w: Writer, record: Record, keeper: str, absorbed: Absorbed, now: datetime
+    ) -> None:
+        why = absorbed_reason(keeper, absorbed)
+        w.replace(replace(record, updated_at=now, superseded_by=keeper, superseded_at=now,
+                          supersede_reason=why), None)  # fmt: skip
+        reason = MERGED_LINK + (TRUNCATED if absorbed.truncated else "")
+        w.add_link(Link(keeper, record.id, LinkType.SUPERSEDES, absorbed.similarity, reason, now))
+        self._journal(w, "consolidate", record.id)
+
+    def _write_topic(self, w: Writer, planned: TopicPlan) -> str:
+        """Create or refresh a topic's summary row, linked `derives` to its members."""
+        topic = planned.topic
+        if planned.summary_id is None:
+            summary = self._new_summary(w, topic)
+        else:
+            old = w.get(planned.summary_id)
+            assert old is not None  # read by this run; summaries are only ours to change
+            new = replace(old, title=topic.title, body=topic.summary, taint=topic.taint,
+                          dedup_hash=dedup_hash(topic.title, topic.summary))  # fmt: skip
+            summary = self._commit_version(w, old, new, "organize: topic refreshed")
+        for member in topic.members:
+            w.add_link(Link(summary.id, member, LinkType.DERIVES, reason="organize topic"))
+        self._journal(w, "organize", summary.id)
+        return summary.id
+
+    def _new_summary(self, w: Writer, topic: Topic) -> Record:
+        fields = {
+            "content": topic.summary, "title": topic.title, "kind": Kind.SUMMARY.value,
+            "category": SUMMARY_CATEGORY, "scope": topic.scope, "source_ref": topic.key,
+            "private": topic.visibility is Visibility.PRIVATE, "owner": topic.owner,
+            "entry_type": "summary", "taint": topic.taint.value, "tags": ["organize"],
+        }  # fmt: skip
+        draft = build_draft(fields, self._write_context())
+        [record] = pipeline.land(w, [draft.record], new_id, self.agent)
+        return record
+
+
+def _as_planned(planned: Record, current: Record | None) -> bool:
+    """Whether a memory is still live with the content it was planned on."""
+    return (
+        current is not None
+        and current.live
+        and (current.version, current.dedup_hash) == (planned.version, planned.dedup_hash)
+    )
+
+
+def _read_holder(raw: str | None) -> _Holder | None:
+    try:
+        data = json.loads(raw) if raw else None
+        if not data:
+            return None
+        return _Holder(str(data["token"]), from_text(data["at"]), int(data["pid"]), str(data["op"]))
+    except (ValueError, KeyError, TypeError):  # unreadable: nobody holds it
+        return None
+
+
+def _busy(holder: _Holder | None) -> str:
+    if holder is None:
+        return "another consolidate/organize run holds the lock"
+    minutes = int(LOCK_STALE.total_seconds() // 60)
+    return (
+        f"a {holder.operation} run (pid {holder.pid}) has held the lock since "
+        f"{to_text(holder.at)}; a crashed run's lock expires after {minutes} minutes"
+    )

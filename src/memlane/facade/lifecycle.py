@@ -187,16 +187,7 @@ class LifecycleOps(Core):
             self._journal(w, "session.create", None)
         return session
 
-    def close_session(self, session_id: str) -> Session:
-        """End an open session."""
-        with self._transaction() as w:
-            if not w.close_session(session_id.strip(), utcnow()):
-                raise NotFound(f"no open session {session_id!r}")
-            self._journal(w, "session.close", None)
-        found = self.store.session(session_id.strip())
-        if found is None:  # deleted between the write and this read
-            raise NotFound(f"no session {session_id!r}")
-        return found
+    # Closing a session writes its episode summary: see PackOps.close_session.
 
     def sessions(self, project: str | None = None) -> list[Session]:
         return self.store.sessions(project)

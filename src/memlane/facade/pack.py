@@ -2,8 +2,143 @@
 
 from __future__ import annotations
 
-from memlane.facade.core import Core
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from memlane.errors import Invalid, NotFound
+from memlane.facade.core import Core, Records, new_id, passive_ok
+from memlane.lifecycle import pack as packing
+from memlane.lifecycle.summary import Summary, summarize
+from memlane.model import Link, LinkType, Record, Session, Visibility, WriteResult, worst_taint
+from memlane.store import Writer
+from memlane.timeutil import utcnow
+from memlane.write import pipeline
+from memlane.write.capture import INJECTION_TAG, capture, parse_mode
+from memlane.write.draft import build_draft
+from memlane.write.normalize import derive_title, document_text
+
+# What marks a memory as an episode's summary (with kind and category `summary`).
+EPISODE_TAG = "episode"
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedSession(Session):
+    """A session just closed, and the summary memory written for it (None: none was)."""
+
+    summary_id: str | None = None
+    summarised: tuple[str, ...] = ()  # the memories the summary links to
+    warnings: tuple[str, ...] = ()
 
 
 class PackOps(Core):
     """The curated pack and episode summaries (issue 5 §4, §7)."""
+
+    def pack(
+        self,
+        scope: str | None = None,
+        max_bytes: int = packing.PACK_MAX_BYTES,
+        max_tokens: int | None = None,
+        *,
+        include_private: bool = False,
+    ) -> packing.Pack:
+        """The most important live memories this agent may see, as budgeted markdown
+        for a MEMORY.md / core.md tier (see lifecycle.pack).
+
+        A pack is read without being asked (loaded into every session), so it admits
+        what a passive recall admits: no injection risk, no untrusted web text, nothing
+        below the passive confidence floor. Packing counts as no use of a memory.
+        """
+        packing.check_budget(max_bytes, max_tokens)
+        filters = self.filters(scope=scope, limit=0, include_private=include_private)
+        floor = self.recall_settings.passive_floor
+        records = [r for r in self.list(filters) if passive_ok(r, floor)]
+        where = ", ".join(filters.scopes) if filters.scopes is not None else "all scopes"
+        result = packing.pack(records, utcnow(), max_bytes, max_tokens, where)
+        if not result.ids and not result.omitted:
+            raise Invalid(f"nothing to pack: no live memory in {where} belongs in a curated tier")
+        return result
+
+    def close_session(self, session_id: str, *, summary: bool = True) -> ClosedSession:
+        """End an open session. With `summary`, write an extractive summary memory of
+        the session's live memories this agent may see, linked to each (`derives`);
+        a session without any gets none."""
+        sid = session_id.strip()
+        found = self.store.session(sid)
+        if found is None or found.ended_at is not None:
+            raise NotFound(f"no open session {session_id!r}")
+        members = self._session_members(sid) if summary else []
+        record = self._summary_record(sid, members) if members else None
+        with self._transaction() as w:
+            if not w.close_session(sid, utcnow()):
+                raise NotFound(f"no open session {session_id!r}")
+            self._journal(w, "session.close", None)
+            written = self._land_summary(w, sid, record, members) if record else None
+        return self._closed(sid, self._reembedded(written) if written else None, members)
+
+    def _session_members(self, session_id: str) -> Records:
+        """The session's live memories this agent may see, in the order written."""
+        filters = self.filters(session_id=session_id, scope="all", limit=0,
+                               include_private=self.agent is not None)  # fmt: skip
+        return sorted(self.list(filters), key=lambda r: (r.created_at, r.id))
+
+    def _summary_record(self, session_id: str, members: Records) -> Record | None:
+        """The summary memory to write, through the capture policy; None when the
+        members say nothing a summary could quote."""
+        text = summarize([(r.id, document_text(r)) for r in members])
+        if not text.text:
+            return None
+        quoted = [r for r in members if r.id in text.sources]
+        captured = capture(_summary_fields(session_id, text, quoted, members),
+                           parse_mode(self.capture_mode))  # fmt: skip
+        draft = build_draft(captured.fields, self._write_context())
+        self._check_category(draft.record.category)
+        return draft.record
+
+    def _land_summary(
+        self, w: Writer, session_id: str, record: Record, members: Records
+    ) -> WriteResult:
+        [landed] = pipeline.land(w, [record], new_id, self.agent)
+        for member in members:
+            w.add_link(Link(landed.id, member.id, LinkType.DERIVES, created_at=landed.created_at,
+                            reason=f"summary of session {session_id}"))  # fmt: skip
+        return pipeline.added(landed)
+
+    def _closed(
+        self, session_id: str, written: WriteResult | None, members: Sequence[Record]
+    ) -> ClosedSession:
+        session = self.store.session(session_id)
+        if session is None:  # deleted between the write and this read
+            raise NotFound(f"no session {session_id!r}")
+        if written is None:
+            return ClosedSession(**asdict(session))
+        return ClosedSession(
+            **asdict(session), summary_id=written.id,
+            summarised=tuple(r.id for r in members), warnings=written.warnings,
+        )  # fmt: skip
+
+
+def _summary_fields(
+    session_id: str, text: Summary, quoted: Records, members: Records
+) -> dict[str, Any]:
+    """An episode summary's fields: it is as sure, as tainted and as risky as the
+    memories it quotes, private when any member is (which sentences it quotes depends
+    on them all), and sits in the scope most of the session's memories do."""
+    scope = Counter(r.scope for r in members).most_common(1)[0][0]
+    risky = any(INJECTION_TAG in r.tags for r in quoted)
+    return {
+        "content": text.text,
+        "title": f"Session {session_id}: {derive_title(text.text)}",
+        "kind": "summary",
+        "category": "summary",
+        "entry_type": "summary",
+        "tags": [EPISODE_TAG, *([INJECTION_TAG] if risky else [])],
+        "resonance_type": "session",
+        "source_type": "agent_session",
+        "source_ref": f"session:{session_id}",
+        "scope": scope,
+        "confidence": min(r.confidence for r in quoted),
+        "taint": worst_taint(*(r.taint for r in quoted)).value,
+        "private": any(r.visibility is Visibility.PRIVATE for r in members),
+    }

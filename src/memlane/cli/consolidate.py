@@ -1,0 +1,150 @@
+"""Maintenance commands: consolidate and organize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.facade.consolidate import Report
+from memlane.lifecycle.consolidate import DEFAULT_THRESHOLD, Absorbed, Cadence, Merge, Plan
+from memlane.lifecycle.organize import TopicPlan
+
+# Characters of appended text shown per absorbed memory in the text output.
+_PREVIEW = 70
+
+
+def _cadence() -> Cadence:
+    s = state().settings
+    return Cadence(s["consolidate_interval_days"], s["consolidate_growth"])
+
+
+@in_section("lifecycle")
+@click.command("consolidate")
+@click.option(
+    "--threshold", type=float, default=DEFAULT_THRESHOLD, show_default=True,
+    help="Similarity (cosine, or token Jaccard without vectors) at which memories fold.",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Report what a run would do; write nothing.")
+@click.option("--scope", help="Only this scope (default: every scope).")
+@click.option("--force", is_flag=True, help="Run even when the cadence gate would skip.")
+@json_option
+def consolidate_cmd(
+    threshold: float, dry_run: bool, scope: str | None, force: bool, as_json: bool
+) -> None:
+    """Fold live near-duplicates into their most used, most confident memory without
+    losing text; contradicting clusters are parked."""
+    report = memory().consolidate(
+        threshold, dry_run=dry_run, scope=scope, force=force, cadence=_cadence()
+    )
+    _render(report, as_json)
+
+
+@in_section("lifecycle")
+@click.command("organize")
+@click.option("--dry-run", is_flag=True, help="Report what a run would do; write nothing.")
+@click.option("--force", is_flag=True, help="Run even when the cadence gate would skip.")
+@json_option
+def organize_cmd(dry_run: bool, force: bool, as_json: bool) -> None:
+    """Consolidate the most recent memories, group them into topics and keep an
+    extractive summary of each topic."""
+    size = state().settings["organize_working_set"]
+    report = memory().organize(dry_run=dry_run, force=force, cadence=_cadence(), working_set=size)
+    _render(report, as_json)
+
+
+def _render(report: Report, as_json: bool) -> None:
+    if report.notice:
+        note(f"{report.operation}: {report.notice}")
+    for warning in report.warnings:
+        note(warning)
+    if as_json:
+        emit_json(report_dict(report))
+    elif report.plan is not None:
+        _echo_plan(report)
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    status = "skipped" if report.skipped else ("planned" if report.dry_run else "done")
+    out: dict[str, Any] = {
+        "operation": report.operation, "dry_run": report.dry_run, "status": status,
+        "skipped": report.skipped, "notice": report.notice,
+        "plan": plan_dict(report.plan) if report.plan else None,
+    }  # fmt: skip
+    if report.operation == "organize":
+        out["topics"] = [topic_dict(t) for t in report.topics]
+    out["written"] = list(report.written)
+    out["warnings"] = list(report.warnings)
+    return out
+
+
+def plan_dict(plan: Plan) -> dict[str, Any]:
+    return {
+        "threshold": plan.threshold, "method": plan.method.value,
+        "considered": plan.considered, "capped": plan.capped,
+        "merged": len(plan.merges), "absorbed": plan.absorbed, "parked_clusters": len(plan.parked),
+        "merges": [merge_dict(m) for m in plan.merges],
+        "parked": [{"ids": list(p.ids), "reason": p.reason} for p in plan.parked],
+    }  # fmt: skip
+
+
+def merge_dict(merge: Merge) -> dict[str, Any]:
+    return {
+        "keeper": merge.keeper,
+        "merged_from": list(merge.merged_from),
+        "absorbed": [_absorbed_dict(a) for a in merge.absorbed],
+        "body_chars": len(merge.body),
+        "tags": list(merge.tags),
+        "importance": merge.importance,
+        "taint": merge.taint.value,
+    }
+
+
+def _absorbed_dict(a: Absorbed) -> dict[str, Any]:
+    return {"id": a.id, "similarity": a.similarity, "appended": a.appended,
+            "truncated": a.truncated}  # fmt: skip
+
+
+def topic_dict(planned: TopicPlan) -> dict[str, Any]:
+    t = planned.topic
+    return {
+        "key": t.key, "label": t.label, "scope": t.scope, "visibility": t.visibility.value,
+        "members": list(t.members), "title": t.title, "summary": t.summary,
+        "action": planned.action, "summary_id": planned.summary_id,
+    }  # fmt: skip
+
+
+def _echo_plan(report: Report) -> None:
+    plan = report.plan
+    assert plan is not None  # only called with one
+    verb = "would merge" if report.dry_run else "merged"
+    click.echo(
+        f"{report.operation}: {verb} {len(plan.merges)} cluster(s), {plan.absorbed} "
+        f"absorbed, {len(plan.parked)} parked (considered {plan.considered}, "
+        f"{plan.method.value}, threshold {plan.threshold:g})"
+    )
+    for merge in plan.merges:
+        click.echo(f"{merge.keeper}  <- {', '.join(_absorbed_text(merge))}")
+    for parked in plan.parked:
+        click.echo(f"parked ({parked.reason}): {', '.join(parked.ids)}")
+    for planned in report.topics:
+        t = planned.topic
+        click.echo(f"topic [{t.scope}] {t.label}: {len(t.members)} memories ({planned.action})")
+
+
+def _absorbed_text(merge: Merge) -> list[str]:
+    out = []
+    for a in merge.absorbed:
+        extra = (
+            " truncated"
+            if a.truncated
+            else (" adds: " + _preview(a.appended) if a.appended else "")
+        )
+        out.append(f"{a.id} ({a.similarity:.2f}{extra})")
+    return out
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"

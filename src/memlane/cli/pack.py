@@ -1,0 +1,65 @@
+"""`pack`: the curated tier (MEMORY.md / core.md) as budgeted markdown."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
+from memlane.lifecycle.pack import PACK_MAX_BYTES, Pack
+
+
+@in_section("lifecycle")
+@click.command("pack")
+@click.option("--scope", help="Scope (default: this project and global; 'all': everything).")
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the pack to FILE."
+)
+@click.option(
+    "--max-bytes",
+    type=int,
+    default=PACK_MAX_BYTES,
+    show_default=True,
+    help="Budget in UTF-8 bytes of the whole pack.",
+)
+@click.option("--max-tokens", type=int, help="Token budget too (about 4 characters a token).")
+@click.option("--include-private", is_flag=True, help="Add your own private memories.")
+@json_option
+def pack_cmd(scope: str | None, out: Path | None, max_bytes: int, max_tokens: int | None,
+             include_private: bool, as_json: bool) -> None:  # fmt: skip
+    """The most important live memories as markdown for a MEMORY.md / core.md tier:
+    whole bullets grouped by topic, with provenance, under the budget."""
+    result = memory().pack(scope, max_bytes, max_tokens, include_private=include_private)
+    if out is not None:
+        _write(out, result.markdown)
+    if as_json:
+        emit_json(_pack_dict(result, out))
+        return
+    click.echo(str(out) if out is not None else result.markdown, nl=out is not None)
+    if result.omitted:
+        note(f"left out by the budget: {len(result.omitted)} memory(ies)")
+
+
+def _pack_dict(result: Pack, out: Path | None) -> dict[str, object]:
+    return {
+        "ids": list(result.ids),
+        "count": len(result.ids),
+        "omitted": list(result.omitted),
+        "bytes": result.size_bytes,
+        "tokens": result.tokens,
+        "out": str(out) if out is not None else None,
+        "markdown": result.markdown,
+    }
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file whole (an agent loading it never reads half a pack)."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        fail(f"cannot write {path}: {exc.strerror or exc}", 1)
