@@ -1,0 +1,1 @@
+"""Host integration: merging memlane into agent hosts' settings (Claude Code, Codex) and out again."""
