@@ -1,0 +1,84 @@
+"""install / uninstall: memlane's hooks and MCP server in Claude Code or Codex."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlane import config
+from memlane.cli.common import emit_json, in_section, json_option, note, state
+from memlane.hosts import install as hosts
+
+
+def _options(fn: Any) -> Any:
+    for option in reversed((
+        click.argument("host", type=click.Choice(hosts.HOSTS)),
+        click.option("--scope", type=click.Choice(hosts.SCOPES), default="user",
+                     show_default=True,
+                     help="user: your settings for every project; project: this one's."),
+        click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path),
+                     default=".", help="The project (with --scope project; default: here)."),
+        click.option("--dry-run", is_flag=True, help="Show the changes; write nothing."),
+        json_option,
+    )):  # fmt: skip
+        fn = option(fn)
+    return fn
+
+
+def _run(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool, up: bool) -> None:
+    found = hosts.targets(host, scope, Path.home(), project_dir.resolve(),
+                          hosts.launcher(state().db))  # fmt: skip
+    manifest = config.data_dir() / hosts.MANIFEST
+    if up:
+        changes = hosts.plan_install(found)
+    else:
+        changes = hosts.plan_uninstall(found, hosts.read_manifest(manifest))
+    if not dry_run:
+        changes = hosts.apply(changes, manifest, installing=up)
+    if as_json:
+        emit_json({"host": host, "scope": scope, "dry_run": dry_run,
+                   "files": [_change_dict(c) for c in changes]})  # fmt: skip
+        return
+    for change in changes:
+        click.echo(f"{change.action:<9} {change.path}")
+        if change.backup:
+            click.echo(f"          backup: {change.backup}")
+        if dry_run and change.action != "unchanged":
+            click.echo(_diff(change), nl=False)
+        for warning in change.added.warnings:
+            note(warning)
+
+
+def _change_dict(change: hosts.FileChange) -> dict[str, Any]:
+    return {"path": str(change.path), "action": change.action,
+            "backup": str(change.backup) if change.backup else None,
+            "added": change.added.as_dict(), "warnings": change.added.warnings}  # fmt: skip
+
+
+def _diff(change: hosts.FileChange) -> str:
+    lines = difflib.unified_diff(
+        (change.before or "").splitlines(keepends=True),
+        (change.after or "").splitlines(keepends=True),
+        fromfile=f"{change.path} (now)", tofile=f"{change.path} (after)",
+    )  # fmt: skip
+    return "".join(lines)
+
+
+@in_section("hooks")
+@click.command("install")
+@_options
+def install_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool) -> None:
+    """Add memlane's hooks and MCP server to an agent host's settings, keeping
+    everything else (idempotent; a backup of each changed file)."""
+    _run(host, scope, project_dir, dry_run, as_json, up=True)
+
+
+@in_section("hooks")
+@click.command("uninstall")
+@_options
+def uninstall_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool) -> None:
+    """Remove exactly what `memlane install` added to an agent host's settings."""
+    _run(host, scope, project_dir, dry_run, as_json, up=False)
