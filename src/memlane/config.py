@@ -50,6 +50,20 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("use a whole number >= 1")
+    return value
+
+
+def _hours(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("use a number of hours > 0")
+    return value
+
+
 def _flag(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -240,6 +254,26 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: 5,
         "review: memories less important than this decay without being resurfaced.",
         _count,
+    ),
+    Setting(
+        "backup_dir",
+        "MEMLANE_BACKUP_DIR",
+        lambda: "",
+        "backup: where snapshots go (empty: a backups/ folder beside the store).",
+    ),
+    Setting(
+        "backup_retention",
+        "MEMLANE_BACKUP_RETENTION",
+        lambda: 7,
+        "backup: verified snapshots kept; older snapshot files are deleted.",
+        _positive,
+    ),
+    Setting(
+        "backup_interval_hours",
+        "MEMLANE_BACKUP_INTERVAL_HOURS",
+        lambda: 24.0,
+        "backup --if-due: take a snapshot only when the newest is older than this.",
+        _hours,
     ),
     Setting(
         "consolidate_interval_days",

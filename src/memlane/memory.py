@@ -40,7 +40,8 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.write.capture import Captured
 
-from memlane.facade import core
+from memlane.facade import backup, core
+from memlane.facade.backup import BackupOps, RestoreReport
 from memlane.facade.consolidate import ConsolidateOps
 from memlane.facade.core import (
     _ACCESS_FIELDS,
@@ -78,6 +79,7 @@ class Memory(
     ConsolidateOps,
     PackOps,
     WakeOps,
+    BackupOps,
 ):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
@@ -109,6 +111,25 @@ class Memory(
             embed_problem=embed_problem,
             embed_on_write=embed_on_write,
         )
+
+    @classmethod
+    def restore_snapshot(
+        cls, path: str | Path, snapshot: str | Path, *, force: bool = False
+    ) -> RestoreReport:
+        """Replace the store at `path` with a verified snapshot. An existing store is
+        replaced only with `force`, never while a maintenance run holds its lock, and
+        only after a copy of it is kept beside it (outside the snapshot naming, so
+        retention never deletes it). The restored store is verified again."""
+        db, source = Path(path).expanduser(), Path(snapshot).expanduser()
+        checked = backup.check_snapshot(source)
+        kept = None
+        if db.exists() and db.stat().st_size > 0:
+            if not force:
+                raise Conflict(f"{db} exists; pass --force to replace it (a copy is kept)")
+            with cls.open(db, context=Context()) as current, current.maintenance_lock("restore"):
+                kept = db.with_name(f"{db.name}.pre-restore-{utcnow():%Y%m%dT%H%M%S%fZ}")
+                current.store.snapshot(kept)
+        return RestoreReport(db, source, backup.put_in_place(db, source, checked), kept)
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""

@@ -62,6 +62,7 @@ COMMANDS: dict[str, str] = {
     "tags": "registries:tags",
     "types": "registries:types_cmd",
     "quickstart": "quickstart:quickstart_cmd",
+    "backup": "backup:backup_cmd",
     "install": "install:install_cmd",
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from memlane.cli.capture import CAPTURE_MODE
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, pick_content
+from memlane.cli.common import (
+    emit_json,
+    fail,
+    in_section,
+    json_option,
+    memory,
+    pick_content,
+    state,
+)
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
 from memlane.memory import Memory
 from memlane.model import Record, WriteResult
@@ -214,21 +223,47 @@ append_cmd = _shortcut("append", "append", "Append text to a memory's content.")
 prepend_cmd = _shortcut("prepend", "prepend", "Prepend text to a memory's content.")
 
 
+def _restore_store(snapshot: Path, force: bool, as_json: bool) -> None:
+    s = state()
+    report = Memory.restore_snapshot(s.db or s.settings["db"], snapshot, force=force)
+    counts = report.counts
+    if as_json:
+        emit_json({"path": str(report.path), "snapshot": str(report.snapshot),
+                   "kept": str(report.kept) if report.kept else None,
+                   "total": counts.total if counts else None,
+                   "live": counts.live if counts else None})  # fmt: skip
+        return
+    click.echo(f"Restored {report.path} from {report.snapshot}, verified")
+    if report.kept:
+        click.echo(f"The store it replaced is kept at {report.kept}")
+
+
 @in_section("memory ops")
 @click.command("restore")
-@click.argument("memory_id")
+@click.argument("memory_id", required=False)
 @click.option(
     "--version", "number", type=int, help="Version to restore (default: the previous one)."
 )
 @click.option("--list", "list_only", is_flag=True, help="List the versions instead of restoring.")
+@click.option("--from", "snapshot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Replace the whole store with this verified snapshot (see backup).")  # fmt: skip
+@click.option("--force", is_flag=True, help="With --from: replace an existing store.")
 @_NO_EMBED
 @_NO_AUTO_ANCHOR
 @json_option
 def restore_cmd(
-    memory_id: str, number: int | None, list_only: bool, no_embed: bool, no_auto_anchor: bool,
-    as_json: bool,
+    memory_id: str | None, number: int | None, list_only: bool, snapshot: Path | None,
+    force: bool, no_embed: bool, no_auto_anchor: bool, as_json: bool,
 ) -> None:  # fmt: skip
-    """Bring back an earlier version's content (kept as a new version)."""
+    """Bring back an earlier version of a memory's content (kept as a new version),
+    or with --from SNAPSHOT the whole store from a backup."""
+    if snapshot is not None:
+        if memory_id or number is not None or list_only:
+            raise click.UsageError("--from restores the whole store: give no memory id")
+        _restore_store(snapshot, force, as_json)
+        return
+    if memory_id is None:
+        raise click.UsageError("give a memory id, or --from SNAPSHOT")
     mem = _writer(no_embed)
     if list_only:
         versions = mem.history(memory_id)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol
 
 from memlane.model import (
@@ -31,6 +33,15 @@ from memlane.model import (
     WakeGuess,
     WakeRitual,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """How many memories a store (or a snapshot of it) holds: all, and live."""
+
+    total: int
+    live: int
+
 
 # The store_meta key under which a store records its vectors' embedding profile.
 EMBED_PROFILE_META = "embed_profile"
@@ -189,6 +200,10 @@ class Store(Protocol):
         """The vectors of an agent's scored guesses, by (session, step)."""
 
     def phrase_vector(self, key: str) -> bytes | None: ...
+
+    def snapshot(self, dest: Path) -> Counts:
+        """Copy the whole store into the new file `dest` at one instant (other writers
+        carry on), and say how many memories it held then."""
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
         """`agent`'s reminders (an anonymous caller's when None), soonest first; pending

@@ -35,9 +35,9 @@ from memlane.model import (
     WakeRitual,
     effective_resonance,
 )
-from memlane.store.base import SEARCH_STEPS
+from memlane.store.base import SEARCH_STEPS, Counts
+from memlane.store.sqlite import backup, schema, sql
 from memlane.store.sqlite import entities as entity_sql
-from memlane.store.sqlite import schema, sql
 from memlane.store.sqlite import wake as wake_sql
 from memlane.store.sqlite.rows import (
     COLUMNS,
@@ -635,6 +635,9 @@ class SQLiteStore:
 
     def phrase_vector(self, key: str) -> bytes | None:
         return wake_sql.phrase_vector(self.conn, key)
+
+    def snapshot(self, dest: Path) -> Counts:
+        return backup.snapshot(self.conn, dest)
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
         pending = "" if include_dismissed else " AND dismissed_at IS NULL"

@@ -1,0 +1,153 @@
+"""Backups (issue 7 §1): verified snapshots of the store, kept to a retention count.
+
+A snapshot counts only once it is verified: `integrity_check` passes and it holds the
+memories (all and live) the store held at the instant it was taken. A snapshot that
+fails is deleted and the run fails. One backup runs at a time per directory (an OS
+file lock, so a crashed run holds nothing).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from memlane.errors import Invalid, Unavailable
+from memlane.facade.core import Core
+from memlane.store import Counts
+from memlane.store.sqlite.backup import Verification, replace_file, verify
+from memlane.timeutil import utcnow
+
+# Snapshot files: memlane-<UTC time>.db. Retention deletes only files of this shape, so
+# a pre-restore copy or anything else in the directory is never touched.
+SNAPSHOT = re.compile(r"^memlane-(\d{8}T\d{6}\d{6}Z)\.db$")
+_STAMP = "%Y%m%dT%H%M%S%fZ"
+DEFAULT_RETENTION = 7
+LOCK_FILE = ".memlane-backup.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """A restore: the store replaced, the snapshot it came from, what it now holds,
+    and the copy kept of the store it replaced (None: there was none)."""
+
+    path: Path
+    snapshot: Path
+    counts: Counts | None
+    kept: Path | None
+
+
+@dataclass(frozen=True, slots=True)
+class BackupReport:
+    """One backup run: the verified snapshot, or why none was taken."""
+
+    path: Path | None
+    counts: Counts | None = None
+    deleted: tuple[Path, ...] = ()  # snapshots retention removed
+    skipped: str | None = None  # "lock" | "not due"
+    notice: str | None = None
+
+
+def snapshots(directory: Path) -> list[Path]:
+    """The snapshot files in a directory, oldest first."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if SNAPSHOT.match(p.name))
+
+
+def snapshot_time(path: Path) -> datetime:
+    found = SNAPSHOT.match(path.name)
+    if found is None:
+        raise Invalid(f"{path.name} is not a memlane snapshot name")
+    return datetime.strptime(found.group(1), _STAMP).replace(tzinfo=UTC)
+
+
+@contextmanager
+def single_flight(directory: Path) -> Iterator[bool]:
+    """True while this process holds the directory's backup lock; False when another
+    holds it. The kernel drops the lock with the process, so a crash leaves none."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+class BackupOps(Core):
+    """Verified snapshots of the store, kept to a retention count."""
+
+    def _store_file(self) -> Path:
+        location = getattr(self.store, "location", None)
+        if not location or location == ":memory:":
+            raise Invalid("backup works on a SQLite store file")
+        return Path(location)
+
+    def backup(
+        self,
+        out_dir: Path | None = None,
+        retention: int = DEFAULT_RETENTION,
+        due_after: timedelta | None = None,
+    ) -> BackupReport:
+        """Snapshot the store into `out_dir` (default: `backups/` beside the store),
+        verify it, then delete the oldest snapshots beyond `retention`. With
+        `due_after`, skip when the newest snapshot is younger than that."""
+        if retention < 1:
+            raise Invalid("--retention must be at least 1")
+        directory = out_dir or self._store_file().parent / "backups"
+        with single_flight(directory) as mine:
+            if not mine:
+                return BackupReport(None, skipped="lock",
+                                    notice=f"another backup into {directory} is running")  # fmt: skip
+            newest = snapshots(directory)[-1:]
+            now = utcnow()
+            if due_after is not None and newest and now - snapshot_time(newest[0]) < due_after:
+                when = snapshot_time(newest[0]).isoformat(timespec="seconds")
+                return BackupReport(
+                    None, skipped="not due", notice=f"not due: last snapshot {when}"
+                )
+            path = directory / f"memlane-{now.strftime(_STAMP)}.db"
+            counts = self.store.snapshot(path)
+            checked = verify(path, counts)
+            if not checked.ok:
+                path.unlink(missing_ok=True)
+                raise Unavailable(
+                    f"the snapshot failed verification and was deleted: {checked.problem}"
+                )
+            return BackupReport(path, counts, _retain(directory, retention))
+
+
+def _retain(directory: Path, retention: int) -> tuple[Path, ...]:
+    """Delete the oldest snapshot files beyond `retention`; nothing else."""
+    old = snapshots(directory)[:-retention]
+    for path in old:
+        path.unlink(missing_ok=True)
+    return tuple(old)
+
+
+def put_in_place(db: Path, source: Path, checked: Verification) -> Counts | None:
+    """Copy a checked snapshot over the store file `db` and verify the result."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(db, source)
+    again = verify(db, checked.counts)
+    if not again.ok:
+        raise Unavailable(f"the restored store failed verification: {again.problem}")
+    return again.counts
+
+
+def check_snapshot(path: Path) -> Verification:
+    """A snapshot's verification; Invalid when it is not sound (nothing is touched)."""
+    checked = verify(path)
+    if not checked.ok:
+        raise Invalid(f"not a sound snapshot: {checked.problem}")
+    return checked
