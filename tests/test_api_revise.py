@@ -547,10 +547,13 @@ def test_delete_removes_the_memory_versions_links_and_fts_rows(mem, db_path):
 def test_delete_leaves_a_journal_line_without_content(mem, db_path):
     memory_id = note(mem, f"The {SECRET_WORD} lives here.")
     mem.delete(memory_id)
-    rows = sql(db_path, "SELECT operation, actor FROM journal WHERE memory_id = ?", memory_id)
-    assert rows == [("add", "tester"), ("delete", "tester")]
+    rows = sql(
+        db_path, "SELECT operation, actor, detail FROM journal WHERE memory_id = ?", memory_id
+    )
+    assert rows == [("add", "tester", None), ("delete", "tester", None)]
     columns = [row[1] for row in sql(db_path, "PRAGMA table_info(journal)")]
-    assert columns == ["seq", "at", "operation", "memory_id", "actor"]
+    # detail holds a forget's stated reason, never the memory's content
+    assert columns == ["seq", "at", "operation", "memory_id", "actor", "detail"]
     assert SECRET_WORD not in repr(sql(db_path, "SELECT * FROM journal"))
 
 

@@ -492,6 +492,7 @@ class JournalEntry:
     operation: str
     memory_id: str | None
     actor: str | None
+    detail: str | None = None  # why (forget --reason), never content
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "retire": "revise:retire_cmd",
     "merge": "revise:merge_cmd",
     "delete": "revise:delete_cmd",
+    "forget": "revise:forget_cmd",
     "entities": "graph:entities",
     "links": "links:links",
     "contradict": "links:contradict_cmd",

@@ -365,3 +365,30 @@ def delete_cmd(memory_id: str, as_json: bool) -> None:
         emit_json({"id": deleted, "status": "deleted"})
     else:
         click.echo(f"Deleted entry: {deleted}")
+
+
+@in_section("memory ops")
+@click.command("forget")
+@click.argument("memory_id", required=False)
+@click.option("--reason", help="Why, kept in the journal (never repeat the content here).")
+@click.option("--scope", help="Forget every memory of this scope instead (needs --confirm).")
+@click.option("--confirm", is_flag=True, help="With --scope: really forget them all.")
+@json_option
+def forget_cmd(
+    memory_id: str | None, reason: str | None, scope: str | None, confirm: bool, as_json: bool
+) -> None:
+    """Remove a memory (or a whole scope) from every table and index, leaving only a
+    journal line without content."""
+    if (memory_id is None) == (scope is None):
+        raise click.UsageError("give a memory id or --scope S (not both)")
+    mem = memory()
+    ids = (
+        [mem.forget(memory_id, reason)]
+        if memory_id
+        else mem.forget_scope(scope or "", confirm=confirm, reason=reason)
+    )
+    if as_json:
+        emit_json({"forgotten": ids, "count": len(ids)})
+    else:
+        click.echo(f"Forgot {len(ids)} memor{'y' if len(ids) == 1 else 'ies'}" +
+                   (f": {ids[0]}" if len(ids) == 1 else ""))  # fmt: skip

@@ -132,8 +132,15 @@ class Writer(Protocol):
         """Count a read: counter "retrieval" (explicit), "surfaced" (passive) or
         "activation" (also resets the decay clock)."""
 
-    def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:
-        """Append one journal line per id (None: an operation on no memory)."""
+    def journal(
+        self,
+        operation: str,
+        memory_ids: Sequence[str | None],
+        actor: str | None,
+        detail: str | None = None,
+    ) -> None:
+        """Append one journal line per id (None: an operation on no memory); `detail`
+        says why, never what the memory said."""
 
 
 class Store(Protocol):
@@ -200,6 +207,9 @@ class Store(Protocol):
         """The vectors of an agent's scored guesses, by (session, step)."""
 
     def phrase_vector(self, key: str) -> bytes | None: ...
+
+    def scopes(self) -> list[str]:
+        """Every scope some memory (in any state) is in, sorted."""
 
     def snapshot(self, dest: Path) -> Counts:
         """Copy the whole store into the new file `dest` at one instant (other writers

@@ -322,6 +322,11 @@ def m008_wake(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def m009_journal_detail(conn: sqlite3.Connection) -> None:
+    # Why a line was written (forget --reason), never the content itself.
+    conn.execute("ALTER TABLE journal ADD COLUMN detail TEXT")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -331,6 +336,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (6, "source_hash", m006_source_hash),
     (7, "reminders", m007_reminders),
     (8, "wake", m008_wake),
+    (9, "journal_detail", m009_journal_detail),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -157,6 +157,8 @@ class SQLiteWriter:
             raise Unavailable(f"memory {record.id} vanished during the write")
 
     def delete(self, memory_id: str) -> None:
+        named = [r[0] for r in self._conn.execute(
+            "SELECT entity_id FROM mention WHERE memory_id = ?", (memory_id,))]  # fmt: skip
         self._conn.execute("DELETE FROM memory_version WHERE memory_id = ?", (memory_id,))
         self._conn.execute(
             "DELETE FROM link WHERE source = ? OR target = ?", (memory_id, memory_id)
@@ -164,12 +166,21 @@ class SQLiteWriter:
         self._conn.execute("DELETE FROM mention WHERE memory_id = ?", (memory_id,))
         self._conn.execute("DELETE FROM embedding WHERE memory_id = ?", (memory_id,))
         self._conn.execute("DELETE FROM memory WHERE id = ?", (memory_id,))
-        # Trigger: a memory is deleted. Why: FTS5 keeps deleted tokens in old
-        # segments until they merge, so its words would stay in the file.
-        # Outcome: merge every segment now (secure_delete zeroes the freed pages).
+        wake_sql.forget_memory(self._conn, memory_id)
+        # An entity only this memory named would keep its name in the file.
+        self._conn.executemany(
+            "DELETE FROM entity WHERE id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id)",
+            [(entity_id,) for entity_id in named],
+        )
+        self.purged = True
+
+    def purge_index(self) -> None:
+        """Trigger: memories were deleted. Why: FTS5 keeps deleted tokens in old
+        segments until they merge, so their words would stay in the file. Outcome:
+        merge every segment, once per transaction (secure_delete zeroes freed pages)."""
         for table in ("memory_fts", "version_fts"):
             self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-        self.purged = True
 
     def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
         entity_sql.set_mentions(self._conn, mentions)
@@ -315,11 +326,17 @@ class SQLiteWriter:
             (session_id, agent, to_text(at)),
         )
 
-    def journal(self, operation: str, memory_ids: Sequence[str | None], actor: str | None) -> None:
+    def journal(
+        self,
+        operation: str,
+        memory_ids: Sequence[str | None],
+        actor: str | None,
+        detail: str | None = None,
+    ) -> None:
         at = to_text(utcnow())
         self._conn.executemany(
-            "INSERT INTO journal(at, operation, memory_id, actor) VALUES (?, ?, ?, ?)",
-            [(at, operation, memory_id, actor) for memory_id in memory_ids],
+            "INSERT INTO journal(at, operation, memory_id, actor, detail) VALUES (?, ?, ?, ?, ?)",
+            [(at, operation, memory_id, actor, detail) for memory_id in memory_ids],
         )
 
 
@@ -439,6 +456,8 @@ class SQLiteStore:
         writer = SQLiteWriter(self)
         try:
             yield writer
+            if writer.purged:
+                writer.purge_index()
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
@@ -636,6 +655,11 @@ class SQLiteStore:
     def phrase_vector(self, key: str) -> bytes | None:
         return wake_sql.phrase_vector(self.conn, key)
 
+    def scopes(self) -> list[str]:
+        return [
+            str(r[0]) for r in self.conn.execute("SELECT DISTINCT scope FROM memory ORDER BY 1")
+        ]
+
     def snapshot(self, dest: Path) -> Counts:
         return backup.snapshot(self.conn, dest)
 
@@ -706,11 +730,11 @@ class SQLiteStore:
         )
         where = f"WHERE {seen}" + (" AND j.memory_id = :id" if memory_id else "")
         rows = self.conn.execute(
-            "SELECT j.seq, j.at, j.operation, j.memory_id, j.actor FROM journal j "
+            "SELECT j.seq, j.at, j.operation, j.memory_id, j.actor, j.detail FROM journal j "
             f"LEFT JOIN memory m ON m.id = j.memory_id {where} ORDER BY j.seq DESC LIMIT :limit",
             {"viewer": viewer, "id": memory_id, "limit": limit},
         )
-        return [JournalEntry(r[0], from_text(r[1]), r[2], r[3], r[4]) for r in rows]
+        return [JournalEntry(r[0], from_text(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()

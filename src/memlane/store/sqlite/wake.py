@@ -139,3 +139,19 @@ def put_phrase_vector(conn: sqlite3.Connection, key: str, vector: bytes) -> None
     conn.execute(
         "INSERT OR REPLACE INTO wake_phrase_embedding(key, vector) VALUES (?, ?)", (key, vector)
     )
+
+
+def forget_memory(conn: sqlite3.Connection, memory_id: str) -> None:
+    """A forgotten memory leaves the ritual too: its guess rows (they hold its title
+    and the guesses at it) go, and rituals that walked it lose its title and their
+    stored last response (which may quote it; such a ritual can no longer replay)."""
+    conn.execute("DELETE FROM wake_guess WHERE memory_id = ?", (memory_id,))
+    rows = conn.execute(
+        "SELECT id, sequence FROM wake_session WHERE sequence LIKE ?", (f'%"{memory_id}"%',)
+    ).fetchall()
+    for session_id, sequence in rows:
+        blanked = [[i, "" if i == memory_id else t] for i, t in json.loads(sequence)]
+        conn.execute(
+            "UPDATE wake_session SET sequence = ?, last_response = NULL WHERE id = ?",
+            (json.dumps(blanked), session_id),
+        )
