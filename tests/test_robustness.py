@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import string
@@ -30,6 +29,9 @@ from memlane.cli.main import cli
 from memlane.errors import Invalid
 from memlane.scope import Context
 from memlane.write.normalize import clean_text, dedup_hash
+from store_checks import assert_consistent as _assert_consistent
+from store_checks import count_by_tag
+from store_checks import env as _env
 
 WORKERS = 4
 PER_WORKER = 250
@@ -44,50 +46,6 @@ with Memory.open(path, agent=name, context=Context("proj")) as mem:
     for i in range(count):
         mem.add(f"{name} wrote memory number {i}; concurrent writers lose nothing.", tags=[name])
 """
-
-
-def _env(tmp_path: Path, db: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "MEMLANE_DB": str(db),
-        "MEMLANE_AGENT": "tester",
-        "MEMLANE_PROJECT_ALIASES": str(tmp_path / "aliases.json"),
-        "MEMLANE_EMBED_PROFILE": "hash",
-    }
-
-
-def _count_by_tag(db: Path) -> dict[str, int]:
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j GROUP BY j.value"
-        )
-        return {str(tag): int(n) for tag, n in rows}
-
-
-def _assert_consistent(db: Path) -> int:
-    """Integrity, FTS in step with the rows, every row whole; returns the memory count."""
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
-        conn.execute("INSERT INTO version_fts(version_fts) VALUES ('integrity-check')")
-        memories = conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0]
-        docs = conn.execute("SELECT COUNT(*) FROM memory_fts_docsize").fetchone()[0]
-        assert docs == memories
-        orphans = conn.execute(
-            "SELECT COUNT(*) FROM memory_fts_docsize d "
-            "WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.seq = d.id)"
-        ).fetchone()[0]
-        assert orphans == 0
-        journaled = conn.execute("SELECT COUNT(*) FROM journal WHERE operation = 'add'").fetchone()
-        assert journaled[0] == memories
-        for title, body, digest in conn.execute("SELECT title, body, dedup_hash FROM memory"):
-            assert title and body
-            assert digest == dedup_hash(title, body)
-        return int(memories)
-    finally:
-        conn.close()
 
 
 # ---- (a) concurrent writers ------------------------------------------------------------------
@@ -112,7 +70,7 @@ def test_four_processes_adding_one_at_a_time_lose_nothing(tmp_path):
     for code, stderr in outcomes:
         assert "locked" not in stderr.lower(), stderr
         assert code == 0, stderr
-    assert _count_by_tag(db) == {f"w{n}": PER_WORKER for n in range(WORKERS)}
+    assert count_by_tag(db) == {f"w{n}": PER_WORKER for n in range(WORKERS)}
     assert _assert_consistent(db) == WORKERS * PER_WORKER
     with Memory.open(db, context=Context("proj")) as mem:
         assert len(mem.list(limit=0)) == WORKERS * PER_WORKER
@@ -143,7 +101,7 @@ def test_four_cli_batches_at_once_lose_nothing(tmp_path):
         assert proc.returncode == 0, err
         payload = json.loads(out)
         assert (payload["added"], payload["failed"]) == (PER_WORKER, 0)
-    assert _count_by_tag(db) == {f"c{n}": PER_WORKER for n in range(WORKERS)}
+    assert count_by_tag(db) == {f"c{n}": PER_WORKER for n in range(WORKERS)}
     assert _assert_consistent(db) == WORKERS * PER_WORKER
 
 
