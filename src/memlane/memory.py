@@ -19,6 +19,7 @@ from memlane.model import (
     Link,
     LinkType,
     Record,
+    RegistryEntry,
     State,
     Stats,
     Version,
@@ -145,6 +146,25 @@ class Memory(
         if result.landed and not draft.no_embed:
             result = self._reembedded(result, doc)
         return self._auto_anchored(result) if anchor else result
+
+    def seed_agent(
+        self, name: str, meta: Mapping[str, Any], body: str
+    ) -> tuple[RegistryEntry, WriteResult | None]:
+        """Register an agent from a seed file (front matter: description, domain) and
+        keep its body as the agent's identity memory: importance 9 (a wake core memory)
+        unless the front matter says otherwise, tagged `agent:<name>`. Seeding the same
+        file again changes nothing (the exact-duplicate check of session `seed`)."""
+        entry = self.register("agents", name, description=meta.get("description"),
+                              domain=meta.get("domain"))  # fmt: skip
+        if not body.strip():
+            return entry, None
+        known = {"title", "kind", "category", "importance", "tags", "wake_phrases",
+                 "wake_order", "private", "scope", "resonance_type"}  # fmt: skip
+        fields = {k: v for k, v in meta.items() if k in known}
+        fields.setdefault("importance", 9)
+        fields.setdefault("title", f"{name}: who I am")
+        fields["tags"] = [*(fields.get("tags") or []), f"agent:{name}"]
+        return entry, self.add(body.strip(), session_id="seed", **fields)
 
     def _screened(self, record: Record, mode: str | None) -> tuple[Record, Captured]:
         """A revised record's title, body and tags through the capture policy."""

@@ -64,6 +64,7 @@ COMMANDS: dict[str, str] = {
     "types": "registries:types_cmd",
     "quickstart": "quickstart:quickstart_cmd",
     "backup": "backup:backup_cmd",
+    "seed": "seed:seed",
     "install": "install:install_cmd",
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
