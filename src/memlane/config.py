@@ -9,11 +9,17 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
 from memlane.errors import Invalid
+
+if TYPE_CHECKING:  # the core loads only when an interface opens a Memory
+    from memlane.embed import Embedder
+    from memlane.memory import Memory
+    from memlane.retrieve.recall import RecallOptions
+    from memlane.write.dedup import Thresholds
 
 APP = "memlane"
 
@@ -347,6 +353,63 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("max_tags", "MEMLANE_MAX_TAGS", lambda: 50, "Most tags on one memory.", _int),
     Setting(
+        "inject_budget",
+        "MEMLANE_INJECT_BUDGET",
+        lambda: 1500,
+        "Tokens (4 characters each) a hook or an MCP session start may inject into an "
+        "agent's context.",
+        _count,
+    ),
+    Setting(
+        "mcp_token",
+        "MEMLANE_MCP_TOKEN",
+        lambda: None,
+        "Bearer token `memlane serve --http` requires: an operator token, every scope. "
+        "Never printed.",
+    ),
+    Setting(
+        "mcp_token_file",
+        "MEMLANE_MCP_TOKEN_FILE",
+        lambda: None,
+        'File with an HTTP token: bare (every scope) or {"token": ..., "namespaces": '
+        "[...]} confining it to those scopes; a malformed file refuses to start.",
+    ),
+    Setting(
+        "hook_dir",
+        "MEMLANE_HOOK_DIR",
+        lambda: str(data_dir() / "hooks"),
+        "Where `memlane hook` keeps its log (hooks.log) and each session's capture cursor.",
+    ),
+    Setting(
+        "llm_cmd",
+        "MEMLANE_LLM_CMD",
+        lambda: None,
+        "A command (split like a shell line, run without a shell) that reads a prompt and "
+        "a transcript on stdin and prints memories as JSON lines; hooks capture with it.",
+    ),
+    Setting(
+        "llm_max_calls",
+        "MEMLANE_LLM_MAX_CALLS",
+        lambda: 4,
+        "Most MEMLANE_LLM_CMD runs in one capture.",
+        _count,
+    ),
+    Setting(
+        "llm_max_tokens",
+        "MEMLANE_LLM_MAX_TOKENS",
+        lambda: 32000,
+        "Most transcript tokens (4 characters each) sent to MEMLANE_LLM_CMD in one capture.",
+        _count,
+    ),
+    Setting(
+        "llm_timeout",
+        "MEMLANE_LLM_TIMEOUT",
+        lambda: 20,
+        "Seconds one capture may spend in MEMLANE_LLM_CMD, all its runs together (below "
+        "the hosts' 30 s hook timeout that `install` sets).",
+        _count,
+    ),
+    Setting(
         "max_tag_chars",
         "MEMLANE_MAX_TAG_CHARS",
         lambda: 64,
@@ -357,11 +420,39 @@ SETTINGS: tuple[Setting, ...] = (
 BY_NAME = {s.name: s for s in SETTINGS}
 
 
-def resolve(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def resolve_leniently(
+    environ: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """Every setting's value, a bad one replaced by its default, and what was bad
+    (for `doctor`, which must report a bad setting rather than refuse to run)."""
+    env = os.environ if environ is None else environ
+    values, problems = {}, []
+    for setting in SETTINGS:
+        try:
+            values.update(resolve({setting.env: env.get(setting.env) or ""}, (setting,)))
+        except Invalid as exc:
+            values[setting.name] = setting.default()
+            problems.append(str(exc))
+    for name, check in (
+        ("recall_weights", recall_settings),
+        ("dedup_string_threshold", write_policy),
+    ):
+        try:
+            check(values)
+        except Invalid as exc:  # values that parse but do not fit together
+            group = [s for s in SETTINGS if s.name.startswith(name.split("_")[0] + "_")]
+            values.update({s.name: s.default() for s in group})
+            problems.append(f"{', '.join(s.env for s in group if env.get(s.env))}: {exc}")
+    return values, problems
+
+
+def resolve(
+    environ: Mapping[str, str] | None = None, settings: tuple[Setting, ...] = SETTINGS
+) -> dict[str, Any]:
     """Every setting's value: from its environment variable, else its default."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
-    for setting in SETTINGS:
+    for setting in settings:
         raw = env.get(setting.env)
         if raw is None or raw == "":
             values[setting.name] = setting.default()
@@ -371,3 +462,100 @@ def resolve(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         except ValueError as exc:
             raise Invalid(f"{setting.env}={raw!r} is not valid: {exc}") from None
     return values
+
+
+# ---- from settings to the values the core receives ------------------------------------
+# Every interface (CLI, MCP server, hooks) opens its Memory here, so they cannot drift.
+
+
+def open_memory(
+    s: Mapping[str, Any], db: str | None = None, *, cwd: Path | None = None,
+    agent: str | None = None,
+) -> Memory:  # fmt: skip
+    """A Memory on `db` (else the `db` setting) configured by the settings `s`, its
+    context detected from `cwd` (the working directory by default); `agent` stands in
+    when the `agent` setting is unset."""
+    from memlane.memory import Memory
+    from memlane.scope import detect_context, load_aliases
+    from memlane.write.draft import Limits
+
+    profile = s["embed_profile"]
+    aliases = load_aliases(Path(s["project_aliases"]).expanduser())
+    memory = Memory.open(
+        db or s["db"],
+        agent=s["agent"] or agent,
+        context=detect_context(cwd or Path.cwd(), aliases),
+        limits=Limits(s["max_body_bytes"], s["max_title_chars"], s["max_tags"], s["max_tag_chars"]),
+        synchronous=s["sqlite_synchronous"],
+        # A factory: an operation that needs no vectors never loads numpy or a model.
+        embedder=None if profile == "none" else lambda: embedder_for(s, profile),
+        embed_on_write=not s["skip_write_embed"],
+    )
+    memory.recall_settings = recall_settings(s)
+    memory.write_policy = write_policy(s)
+    memory.capture_mode = s["capture_mode"]
+    return memory
+
+
+def embedder_for(s: Mapping[str, Any], profile: str) -> Embedder | None:
+    """The embedder a profile name selects with the settings' options (none: None)."""
+    if profile == "none":
+        return None
+    from memlane.embed import get_embedder
+
+    options: dict[str, object] = {}
+    if profile == "http":
+        options = {
+            "base_url": s["embed_url"],
+            "model": s["embed_model"],
+            "dimension": s["embed_dim"],
+            "api_key": s["embed_api_key"],
+        }
+    return get_embedder(profile, **options)
+
+
+def write_policy(s: Mapping[str, Any]) -> Thresholds:
+    """The write policy's thresholds: the settings given, the defaults otherwise."""
+    from memlane.write.dedup import Thresholds
+
+    given = {
+        "string": s["dedup_string_threshold"],
+        "vector": s["dedup_vector_threshold"],
+        "conflict": s["dedup_conflict_threshold"],
+    }
+    return Thresholds(**{k: v for k, v in given.items() if v is not None})
+
+
+def recall_settings(s: Mapping[str, Any]) -> RecallOptions:
+    """Recall's options from the settings: what is set overrides, what is not keeps
+    RecallOptions' own default (so the library and the interfaces cannot drift apart)."""
+    from memlane.retrieve.fuse import LANE_WEIGHTS, LANES
+    from memlane.retrieve.recall import RecallOptions
+    from memlane.retrieve.score import (
+        DEFAULT_WEIGHTS,
+        HALF_LIFE_DAYS,
+        HALF_LIFE_ORDER,
+        SCOPE_BOOSTS,
+        Shape,
+        Weights,
+    )
+
+    weights = Weights(*s["recall_weights"]) if s["recall_weights"] else DEFAULT_WEIGHTS
+    days = s["recall_half_lives"]
+    shape = Shape(
+        half_lives=dict(zip(HALF_LIFE_ORDER, days, strict=True)) if days else HALF_LIFE_DAYS,
+        boosts=s["recall_scope_boosts"] or SCOPE_BOOSTS,
+    )
+    lanes = s["recall_lane_weights"]
+    scalars = {
+        "passive_floor": s["recall_passive_floor"],
+        "mmr_lambda": s["recall_mmr_lambda"],
+        "link_budget": s["recall_link_budget"],
+        "session_share": s["recall_session_share"],
+    }
+    return RecallOptions(
+        weights=weights,
+        shape=shape,
+        lane_weights=dict(zip(LANES, lanes, strict=True)) if lanes else LANE_WEIGHTS,
+        **{name: value for name, value in scalars.items() if value is not None},
+    )

@@ -6,6 +6,7 @@
     │   └── AmbiguousId          an id prefix matches several memories; lists them
     ├── Conflict                 the request contradicts the store's state:              (exit 2)
     │                            a second tombstone, removing a category still in use
+    ├── ScopeNotAllowed          a scoped MCP token reaches outside its scopes           (exit 2)
     ├── PolicyRefused            a write policy refused the content                      (exit 2)
     └── Unavailable              the store or a component cannot serve the request:     (exit 1)
         └── SchemaTooNew         the database was written by a newer memlane
@@ -47,6 +48,12 @@ class AmbiguousId(Invalid):
 
 class Conflict(MemlaneError):
     """The request contradicts the current state of the store."""
+
+    exit_code = 2
+
+
+class ScopeNotAllowed(MemlaneError):
+    """A request reaches outside the scopes its token was confined to (fail closed)."""
 
     exit_code = 2
 

@@ -14,6 +14,7 @@ from memlane.model import (
     VERSIONED_FIELDS,
     BatchLine,
     BatchResult,
+    Check,
     Filters,
     Kind,
     Link,
@@ -61,6 +62,7 @@ from memlane.facade.lifecycle import LifecycleOps
 from memlane.facade.pack import PackOps
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.registries import RegistryOps
+from memlane.facade.transfer import TransferOps
 from memlane.facade.vectors import VectorOps
 from memlane.facade.wake import WakeOps
 
@@ -81,6 +83,7 @@ class Memory(
     PackOps,
     WakeOps,
     BackupOps,
+    TransferOps,
 ):
     """Long-term memory over one store. Open with `Memory.open(path)`."""
 
@@ -499,6 +502,12 @@ class Memory(
             )
         )
         return self._auto_anchored(result) if auto_anchor else result
+
+    def doctor(
+        self, backup_dir: Path | None = None, backup_every: timedelta | None = None
+    ) -> list[Check]:
+        """Every self-check, the maintenance lock's included (see HealthOps.doctor)."""
+        return [*super().doctor(backup_dir, backup_every), self.maintenance_check()]
 
     def _tombstone(self, w: Writer, record: Record, **stamp: Any) -> None:
         w.replace(replace(record, updated_at=utcnow(), **stamp), None)

@@ -485,6 +485,19 @@ class Reminder:
     dismissed_at: datetime | None = None
 
 
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One `doctor` finding; when not ok, the command that fixes it."""
+
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     seq: int

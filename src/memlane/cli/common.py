@@ -15,15 +15,13 @@ import click
 from memlane import config
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
-from memlane.scope import detect_context, load_aliases
-from memlane.write.dedup import Thresholds
-from memlane.write.draft import Limits
 
 if TYPE_CHECKING:
     from memlane.embed import Embedder
-    from memlane.retrieve.recall import RecallOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Where the root group leaves the settings it could not read, for `doctor` to report.
+SETTINGS_PROBLEMS = "memlane.settings_problems"
 
 
 @dataclass
@@ -36,42 +34,12 @@ class State:
 
     def memory(self) -> Memory:
         if self._memory is None:
-            s = self.settings
-            aliases_path = Path(s["project_aliases"]).expanduser()
-            profile = s["embed_profile"]
-            self._memory = Memory.open(
-                self.db or s["db"],
-                agent=s["agent"],
-                context=detect_context(Path.cwd(), load_aliases(aliases_path)),
-                limits=Limits(
-                    s["max_body_bytes"], s["max_title_chars"], s["max_tags"], s["max_tag_chars"]
-                ),
-                synchronous=s["sqlite_synchronous"],
-                # A factory: a command that needs no vectors never loads numpy or a model.
-                embedder=None if profile == "none" else lambda: self.embedder_for(profile),
-                embed_on_write=not s["skip_write_embed"],
-            )
-            self._memory.recall_settings = recall_settings(s)
-            self._memory.write_policy = write_policy(s)
-            self._memory.capture_mode = s["capture_mode"]
+            self._memory = config.open_memory(self.settings, self.db)
         return self._memory
 
     def embedder_for(self, profile: str) -> Embedder | None:
         """The embedder a profile name selects with the settings' options (none: None)."""
-        if profile == "none":
-            return None
-        from memlane.embed import get_embedder
-
-        s = self.settings
-        options: dict[str, object] = {}
-        if profile == "http":
-            options = {
-                "base_url": s["embed_url"],
-                "model": s["embed_model"],
-                "dimension": s["embed_dim"],
-                "api_key": s["embed_api_key"],
-            }
-        return get_embedder(profile, **options)
+        return config.embedder_for(self.settings, profile)
 
     def close(self) -> None:
         if self._memory is not None:
@@ -216,49 +184,10 @@ def in_section(section: str) -> Callable[[F], F]:
     return mark
 
 
-def write_policy(s: dict[str, Any]) -> Thresholds:
-    """The write policy's thresholds: the settings given, the defaults otherwise."""
-    given = {
-        "string": s["dedup_string_threshold"],
-        "vector": s["dedup_vector_threshold"],
-        "conflict": s["dedup_conflict_threshold"],
-    }
-    return Thresholds(**{k: v for k, v in given.items() if v is not None})
-
-
-def recall_settings(s: dict[str, Any]) -> RecallOptions:
-    """Recall's options from the settings: what is set overrides, what is not keeps
-    RecallOptions' own default (so the library and the CLI cannot drift apart)."""
-    from memlane.retrieve.fuse import LANE_WEIGHTS, LANES
-    from memlane.retrieve.recall import RecallOptions
-    from memlane.retrieve.score import (
-        DEFAULT_WEIGHTS,
-        HALF_LIFE_DAYS,
-        HALF_LIFE_ORDER,
-        SCOPE_BOOSTS,
-        Shape,
-        Weights,
-    )
-
-    weights = Weights(*s["recall_weights"]) if s["recall_weights"] else DEFAULT_WEIGHTS
-    days = s["recall_half_lives"]
-    shape = Shape(
-        half_lives=dict(zip(HALF_LIFE_ORDER, days, strict=True)) if days else HALF_LIFE_DAYS,
-        boosts=s["recall_scope_boosts"] or SCOPE_BOOSTS,
-    )
-    lanes = s["recall_lane_weights"]
-    scalars = {
-        "passive_floor": s["recall_passive_floor"],
-        "mmr_lambda": s["recall_mmr_lambda"],
-        "link_budget": s["recall_link_budget"],
-        "session_share": s["recall_session_share"],
-    }
-    return RecallOptions(
-        weights=weights,
-        shape=shape,
-        lane_weights=dict(zip(LANES, lanes, strict=True)) if lanes else LANE_WEIGHTS,
-        **{name: value for name, value in scalars.items() if value is not None},
-    )
+# The settings -> core values mappings live in memlane.config (the MCP server and the
+# hooks open their Memory the same way); these names stay for the CLI's modules.
+write_policy = config.write_policy
+recall_settings = config.recall_settings
 
 
 def settings_from_env() -> dict[str, Any]:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import click
 
-from memlane.cli.common import SectionedGroup, State, settings_from_env
+from memlane import config
+from memlane.cli.common import SETTINGS_PROBLEMS, SectionedGroup, State, settings_from_env
 from memlane.errors import MemlaneError
 
+# Where the root group leaves a settings error for `memlane hook` (see cli below).
+SETTINGS_ERROR = "memlane.settings_error"
 # Every command as name -> "module:attribute", imported only when it runs (or for --help):
 # a `memlane recall` from a hook never pays for the benchmark, the evaluation or the editors.
 COMMANDS: dict[str, str] = {
@@ -65,7 +68,11 @@ COMMANDS: dict[str, str] = {
     "quickstart": "quickstart:quickstart_cmd",
     "backup": "backup:backup_cmd",
     "seed": "seed:seed",
+    "serve": "serve:serve_cmd",
+    "import": "transfer:import_group",
+    "export": "transfer:export_cmd",
     "install": "install:install_cmd",
+    "hook": "hooks:hook_cmd",
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
     "bench": "bench:bench_cmd",
@@ -82,10 +89,18 @@ COMMANDS: dict[str, str] = {
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
     """memlane: long-term memory for AI agents."""
+    if ctx.invoked_subcommand == "doctor":  # it reports bad settings, so it must run
+        settings, ctx.meta[SETTINGS_PROBLEMS] = config.resolve_leniently()
+        ctx.obj = State(db=db, settings=settings)
+        return
     try:
         settings = settings_from_env()
     except MemlaneError as exc:
-        raise click.UsageError(str(exc)) from None
+        if ctx.invoked_subcommand != "hook":
+            raise click.UsageError(str(exc)) from None
+        # A hook never breaks its host: it logs the bad setting and answers silently.
+        ctx.meta[SETTINGS_ERROR] = str(exc)
+        settings = {}
     ctx.obj = State(db=db, settings=settings)
 
 

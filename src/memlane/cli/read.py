@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, memory, note
+from memlane import config
+from memlane.cli.common import (
+    SETTINGS_PROBLEMS,
+    emit_json,
+    in_section,
+    json_option,
+    memory,
+    note,
+    state,
+)
 from memlane.cli.render import (
     fenced,
     hit_dict,
@@ -18,8 +30,9 @@ from memlane.cli.render import (
     show_record,
     version_dict,
 )
+from memlane.errors import MemlaneError
 from memlane.memory import Memory
-from memlane.model import Filters, Kind
+from memlane.model import FAIL, OK, WARN, Check, Filters, Kind
 
 
 def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
@@ -290,12 +303,47 @@ def journal_cmd(memory_id: str | None, limit: int, as_json: bool) -> None:
 @click.command("doctor")
 @json_option
 def doctor_cmd(as_json: bool) -> None:
-    """Check the store and the recall lanes; exit 1 when a check fails."""
-    checks = memory().doctor()
+    """Check the store, SQLite, the recall lanes and indexes, backups, locks, the
+    settings and the MCP token (never shown); read-only. Each problem names its fix;
+    exit 1 when a check fails."""
+    s = state().settings
+    backups = Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None
+    checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
+    checks += [*_settings_checks(), _token_check(s)]
     if as_json:
         emit_json([asdict(c) for c in checks])
     else:
         for check in checks:
-            click.echo(f"{check.status:<5} {check.name:<12} {check.detail}")
-    if any(c.status == "fail" for c in checks):
+            click.echo(f"{check.status:<5} {check.name:<16} {check.detail}")
+            if check.fix:
+                click.echo(f"{'':<22}fix: {check.fix}")
+    if any(c.status == FAIL for c in checks):
         raise SystemExit(1)
+
+
+def _settings_checks() -> list[Check]:
+    """Settings that do not parse or do not fit together (doctor ran with their
+    defaults instead)."""
+    bad = click.get_current_context().meta.get(SETTINGS_PROBLEMS, [])
+    checks = [Check("settings", FAIL, problem,
+                    "fix or unset " + " ".join(re.findall(r"MEMLANE_[A-Z_]+", problem)))
+              for problem in bad]  # fmt: skip
+    return checks or [Check("settings", OK, f"all {len(config.SETTINGS)} settings valid")]
+
+
+def _token_check(s: dict[str, Any]) -> Check:
+    """The MCP token's reach (never its value): scoped, an operator's, or none."""
+    from memlane.server.auth import load_tokens
+
+    try:
+        grants = load_tokens(s["mcp_token"], s["mcp_token_file"])
+    except MemlaneError as exc:
+        return Check("mcp token", FAIL, str(exc), "fix MEMLANE_MCP_TOKEN_FILE (see README serve)")
+    if not grants:
+        return Check("mcp token", OK, "none set: `serve --http` will refuse to start")
+    unscoped = [g for g in grants.values() if g.scopes is None]
+    if unscoped:
+        return Check("mcp token", WARN, f"{len(grants)} token(s), {len(unscoped)} unscoped: "
+                     "full access to every scope", "confine it with MEMLANE_MCP_TOKEN_FILE")  # fmt: skip
+    scopes = sorted({x for g in grants.values() for x in g.scopes or ()})
+    return Check("mcp token", OK, f"scoped to {', '.join(scopes)}")

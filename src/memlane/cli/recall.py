@@ -9,9 +9,10 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.read import filters_only
-from memlane.cli.render import provenance_marks, record_dict
+from memlane.cli.render import record_dict
 from memlane.facade.vectors import RECALL_LIMIT
 from memlane.model import Record
+from memlane.retrieve.present import provenance_marks
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation

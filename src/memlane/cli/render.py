@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Taint, Version, WriteResult
+from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version, WriteResult
+
+# Moved down to retrieve.present (the hooks and the MCP server fence memories too);
+# re-exported for the CLI's modules.
+from memlane.retrieve.present import STALE_STATES as STALE_STATES
+from memlane.retrieve.present import fenced as fenced
+from memlane.retrieve.present import provenance_marks
 
 
 def plain(value: Any) -> Any:
@@ -104,27 +110,6 @@ def registry_dict(entry: RegistryEntry) -> dict[str, Any]:
 
 def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else "-"
-
-
-# What a read says of a file: source that is no longer what a memory was written about.
-STALE_STATES = frozenset({"changed", "vanished"})
-
-
-def provenance_marks(record: Record) -> str:
-    """Marks on fenced text output: what a model reading the memory should weigh."""
-    marks = {
-        "[UNTRUSTED WEB]": record.taint is Taint.UNTRUSTED_WEB,
-        "[UNTRUSTED TOOL]": record.taint is Taint.UNTRUSTED_TOOL,
-        "[INJECTION RISK]": "injection-risk" in record.tags,
-        "[PREVIOUSLY]": not record.live,
-        f"[STALE SOURCE: {record.source_state}]": record.source_state in STALE_STATES,
-    }
-    return "".join(f" {mark}" for mark, applies in marks.items() if applies)
-
-
-def fenced(kind: str, lines: list[str]) -> list[str]:
-    """Text a model will read, between fences it cannot mistake for instructions."""
-    return [f"<memlane-{kind}>", *lines, f"</memlane-{kind}>"]
 
 
 def record_line(record: Record, score: float | None = None) -> str:

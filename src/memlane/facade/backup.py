@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from memlane.errors import Invalid, Unavailable
 from memlane.facade.core import Core
 from memlane.store import Counts
-from memlane.store.sqlite.backup import Verification, replace_file, verify
+from memlane.store.sqlite.backup import (
+    STAMP,
+    Verification,
+    replace_file,
+    snapshot_time,
+    snapshots,
+    verify,
+)
 from memlane.timeutil import utcnow
 
-# Snapshot files: memlane-<UTC time>.db. Retention deletes only files of this shape, so
-# a pre-restore copy or anything else in the directory is never touched.
-SNAPSHOT = re.compile(r"^memlane-(\d{8}T\d{6}\d{6}Z)\.db$")
-_STAMP = "%Y%m%dT%H%M%S%fZ"
 DEFAULT_RETENTION = 7
 LOCK_FILE = ".memlane-backup.lock"
 
@@ -51,20 +53,6 @@ class BackupReport:
     deleted: tuple[Path, ...] = ()  # snapshots retention removed
     skipped: str | None = None  # "lock" | "not due"
     notice: str | None = None
-
-
-def snapshots(directory: Path) -> list[Path]:
-    """The snapshot files in a directory, oldest first."""
-    if not directory.is_dir():
-        return []
-    return sorted(p for p in directory.iterdir() if SNAPSHOT.match(p.name))
-
-
-def snapshot_time(path: Path) -> datetime:
-    found = SNAPSHOT.match(path.name)
-    if found is None:
-        raise Invalid(f"{path.name} is not a memlane snapshot name")
-    return datetime.strptime(found.group(1), _STAMP).replace(tzinfo=UTC)
 
 
 @contextmanager
@@ -116,7 +104,7 @@ class BackupOps(Core):
                 return BackupReport(
                     None, skipped="not due", notice=f"not due: last snapshot {when}"
                 )
-            path = directory / f"memlane-{now.strftime(_STAMP)}.db"
+            path = directory / f"memlane-{now.strftime(STAMP)}.db"
             counts = self.store.snapshot(path)
             checked = verify(path, counts)
             if not checked.ok:

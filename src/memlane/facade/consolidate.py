@@ -54,7 +54,7 @@ from memlane.lifecycle.organize import (
     is_summary_row,
     topics,
 )
-from memlane.model import Filters, Kind, Link, LinkType, Record, Visibility
+from memlane.model import OK, WARN, Check, Filters, Kind, Link, LinkType, Record, Visibility
 from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
 from memlane.write import pipeline
@@ -168,6 +168,14 @@ class ConsolidateOps(Core):
             and (link.reason or "").startswith(MERGED_LINK)
         ]
         return list(dict.fromkeys(out))
+
+    def maintenance_check(self) -> Check:
+        """`doctor`: whether a consolidate/organize/restore run holds the lock now."""
+        holder = self._holder(utcnow())
+        if holder is None:
+            return Check("maintenance lock", OK, "free")
+        return Check("maintenance lock", WARN, _busy(holder),
+                     f"wait for pid {holder.pid}, or after {LOCK_STALE} it is taken over")  # fmt: skip
 
     @contextmanager
     def maintenance_lock(self, operation: str = "maintenance") -> Iterator[None]:

@@ -184,6 +184,17 @@ class VectorOps(Core):
             candidates=self._reread(result.candidates, sources=False),
         )
 
+    def surfaced(self, memory_ids: Sequence[str]) -> None:
+        """Count a passive showing of these memories (surfaced_count, last_surfaced).
+
+        For a caller that filters a `recall(passive=True, count=False)` further (a hook's
+        injection gate): only what it finally shows was surfaced.
+        """
+        ids = list(dict.fromkeys(memory_ids))
+        if ids:
+            with self._transaction() as w:
+                w.touch(ids, "surfaced", utcnow())
+
     def explain(
         self,
         query: str,

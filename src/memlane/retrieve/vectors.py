@@ -454,6 +454,19 @@ def write_file(path: Path, stamp: dict[str, Any], rows: Rows) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def file_stamp(path: Path) -> dict[str, Any] | None:
+    """The header of an index file (profile, dimension, epoch, change), or None."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(_MAGIC)) != _MAGIC:
+                return None
+            size = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(size))
+    except (OSError, ValueError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
 def read_file(path: Path, stamp: dict[str, Any]) -> Rows | None:
     """The rows in `path` (memory-mapped), or None when its stamp differs from `stamp`."""
     with open(path, "rb") as f:

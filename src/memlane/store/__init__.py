@@ -5,9 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from memlane.errors import Unavailable
-from memlane.store.base import EMBED_PROFILE_META, SEARCH_STEPS, Counts, Store, Writer
+from memlane.store.base import (
+    EMBED_PROFILE_META,
+    SEARCH_STEPS,
+    Counts,
+    Selection,
+    Store,
+    Writer,
+)
 
-__all__ = ["EMBED_PROFILE_META", "SEARCH_STEPS", "Counts", "Store", "Writer", "open_store"]
+__all__ = [
+    "EMBED_PROFILE_META",
+    "SEARCH_STEPS",
+    "Counts",
+    "Selection",
+    "Store",
+    "Writer",
+    "open_store",
+]
 
 
 def open_store(location: str | Path, synchronous: str = "full") -> Store:

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memlane.model import (
     Entity,
@@ -43,6 +43,16 @@ class Counts:
     live: int
 
 
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which memories an export carries (all the other kinds follow them)."""
+
+    scope: str | None = None  # a scope, with its branches
+    include_superseded: bool = False
+    include_private: bool = False  # the viewer's own private memories (and reminders)
+    viewer: str | None = None
+
+
 # The store_meta key under which a store records its vectors' embedding profile.
 EMBED_PROFILE_META = "embed_profile"
 # The keyword ladder's steps, strictest first: `match` of Store.search.
@@ -71,6 +81,9 @@ class Writer(Protocol):
         self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
     ) -> None:
         """Store a guess row's scores and guess vector, and mark it scored."""
+
+    def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
+        """Put one checked record in: added | unchanged | tombstoned | conflict."""
 
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
         """Cache an authored phrase's vector under a key that holds no phrase text."""
@@ -207,6 +220,13 @@ class Store(Protocol):
         """The vectors of an agent's scored guesses, by (session, step)."""
 
     def phrase_vector(self, key: str) -> bytes | None: ...
+
+    def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every record of a selection as (kind, columns), in a fixed order, read at
+        one instant (see memlane.store.sqlite.dump)."""
+
+    def check_record(self, kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        """A record fit to load (Invalid saying what is wrong otherwise)."""
 
     def scopes(self) -> list[str]:
         """Every scope some memory (in any state) is in, sorted."""

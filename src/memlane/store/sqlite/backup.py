@@ -8,14 +8,21 @@ other processes write meanwhile (WAL readers do not block writers).
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memlane.errors import Invalid, Unavailable
 from memlane.store.base import Counts
 from memlane.store.sqlite import schema
+
+# Snapshot files: memlane-<UTC time>.db. Retention deletes only files of this shape, so
+# a pre-restore copy or anything else in the directory is never touched.
+SNAPSHOT = re.compile(r"^memlane-(\d{8}T\d{6}\d{6}Z)\.db$")
+STAMP = "%Y%m%dT%H%M%S%fZ"
 
 _COUNTS = (
     "SELECT COUNT(*), COALESCE(SUM(superseded_at IS NULL AND valid_until IS NULL), 0) FROM memory"
@@ -112,3 +119,17 @@ def replace_file(db: Path, source: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def snapshots(directory: Path) -> list[Path]:
+    """The snapshot files in a directory, oldest first."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if SNAPSHOT.match(p.name))
+
+
+def snapshot_time(path: Path) -> datetime:
+    found = SNAPSHOT.match(path.name)
+    if found is None:
+        raise Invalid(f"{path.name} is not a memlane snapshot name")
+    return datetime.strptime(found.group(1), STAMP).replace(tzinfo=UTC)

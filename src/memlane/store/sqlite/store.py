@@ -35,8 +35,9 @@ from memlane.model import (
     WakeRitual,
     effective_resonance,
 )
-from memlane.store.base import SEARCH_STEPS, Counts
+from memlane.store.base import SEARCH_STEPS, Counts, Selection
 from memlane.store.sqlite import backup, schema, sql
+from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
 from memlane.store.sqlite import wake as wake_sql
 from memlane.store.sqlite.rows import (
@@ -249,6 +250,9 @@ class SQLiteWriter:
         wake_sql.score_guess(
             self._conn, guess.session_id, guess.step, scores, vector, to_text(utcnow())
         )
+
+    def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
+        return dump_sql.load(self._conn, kind, row, allow_tombstones)
 
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
         wake_sql.put_phrase_vector(self._conn, key, vector)
@@ -654,6 +658,12 @@ class SQLiteStore:
 
     def phrase_vector(self, key: str) -> bytes | None:
         return wake_sql.phrase_vector(self.conn, key)
+
+    def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
+        return dump_sql.dump(self.conn, selection)
+
+    def check_record(self, kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        return dump_sql.check(self.conn, kind, row)
 
     def scopes(self) -> list[str]:
         return [

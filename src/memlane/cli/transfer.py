@@ -1,0 +1,171 @@
+"""export, and import of memlane's own JSONL and of Markdown folders."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlane.cli.capture import CAPTURE_MODE
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
+from memlane.errors import MemlaneError
+from memlane.write.frontmatter import split
+
+FORMATS = ("jsonl", "csv", "md")
+
+
+@in_section("data")
+@click.command("export")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="jsonl",
+              show_default=True, help="jsonl: lossless; csv: one row per memory; "
+              "md: one file per memory (needs -o DIR).")  # fmt: skip
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="File (jsonl, csv) or directory (md); default: stdout.")  # fmt: skip
+@click.option("--scope", help="Only this scope (a project's with its branches).")
+@click.option("--include-superseded", is_flag=True, help="Also superseded and invalidated.")
+@click.option("--include-private", is_flag=True, help="Also your own private memories.")
+@json_option
+def export_cmd(
+    fmt: str, output: Path | None, scope: str | None, include_superseded: bool,
+    include_private: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Write memories out: JSONL with every field, version, link, entity, session and
+    registry (import restores it exactly), CSV, or Markdown files."""
+    options: dict[str, Any] = {"scope": scope, "include_superseded": include_superseded,
+                               "include_private": include_private}  # fmt: skip
+    mem = memory()
+    if fmt == "md":
+        if output is None:
+            raise click.UsageError("-f md writes one file per memory: give -o DIRECTORY")
+        output.mkdir(parents=True, exist_ok=True)
+        files = [_write(output / name, text) for name, text in mem.export_markdown(**options)]
+        _done(as_json, output, len(files))
+        return
+    text = ("".join(f"{line}\n" for line in mem.export_jsonl(**options)) if fmt == "jsonl"
+            else mem.export_csv(**options))  # fmt: skip
+    if output is None and not as_json:
+        sys.stdout.write(text)
+        return
+    if output is not None:
+        _write(output, text)
+    _done(as_json, output, text.count("\n"))
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror}", 1)
+    return path
+
+
+def _done(as_json: bool, output: Path | None, count: int) -> None:
+    if as_json:
+        emit_json({"output": str(output) if output else None, "lines": count})
+    else:
+        click.echo(
+            f"Wrote {count} {'files' if output and output.is_dir() else 'lines'} to {output}"
+        )
+
+
+class ImportGroup(click.Group):
+    """`memlane import FILE` loads memlane's JSONL; `memlane import <format> ...` others."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["jsonl", *args]
+        return super().resolve_command(ctx, args)
+
+
+@in_section("data")
+@click.group("import", cls=ImportGroup)
+def import_group() -> None:
+    """Load memories: `import FILE` (a memlane JSONL export), `import markdown DIR`,
+    `import mcp-memory FILE`."""
+
+
+@import_group.command("jsonl")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--capture-mode", type=CAPTURE_MODE,
+              help="Screen each memory as add does (auto redacts secrets): for files "
+              "from elsewhere.")  # fmt: skip
+@click.option("--allow-tombstones", is_flag=True,
+              help="Let a record end a live memory of the same id (trusted files only).")  # fmt: skip
+@json_option
+def import_jsonl_cmd(
+    file: Path, capture_mode: str | None, allow_tombstones: bool, as_json: bool
+) -> None:
+    """Load a JSONL export: every line checked first, bad lines reported by number and
+    skipped; ids kept; loading the same file again changes nothing."""
+    try:
+        with file.open("rb") as stream:
+            report = memory().import_jsonl(stream, capture_mode=capture_mode,
+                                           allow_tombstones=allow_tombstones)  # fmt: skip
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
+    if as_json:
+        emit_json({"counts": report.counts, "added": report.added, "redactions": report.redactions,
+                   "unembedded": report.unembedded,
+                   "errors": [{"line": n, "error": e} for n, e in report.errors]})  # fmt: skip
+    else:
+        for number, error in report.errors:
+            click.echo(f"{file}:{number}: {error}", err=True)
+        for kind, outcomes in report.counts.items():
+            click.echo(f"{kind}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
+        if report.unembedded:
+            note(f"{report.unembedded} memories without vectors: run `memlane embed --pending`")
+    if report.errors:
+        sys.exit(2)
+
+
+@import_group.command("markdown")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@json_option
+def import_markdown_cmd(directory: Path, as_json: bool) -> None:
+    """Add one memory per *.md file of DIRECTORY (front matter: title, tags, kind,
+    category, importance, scope, private...; the body is the content) through the
+    write policy. Importing the same folder again adds nothing."""
+    if not directory.is_dir():
+        raise click.UsageError(f"{directory} is not a directory")
+    mem, added, failed = memory(), [], []
+    for file in sorted(directory.rglob("*.md")):
+        try:
+            meta, body = split(file.read_text(encoding="utf-8"), str(file))
+            fields = {k: v for k, v in meta.items() if k in _MARKDOWN_FIELDS}
+            if "memory_kind" in meta:  # a memlane Markdown export names the kind so
+                fields.setdefault("kind", meta["memory_kind"])
+            result = mem.add(body, session_id=f"import:{directory.resolve()}",
+                             source_ref=meta.get("source_ref") or f"file:{file.resolve()}",
+                             **fields)  # fmt: skip
+            added.append({"file": str(file), "id": result.id, "status": result.status.value})
+        except (MemlaneError, OSError, UnicodeDecodeError) as exc:
+            failed.append({"file": str(file), "error": str(exc)})
+    if as_json:
+        emit_json({"imported": added, "failed": failed})
+    else:
+        for problem in failed:
+            click.echo(f"{problem['file']}: {problem['error']}", err=True)
+        landed = sum(1 for a in added if a["status"] == "added")
+        click.echo(f"{landed} added, {len(added) - landed} already there, {len(failed)} failed")
+    if failed:
+        sys.exit(2)
+
+
+_MARKDOWN_FIELDS = frozenset({
+    "title", "tags", "kind", "category", "importance", "scope", "private", "occurred_at",
+    "valid_from", "applicability", "domain", "wake_phrases", "wake_order", "content_type",
+})  # fmt: skip
+
+
+def _attach_mcp_memory() -> None:
+    """`import mcp-memory FILE`: the official MCP memory server's file (cli/serve.py)."""
+    from memlane.cli.serve import import_mcp_memory_cmd
+
+    import_group.add_command(import_mcp_memory_cmd)
+
+
+_attach_mcp_memory()

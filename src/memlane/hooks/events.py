@@ -1,0 +1,268 @@
+"""What each hook event does, over the `Memory` facade.
+
+- session-start: a fenced block of due reminders, core memories and recent ones,
+  within the injection budget.
+- user-prompt: a passive recall on the prompt (and the session's recent tool
+  operations); only what clears the gate (hooks.gate) is injected.
+- stop: the new turns since the last capture, through the cue-phrase extractor (cheap:
+  the host waits for a Stop hook).
+- pre-compact, session-end: the same, or with `MEMLANE_LLM_CMD` set, the command under
+  its budget (turns it never saw still go through the extractor).
+
+Every capture lands through `Memory.add` (the write policy: redaction, injection
+tagging, dedup), tainted untrusted_tool. Each session keeps a cursor per capture mode,
+so a transcript is read once, however often the hooks fire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memlane.errors import MemlaneError
+from memlane.facade.core import ID_PREFIX, passive_ok
+from memlane.hooks import context, extract, gate, llm, state, transcript
+from memlane.hooks.host import STOP, Event
+from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
+from memlane.model import Record
+
+if TYPE_CHECKING:
+    from memlane.memory import Memory
+
+OpenMemory = Callable[[], "Memory"]
+# The prompt's share of the recall query, and the tool-operation tokens' reserved slice
+# after it (reference/002 composes its query the same way, within 500 characters).
+PROMPT_CHARS = 400
+OPS_CHARS = 100
+# Hits the gate weighs: the gate lets at most gate.MAX_INJECTED through, and a memory
+# ranked below the fifth rarely clears it.
+RECALL_LIMIT = 5
+# Session start: the wake cascade's size, and without an agent the core and recent reads.
+WAKE_LIMIT = 20
+CORE_LIMIT = 10
+RECENT_LIMIT = 8
+RECENT_DAYS = 7
+# A captured statement is worth a little more than an unmarked note (5): someone said
+# it was a rule or a decision.
+CAPTURE_IMPORTANCE = 6
+CAPTURE_TAG = "captured"
+CUE, LLM = "cue", "llm"
+# The settings' defaults (memlane.config), for callers that build Options by hand.
+DEFAULT_LLM_BUDGET = llm.Budget(calls=4, tokens=32000, seconds=20)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the settings say about hooks (the interface reads them, not this module)."""
+
+    budget: int = 1500
+    hook_dir: Path | None = None  # cursors live here; None: every capture reads it all
+    llm_cmd: str | None = None
+    llm_budget: llm.Budget = DEFAULT_LLM_BUDGET
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a hook did: the context to inject (None: silence) and why."""
+
+    reason: str
+    context: str | None = None
+    injected: tuple[str, ...] = ()
+    captured: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+# ---- session start ---------------------------------------------------------------------
+
+
+def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    mem = open_memory()
+    core, recent = remembered(mem)
+    due = mem.due_reminders()
+    sections = [
+        ("Reminders due", [context.reminder_item(r) for r in due]),
+        ("Core", [context.memory_item(r) for r in core]),
+        ("Recent", [context.memory_item(r) for r in recent]),
+    ]
+    made = context.block("session", context.SESSION_HEADER, sections, options.budget)
+    if made.text is None:
+        return Outcome("budget-drop" if made.omitted else "empty-pool")
+    mem.surfaced([key for key in made.ids if key.startswith(ID_PREFIX)])  # not reminders
+    return Outcome("injected", made.text, made.ids,
+                   details={"tokens": made.tokens, "omitted": made.omitted})  # fmt: skip
+
+
+def remembered(mem: Memory) -> tuple[list[Record], list[Record]]:
+    """Core and recent memories for a session in this place: the agent's wake cascade
+    (core, then recent and bridges) when there is an agent; else the most important
+    memories and the latest ones. Only what a passive read may show, in this scope chain,
+    without the wake cascade's excluded tags (archive, wake-exclude)."""
+    floor = mem.recall_settings.passive_floor
+    chain = set(mem.context.chain)
+
+    def shown(r: Record) -> bool:
+        return passive_ok(r, floor) and r.scope in chain and not excluded_by(r, False)
+
+    if mem.agent:
+        cascade = mem.wake(activate=False, limit=WAKE_LIMIT)
+        core = [r for r in cascade.blooms if cascade.layers[r.id] == "core" and shown(r)]
+        recent = [r for r in cascade.blooms if cascade.layers[r.id] != "core" and shown(r)]
+        return core, recent
+    important = mem.list(min_importance=CORE_MIN_IMPORTANCE, order="importance", limit=CORE_LIMIT)
+    core = [r for r in important if shown(r)]
+    taken = {r.id for r in core}
+    latest = mem.recent(days=RECENT_DAYS, all_types=True, limit=RECENT_LIMIT)
+    return core, [r for r in latest if shown(r) and r.id not in taken]
+
+
+# ---- user prompt -----------------------------------------------------------------------
+
+
+def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    prompt = (event.prompt or "").strip()
+    if not prompt or prompt.startswith("/"):  # a slash command is for the host
+        return Outcome("trivial-prompt")
+    text = prompt[:PROMPT_CHARS]
+    asked = gate.terms(text)
+    ops = recent_ops(event)
+    hints = gate.terms(" ".join(ops)) - asked
+    # Trigger: too few content words to ever clear the gate. Why: recall would open
+    # the store and load a model for nothing. Outcome: silence, before any of it.
+    if not gate.could_clear(asked, hints) or options.budget <= 0:
+        return Outcome("trivial-prompt")
+    mem = open_memory()
+    result = mem.recall(
+        query(text, ops), passive=True, count=False, limit=RECALL_LIMIT, max_tokens=options.budget
+    )
+    verdict = gate.judge(asked, hints, result)
+    details = {"ops": len(ops), "hits": len(result.hits),
+               "held_back": len(result.held_back)}  # fmt: skip
+    if not result.hits and result.omitted:  # recall's own packing dropped them all
+        return Outcome("budget-drop", details=details)
+    if not verdict.admitted:
+        return Outcome(verdict.reason, details=details)
+    items = [context.memory_item(h.record) for h in verdict.admitted]
+    made = context.block("recall", context.RECALL_HEADER, [(None, items)], options.budget)
+    if made.text is None:
+        return Outcome("budget-drop", details=details)
+    mem.surfaced(made.ids)
+    return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
+
+
+def query(prompt: str, ops: Sequence[str]) -> str:
+    """The recall query: the prompt, then as many newest operation tokens as fit in
+    their slice (whole tokens only)."""
+    tail: list[str] = []
+    for token in reversed(ops):
+        if len(" ".join([token, *tail])) > OPS_CHARS:
+            break
+        tail.insert(0, token)
+    return f"{prompt} {' '.join(tail)}".strip()
+
+
+def recent_ops(event: Event) -> list[str]:
+    """The session's recent tool-operation tokens; none when there is no transcript."""
+    if not event.transcript_path:
+        return []
+    try:
+        return transcript.recent_ops(event.transcript_path)
+    except OSError:
+        return []
+
+
+# ---- capture ---------------------------------------------------------------------------
+
+
+def capture(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """New turns of the transcript into memories (see the module docstring)."""
+    if event.name == STOP and event.stop_hook_active:
+        return Outcome("stop-hook-active")
+    path = event.transcript_path
+    if not path or not Path(path).is_file():
+        return Outcome("no-transcript")
+    mode = LLM if options.llm_cmd and event.name != STOP else CUE
+    session = event.session_id or path
+    cursors = state.load_cursors(options.hook_dir, session, path) if options.hook_dir else {}
+    chunk = transcript.read(path, cursors.get(mode, 0))
+    details: dict[str, Any] = {"mode": mode, "turns": len(chunk.turns)}
+    proposals: list[dict[str, Any]] = []
+    unread = chunk.turns
+    if mode == LLM and chunk.turns and options.llm_cmd:
+        run = llm.run(options.llm_cmd, chunk.turns, options.llm_budget)
+        proposals += [from_llm(item) for item in run.items]
+        unread = run.left
+        details.update(llm_calls=run.calls, llm_tokens=run.tokens, llm_breach=run.breach,
+                       llm_skipped_lines=run.skipped_lines)  # fmt: skip
+    proposals += [from_cue(c) for c in extract.extract(unread)]
+    captured, known, refused = write(open_memory, event, proposals) if proposals else ((), 0, 0)
+    if options.hook_dir:
+        state.save_cursors(options.hook_dir, session, path, {**cursors, mode: chunk.end})
+    details.update(proposed=len(proposals), known=known, refused=refused)
+    return Outcome("captured" if captured else "nothing-new", captured=captured, details=details)
+
+
+def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "content": candidate.content,
+        "kind": candidate.kind,
+        "tags": [CAPTURE_TAG, f"cue-{candidate.family}"],
+        "importance": CAPTURE_IMPORTANCE,
+    }
+    if candidate.role == transcript.USER:
+        fields["signal"] = "user"  # the person said it: grounded as a user statement
+    return fields
+
+
+def from_llm(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's proposal as add fields; only the fields memlane expects, checked."""
+    importance = item.get("importance")
+    given = item.get("tags")
+    tags: list[Any] = given if isinstance(given, list) else []
+    fields: dict[str, Any] = {
+        "content": str(item["content"]).strip(),
+        "kind": item["kind"],
+        "tags": [CAPTURE_TAG, "llm", *(str(t) for t in tags[:8] if isinstance(t, str))],
+        "importance": importance
+        if isinstance(importance, int) and 1 <= importance <= 10
+        else CAPTURE_IMPORTANCE,
+    }
+    if isinstance(item.get("title"), str) and item["title"].strip():
+        fields["title"] = item["title"].strip()
+    return fields
+
+
+def write(
+    open_memory: OpenMemory, event: Event, proposals: Sequence[Mapping[str, Any]]
+) -> tuple[tuple[str, ...], int, int]:
+    """Each proposal through `Memory.add`: the ids of the rows it added, how many it
+    found known already (refreshed or skipped as duplicates) and how many it refused."""
+    mem = open_memory()
+    project = mem.context.project
+    session = event.session_id
+    common: dict[str, Any] = {
+        "taint": "untrusted_tool",
+        "source_type": "agent_session",
+        "source_agent": mem.agent or event.host,
+        # Conventions and decisions belong to the project, not to the branch they were
+        # said on; outside a project they are global.
+        "scope": f"project:{project}" if project else "global",
+    }
+    if session:
+        common |= {"session_id": session, "source_ref": f"session:{session}"}
+    landed: list[str] = []
+    known = refused = 0
+    for proposal in proposals:
+        fields = {**common, **proposal}
+        content, title = fields.pop("content"), fields.pop("title", None)
+        try:
+            result = mem.add(content, title, **fields)
+        except MemlaneError:
+            refused += 1
+            continue
+        if result.landed and result.id:
+            landed.append(result.id)
+        else:
+            known += 1
+    return tuple(dict.fromkeys(landed)), known, refused

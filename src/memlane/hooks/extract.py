@@ -1,0 +1,147 @@
+"""The deterministic extractor: decisions, preferences, conventions and corrections
+found in a conversation by cue phrases, with no model. Pure: turns in, candidates out.
+
+Precision first. What a person types is read sentence by sentence; the assistant's
+text only where it labels a line itself ("Decision: ..."). A sentence is kept whole,
+as said, when a cue opens it or frames it; questions, code, quotes and sentences too
+short or too long to stand alone are never kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memlane.hooks.transcript import ASSISTANT, USER, Turn
+
+# Families of cues and the kind of memory each makes.
+CORRECTION, PREFERENCE, DECISION, CONVENTION, REMEMBER = (
+    "correction",
+    "preference",
+    "decision",
+    "convention",
+    "remember",
+)
+KINDS = {
+    CORRECTION: "lesson",
+    PREFERENCE: "preference",
+    DECISION: "decision",
+    CONVENTION: "convention",
+    REMEMBER: "fact",
+}
+# A statement shorter than this says too little to stand alone later ("no, use X"
+# still passes: 3 words); a longer one is a paragraph, not a rule.
+MIN_WORDS = 3
+MAX_WORDS = 60
+# Candidates from one capture, at most: a transcript that trips the cues this often
+# is not stating rules.
+MAX_CANDIDATES = 20
+
+# The word after "No," / "Actually," that makes the sentence a correction, not a
+# reply ("No problem", "No, thanks").
+_CORRECTION_NEXT = (
+    r"(?:use|it'?s|it|that'?s|we|the|you|do|don'?t|never|always|instead|put|call|keep|"
+    r"run|make|should|this|they|there'?s|please|in|on|not)\b"
+)
+_LEAD = r"^(?:(?:ok(?:ay)?|also|and|btw|oh|hmm|so)[,.!]?\s+)?"
+# Verbs of a working rule ("we don't merge on red"), not of a state ("we don't know").
+_ACTS = r"(?:use|allow|commit|merge|push|deploy|write|add|put|run|ship|store|log|call)\b"
+CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(pattern, re.IGNORECASE))
+    for family, pattern in (
+        (CORRECTION, _LEAD + r"(?:no|nope|wrong|not quite|actually)[,.!:;]\s*" + _CORRECTION_NEXT),
+        (CORRECTION, r"^that'?s (?:wrong|not right|incorrect|not how)\b"),
+        (CORRECTION, r"\bdon'?t (?:use|call|add|put|write|run)\b.*[,;]\s*(?:use|call|run)\b"),
+        (CORRECTION, r"\buse \S.{0,60}? instead\b|\binstead of \S.{0,60}?,\s*use\b"),
+        (CORRECTION, _LEAD + r"(?:please\s+)?stop (?:using|doing|adding|calling|writing)\b"),
+        (PREFERENCE, r"\bI(?:'d| would) rather\b|\bI (?:really |much |strongly )?prefer\b"),
+        (PREFERENCE, r"\bI (?:don'?t|do not) (?:like|want)\b|\bI (?:hate|dislike)\b"),
+        (PREFERENCE, _LEAD + r"(?:please\s+)?(?:always|never)\s+\w+"),
+        (PREFERENCE, r"(?:^|,\s*)(?:from now on|going forward|in (?:the )?future|next time)\b"),
+        (DECISION, r"\b(?:we|I)(?:'ve| have)? (?:decided|agreed|chose|settled on)\b"),
+        (DECISION, r"\b(?:we(?:'re| are)|I'?m) going (?:with|to go with)\b"),
+        (DECISION, r"\b(?:we|I)(?:'ll| will) go with\b|^let'?s (?:go|stick) with\b"),
+        (DECISION, r"^(?:the )?decision(?: is)?\s*:|\bthe decision is\b"),
+        (CONVENTION, r"^(?:convention|rule|policy|standard)\s*:"),
+        (CONVENTION, r"\b(?:our|the) (?:convention|rule|policy) is\b|\bby convention\b"),
+        (CONVENTION, r"\bin this (?:repo|repository|project|codebase|team),? we\b"),
+        (CONVENTION, r"\bwe (?:always|never|usually) \w+|\bwe (?:don'?t|do not) " + _ACTS),
+        (REMEMBER, _LEAD + r"(?:remember|note|keep in mind|fyi|for the record)\s*(?:that\b|:)"),
+        (REMEMBER, r"\bremember that\b|\bfor future reference\b"),
+    )
+)
+# The assistant's own labelled lines: "Decision: ...", "**Convention:** ...".
+_LABEL = re.compile(
+    r"^\W*(decision|convention|lesson(?: learned)?|root cause|note for future sessions)\W*:\s*",
+    re.IGNORECASE,
+)
+_LABEL_FAMILY = {
+    "decision": DECISION,
+    "convention": CONVENTION,
+    "lesson": CORRECTION,
+    "lesson learned": CORRECTION,
+    "root cause": CORRECTION,
+    "note for future sessions": REMEMBER,
+}
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[A-Z0-9])")
+# Markdown emphasis by asterisks; underscores stay (snake_case, __init__, tokens).
+_EMPHASIS = re.compile(r"\*{1,3}")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory the extractor proposes; the write policy decides whether it lands."""
+
+    kind: str
+    content: str
+    family: str
+    role: str
+
+
+def sentences(text: str) -> list[str]:
+    """Statements of a message: code fences and quoted lines dropped, each line split
+    at sentence ends, list markers and emphasis removed."""
+    out: list[str] = []
+    for line in _FENCE.sub("\n", text).splitlines():
+        line = line.strip()
+        if not line or line.startswith((">", "|", "#", "$")):
+            continue
+        line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
+        out += [s.strip() for s in _SENTENCE_END.split(_EMPHASIS.sub("", line)) if s.strip()]
+    return out
+
+
+def standalone(sentence: str) -> bool:
+    """Whether a sentence can be a memory: a statement of a sensible length."""
+    words = len(sentence.split())
+    return MIN_WORDS <= words <= MAX_WORDS and not sentence.rstrip().endswith("?")
+
+
+def family_of(sentence: str, role: str) -> str | None:
+    """The cue family a sentence belongs to, for what `role` says; None when none."""
+    if role == ASSISTANT:
+        label = _LABEL.match(sentence)
+        return _LABEL_FAMILY[" ".join(label.group(1).lower().split())] if label else None
+    for family, pattern in CUES:
+        if pattern.search(sentence):
+            return family
+    return None
+
+
+def extract(turns: Iterable[Turn]) -> list[Candidate]:
+    """Candidate memories in the order said, each distinct statement once."""
+    found: dict[str, Candidate] = {}
+    for turn in turns:
+        if turn.role not in (USER, ASSISTANT):
+            continue
+        for sentence in sentences(turn.text):
+            family = family_of(sentence, turn.role) if standalone(sentence) else None
+            if family is None:
+                continue
+            key = " ".join(re.findall(r"\w+", sentence.casefold()))
+            found.setdefault(key, Candidate(KINDS[family], sentence, family, turn.role))
+            if len(found) >= MAX_CANDIDATES:
+                return list(found.values())
+    return list(found.values())

@@ -1,0 +1,204 @@
+"""The injection gate: which recalled memories a hook may put in front of the model
+unasked. Pure: the prompt's terms and a recall result in, a verdict out.
+
+Silence is the default. A recall always ranks *something* first (its relevance is
+normalised to the best candidate, so the top hit looks perfect even when nothing
+matches), so the gate cannot trust the ranking alone. It asks for evidence that a
+memory is about what the prompt is about: the prompt's content words (lightly
+stemmed) that the memory also contains, and how much of the prompt they cover.
+Recent tool operations (ops) count at half weight: they point at what the session is
+doing, not at what the user asked.
+
+Tuned for precision first on the dev half of tests/hook_gold.py (bench/hook_gate.py
+prints the grid): see the constants below.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memlane.retrieve.recall import RecallResult
+from memlane.retrieve.score import Scored
+
+# The bar, tuned on the dev half of the gold set (bench/hook_gate.py --grid: 375 bars,
+# sorted by precision, then recall, then strictness; hash and MiniLM chose the same bar,
+# dev precision 1.00, recall 0.91):
+# - MIN_EVIDENCE 1.5: one shared word is what a near-miss looks like ("Fridays" in a
+#   poem, "Berlin" in a geography question), so one is never enough; 1.5 lets one prompt
+#   word plus one tool-operation word through (at 1.0 dev precision fell to 0.56, nine
+#   of 18 silent cases spoke; at 2.0 recall fell to 0.86).
+# - MIN_COVERAGE 0.25: the shared words must be a real part of what is asked, so a long
+#   pasted text that brushes a memory with two words stays silent (0.34: recall 0.82).
+# - MIN_RELATIVE 0.8: a hit well below the best one rode along on the best one's words
+#   (0.6-0.8 tie on dev; the strictest of the ties).
+# - MIN_SHARE 1.0: a second memory comes along only with as much evidence as the best
+#   one; one that shares fewer words shares the prompt's generic ones ("public API").
+MIN_EVIDENCE = 1.5
+MIN_COVERAGE = 0.25
+MIN_RELATIVE = 0.8
+MIN_SHARE = 1.0
+# A tool operation's word is a hint, not a request: it counts half a prompt word.
+OPS_WEIGHT = 0.5
+# At most this many memories per prompt: a hook adds context, it does not answer.
+MAX_INJECTED = 3
+
+# Words that carry no topic in a prompt or a memory: function words, chat filler, the
+# generic verbs of requests to a coding agent, and file-type noise. Unlike
+# graph.entities.STOPWORDS (names), topic verbs such as deploy, test or install stay in.
+FUNCTION_WORDS = frozenset(
+    """
+    a an the this that these those some any each every all both either neither no none
+    another such what which whose who whom why how when where whatever
+    i me my mine we us our ours you your yours he him his she her hers it its they them
+    their theirs myself ourselves yourself itself themselves one ones someone something
+    anyone anything everyone everything nobody nothing
+    about above after against along among around at before behind below beside between
+    beyond by despite down during except for from in inside into like near of off on onto
+    out outside over past since through to toward towards under until up upon via with
+    within without per and but or nor so yet because although though while if unless
+    whether then than also however therefore thus instead anyway
+    am is are was were be been being have has had having do does did done doing will
+    would shall should can could may might must let lets
+    dont doesnt didnt isnt arent wasnt werent cant cannot couldnt wont wouldnt shouldnt
+    im ive id ill youre youve youll hes shes weve theyre thats theres whats heres
+    not never always often just only very really now today here there again still even
+    already maybe perhaps please yes ok okay sure well oh hi hello hey thanks thank
+    good great nice cool fine right new old more most less least much many other same
+    use using used make made get got getting going goes went know think want need
+    like look see try help show tell explain give take put keep keeps let write read
+    run
+    fix add change update check find work works working thing things stuff way ways
+    lot bit kind sort time times first last next back out
+    code file files py js ts md txt
+    """.split()
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Suffixes replaced before a word is cut to STEM_CHARS (first match wins): deploying,
+# deployed, deploys and deployment all become "deploy"; migration and migrate "migrat".
+_SUFFIXES = (
+    ("ations", "at"),
+    ("ation", "at"),
+    ("ments", ""),
+    ("ment", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ed", ""),
+)
+_ES = re.compile(r"(?:[sxz]|ch|sh)es$")  # boxes, caches: "es" is the plural
+STEM_CHARS = 6
+MIN_WORD_CHARS = 2
+
+
+def stem(word: str) -> str:
+    """A crude, stable stem: one common suffix off, a final e off (module and modules,
+    cache and cached meet), then at most STEM_CHARS letters."""
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + replacement
+            break
+    else:
+        if _ES.search(word) and len(word) > 4:
+            word = word[:-2]
+        elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+            word = word[:-1]
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
+    return word[:STEM_CHARS]
+
+
+def terms(text: str) -> frozenset[str]:
+    """The stems of a text's content words (see FUNCTION_WORDS)."""
+    words = (w for w in _WORD.findall(text.casefold()) if len(w) >= MIN_WORD_CHARS)
+    stems = (stem(w) for w in words if w not in FUNCTION_WORDS and not w.isdigit())
+    return frozenset(s for s in stems if s not in FUNCTION_WORDS)  # looks -> look
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """The gate's thresholds (the constants above; bench/hook_gate.py varies them)."""
+
+    min_evidence: float = MIN_EVIDENCE
+    min_coverage: float = MIN_COVERAGE
+    min_relative: float = MIN_RELATIVE
+    min_share: float = MIN_SHARE
+    ops_weight: float = OPS_WEIGHT
+    max_injected: int = MAX_INJECTED
+
+
+BAR = Bar()
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Why one hit passed or failed the gate."""
+
+    memory_id: str
+    shared: tuple[str, ...]  # prompt stems the memory contains
+    shared_ops: tuple[str, ...]  # further ops stems it contains
+    evidence: float  # len(shared) + ops_weight * len(shared_ops)
+    coverage: float  # evidence over the prompt's stems (and its ops', weighed alike)
+    relative: float  # its score over the best hit's
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the gate let through, best first, and the reason for a silence.
+
+    reason: injected, empty-pool (recall found nothing), below-bar (nothing cleared it).
+    """
+
+    admitted: tuple[Scored, ...]
+    reason: str
+    evidence: tuple[Evidence, ...] = ()
+
+
+def memory_terms(hit: Scored) -> frozenset[str]:
+    r = hit.record
+    return terms(" ".join((r.title, r.body, *r.tags)))
+
+
+def weigh(
+    prompt: frozenset[str], ops: frozenset[str], hit: Scored, top: float, bar: Bar = BAR
+) -> Evidence:
+    """The evidence that `hit` is about the prompt (see the module docstring)."""
+    mine = memory_terms(hit)
+    shared = tuple(sorted(prompt & mine))
+    shared_ops = tuple(sorted((ops - prompt) & mine))
+    evidence = len(shared) + bar.ops_weight * len(shared_ops)
+    asked = len(prompt) + bar.ops_weight * len(ops - prompt)
+    coverage = evidence / asked if asked else 0.0
+    relative = hit.score / top if top > 0 else 0.0
+    passed = (
+        evidence >= bar.min_evidence
+        and coverage >= bar.min_coverage
+        and relative >= bar.min_relative
+    )
+    return Evidence(hit.record.id, shared, shared_ops, evidence, coverage, relative, passed)
+
+
+def could_clear(prompt: frozenset[str], ops: frozenset[str], bar: Bar = BAR) -> bool:
+    """Whether any memory could clear the bar for this prompt: it has enough content
+    words (with its ops) to share. False means silence without a recall."""
+    return len(prompt) + bar.ops_weight * len(ops - prompt) >= bar.min_evidence
+
+
+def judge(
+    prompt: frozenset[str], ops: Iterable[str], result: RecallResult, bar: Bar = BAR
+) -> Verdict:
+    """The hits of `result` that clear the gate for a prompt with these stems (`terms`)
+    and recent tool-operation stems, at most `bar.max_injected`, in recall's order."""
+    if not result.hits:
+        return Verdict((), "empty-pool")
+    top = result.hits[0].score
+    weighed = tuple(weigh(prompt, frozenset(ops), h, top, bar) for h in result.hits)
+    passed = [(h, e) for h, e in zip(result.hits, weighed, strict=True) if e.passed]
+    if not passed:
+        return Verdict((), "below-bar", weighed)
+    best = max(e.evidence for _, e in passed)
+    admitted = tuple(h for h, e in passed if e.evidence >= bar.min_share * best)
+    return Verdict(admitted[: bar.max_injected], "injected", weighed)

@@ -1,0 +1,115 @@
+"""The hosts' hook contract: their JSON on stdin as an `Event`, and the JSON they read
+back on stdout. Pure.
+
+Claude Code and Codex share the shape (Codex adopted Claude Code's contract):
+- every event: `session_id`, `transcript_path` (null on Codex when there is none),
+  `cwd`, `hook_event_name`; Codex adds `model`, `turn_id`, `permission_mode`;
+- SessionStart: `source` (startup, resume, clear, compact); UserPromptSubmit:
+  `prompt`; PreCompact: `trigger` (manual, auto); Stop: `stop_hook_active`, and on
+  Codex `last_assistant_message`; SessionEnd (Claude Code only): `reason`.
+- Only SessionStart and UserPromptSubmit read context back:
+  `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": "..."}}`. The
+  other events are decision events whose schema has no such field (Claude Code
+  rejects it on Stop and PreCompact), so they get `{}`, as does a silent hook.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from memlane.errors import Invalid
+
+CLAUDE_CODE, CODEX = "claude-code", "codex"
+HOSTS = (CLAUDE_CODE, CODEX)
+SESSION_START, USER_PROMPT, PRE_COMPACT, STOP, SESSION_END = (
+    "session-start",
+    "user-prompt",
+    "pre-compact",
+    "stop",
+    "session-end",
+)
+EVENTS = (SESSION_START, USER_PROMPT, PRE_COMPACT, STOP, SESSION_END)
+HOST_EVENT = {
+    SESSION_START: "SessionStart",
+    USER_PROMPT: "UserPromptSubmit",
+    PRE_COMPACT: "PreCompact",
+    STOP: "Stop",
+    SESSION_END: "SessionEnd",
+}
+# Events each host sends (Codex has no session end) and those whose answer may carry
+# context for the model.
+HOST_EVENTS = {CLAUDE_CODE: frozenset(EVENTS), CODEX: frozenset(EVENTS) - {SESSION_END}}
+INJECTING = frozenset({SESSION_START, USER_PROMPT})
+# A payload larger than this is not a hook event (a prompt is capped well below).
+MAX_PAYLOAD_CHARS = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One hook call, in memlane's terms."""
+
+    name: str  # one of EVENTS
+    host: str  # one of HOSTS
+    session_id: str | None = None
+    transcript_path: str | None = None
+    cwd: str | None = None
+    prompt: str | None = None
+    source: str | None = None  # SessionStart
+    trigger: str | None = None  # PreCompact
+    reason: str | None = None  # SessionEnd
+    stop_hook_active: bool = False  # Stop: the host is already continuing for a hook
+
+
+def check(name: str, host: str) -> None:
+    """Refuse an event or host memlane does not know, or an event the host never sends."""
+    if host not in HOSTS:
+        raise Invalid(f"unknown host {host!r}; use one of {', '.join(HOSTS)}")
+    if name not in EVENTS:
+        raise Invalid(f"unknown hook event {name!r}; use one of {', '.join(EVENTS)}")
+    if name not in HOST_EVENTS[host]:
+        raise Invalid(f"{host} has no {HOST_EVENT[name]} event")
+
+
+def parse(name: str, host: str, text: str) -> Event:
+    """The event in a host's stdin; Invalid when it is not that event's JSON object."""
+    check(name, host)
+    if len(text) > MAX_PAYLOAD_CHARS:
+        raise Invalid(f"payload of {len(text)} characters is too large for a hook event")
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        raise Invalid("stdin is not JSON") from None
+    if not isinstance(payload, dict):
+        raise Invalid(f"stdin is JSON {type(payload).__name__}, not an object")
+    said = payload.get("hook_event_name")
+    if said is not None and said != HOST_EVENT[name]:
+        raise Invalid(f"payload is a {said!r} event, not {HOST_EVENT[name]}")
+    prompt = payload.get("prompt")
+    if name == USER_PROMPT and not isinstance(prompt, str):
+        raise Invalid("UserPromptSubmit payload has no prompt")
+    return Event(
+        name=name,
+        host=host,
+        session_id=_text(payload, "session_id"),
+        transcript_path=_text(payload, "transcript_path"),
+        cwd=_text(payload, "cwd"),
+        prompt=prompt if isinstance(prompt, str) else None,
+        source=_text(payload, "source"),
+        trigger=_text(payload, "trigger"),
+        reason=_text(payload, "reason"),
+        stop_hook_active=payload.get("stop_hook_active") is True,
+    )
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def output(name: str, context: str | None) -> dict[str, Any]:
+    """The JSON a host reads back: the context on an injecting event, else `{}`."""
+    if not context or name not in INJECTING:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": HOST_EVENT[name], "additionalContext": context}}

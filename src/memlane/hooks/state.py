@@ -1,0 +1,83 @@
+"""The hooks' own files in their directory (the `hook_dir` setting, by default
+`<data dir>/hooks`): a log of every run, and each session's capture cursors.
+
+The log is JSON lines: when, which event and host, the outcome (`reason`), ids and
+counts, and for a failure the error and its traceback. Never a prompt, a transcript or
+a memory's text: the log is a plain file and those may hold secrets. Nothing here may
+raise into a hook: a log that cannot be written is skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+LOG_NAME = "hooks.log"
+# The log is rotated to hooks.log.1 past this size, so it never grows without bound.
+MAX_LOG_BYTES = 1024 * 1024
+CURSOR_DIR = "cursors"
+
+
+def log(directory: Path, entry: Mapping[str, Any]) -> None:
+    """Append one JSON line (with the time) to the log; failures are swallowed."""
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / LOG_NAME
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))
+        line = json.dumps({"at": _now(), **entry}, ensure_ascii=False, default=str)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def cursor_file(directory: Path, session_id: str) -> Path:
+    """Where a session's cursors live: a readable prefix of its id and a hash, so any
+    id (slashes, dots, a thousand characters) is a safe, unique file name."""
+    digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:16]
+    safe = re.sub(r"[^\w.-]", "_", session_id)[:40]
+    return directory / CURSOR_DIR / f"{safe}-{digest}.json"
+
+
+def load_cursors(directory: Path, session_id: str, transcript: str) -> dict[str, int]:
+    """How far each capture mode has read this session's transcript (bytes); a cursor
+    of another transcript file, or none, starts at 0."""
+    try:
+        data = json.loads(cursor_file(directory, session_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("transcript") != transcript:
+        return {}
+    offsets = data.get("offsets")
+    if not isinstance(offsets, dict):
+        return {}
+    return {k: v for k, v in offsets.items() if isinstance(v, int) and v >= 0}
+
+
+def save_cursors(
+    directory: Path, session_id: str, transcript: str, offsets: Mapping[str, int]
+) -> None:
+    """Write the cursors atomically (a crash leaves the old file or the new one)."""
+    path = cursor_file(directory, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = json.dumps({"transcript": transcript, "offsets": dict(offsets)})
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cursor-")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(payload)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

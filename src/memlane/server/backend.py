@@ -1,0 +1,99 @@
+"""The one Memory a server serves, the one thread that uses it, and where memlane's
+errors become tool errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Self, TypeVar
+
+from mcp.server.mcpserver import Context
+
+from memlane.errors import MemlaneError, ScopeNotAllowed
+from memlane.memory import Memory
+from memlane.model import Taint
+from memlane.server.auth import EVERY_SCOPE, Grant, request_grant
+from memlane.server.errors import tool_error
+
+T = TypeVar("T")
+Work = Callable[[Memory, Grant], T]
+
+
+class Backend:
+    """Runs tool work against one Memory, one call at a time, on one thread.
+
+    Trigger: tool calls arrive concurrently (several HTTP clients, or one client's
+    parallel calls). Why: a SQLite connection belongs to the thread that opened it,
+    and the facade's caches are not shared between threads. Outcome: every call runs
+    on the one worker thread that opened the Memory, in arrival order; the event loop
+    stays free to take the next request meanwhile.
+    """
+
+    def __init__(
+        self,
+        opener: Callable[[], Memory],
+        *,
+        grant: Grant = EVERY_SCOPE,
+        inject_budget: int = 1500,
+        authenticated: bool = False,
+    ) -> None:
+        """`opener` makes the Memory (on the worker thread). `grant` is what a request
+        without a token may touch (stdio, in-process); with `authenticated` (HTTP)
+        every request must carry a token's grant instead."""
+        self._opener = opener
+        self._grant = grant
+        self._authenticated = authenticated
+        self.inject_budget = inject_budget
+        self._memory: Memory | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> Self:
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="memlane-store")
+        try:
+            self._executor.submit(self._open).result()
+        except BaseException:
+            self._executor.shutdown()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._executor is not None:
+            self._executor.submit(self._close).result()
+            self._executor.shutdown()
+            self._executor = None
+
+    def _open(self) -> None:
+        memory = self._opener()
+        memory.default_taint = Taint.UNTRUSTED_TOOL  # an agent surface (reference/002)
+        self._memory = memory
+
+    def _close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
+
+    async def call(self, ctx: Context[Any, Any], work: Work[T]) -> T:
+        """`work(memory, grant)` on the store's thread; a MemlaneError becomes the
+        tool error the model reads (the one place they are mapped)."""
+        if self._executor is None:
+            raise RuntimeError("the backend is not open: use it in a with block")
+        try:
+            grant = self.grant_of(ctx)
+            future = self._executor.submit(self._run, work, grant)
+            return await asyncio.wrap_future(future)
+        except MemlaneError as exc:
+            raise tool_error(exc) from None
+
+    def _run(self, work: Work[T], grant: Grant) -> T:
+        assert self._memory is not None
+        return work(self._memory, grant)
+
+    def grant_of(self, ctx: Context[Any, Any]) -> Grant:
+        """The request's grant: its token's over HTTP, the backend's otherwise."""
+        found = request_grant(ctx.request_context.request)
+        if found is not None:
+            return found
+        if self._authenticated:  # the middleware lets none through; fail closed anyway
+            raise ScopeNotAllowed("this request carries no token")
+        return self._grant

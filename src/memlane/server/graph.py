@@ -1,0 +1,356 @@
+"""The official MCP memory server's knowledge graph, kept as memlane memories.
+
+    entity       a card: one memory titled with the entity's name, body "NAME (TYPE)"
+    observation  one memory per observation: titled with the entity's name, its body
+                 the observation, anchored to the card
+    relation     one memory "FROM RELATION TO", anchored to both cards
+
+Every one is tagged `mcp-memory` (the graph is read with one query) and
+`entity:NAME` for each entity it is about (so memlane's entities list them), and its
+source_ref, `mcp-memory:` + a JSON object shaped like a line of the official
+server's memory.jsonl, says exactly what it stands for. So names and types read back
+as given, whatever memlane's text handling does to titles, and the memories recall,
+link and decay like any other.
+
+The operations keep the official server's semantics (names unique, observations
+unique per entity, relations unique per triple, deleting an entity deletes its
+relations); texts are stored as memlane stores text (trimmed, NFC, secrets redacted).
+Compat writes skip memlane's near-duplicate policy: two entities may well share an
+observation, and each must keep its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from memlane.errors import Invalid, NotFound
+from memlane.memory import Memory
+from memlane.model import Record
+from memlane.write.normalize import clean_text
+
+MARKER = "mcp-memory"
+SOURCE_PREFIX = f"{MARKER}:"
+ENTITY_TAG = "entity:"
+T = TypeVar("T", "Entity", "Relation")
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    name: str
+    entity_type: str
+    observations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    source: str
+    target: str
+    relation_type: str
+
+    def touches(self, names: Iterable[str]) -> bool:
+        return not {self.source, self.target}.isdisjoint(names)
+
+
+@dataclass
+class Graph:
+    """The graph as stored: cards by name (oldest first), their observation memories,
+    and the relation memories."""
+
+    cards: dict[str, tuple[str, Record]] = field(default_factory=dict)  # name -> (type, card)
+    observations: dict[str, list[Record]] = field(default_factory=dict)
+    relations: dict[Relation, Record] = field(default_factory=dict)
+
+    def entity(self, name: str) -> Entity:
+        kind, _ = self.cards[name]
+        return Entity(name, kind, tuple(r.body for r in self.observations.get(name, [])))
+
+    def entities(self, names: Iterable[str] | None = None) -> list[Entity]:
+        wanted = set(self.cards if names is None else names)
+        return [self.entity(name) for name in self.cards if name in wanted]
+
+    def relations_touching(self, names: Iterable[str]) -> list[Relation]:
+        chosen = set(names)
+        return [r for r in self.relations if r.touches(chosen)]
+
+
+class KnowledgeGraph:
+    """The nine operations of the official memory server over one Memory: the graph
+    is read from `read_scopes` and written to `write_scope`."""
+
+    def __init__(self, memory: Memory, write_scope: str, read_scopes: Sequence[str]) -> None:
+        self.memory = memory
+        self.write_scope = write_scope
+        self.read_scopes = list(read_scopes)
+
+    def read(self) -> Graph:
+        graph = Graph()
+        records = self.memory.list(tags=[MARKER], scope=self.read_scopes, limit=0, order="oldest")
+        for record in records:
+            described = _described(record)
+            if described is not None:
+                _place(graph, record, described)
+        return graph
+
+    def create_entities(self, entities: Sequence[Entity]) -> list[Entity]:
+        """The entities whose names were new, created with their observations."""
+        graph, new = self.read(), dict[str, Entity]()
+        for given in entities:
+            entity = _entity(given)
+            if entity.name not in graph.cards and entity.name not in new:
+                new[entity.name] = entity
+        cards_lines = [self._card(e) for e in new.values()]
+        for text in (o for e in new.values() for o in e.observations):
+            self._fit(text)  # before anything is written
+        cards = dict(zip(new, self._add(cards_lines), strict=True))
+        observed = [(e.name, cards[e.name], o) for e in new.values() for o in e.observations]
+        self._add([self._observation(name, card, text) for name, card, text in observed])
+        return list(new.values())
+
+    def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
+        """The relations that were new; NotFound (nothing written) when an end is."""
+        graph, new = self.read(), dict[Relation, None]()
+        for given in relations:
+            relation = _relation(given)
+            for end in (relation.source, relation.target):
+                _card_of(graph, end)
+            if relation not in graph.relations:
+                new[relation] = None
+        self._add([self._relation(r, graph) for r in new])
+        return list(new)
+
+    def add_observations(
+        self, items: Sequence[tuple[str, Sequence[str]]]
+    ) -> list[tuple[str, list[str]]]:
+        """Per item, the observations that were new to the entity; NotFound (nothing
+        written) when an entity is."""
+        graph = self.read()
+        seen = {name: {r.body for r in rs} for name, rs in graph.observations.items()}
+        results, lines = [], []
+        for given_name, contents in items:
+            name = _text(given_name, "entity name")
+            card = _card_of(graph, name)
+            known = seen.setdefault(name, set())
+            added = [t for t in dict.fromkeys(_text(c, "observation") for c in contents)
+                     if t not in known]  # fmt: skip
+            known.update(added)
+            lines += [self._observation(name, card.id, text) for text in added]
+            results.append((name, added))
+        self._add(lines)
+        return results
+
+    def delete_entities(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """(deleted, not found): each entity with its observations and relations."""
+        graph = self.read()
+        wanted = [clean_text(n) for n in names]
+        deleted = [n for n in wanted if n in graph.cards]
+        doomed = [graph.cards[n][1] for n in dict.fromkeys(deleted)]
+        doomed += [r for n in dict.fromkeys(deleted) for r in graph.observations.get(n, [])]
+        doomed += [graph.relations[r] for r in graph.relations_touching(deleted)]
+        self._delete(doomed)
+        return deleted, [n for n in wanted if n not in graph.cards]
+
+    def delete_observations(
+        self, items: Sequence[tuple[str, Sequence[str]]]
+    ) -> tuple[int, list[str]]:
+        """(observations deleted, entities not found)."""
+        graph, doomed, missing = self.read(), dict[str, Record](), []
+        for given_name, texts in items:
+            name = clean_text(given_name)
+            if name not in graph.cards:
+                missing.append(name)
+                continue
+            gone = {clean_text(t) for t in texts}
+            doomed.update((r.id, r) for r in graph.observations.get(name, []) if r.body in gone)
+        self._delete(list(doomed.values()))
+        return len(doomed), missing
+
+    def delete_relations(self, relations: Sequence[Relation]) -> int:
+        graph = self.read()
+        doomed = {_relation(r) for r in relations} & set(graph.relations)
+        self._delete([graph.relations[r] for r in doomed])
+        return len(doomed)
+
+    def search(self, query: str) -> tuple[list[Entity], list[Relation]]:
+        """Entities whose name, type or an observation contains `query` (any case), and
+        the relations touching them: the official server's substring match."""
+        graph, needle = self.read(), query.casefold()
+        found = [e for e in graph.entities() if _contains(e, needle)]
+        return found, graph.relations_touching(e.name for e in found)
+
+    def open(self, names: Sequence[str]) -> tuple[list[Entity], list[Relation]]:
+        graph = self.read()
+        found = graph.entities(clean_text(n) for n in names)
+        return found, graph.relations_touching(e.name for e in found)
+
+    def load(self, entities: Sequence[Entity], relations: Sequence[Relation]) -> dict[str, int]:
+        """Import a whole graph (a memory.jsonl): new entities, observations new to
+        their entity, new relations. Relation ends must be entities of the file or of
+        the graph already; otherwise nothing is written."""
+        known = set(self.read().cards) | {_text(e.name, "entity name") for e in entities}
+        for relation in relations:
+            for end in (relation.source, relation.target):
+                if clean_text(end) not in known:
+                    raise NotFound(f"Entity with name {end} not found")
+        created = self.create_entities([Entity(e.name, e.entity_type) for e in entities])
+        added = self.add_observations([(e.name, e.observations) for e in entities])
+        linked = self.create_relations(relations)
+        return {"entities": len(created), "observations": sum(len(a) for _, a in added),
+                "relations": len(linked)}  # fmt: skip
+
+    # ---- writing -------------------------------------------------------------------
+
+    def _card(self, entity: Entity) -> dict[str, Any]:
+        described = {"type": "entity", "name": entity.name, "entityType": entity.entity_type}
+        return self._line(f"{entity.name} ({entity.entity_type})", entity.name, described,
+                          [entity.name])  # fmt: skip
+
+    def _observation(self, name: str, card_id: str, text: str) -> dict[str, Any]:
+        described = {"type": "observation", "entityName": name}
+        return {**self._line(text, name, described, [name]), "anchors": [card_id]}
+
+    def _relation(self, relation: Relation, graph: Graph) -> dict[str, Any]:
+        text = f"{relation.source} {relation.relation_type} {relation.target}"
+        described = {"type": "relation", "from": relation.source, "to": relation.target,
+                     "relationType": relation.relation_type}  # fmt: skip
+        ends = [relation.source, relation.target]
+        anchors = list(dict.fromkeys(_card_of(graph, end).id for end in ends))
+        return {**self._line(text, None, described, ends), "anchors": anchors}
+
+    def _line(
+        self, content: str, title: str | None, described: Mapping[str, str], names: list[str]
+    ) -> dict[str, Any]:
+        """One add-batch line. Trigger: a title or an `entity:` tag past memlane's
+        limits. Why: the source_ref keeps the name whole anyway. Outcome: the title is
+        derived from the body; the tag is left out."""
+        limits = self.memory.limits
+        self._fit(content)
+        tags = [MARKER, *(ENTITY_TAG + n for n in dict.fromkeys(names))]
+        return {
+            "content": content,
+            "title": title if title and len(title) <= limits.title_chars else None,
+            "tags": [t for t in tags if len(t) <= limits.tag_chars],
+            "scope": self.write_scope,
+            "source_ref": SOURCE_PREFIX + json.dumps(described, ensure_ascii=False),
+            "allow_duplicate": True,  # see the module docstring
+        }
+
+    def _fit(self, content: str) -> None:
+        limit = self.memory.limits.body_bytes
+        if len(content.encode("utf-8")) > limit:
+            raise Invalid(f"{content[:40]!r}… is longer than {limit} bytes")
+
+    def _add(self, lines: list[dict[str, Any]]) -> list[str]:
+        """Add the lines in batch transactions; their ids, in order."""
+        if not lines:
+            return []
+        result = self.memory.add_batch(lines)
+        failed = result.failed
+        if failed:  # the texts were checked first, so this is rare: say which
+            raise Invalid(f"{len(failed)} write(s) refused, first: {failed[0].error}")
+        return [ln.result.id for ln in result.lines if ln.result and ln.result.id]
+
+    def _delete(self, records: Sequence[Record]) -> None:
+        for record in records:
+            self.memory.delete(record.id)
+
+
+def parse_jsonl(text: str) -> tuple[list[Entity], list[Relation]]:
+    """The entities and relations of an official memory.jsonl; Invalid naming the
+    first bad line (the official server would skip it; an import refuses)."""
+    entities: list[Entity] = []
+    relations: list[Relation] = []
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise Invalid(f"line {number}: not valid JSON ({exc})") from None
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "entity":
+            entities.append(_read(number, item, Entity, "name", "entityType", "observations"))
+        elif kind == "relation":
+            relations.append(_read(number, item, Relation, "from", "to", "relationType"))
+        else:
+            raise Invalid(f'line {number}: expected an object with "type" entity or relation')
+    return entities, relations
+
+
+def _read(number: int, item: dict[str, Any], cls: type[T], *keys: str) -> T:
+    """One entity or relation line: its string fields (and observations) by key."""
+    values: list[Any] = [item.get(key) for key in keys]
+    for key, value in zip(keys, values, strict=True):
+        if key == "observations":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise Invalid(f"line {number}: {key!r} is missing or not a list of strings")
+        elif not isinstance(value, str):
+            raise Invalid(f"line {number}: {key!r} is missing or not a string")
+    if cls is Entity:
+        values[2] = tuple(values[2])
+    return cls(*values)
+
+
+# ---- reading -------------------------------------------------------------------------
+
+
+def _described(record: Record) -> dict[str, Any] | None:
+    """What a graph memory stands for, from its source_ref (None: not one of ours)."""
+    ref = record.source_ref or ""
+    if not ref.startswith(SOURCE_PREFIX):
+        return None
+    try:
+        found = json.loads(ref.removeprefix(SOURCE_PREFIX))
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _place(graph: Graph, record: Record, described: dict[str, Any]) -> None:
+    """Put one memory where it belongs in the graph. The list is oldest first and a
+    card is always written before what names it, so cards are placed first; an
+    observation or relation whose card is gone is left out."""
+    kind = described.get("type")
+    if kind == "entity":
+        name, entity_type = str(described.get("name")), str(described.get("entityType"))
+        graph.cards.setdefault(name, (entity_type, record))
+    elif kind == "observation":
+        name = str(described.get("entityName"))
+        if name in graph.cards:
+            graph.observations.setdefault(name, []).append(record)
+    elif kind == "relation":
+        relation = Relation(str(described.get("from")), str(described.get("to")),
+                            str(described.get("relationType")))  # fmt: skip
+        if relation.source in graph.cards and relation.target in graph.cards:
+            graph.relations.setdefault(relation, record)
+
+
+def _card_of(graph: Graph, name: str) -> Record:
+    if name not in graph.cards:
+        raise NotFound(f"Entity with name {name} not found")
+    return graph.cards[name][1]
+
+
+def _contains(entity: Entity, needle: str) -> bool:
+    texts = (entity.name, entity.entity_type, *entity.observations)
+    return any(needle in text.casefold() for text in texts)
+
+
+def _text(value: str, what: str) -> str:
+    text = clean_text(value, what)
+    if not text:
+        raise Invalid(f"{what} is empty")
+    return text
+
+
+def _entity(given: Entity) -> Entity:
+    observations = tuple(dict.fromkeys(_text(o, "observation") for o in given.observations))
+    return Entity(_text(given.name, "entity name"), _text(given.entity_type, "entity type"),
+                  observations)  # fmt: skip
+
+
+def _relation(given: Relation) -> Relation:
+    return Relation(_text(given.source, "relation from"), _text(given.target, "relation to"),
+                    _text(given.relation_type, "relation type"))  # fmt: skip

@@ -1,0 +1,350 @@
+"""memlane's own tools. Each parses its arguments, calls one Memory method, renders.
+
+session_start and session_end follow reference/002: session_start is a passive,
+budgeted prefetch (it counts what it shows as surfaced, never as used, and never
+shows injection-risk or untrusted-web memories); session_end writes nothing unless
+given a note.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from memlane.errors import Invalid
+from memlane.lifecycle.pack import Pack
+from memlane.memory import Memory
+from memlane.model import Kind, Signal, SourceType, Taint
+from memlane.server import render
+from memlane.server.auth import Grant
+from memlane.server.backend import Backend
+
+JSON = dict[str, Any]
+Ctx = Context[Any, Any]
+
+
+def _about(description: str) -> Any:
+    return Field(description=description)
+
+
+Id = Annotated[str, _about("A memory id such as m-3k9x2ab7 (a unique prefix will do).")]
+Query = Annotated[str, _about("What you want to know, in plain words.")]
+ReadScope = Annotated[
+    str | None,
+    _about(
+        "Scopes to read, comma-separated: global, project:NAME or project:NAME@BRANCH, "
+        "or all. Default: this branch, this project and global."
+    ),
+]
+WriteScope = Annotated[
+    str | None,
+    _about(
+        "Where it belongs: global (true everywhere), project:NAME or project:NAME@BRANCH. "
+        "Default: the current project and branch."
+    ),
+]
+Content = Annotated[str, _about("The memory itself: one idea, complete on its own.")]
+Title = Annotated[str | None, _about("A short title; default: its first sentence.")]
+KindArg = Annotated[Kind, _about("What sort of memory it is.")]
+Tags = Annotated[list[str] | None, _about("Short labels, e.g. ['deploy', 'ci'].")]
+Importance = Annotated[int | None, Field(ge=1, le=10, description="1-10; default 5.")]
+SignalArg = Annotated[
+    Signal | None,
+    _about(
+        "What grounds it: test, compile, lint, reviewer or user; none for your own "
+        "unverified opinion."
+    ),
+]
+Source = Annotated[
+    Literal["tool", "web"],
+    _about("web when the content came from a web page or other fetched text."),
+]
+Limit = Annotated[int, Field(ge=1, le=50, description="Most memories to return.")]
+MaxTokens = Annotated[
+    int | None,
+    Field(ge=1, description="Token budget for the results (whole memories, best first)."),
+]
+Mode = Annotated[
+    Literal["keyword", "vector", "hybrid"],
+    _about("keyword (words), vector (meaning) or hybrid (both)."),
+]
+SearchLimit = Annotated[int, Field(ge=1, le=200, description="Most results.")]
+Reason = Annotated[str | None, _about("Why, in a few words.")]
+NewText = Annotated[str | None, _about("New full text.")]
+Appended = Annotated[str | None, _about("Text to add at the end.")]
+NewTags = Annotated[list[str] | None, _about("Replace all tags with these.")]
+TagsAdded = Annotated[list[str] | None, _about("Tags to add.")]
+TagsRemoved = Annotated[list[str] | None, _about("Tags to remove.")]
+NewKind = Annotated[Kind | None, _about("New kind.")]
+Ended = Annotated[str, _about("What changed: why it is no longer true.")]
+LinkKind = Literal[
+    "related",
+    "supports",
+    "contradicts",
+    "supersedes",
+    "extends",
+    "implements",
+    "updates",
+    "derives",
+    "example_of",
+]
+LinkSource = Annotated[str, _about("The id of the memory the link starts from.")]
+Target = Annotated[str, _about("The id of the memory it points to.")]
+LinkArg = Annotated[LinkKind, _about("How source relates to target.")]
+ForgetReason = Annotated[
+    str | None, _about("Why, without repeating the content (the journal keeps it).")
+]
+Task = Annotated[
+    str | None, _about("The task or first request, if known: the context is chosen for it.")
+]
+Note = Annotated[
+    str | None,
+    _about("Something from this session worth keeping; without it nothing is written."),
+]
+
+
+def _hints(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+READ, WRITE, DESTROY = (
+    _hints(True, False, True),
+    _hints(False, False, False),
+    _hints(False, True, False),
+)
+HINTS: dict[str, ToolAnnotations] = {
+    "remember": WRITE,
+    "recall": READ,
+    "search": READ,
+    "get": READ,
+    "update": WRITE,
+    "invalidate": DESTROY,
+    "link": _hints(False, False, True),  # linking again changes nothing
+    "forget": DESTROY,
+    "session_start": READ,
+    "session_end": WRITE,
+}
+
+
+class MemoryTools:
+    """remember, recall, search, get, update, invalidate, link, forget, session_start,
+    session_end."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def register(self, server: MCPServer[Any]) -> None:
+        for name, hints in HINTS.items():
+            server.add_tool(getattr(self, name), annotations=hints)
+
+    async def remember(
+        self,
+        content: Content,
+        ctx: Ctx,
+        title: Title = None,
+        kind: KindArg = Kind.FACT,
+        scope: WriteScope = None,
+        tags: Tags = None,
+        importance: Importance = None,
+        signal: SignalArg = None,
+        source: Source = "tool",
+    ) -> JSON:
+        """Save something worth knowing in a later session: a fact, decision, preference,
+        lesson, procedure or constraint. Write one idea per memory, complete on its own
+        (name the project, tool or person it is about). Restating something already
+        saved refreshes it instead of duplicating it; a statement that contradicts a
+        saved one is stored and reported. Secrets are redacted before storing."""
+        taint = Taint.UNTRUSTED_WEB if source == "web" else None  # None: the surface's own
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            where = grant.write_scope(scope)
+            fields = {"kind": kind, "tags": tags, "importance": importance, "signal": signal}
+            return render.written(mem.add(content, title, scope=where, taint=taint, **fields))
+
+        return await self.backend.call(ctx, work)
+
+    async def recall(
+        self,
+        query: Query,
+        ctx: Ctx,
+        scope: ReadScope = None,
+        limit: Limit = 10,
+        max_tokens: MaxTokens = None,
+    ) -> JSON:
+        """Find the few memories that matter for a question or task, best first, each
+        with why it was chosen (keyword, meaning, named entities, recency, importance).
+        Use it before answering anything that may depend on earlier sessions:
+        decisions, conventions, preferences, past mistakes. Linked memories follow the
+        results."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            scopes = grant.read_scopes(scope)
+            return render.recalled(
+                query, mem.recall(query, limit=limit, max_tokens=max_tokens, scope=scopes)
+            )
+
+        return await self.backend.call(ctx, work)
+
+    async def search(
+        self,
+        query: Query,
+        ctx: Ctx,
+        scope: ReadScope = None,
+        mode: Mode = "keyword",
+        limit: SearchLimit = 20,
+    ) -> JSON:
+        """List memories matching words or meaning, without recall's ranking: to
+        browse, or to find a memory's id before updating or linking it."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            scopes = grant.read_scopes(scope)
+            return render.hits(query, mem.search(query, mode=mode, scope=scopes, limit=limit))
+
+        return await self.backend.call(ctx, work)
+
+    async def get(self, id: Id, ctx: Ctx) -> JSON:
+        """Read one memory in full by its id, including whether it is still valid."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            record = mem.get(id)
+            grant.allow(record.scope)
+            return render.memory(record)
+
+        return await self.backend.call(ctx, work)
+
+    async def update(
+        self,
+        id: Id,
+        ctx: Ctx,
+        reason: Reason = None,
+        content: NewText = None,
+        append: Appended = None,
+        title: Title = None,
+        tags: NewTags = None,
+        add_tags: TagsAdded = None,
+        remove_tags: TagsRemoved = None,
+        kind: NewKind = None,
+        importance: Importance = None,
+    ) -> JSON:
+        """Correct or extend a memory in place; its earlier text stays as a version.
+        To record that something stopped being true, use invalidate instead."""
+        given: JSON = {
+            "content": content,
+            "append": append,
+            "title": title,
+            "tags": tags,
+            "add_tags": add_tags,
+            "remove_tags": remove_tags,
+            "kind": kind,
+            "importance": importance,
+        }
+        changes = {name: value for name, value in given.items() if value is not None}
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            return render.written(mem.update(confined(mem, grant, id), reason=reason, **changes))
+
+        return await self.backend.call(ctx, work)
+
+    async def invalidate(self, id: Id, ctx: Ctx, reason: Ended) -> JSON:
+        """Mark a memory as no longer true from now on (it stays, for the record, and
+        stops surfacing). Use it when a fact, decision or plan has changed."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            return render.memory(mem.invalidate(confined(mem, grant, id), reason))
+
+        return await self.backend.call(ctx, work)
+
+    async def link(
+        self,
+        source: LinkSource,
+        target: Target,
+        ctx: Ctx,
+        type: LinkArg = "related",
+        reason: Reason = None,
+    ) -> JSON:
+        """Link two memories: source supports, contradicts, extends, implements,
+        updates, derives from, is an example of, or is related to target. Linked
+        memories surface together in recall. Linking again changes nothing."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            ends = confined(mem, grant, source), confined(mem, grant, target)
+            return render.link(mem.link(*ends, type, reason))
+
+        return await self.backend.call(ctx, work)
+
+    async def forget(self, id: Id, ctx: Ctx, reason: ForgetReason = None) -> JSON:
+        """Delete a memory for good: from every table and index, with no version kept.
+        Use it for what must not be kept (a mistake, private data); to record that a
+        fact changed, use invalidate."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            return {"id": mem.forget(confined(mem, grant, id), reason), "forgotten": True}
+
+        return await self.backend.call(ctx, work)
+
+    async def session_start(
+        self, ctx: Ctx, query: Task = None, scope: ReadScope = None, limit: Limit = 10
+    ) -> JSON:
+        """Call once at the start of a session: returns the memories to keep in mind,
+        as a fenced block within a token budget (for the task given as query, else the
+        most important ones). Showing them counts as no use; unverified web text and
+        injection-shaped text are never included."""
+        budget = self.backend.inject_budget
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            scopes = grant.read_scopes(scope)
+            if budget == 0:  # injection switched off: nothing is read
+                return render.session_packed(None, budget)
+            if query and query.strip():
+                found = mem.recall(
+                    query, passive=True, max_tokens=budget, limit=limit, scope=scopes
+                )
+                return render.session_recalled(found, budget)
+            return render.session_packed(curated(mem, scopes, budget), budget)
+
+        return await self.backend.call(ctx, work)
+
+    async def session_end(self, ctx: Ctx, note: Note = None, scope: WriteScope = None) -> JSON:
+        """Call at the end of a session. Without a note it only acknowledges; with one,
+        it saves the note as a single unverified memory (no consolidation runs)."""
+
+        def work(mem: Memory, grant: Grant) -> JSON:
+            where = grant.write_scope(scope)
+            if note is None or not note.strip():
+                return {"written": False, "note": "session ended; nothing written"}
+            # reference/002: a fact grounded in nothing, from the agent, secrets redacted.
+            unverified = {"signal": Signal.NONE, "source_type": SourceType.AGENT_SESSION}
+            result = mem.add(note, scope=where, capture_mode="auto", **unverified)
+            return {"written": True, **render.written(result)}
+
+        return await self.backend.call(ctx, work)
+
+
+def confined(mem: Memory, grant: Grant, memory_id: str) -> str:
+    """The memory's id, once a confined grant is found to cover its scope."""
+    if grant.scopes is None:
+        return memory_id
+    record = mem.get(memory_id)
+    grant.allow(record.scope)
+    return record.id
+
+
+def curated(mem: Memory, scopes: list[str] | None, budget: int) -> Pack | None:
+    """The pack within `budget` tokens, or None when there is nothing to show.
+
+    Trigger: nothing in reach belongs in a curated tier, or the budget cannot hold
+    the pack's header (pack refuses both; the scopes were checked already). Why: a
+    session with nothing to start from is not an error. Outcome: an empty context.
+    """
+    try:
+        return mem.pack(",".join(scopes) if scopes else None, max_tokens=budget)
+    except Invalid:
+        return None

@@ -1,0 +1,169 @@
+"""export / import (issue 7 §2): lossless JSONL round trips byte for byte, every line
+is checked before anything lands, re-importing is a no-op; CSV and Markdown out,
+Markdown folders in."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from memlane import Context, Memory
+from memlane.embed import get_embedder
+from memlane.write.frontmatter import split
+
+EVERYTHING = {"include_superseded": True, "include_private": True}
+
+
+def _full_store(db: Path) -> Memory:
+    """A store that uses every feature an export carries."""
+    mem = Memory.open(
+        db, agent="ada", context=Context("proj", "main"), embedder=get_embedder("hash")
+    )
+    mem.register("agents", "ada", description="Builder", domain="dev")
+    mem.register("categories", "runbook", description="How we operate")
+    session = mem.create_session(type="work", project="proj")
+    x = mem.add("Ada Lovelace wrote the first program. Alice met Bob at Acme Corp.",
+                title="History", tags=["history", "people"], importance=7,
+                session_id=session.id, wake_phrases=["first program"], wake_order=2).id  # fmt: skip
+    y = mem.add("Use uv for environments.", private=True, category="runbook").id
+    mem.update(x, append=" Later Acme Corp hired Alice.")
+    z = mem.supersede(y, "Use uv, never pip.").id
+    w = mem.add("The billing API is slow on Mondays.", kind="lesson", occurred_at="2026-01-05")
+    mem.invalidate(w.id, "fixed")
+    mem.link(x, z, "related", reason="same area")
+    mem.reinforce(x)
+    mem.feedback(z, applied=True)
+    mem.remind("in 2 hours", "check the deploy")
+    mem.add('Unicode: naïve café — 数据 🙂 "quoted" \\ backslash', title="Ünïcödé")
+    return mem
+
+
+def test_jsonl_round_trip_is_byte_identical_and_reimport_is_a_no_op(tmp_path):
+    source = _full_store(tmp_path / "a.db")
+    first = list(source.export_jsonl(**EVERYTHING))
+    kinds = {json.loads(line)["kind"] for line in first}
+    assert kinds >= {"memlane-export", "registry", "session", "memory", "version", "link",
+                     "entity", "alias", "mention", "reminder"}  # fmt: skip
+    with Memory.open(tmp_path / "b.db", agent="ada", context=Context("proj", "main")) as copy:
+        report = copy.import_jsonl(first)
+        assert report.errors == [] and report.counts["memory"] == {"added": 5}
+        assert list(copy.export_jsonl(**EVERYTHING)) == first
+        again = copy.import_jsonl(first)
+        assert again.added == 0 and again.errors == []
+        assert set(again.counts["memory"]) == {"unchanged"}
+        assert list(copy.export_jsonl(**EVERYTHING)) == first
+        found = copy.search("Acme")
+        assert found and found[0].record.title == "History"
+        assert len(copy.history(found[0].record.id)) == 2
+
+
+def test_export_selects_live_public_by_default(tmp_path):
+    mem = _full_store(tmp_path / "a.db")
+    default = [json.loads(line) for line in mem.export_jsonl()]
+    memories = [r for r in default if r["kind"] == "memory"]
+    assert all(r["visibility"] == "public" and r["superseded_at"] is None
+               and r["valid_until"] is None for r in memories)  # fmt: skip
+    assert not [r for r in default if r["kind"] == "reminder"]
+    ids = {r["id"] for r in memories}
+    assert all(r["source"] in ids and r["target"] in ids for r in default if r["kind"] == "link")
+    with Memory.open(tmp_path / "a.db", agent="bob", context=Context()) as bob:
+        theirs = [json.loads(line) for line in bob.export_jsonl(**EVERYTHING)]
+        assert all(r.get("owner") in (None, "bob") for r in theirs if r["kind"] == "memory")
+
+
+def test_every_line_is_checked_first_and_bad_lines_are_reported(tmp_path):
+    lines = list(_full_store(tmp_path / "a.db").export_jsonl(**EVERYTHING))
+    memory_line = next(i for i, line in enumerate(lines) if '"kind":"memory"' in line)
+    broken = list(lines)
+    bad = json.loads(broken[memory_line])
+    bad["taint"] = "radioactive"
+    broken[memory_line] = json.dumps(bad)
+    broken.insert(1, "{not json")
+    broken.insert(2, json.dumps({"kind": "spaceship"}))
+    extra = json.loads(lines[memory_line])
+    extra["surprise"] = 1
+    broken.append(json.dumps(extra))
+    with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
+        report = copy.import_jsonl(broken)
+        numbers = [n for n, _ in report.errors]
+        assert numbers[:2] == [2, 3] and len(report.errors) >= 4
+        assert any("taint" in e for _, e in report.errors)
+        assert any("surprise" in e for _, e in report.errors)
+        assert report.counts["memory"]["added"] == 4  # the good ones land
+
+
+def test_tombstones_need_permission(tmp_path):
+    mem = _full_store(tmp_path / "a.db")
+    live = list(mem.export_jsonl(**EVERYTHING))
+    target = next(json.loads(line) for line in live
+                  if '"kind":"memory"' in line and '"title":"History"' in line)  # fmt: skip
+    mem.invalidate(target["id"], "wrong after all")
+    ended = list(mem.export_jsonl(**EVERYTHING))
+    with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
+        copy.import_jsonl(live)
+        refused = copy.import_jsonl(ended)
+        assert refused.counts["memory"].get("conflict") == 1
+        assert copy.get(target["id"]).live
+        allowed = copy.import_jsonl(ended, allow_tombstones=True)
+        assert allowed.counts["memory"]["tombstoned"] == 1
+        assert not copy.get(target["id"]).live
+
+
+def test_capture_mode_screens_memories_from_elsewhere(tmp_path):
+    with Memory.open(tmp_path / "a.db", agent="ada", context=Context()) as mem:
+        mem.add("the key is AKIAZ7Q2LMNOPR5T6UVW here", capture_mode="manual")
+        lines = list(mem.export_jsonl())
+    assert "AKIAZ7Q2LMNOPR5T6UVW" in "".join(lines)
+    with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
+        report = copy.import_jsonl(lines, capture_mode="auto")
+        assert report.redactions == 2  # in the body and in the title derived from it
+        [line] = [json.loads(x) for x in copy.export_jsonl() if '"kind":"memory"' in x]
+        assert "AKIAZ7Q2LMNOPR5T6UVW" not in line["body"] + line["title"]
+        assert "auto-redacted" in line["tags"]
+
+
+def test_csv_and_markdown_exports(tmp_path):
+    mem = _full_store(tmp_path / "a.db")
+    rows = list(csv.DictReader(io.StringIO(mem.export_csv())))
+    assert {r["title"] for r in rows} >= {"History", "Ünïcödé"}
+    assert next(r for r in rows if r["title"] == "History")["tags"] == "history;people"
+    files = dict(mem.export_markdown())
+    meta, body = split(next(t for n, t in files.items() if "History" in t))
+    assert meta["title"] == "History" and meta["tags"] == ["history", "people"]
+    assert body.startswith("Ada Lovelace")
+
+
+def test_cli_export_and_import(run, tmp_path, cli_env):
+    run("add", "Deploys go out on Tuesdays.", "--tags", "ops")
+    run("add", "My private plan.", "--private")
+    out = tmp_path / "dump.jsonl"
+    assert run("export", "-o", str(out), "--include-private").exit_code == 0
+    assert len(out.read_text().splitlines()) > 3
+    assert run("export", "-f", "md").exit_code == 2  # md needs a directory
+    md_dir = tmp_path / "md"
+    assert run("export", "-f", "md", "-o", str(md_dir)).exit_code == 0
+    assert len(list(md_dir.glob("*.md"))) == 1  # the private one stays out by default
+    csv_out = run("export", "-f", "csv")
+    assert csv_out.stdout.startswith("id,scope,kind")
+    cli_env["MEMLANE_DB"] = str(tmp_path / "other.db")
+    loaded = run("import", str(out), "--json")
+    assert loaded.exit_code == 0, loaded.stderr
+    assert json.loads(loaded.stdout)["counts"]["memory"] == {"added": 2}
+    assert json.loads(run("import", str(out), "--json").stdout)["added"] == 0
+    (tmp_path / "bad.jsonl").write_text('{"kind":"memory"}\n')
+    bad = run("import", str(tmp_path / "bad.jsonl"))
+    assert bad.exit_code == 2 and "bad.jsonl:1" in bad.stderr
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text(
+        "---\ntitle: Runbook\ntags: [ops, deploy]\n---\nRestart with make restart.\n"
+    )
+    (folder / "b.md").write_text("Just a body without front matter.\n")
+    first = run("import", "markdown", str(folder), "--json")
+    assert first.exit_code == 0 and len(json.loads(first.stdout)["imported"]) == 2
+    again = json.loads(run("import", "markdown", str(folder), "--json").stdout)["imported"]
+    assert {a["status"] for a in again} == {"already_persisted"}
+    found = run("search", "restart", "--json").json()["results"]
+    assert found[0]["title"] == "Runbook" and "deploy" in found[0]["tags"]
