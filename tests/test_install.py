@@ -4,6 +4,7 @@ Code's and Codex's settings without clobbering, idempotently, and taken out exac
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -201,5 +202,12 @@ def test_the_installed_hook_command_runs_and_names_the_store(memlane, home, tmp_
     assert argv[:3] == [sys.executable, "-m", "memlane"] and argv[3:5] == ["--db", str(db)]
     server = json.loads((home / ".claude.json").read_text())["mcpServers"]["memlane"]
     assert server["args"] == ["-m", "memlane", "--db", str(db), "serve"]
-    done = subprocess.run([*argv[:5], "--help"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "memlane" in done.stdout
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart",
+                          "source": "startup", "cwd": str(tmp_path)})  # fmt: skip
+    done = subprocess.run(argv, input=payload, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(home)})  # fmt: skip
+    assert done.returncode == 0 and isinstance(json.loads(done.stdout or "{}"), dict)
+    assert db.exists()  # the hook opened the store named at install time
+    garbage = subprocess.run(argv, input="not json at all", capture_output=True, text=True,
+                             timeout=120, env={**os.environ, "HOME": str(home)})  # fmt: skip
+    assert garbage.returncode == 0
