@@ -486,6 +486,10 @@ class Reminder:
 
 
 OK, WARN, FAIL = "ok", "warn", "fail"
+# Tags the capture policy puts on what it screened (write.capture), which every layer
+# reads: redacted secrets, and text that reads as instructions to a model.
+REDACTED_TAG = "auto-redacted"
+INJECTION_TAG = "injection-risk"
 
 
 @dataclass(frozen=True, slots=True)

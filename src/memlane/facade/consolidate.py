@@ -29,31 +29,7 @@ from typing import TYPE_CHECKING
 
 from memlane.errors import Conflict, Invalid
 from memlane.facade.core import Core, new_id
-from memlane.lifecycle.consolidate import (
-    DEFAULT_CADENCE,
-    DEFAULT_THRESHOLD,
-    MAX_CANDIDATES,
-    TRUNCATED,
-    Absorbed,
-    Cadence,
-    Caps,
-    LastRun,
-    Merge,
-    Plan,
-    absorbed_reason,
-    cadence_skip,
-    merged_record,
-    plan,
-)
-from memlane.lifecycle.organize import (
-    TOPIC_REF,
-    WORKING_SET,
-    Topic,
-    TopicPlan,
-    after,
-    is_summary_row,
-    topics,
-)
+from memlane.lazy import lazy_module
 from memlane.model import OK, WARN, Check, Filters, Kind, Link, LinkType, Record, Visibility
 from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
@@ -62,7 +38,17 @@ from memlane.write.draft import build_draft
 from memlane.write.normalize import dedup_hash
 
 if TYPE_CHECKING:
-    from memlane.lifecycle.consolidate import Vectors
+    from memlane.lifecycle.consolidate import Absorbed, Cadence, LastRun, Merge, Plan, Vectors
+    from memlane.lifecycle.organize import Topic, TopicPlan
+
+
+if TYPE_CHECKING:
+    from memlane.lifecycle import consolidate as cons
+    from memlane.lifecycle import organize as org
+else:  # the pure planning modules load with the first run: a recall never needs them
+    cons = lazy_module("memlane.lifecycle.consolidate")
+    org = lazy_module("memlane.lifecycle.organize")
+
 
 # The store_meta keys consolidate and organize share (two entry points, one clock).
 LOCK_META = "consolidate.lock"
@@ -112,56 +98,61 @@ class ConsolidateOps(Core):
 
     def consolidate(
         self,
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float | None = None,
         *,
         dry_run: bool = False,
         scope: str | None = None,
         force: bool = False,
-        cadence: Cadence = DEFAULT_CADENCE,
+        cadence: Cadence | None = None,
     ) -> Report:
-        """Fold live near-duplicates (similarity >= `threshold`) this agent may see, in
-        `scope` (every scope by default), into their best-used, most confident member.
-        See the module docstring for the guards; `dry_run` writes nothing."""
-        if not 0.0 < threshold <= 1.0:
+        """Fold live near-duplicates (similarity >= `threshold`, 0.80 by default) this
+        agent may see, in `scope` (every scope by default), into their best-used, most
+        confident member. See the module docstring for the guards; `dry_run` writes
+        nothing."""
+        alike = cons.DEFAULT_THRESHOLD if threshold is None else threshold
+        if not 0.0 < alike <= 1.0:
             raise Invalid("--threshold must be above 0 and at most 1")
+        cap = cons.MAX_CANDIDATES
         filters = self.filters(
-            scope=scope or "all", limit=MAX_CANDIDATES + 1, include_private=self.agent is not None
+            scope=scope or "all", limit=cap + 1, include_private=self.agent is not None
         )
 
         def work() -> _Work:
-            found = [r for r in self.store.query(filters) if not is_summary_row(r)]
-            return self._planned(found[:MAX_CANDIDATES], threshold, len(found) > MAX_CANDIDATES)
+            found = [r for r in self.store.query(filters) if not org.is_summary_row(r)]
+            return self._planned(found[:cap], alike, len(found) > cap)
 
-        return self._run("consolidate", dry_run, force, cadence, work)
+        return self._run("consolidate", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
 
     def organize(
         self,
         *,
         dry_run: bool = False,
         force: bool = False,
-        cadence: Cadence = DEFAULT_CADENCE,
-        working_set: int = WORKING_SET,
+        cadence: Cadence | None = None,
+        working_set: int | None = None,
     ) -> Report:
-        """Consolidate the `working_set` most recent live memories, then group what is
-        left into topics and keep one extractive summary row per topic."""
-        if working_set < 0:
+        """Consolidate the `working_set` most recent live memories (256 by default),
+        then group what is left into topics and keep one extractive summary row per
+        topic."""
+        size = org.WORKING_SET if working_set is None else working_set
+        if size < 0:
             raise Invalid("the working set must not be negative")
 
         def work() -> _Work:
-            done = self._planned(self._working_set(working_set), DEFAULT_THRESHOLD)
-            found = topics(after(list(done.records.values()), done.plan))
+            done = self._planned(self._working_set(size), cons.DEFAULT_THRESHOLD)
+            found = org.topics(org.after(list(done.records.values()), done.plan))
             if found:
                 self._check_category(SUMMARY_CATEGORY)
             return replace(done, topics=self._topic_plans(found))
 
-        return self._run("organize", dry_run, force, cadence, work)
+        return self._run("organize", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
 
     def merged_from(self, memory_id: str) -> list[str]:
         """The memories consolidation folded into this one, first merged first; an id
         ends `:truncated` when its text did not fit and stays on its own row."""
         record = self._load(self.store, memory_id)
         out = [
-            link.target + (TRUNCATED if (link.reason or "").endswith(TRUNCATED) else "")
+            link.target + (cons.TRUNCATED if (link.reason or "").endswith(cons.TRUNCATED) else "")
             for link in self.store.links(record.id)
             if link.source == record.id
             and link.type is LinkType.SUPERSEDES
@@ -218,13 +209,13 @@ class ConsolidateOps(Core):
                 self._release(token)
 
     def _gate(self, cadence: Cadence) -> str | None:
-        return cadence_skip(self._last_run(), self.store.stats().live, utcnow(), cadence)
+        return cons.cadence_skip(self._last_run(), self.store.stats().live, utcnow(), cadence)
 
     def _last_run(self) -> LastRun | None:
         raw = self.store.meta(LAST_RUN_META)
         try:
             data = json.loads(raw) if raw else None
-            return LastRun(from_text(data["at"]), int(data["live"])) if data else None
+            return cons.LastRun(from_text(data["at"]), int(data["live"])) if data else None
         except (ValueError, KeyError, TypeError):  # unreadable: treated as never run
             return None
 
@@ -254,9 +245,11 @@ class ConsolidateOps(Core):
     # ---- planning ---------------------------------------------------------------
 
     def _planned(self, records: Sequence[Record], threshold: float, capped: bool = False) -> _Work:
-        caps = Caps(self.limits.body_bytes, self.limits.tags)
+        caps = cons.Caps(self.limits.body_bytes, self.limits.tags)
         vectors = self._entry_vectors([r.id for r in records])
-        return _Work(plan(records, threshold, vectors, caps, capped), {r.id: r for r in records})
+        return _Work(
+            cons.plan(records, threshold, vectors, caps, capped), {r.id: r for r in records}
+        )
 
     def _entry_vectors(self, ids: Sequence[str]) -> Vectors:
         """The current entry vectors of these memories under the store's own profile
@@ -279,7 +272,7 @@ class ConsolidateOps(Core):
         while size:
             filters = self.filters(scope="all", limit=limit, include_private=self.agent is not None)
             found = self.store.query(filters)
-            kept = [r for r in found if not is_summary_row(r)]
+            kept = [r for r in found if not org.is_summary_row(r)]
             if len(kept) >= size or len(found) < limit:
                 return kept[:size]
             limit += size
@@ -292,11 +285,11 @@ class ConsolidateOps(Core):
         for topic in found:
             row = rows.get(topic.key)
             if row is None:
-                out.append(TopicPlan(topic, "create", None))
+                out.append(org.TopicPlan(topic, "create", None))
             elif (row.title, row.body) == (topic.title, topic.summary):
-                out.append(TopicPlan(topic, "unchanged", row.id))
+                out.append(org.TopicPlan(topic, "unchanged", row.id))
             else:
-                out.append(TopicPlan(topic, "update", row.id))
+                out.append(org.TopicPlan(topic, "update", row.id))
         return tuple(out)
 
     def _summary_rows(self) -> dict[str, Record]:
@@ -306,7 +299,7 @@ class ConsolidateOps(Core):
         )  # fmt: skip
         rows = self.store.query(filters)
         return {
-            r.source_ref: r for r in rows if r.source_ref and r.source_ref.startswith(TOPIC_REF)
+            r.source_ref: r for r in rows if r.source_ref and r.source_ref.startswith(org.TOPIC_REF)
         }
 
     # ---- writing ----------------------------------------------------------------
@@ -348,7 +341,7 @@ class ConsolidateOps(Core):
     def _merge_into(self, w: Writer, keeper: Record, merge: Merge) -> bool:
         """One merge: the keeper's new version, the absorbed superseded and linked.
         True when the keeper's text changed."""
-        new = merged_record(keeper, merge, dedup_hash)
+        new = cons.merged_record(keeper, merge, dedup_hash)
         if new != keeper:
             why = f"consolidated: merged_from {', '.join(merge.merged_from)}"
             self._commit_version(w, keeper, new, why)
@@ -363,10 +356,10 @@ class ConsolidateOps(Core):
     def _absorb(
         self, w: Writer, record: Record, keeper: str, absorbed: Absorbed, now: datetime
     ) -> None:
-        why = absorbed_reason(keeper, absorbed)
+        why = cons.absorbed_reason(keeper, absorbed)
         w.replace(replace(record, updated_at=now, superseded_by=keeper, superseded_at=now,
                           supersede_reason=why), None)  # fmt: skip
-        reason = MERGED_LINK + (TRUNCATED if absorbed.truncated else "")
+        reason = MERGED_LINK + (cons.TRUNCATED if absorbed.truncated else "")
         w.add_link(Link(keeper, record.id, LinkType.SUPERSEDES, absorbed.similarity, reason, now))
         self._journal(w, "consolidate", record.id)
 

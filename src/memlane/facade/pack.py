@@ -5,19 +5,34 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, Records, new_id, passive_ok
-from memlane.lifecycle import pack as packing
-from memlane.lifecycle.summary import Summary, summarize
-from memlane.model import Link, LinkType, Record, Session, Visibility, WriteResult, worst_taint
+from memlane.lazy import lazy_module
+from memlane.model import (
+    INJECTION_TAG,
+    Link,
+    LinkType,
+    Record,
+    Session,
+    Visibility,
+    WriteResult,
+    worst_taint,
+)
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 from memlane.write import pipeline
-from memlane.write.capture import INJECTION_TAG, capture, parse_mode
 from memlane.write.draft import build_draft
 from memlane.write.normalize import derive_title, document_text
+
+if TYPE_CHECKING:
+    from memlane.lifecycle import pack as packing
+    from memlane.lifecycle import summary as summaries
+    from memlane.lifecycle.summary import Summary
+else:  # the pure parts load with the first pack or episode summary
+    packing = lazy_module("memlane.lifecycle.pack")
+    summaries = lazy_module("memlane.lifecycle.summary")
 
 # What marks a memory as an episode's summary (with kind and category `summary`).
 EPISODE_TAG = "episode"
@@ -38,7 +53,7 @@ class PackOps(Core):
     def pack(
         self,
         scope: str | None = None,
-        max_bytes: int = packing.PACK_MAX_BYTES,
+        max_bytes: int = 32768,  # lifecycle.pack.PACK_MAX_BYTES (a test keeps them equal)
         max_tokens: int | None = None,
         *,
         include_private: bool = False,
@@ -86,10 +101,12 @@ class PackOps(Core):
     def _summary_record(self, session_id: str, members: Records) -> Record | None:
         """The summary memory to write, through the capture policy; None when the
         members say nothing a summary could quote."""
-        text = summarize([(r.id, document_text(r)) for r in members])
+        text = summaries.summarize([(r.id, document_text(r)) for r in members])
         if not text.text:
             return None
         quoted = [r for r in members if r.id in text.sources]
+        from memlane.write.capture import capture, parse_mode  # its patterns: on write only
+
         captured = capture(_summary_fields(session_id, text, quoted, members),
                            parse_mode(self.capture_mode))  # fmt: skip
         draft = build_draft(captured.fields, self._write_context())

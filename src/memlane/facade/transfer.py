@@ -9,7 +9,6 @@ changes nothing the second time.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
@@ -19,8 +18,6 @@ from typing import Any
 from memlane.errors import Invalid
 from memlane.facade.core import Core
 from memlane.store import Selection
-from memlane.write.capture import capture, parse_mode
-from memlane.write.frontmatter import join
 from memlane.write.normalize import dedup_hash
 
 FORMAT, FORMAT_VERSION = "memlane-export", 1
@@ -84,6 +81,8 @@ class TransferOps(Core):
 
     def export_csv(self, **options: Any) -> str:
         """One row per memory, the columns a spreadsheet wants (tags joined by `;`)."""
+        import csv
+
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
@@ -97,6 +96,8 @@ class TransferOps(Core):
     def export_markdown(self, **options: Any) -> Iterator[tuple[str, str]]:
         """(file name, text) per memory: YAML front matter with every other field, then
         the body."""
+        from memlane.write.frontmatter import join
+
         for kind, row in self.export_records(**options):
             if kind != "memory":
                 continue
@@ -116,6 +117,8 @@ class TransferOps(Core):
         `capture_mode` screens each new memory as `add` would (redaction, injection
         tags) for a file from elsewhere; `allow_tombstones` lets a record end a live
         memory of the same id."""
+        from memlane.write.capture import parse_mode
+
         report = ImportReport()
         mode = parse_mode(capture_mode) if capture_mode else None
         checked = self._checked(lines, report)
@@ -161,6 +164,8 @@ class TransferOps(Core):
 
     def _screened_row(self, row: dict[str, Any], mode: Any, report: ImportReport) -> dict[str, Any]:
         """A memory from an untrusted file, through the capture policy."""
+        from memlane.write.capture import capture
+
         tags = json.loads(row["tags"] or "[]")
         got = capture({"title": row["title"], "content": row["body"], "tags": tags}, mode)
         report.redactions += len(got.redacted)

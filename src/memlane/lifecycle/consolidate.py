@@ -28,9 +28,17 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from memlane.model import ContentType, Kind, Record, Taint, Visibility, worst_taint
+from memlane.model import (
+    INJECTION_TAG,
+    REDACTED_TAG,
+    ContentType,
+    Kind,
+    Record,
+    Taint,
+    Visibility,
+    worst_taint,
+)
 from memlane.words import jaccard, tokens
-from memlane.write.capture import INJECTION_TAG, REDACTED_TAG
 from memlane.write.dedup import is_negative
 from memlane.write.normalize import document_text
 

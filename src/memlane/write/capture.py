@@ -17,11 +17,11 @@ from enum import StrEnum
 from typing import Any
 
 from memlane.errors import Invalid
+from memlane.model import INJECTION_TAG as INJECTION_TAG
+from memlane.model import REDACTED_TAG as REDACTED_TAG
 from memlane.write.injection import injection_signals
 from memlane.write.secrets import find_secrets, redact
 
-REDACTED_TAG = "auto-redacted"
-INJECTION_TAG = "injection-risk"
 _TEXT_FIELDS = ("title", "content", "body")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -106,6 +105,8 @@ def _checked(conn: sqlite3.Connection, path: Path, expected: Counts | None) -> V
 def replace_file(db: Path, source: Path) -> None:
     """Put a copy of `source` where the store `db` is, in one step, first removing the
     store's stale WAL and shared-memory files (they belong to the old file)."""
+    import tempfile  # restores only
+
     fd, tmp = tempfile.mkstemp(dir=db.parent, prefix=f".{db.name}.restore-")
     try:
         with os.fdopen(fd, "wb") as out, source.open("rb") as src:

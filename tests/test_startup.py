@@ -1,0 +1,45 @@
+"""A read starts fast: it never loads what only other commands need (issue 3's cold
+`memlane recall`; measured by `memlane bench`, guarded here by what gets imported)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+from memlane import Memory
+from memlane.lifecycle import pack, wake
+
+LATER = (
+    "memlane.lifecycle.wake", "memlane.lifecycle.pack", "memlane.lifecycle.summary",
+    "memlane.lifecycle.consolidate", "memlane.lifecycle.organize", "memlane.write.capture",
+    "memlane.write.frontmatter", "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy",
+)  # fmt: skip
+
+
+def test_reads_load_none_of_the_other_commands_modules(cli_env, tmp_path):
+    script = (
+        "import sys\n"
+        f"LATER = {LATER!r}\n"
+        "from memlane.cli.main import cli\n"
+        "cli.main(['list', '--json'], standalone_mode=False)\n"
+        "cli.main(['search', 'anything'], standalone_mode=False)\n"
+        "cli.main(['recall', 'anything'], standalone_mode=False)\n"
+        "loaded = [m for m in LATER if m in sys.modules\n"
+        "          and type(sys.modules[m]).__name__ != '_LazyModule']  # not run yet\n"
+        "print(sorted(loaded), file=sys.stderr)\n"
+    )
+    env = {**os.environ, **cli_env, "MEMLANE_EMBED_PROFILE": "none"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_the_lazily_loaded_defaults_match_their_modules():
+    defaults = inspect.signature(Memory.wake).parameters
+    assert defaults["limit"].default == wake.DEFAULT_LIMIT
+    assert defaults["days"].default == wake.DEFAULT_DAYS
+    assert inspect.signature(Memory.wake_begin).parameters["limit"].default == wake.DEFAULT_LIMIT
+    assert inspect.signature(Memory.pack).parameters["max_bytes"].default == pack.PACK_MAX_BYTES
