@@ -4,7 +4,6 @@ client, and `memlane import mcp-memory` of that server's memory.jsonl."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,9 @@ from memlane import Context, Memory
 from memlane.server.app import build_server
 from memlane.server.backend import Backend
 from test_mcp import GRAPH_TOOLS, call, everything, opener, refused
+from test_mcp import anyio_backend as anyio_backend  # the shared fixtures
+from test_mcp import backend as backend
+from test_mcp import client as client
 
 pytestmark = pytest.mark.anyio
 
@@ -30,23 +32,6 @@ RELATIONS = [
     {"from": "Ada Lovelace", "to": "Charles Babbage", "relationType": "corresponded_with"},
 ]
 DONE = {"success": True}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def backend(db_path: Path) -> Iterator[Backend]:
-    with Backend(opener(db_path)) as served:
-        yield served
-
-
-@pytest.fixture
-async def client(backend: Backend) -> AsyncIterator[Client]:
-    async with Client(build_server(backend)) as connected:
-        yield connected
 
 
 async def text_and_structure(client: Client, tool: str, **arguments: Any) -> tuple[Any, Any]:

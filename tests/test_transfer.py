@@ -30,7 +30,12 @@ def _full_store(db: Path) -> Memory:
     y = mem.add("Use uv for environments.", private=True, category="runbook").id
     mem.update(x, append=" Later Acme Corp hired Alice.")
     z = mem.supersede(y, "Use uv, never pip.").id
-    w = mem.add("The billing API is slow on Mondays.", kind="lesson", occurred_at="2026-01-05")
+    w = mem.add("The billing API is slow on Mondays.", kind="lesson", occurred_at="2026-01-05",
+                anchors=[x], applicability=["python"], content_type="code")  # fmt: skip
+    source = db.parent / "notes.md"
+    source.write_text("The deploy script lives in ops/deploy.sh.\n")
+    mem.add("The deploy script lives in ops/deploy.sh.", source_ref=f"file:{source}")
+    mem.merge_entities("Alice", "Ada Lovelace", confirm=True)
     mem.invalidate(w.id, "fixed")
     mem.link(x, z, "related", reason="same area")
     mem.reinforce(x)
@@ -48,7 +53,7 @@ def test_jsonl_round_trip_is_byte_identical_and_reimport_is_a_no_op(tmp_path):
                      "entity", "alias", "mention", "reminder"}  # fmt: skip
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context("proj", "main")) as copy:
         report = copy.import_jsonl(first)
-        assert report.errors == [] and report.counts["memory"] == {"added": 5}
+        assert report.errors == [] and report.counts["memory"] == {"added": 6}
         assert list(copy.export_jsonl(**EVERYTHING)) == first
         again = copy.import_jsonl(first)
         assert again.added == 0 and again.errors == []
@@ -91,7 +96,8 @@ def test_every_line_is_checked_first_and_bad_lines_are_reported(tmp_path):
         assert numbers[:2] == [2, 3] and len(report.errors) >= 4
         assert any("taint" in e for _, e in report.errors)
         assert any("surprise" in e for _, e in report.errors)
-        assert report.counts["memory"]["added"] == 4  # the good ones land
+        memories = sum('"kind":"memory"' in line for line in lines)
+        assert report.counts["memory"]["added"] == memories - 1  # the good ones land
 
 
 def test_tombstones_need_permission(tmp_path):
