@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memlane.errors import Unavailable
 from memlane.store.base import (
     EMBED_PROFILE_META,
     SEARCH_STEPS,
@@ -29,7 +28,9 @@ def open_store(location: str | Path, synchronous: str = "full") -> Store:
     """Open the backend a location names: a file path (SQLite) or a database URL."""
     text = str(location)
     if text.startswith(("postgresql://", "postgres://")):
-        raise Unavailable("the PostgreSQL backend is not available in this version of memlane")
+        from memlane.store.postgres import PostgresStore  # Unavailable names the extra
+
+        return PostgresStore(text, synchronous)
     from memlane.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(text).expanduser() if text != ":memory:" else text, synchronous)

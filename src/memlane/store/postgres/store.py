@@ -1,0 +1,589 @@
+"""The PostgreSQL backend: a connection pool, one transaction per write, tsvector +
+GIN for keywords, pgvector (HNSW, cosine) for vectors."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+
+from memlane.errors import Invalid, Unavailable
+from memlane.model import (
+    Entity,
+    EntityMatch,
+    Filters,
+    Hit,
+    JournalEntry,
+    Kind,
+    Link,
+    Record,
+    RegistryEntry,
+    Reminder,
+    Session,
+    Stats,
+    Version,
+    Vitals,
+    WakeGuess,
+    WakeRitual,
+    class_of,
+)
+from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.postgres import dump as dump_sql
+from memlane.store.postgres import entities as entity_sql
+from memlane.store.postgres import schema, sql
+from memlane.store.postgres import wake as wake_sql
+from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, PostgresWriter
+from memlane.store.postgres.writer import link_from_row as _link
+from memlane.store.sqlite.rows import COLUMNS, row_reader, version_columns
+from memlane.store.sqlite.store import STALE_FADED_BELOW, STALE_HIGH_IMPORTANCE
+from memlane.timeutil import from_text, to_text
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+# Connections per process: a CLI call uses one; a server answering several agents at
+# once a few. The server's max_connections (100 by default) bounds all processes.
+POOL_MIN, POOL_MAX = 1, 4
+POOL_TIMEOUT_S = 60.0
+_USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
+_SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
+_ADJACENT_SQL = (
+    "SELECT (SELECT p.id FROM memory p WHERE p.session_id = m.session_id AND p.seq < m.seq "
+    "ORDER BY p.seq DESC LIMIT 1), "
+    "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.id = %s AND m.session_id IS NOT NULL"
+)
+_ANCHORS = (
+    "(SELECT COALESCE(json_agg(l.target ORDER BY l.created_at), '[]')::text FROM link l "
+    "WHERE l.source = e.id AND l.type = 'anchor') AS anchors"
+)
+_LIVE = "superseded_at IS NULL AND valid_until IS NULL"
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password: what `location` shows in stats and messages."""
+    return re.sub(r"^(\w+://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+def _reader(keys: tuple[str, ...]) -> Callable[[Any, tuple[str, ...]], Record]:
+    """rows.row_reader over psycopg's tuples (it reads a row by position only)."""
+    return cast(Callable[[Any, tuple[str, ...]], Record], row_reader(keys))
+
+
+def _rank(table: str) -> str:
+    return f"ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.query, 1)"
+
+
+def _configure(conn: Conn) -> None:
+    register_vector(conn)
+    conn.commit()  # the pool wants the connection idle
+
+
+def _session(row: Any) -> Session:
+    return Session(row[0], from_text(row[1]), row[2], row[3], row[4],
+                   from_text(row[5]) if row[5] else None)  # fmt: skip
+
+
+class PostgresStore:
+    """A memlane store in one PostgreSQL database (with the pgvector extension)."""
+
+    def __init__(self, url: str, synchronous: str = "full") -> None:
+        del synchronous  # SQLite's durability knob; the server's settings rule here
+        self.location = _redacted(url)
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                self.schema_version = schema.migrate(conn, self.location)
+            self.pool: ConnectionPool[Conn] = ConnectionPool(
+                url, min_size=POOL_MIN, max_size=POOL_MAX, timeout=POOL_TIMEOUT_S,
+                configure=_configure, open=True, name="memlane",
+            )  # fmt: skip
+        except psycopg.Error as exc:
+            raise Unavailable(f"cannot open {self.location}: {exc}") from None
+        self._local = threading.local()
+        self._indexed: set[int] = set()
+
+    # ---- connections and transactions ----------------------------------------------
+
+    @contextmanager
+    def _conn(self) -> Iterator[Conn]:
+        """The connection of this thread's write transaction, or one from the pool."""
+        current: Conn | None = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def optimize(self) -> None:
+        with self._conn() as conn:
+            conn.execute("ANALYZE memory")
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresWriter]:
+        if getattr(self._local, "conn", None) is not None:
+            raise RuntimeError("nested write transactions are not supported")
+        try:
+            with self.pool.connection() as conn:
+                self._local.conn = conn
+                try:
+                    with conn.transaction():
+                        yield PostgresWriter(self, conn)
+                finally:
+                    self._local.conn = None
+        except psycopg.OperationalError as exc:
+            raise Unavailable(f"{self.location}: {exc}") from None
+
+    def ensure_vector_index(self, conn: Conn, dim: int) -> None:
+        """An HNSW (cosine) index for vectors of this dimension, made on first use.
+
+        Trigger: the first vector of a dimension. Why: HNSW needs a fixed dimension and
+        the column has none (profiles differ). Outcome: a partial expression index per
+        dimension, created under an advisory lock so two writers do not race.
+        """
+        if dim in self._indexed:
+            return
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (INDEX_LOCK, dim))
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS embedding_hnsw_{int(dim)} ON embedding "
+            f"USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}"
+        )
+        self._indexed.add(dim)
+
+    # ---- reads -----------------------------------------------------------------------
+
+    def _records(self, query: str, params: Mapping[str, Any] | Sequence[Any]) -> list[Record]:
+        with self._conn() as conn:
+            cursor = conn.execute(query, params)
+            rows = cursor.fetchall()
+            if not rows:
+                return []
+            keys = tuple(d.name for d in cursor.description or ())
+            anchors = self._anchors(conn, [row[keys.index("id")] for row in rows])
+        read = _reader(keys)
+        at = keys.index("id")
+        return [read(row, anchors.get(row[at], ())) for row in rows]
+
+    def _anchors(self, conn: Conn, ids: list[str]) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        rows = conn.execute(
+            "SELECT source, target FROM link WHERE type = 'anchor' "
+            "AND source = ANY(%s::text[]) ORDER BY created_at",
+            (ids,),
+        )
+        for source, target in rows:
+            out.setdefault(source, []).append(target)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None:
+        filters = Filters(as_of=as_of, include_superseded=as_of is None, any_visibility=True)
+        params: dict[str, Any] = {"id": memory_id}
+        query = sql.select_sql(filters, ["e.id = %(id)s"], params)
+        rows = self._records(query + " LIMIT 1", params)
+        return rows[0] if rows else None
+
+    def resolve(self, prefix: str, viewer: str | None, limit: int = 10) -> list[str]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id FROM memory WHERE starts_with(id, %s) "
+                "AND (visibility = 'public' OR owner IS NOT DISTINCT FROM %s::text) "
+                "ORDER BY id LIMIT %s",
+                (prefix, viewer, limit),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def query(self, filters: Filters) -> list[Record]:
+        params: dict[str, Any] = {}
+        query = sql.select_sql(filters, [], params) + sql.order_limit(filters, params)
+        return self._records(query, params)
+
+    def admitted(self, filters: Filters) -> list[str]:
+        params: dict[str, Any] = {}
+        query = sql.select_sql(filters, [], params, columns="e.id")
+        with self._conn() as conn:
+            return [str(row[0]) for row in conn.execute(query, params)]
+
+    def search(self, text: str, filters: Filters, match: str = "all") -> list[Hit]:
+        found = self._matches(text, filters, match, full=True)
+        if not found:
+            return []
+        rows, keys = found
+        read = _reader(keys)
+        at = keys.index("id")
+        with self._conn() as conn:
+            anchors = self._anchors(conn, [row[at] for row in rows])
+        return [
+            Hit(record=read(row, anchors.get(row[at], ())), score=float(row[0]), rank=i + 1)
+            for i, row in enumerate(rows)
+        ]
+
+    def search_scores(
+        self, text: str, filters: Filters, match: str = "all"
+    ) -> list[tuple[str, float]]:
+        found = self._matches(text, filters, match, full=False)
+        return [(str(row[1]), float(row[0])) for row in found[0]] if found else []
+
+    def _matches(
+        self, text: str, filters: Filters, match: str, full: bool
+    ) -> tuple[list[tuple[Any, ...]], tuple[str, ...]] | None:
+        """Rows (score first) matching `text`, best first; ts_rank_cd with the title,
+        body and tag weights, over length-normalised documents (as BM25 normalises)."""
+        params: dict[str, Any] = {}
+        query_sql = sql.tsquery(text, match, params)
+        if query_sql is None:
+            return None
+        hits = f"SELECT seq, 'm' AS src, {_rank('m')} AS score FROM memory m, q "
+        hits += "WHERE m.fts @@ q.query"
+        if filters.as_of is not None:
+            # As in SQLite: each table's scores over its own best, plus the ladder step,
+            # so a version's perfect match is not outranked by another table's scale.
+            params["step"] = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
+            hits = (
+                "SELECT seq, src, %(step)s + COALESCE(score / NULLIF(MAX(score) OVER "
+                f"(PARTITION BY src), 0), 0) AS score FROM ({hits} UNION ALL SELECT v.seq, 'v', "
+                f"{_rank('v')} FROM memory_version v, q WHERE v.fts @@ q.query) s"
+            )
+        join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
+        columns = None if full else "e.id"
+        query = f"WITH q AS (SELECT {query_sql} AS query), hits AS ({hits}) " + sql.select_sql(
+            filters, [], params, join=join, extra="h.score AS score, ", columns=columns
+        )
+        query += " ORDER BY h.score DESC, e.updated_at DESC, e.seq DESC"
+        if filters.limit is not None:
+            query += " LIMIT %(limit)s"
+            params["limit"] = filters.limit
+        with self._conn() as conn:
+            cursor = conn.execute(query, params)
+            rows = cursor.fetchall()
+            return rows, tuple(d.name for d in cursor.description or ())
+
+    def nearest(
+        self, profile: str, vector: bytes, k: int, viewer: str | None = None
+    ) -> list[tuple[str, float]]:
+        """The k live memories `viewer` may see whose entry vector is nearest (cosine)
+        to `vector`, with their similarity, through the dimension's HNSW index.
+
+        Not part of the Store contract yet: recall's vector lane reads `vectors()`
+        into its own index on either backend.
+        """
+        query = np.frombuffer(vector, dtype=np.float32)
+        dim = int(query.shape[0])
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT v.memory_id, 1 - (v.vector::vector({dim}) <=> %(q)s::vector({dim})) "
+                "FROM embedding v JOIN memory m ON m.id = v.memory_id "
+                f"WHERE v.dim = {dim} AND v.profile = %(profile)s AND v.chunk = -1 "
+                "AND v.content_hash = m.dedup_hash AND m.superseded_at IS NULL "
+                "AND m.valid_until IS NULL "
+                "AND (m.visibility = 'public' OR m.owner IS NOT DISTINCT FROM %(viewer)s::text) "
+                f"ORDER BY v.vector::vector({dim}) <=> %(q)s::vector({dim}) LIMIT %(k)s",
+                {"q": query, "profile": profile, "viewer": viewer, "k": k},
+            ).fetchall()
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    def iter_all(self) -> Iterator[Record]:
+        columns = ", ".join(f"e.{c}" for c in COLUMNS)
+        query = f"SELECT {columns}, {_ANCHORS} FROM memory e ORDER BY e.seq"
+        with self._conn() as conn, conn.cursor(name="iter_all") as cursor:
+            cursor.execute(query)
+            keys: tuple[str, ...] | None = None
+            for row in cursor:
+                keys = keys or tuple(d.name for d in cursor.description or ())
+                yield _reader(keys)(row, tuple(json.loads(row[-1])))
+
+    def versions(self, memory_id: str) -> list[Version]:
+        from memlane.store.sqlite.rows import version_from_row
+
+        names = version_columns()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join(names)} FROM memory_version WHERE memory_id = %s "
+                "ORDER BY number",
+                (memory_id,),
+            ).fetchall()
+        return [version_from_row(dict(zip(names, r, strict=True))) for r in rows]  # type: ignore[arg-type]
+
+    def links(self, memory_id: str) -> list[Link]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {LINK_COLUMNS} FROM link WHERE source = %s OR target = %s "
+                "ORDER BY created_at, seq",
+                (memory_id, memory_id),
+            ).fetchall()
+        return [_link(r) for r in rows]
+
+    def sessions(self, project: str | None = None) -> list[Session]:
+        where, params = ("WHERE project = %s", (project,)) if project else ("", ())
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM session {where} ORDER BY started_at DESC, id",
+                params,
+            ).fetchall()
+        return [_session(r) for r in rows]
+
+    def session(self, session_id: str) -> Session | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = %s", (session_id,)
+            ).fetchone()
+        return _session(row) if row else None
+
+    def ritual(self, session_id: str) -> WakeRitual | None:
+        with self._conn() as conn:
+            return wake_sql.ritual(conn, session_id)
+
+    def guesses(
+        self,
+        agent: str,
+        *,
+        wake: int | None = None,
+        memory_id: str | None = None,
+        session_id: str | None = None,
+        pending: bool | None = None,
+    ) -> list[WakeGuess]:
+        with self._conn() as conn:
+            return wake_sql.guesses(conn, agent, wake=wake, memory_id=memory_id,
+                                    session_id=session_id, pending=pending)  # fmt: skip
+
+    def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
+        with self._conn() as conn:
+            return wake_sql.guess_vectors(conn, agent)
+
+    def phrase_vector(self, key: str) -> bytes | None:
+        with self._conn() as conn:
+            return wake_sql.phrase_vector(conn, key)
+
+    def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
+        with self._conn() as conn:
+            yield from dump_sql.dump(conn, self.location, selection)
+
+    def check_record(self, kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        with self._conn() as conn:
+            return dump_sql.check(conn, self.location, kind, row)
+
+    def scopes(self) -> list[str]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT DISTINCT scope FROM memory ORDER BY 1").fetchall()
+        return [str(r[0]) for r in rows]
+
+    def snapshot(self, dest: Path) -> Counts:
+        raise Unavailable(
+            f"{self.location} is a PostgreSQL database: back it up with the server's tools, "
+            "e.g. `pg_dump --format=custom --file memlane.dump <url>` (and pg_restore), "
+            "or take a portable copy with `memlane export`"
+        )
+
+    def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
+        pending = "" if include_dismissed else " AND dismissed_at IS NULL"
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, text, due_at, created_at, agent, project, dismissed_at FROM reminder "
+                f"WHERE agent IS NOT DISTINCT FROM %s::text{pending} ORDER BY due_at, id",
+                (agent,),
+            ).fetchall()
+        return [
+            Reminder(r[0], r[1], from_text(r[2]), from_text(r[3]), r[4], r[5],
+                     from_text(r[6]) if r[6] else None)
+            for r in rows
+        ]  # fmt: skip
+
+    def link_ends(self, number: int) -> tuple[str, str] | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT source, target FROM link WHERE seq = %s", (number,)
+            ).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
+    def registry(self, registry: str) -> list[RegistryEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT key, data, created_at FROM registry WHERE registry = %s ORDER BY key",
+                (registry,),
+            ).fetchall()
+        return [RegistryEntry(registry, r[0], json.loads(r[1]), _parse_time(r[2])) for r in rows]
+
+    def usage(self, field: str, value: str) -> int:
+        if field not in _USAGE_FIELDS:
+            raise Invalid(f"cannot count usage of {field!r}")
+        with self._conn() as conn:
+            row = conn.execute(f"SELECT COUNT(*) FROM memory WHERE {field} = %s", (value,))
+            return int(row.fetchone()[0])  # type: ignore[index]
+
+    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT j.value, COUNT(*) FROM memory m, "
+                "jsonb_array_elements_text(m.tags::jsonb) j(value) "
+                "WHERE (m.visibility = 'public' OR m.owner IS NOT DISTINCT FROM %(viewer)s::text) "
+                f"AND m.{_LIVE} AND (%(cat)s::text IS NULL OR m.category = %(cat)s::text) "
+                'GROUP BY j.value ORDER BY COUNT(*) DESC, j.value COLLATE "C"',
+                {"viewer": viewer, "cat": category},
+            ).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def entities(
+        self, viewer: str | None, kind: str | None = None, limit: int | None = None
+    ) -> list[Entity]:
+        with self._conn() as conn:
+            return entity_sql.listing(conn, viewer, kind, limit)
+
+    def entity(self, alias: str, viewer: str | None) -> Entity | None:
+        with self._conn() as conn:
+            return entity_sql.find(conn, alias, viewer)
+
+    def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
+        with self._conn() as conn:
+            return entity_sql.mentioned(conn, aliases, cap)
+
+    def journal_entries(
+        self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
+    ) -> list[JournalEntry]:
+        seen = (
+            "(j.memory_id IS NULL OR (m.id IS NOT NULL AND (m.visibility = 'public' "
+            "OR (%(viewer)s::text IS NOT NULL AND m.owner = %(viewer)s::text))) "
+            "OR (m.id IS NULL AND %(viewer)s::text IS NOT NULL AND j.actor = %(viewer)s::text))"
+        )
+        where = f"WHERE {seen}" + (" AND j.memory_id = %(id)s" if memory_id else "")
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT j.seq, j.at, j.operation, j.memory_id, j.actor, j.detail FROM journal j "
+                f"LEFT JOIN memory m ON m.id = j.memory_id {where} "
+                "ORDER BY j.seq DESC LIMIT %(limit)s",
+                {"viewer": viewer, "id": memory_id, "limit": limit},
+            ).fetchall()
+        return [JournalEntry(r[0], from_text(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+
+    def meta(self, key: str) -> str | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM store_meta WHERE key = %s", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def vectors(
+        self, profile: str, ids: Sequence[str] | None = None
+    ) -> Iterator[tuple[str, int, bytes]]:
+        query = (
+            "SELECT v.memory_id, v.chunk, v.vector FROM embedding v "
+            "JOIN memory m ON m.id = v.memory_id "
+            "WHERE v.profile = %(profile)s AND v.content_hash = m.dedup_hash "
+            f"AND m.{_LIVE.replace(' AND ', ' AND m.')}"
+        )
+        if ids is not None:
+            query += " AND m.id = ANY(%(ids)s::text[])"
+        with self._conn() as conn, conn.cursor(name="vectors", binary=True) as cursor:
+            cursor.execute(query + " ORDER BY m.seq, v.chunk", {"profile": profile,
+                                                                "ids": list(ids or ())})  # fmt: skip
+            for memory_id, chunk, vector in cursor:
+                yield str(memory_id), int(chunk), vector.to_numpy().tobytes()
+
+    def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT seq, memory_id FROM vector_change WHERE seq > %s ORDER BY seq LIMIT %s",
+                (after, limit + 1),
+            ).fetchall()
+        if len(rows) > limit:
+            return None
+        last = int(rows[-1][0]) if rows else after
+        return last, list(dict.fromkeys(str(r[1]) for r in rows))
+
+    def last_vector_change(self) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_change").fetchone()
+        return int(row[0]) if row else 0
+
+    def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        with self._conn() as conn:
+            for memory_id in memory_ids:
+                row = conn.execute(_ADJACENT_SQL, (memory_id,)).fetchone()
+                if row is not None:
+                    out[memory_id] = tuple(str(i) for i in row if i is not None)
+        return out
+
+    def vector_epoch(self) -> int:
+        return int(self.meta("vector_epoch") or 0)
+
+    def unembedded(self, profile: str, limit: int | None = None) -> list[Record]:
+        query = (
+            f"SELECT {sql.MEMORY_COLUMNS} FROM memory e WHERE e.{_LIVE.replace(' AND ', ' AND e.')} "
+            "AND NOT EXISTS (SELECT 1 FROM embedding v WHERE v.memory_id = e.id "
+            "AND v.profile = %(profile)s AND v.chunk = -1 AND v.content_hash = e.dedup_hash) "
+            "ORDER BY e.seq LIMIT %(limit)s"
+        )
+        return self._records(query, {"profile": profile, "limit": limit})
+
+    def _group(self, conn: Conn, column: str) -> dict[str, int]:
+        rows = conn.execute(
+            f"SELECT {column}, COUNT(*) FROM memory WHERE {_LIVE} "
+            f"GROUP BY {column} ORDER BY COUNT(*) DESC"
+        ).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def vitals(self, viewer: str | None, profile: str | None, now: datetime) -> Vitals:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT COUNT(*), "
+                "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM embedding v WHERE v.memory_id = "
+                "e.id AND v.chunk = -1 AND v.profile = %(profile)s::text "
+                "AND v.content_hash = e.dedup_hash)), "
+                "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM link a WHERE a.source = e.id "
+                "AND a.type = 'anchor')), "
+                "COUNT(*) FILTER (WHERE e.importance >= %(high)s AND effective_resonance("
+                "e.importance, e.resonance_type, COALESCE(e.last_activated, e.created_at), "
+                "%(now)s::text) < %(faded)s) "
+                f"FROM memory e WHERE e.{_LIVE.replace(' AND ', ' AND e.')} "
+                "AND (e.visibility = 'public' OR e.owner = %(viewer)s::text)",
+                {"viewer": viewer, "profile": profile, "now": to_text(now),
+                 "high": STALE_HIGH_IMPORTANCE, "faded": STALE_FADED_BELOW},
+            ).fetchone()  # fmt: skip
+        assert row is not None
+        return Vitals(row[0], row[1], row[2], row[3])
+
+    def created_since(self, viewer: str | None, since: datetime) -> list[datetime]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT created_at FROM memory WHERE created_at >= %s "
+                "AND (visibility = 'public' OR owner = %s::text)",
+                (to_text(since), viewer),
+            ).fetchall()
+        return [from_text(r[0]) for r in rows]
+
+    def stats(self) -> Stats:
+        with self._conn() as conn:
+            one = conn.execute(
+                "SELECT COUNT(*), "
+                f"COUNT(*) FILTER (WHERE {_LIVE}), "
+                "COUNT(*) FILTER (WHERE superseded_by IS NOT NULL), "
+                "COUNT(*) FILTER (WHERE superseded_at IS NULL AND valid_until IS NOT NULL OR "
+                "    superseded_at IS NOT NULL AND superseded_by IS NULL), "
+                "(SELECT COUNT(*) FROM memory_version), (SELECT COUNT(*) FROM link) FROM memory"
+            ).fetchone()
+            kinds = self._group(conn, "kind")
+            categories, scopes = self._group(conn, "category"), self._group(conn, "scope")
+        assert one is not None
+        by_class: dict[str, int] = {}
+        for kind, count in kinds.items():
+            name = class_of(Kind(kind)).value
+            by_class[name] = by_class.get(name, 0) + count
+        return Stats(
+            total=one[0], live=one[1], superseded=one[2], invalidated=one[3], versions=one[4],
+            links=one[5], by_kind=kinds, by_category=categories, by_scope=scopes,
+            by_class=by_class, schema_version=self.schema_version, path=self.location,
+        )  # fmt: skip
+
+
+def _parse_time(text: str) -> datetime:
+    try:
+        return from_text(text)
+    except ValueError:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))

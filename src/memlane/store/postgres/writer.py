@@ -1,0 +1,307 @@
+"""Writes on PostgreSQL: one transaction per `PostgresStore.write()`, on one pooled
+connection, at READ COMMITTED; the races that matter are closed by locks, not by
+reading first (see find_duplicate and put_vectors)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import psycopg
+
+from memlane.errors import Unavailable
+from memlane.model import (
+    Link,
+    LinkType,
+    Mention,
+    Record,
+    RegistryEntry,
+    Reminder,
+    Session,
+    Version,
+    WakeGuess,
+    WakeRitual,
+)
+from memlane.store.postgres import dump as dump_sql
+from memlane.store.postgres import entities as entity_sql
+from memlane.store.postgres import wake as wake_sql
+from memlane.store.sqlite.rows import (
+    COLUMNS,
+    record_params,
+    record_values,
+    version_columns,
+    version_params,
+)
+from memlane.timeutil import to_text, utcnow
+
+if TYPE_CHECKING:
+    from memlane.store.postgres.store import PostgresStore
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+_COUNTERS = {
+    "retrieval": ("retrieval_count", "last_retrieved"),
+    "surfaced": ("surfaced_count", "last_surfaced"),
+    "activation": ("activation_count", "last_activated"),
+}
+_ROWS_PER_INSERT = 100
+_ROW_MARKS = "(" + ", ".join("%s" for _ in COLUMNS) + ")"
+_UPDATE_SQL = (
+    f"UPDATE memory SET {', '.join(f'{c} = %({c})s' for c in COLUMNS if c != 'id')} "
+    "WHERE id = %(id)s"
+)
+_VERSION_SQL = (
+    f"INSERT INTO memory_version ({', '.join(version_columns())}) "
+    f"VALUES ({', '.join(f'%({c})s' for c in version_columns())})"
+)
+LINK_COLUMNS = "source, target, type, score, reason, created_at, seq"
+# Advisory lock namespaces (the first key of pg_advisory_xact_lock(int, int)).
+DEDUP_LOCK = 0x6D6C6431  # "mld1": one exact-dedup key
+INDEX_LOCK = 0x6D6C6932  # "mli2": creating a vector index
+
+
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    marks = ", ".join([_ROW_MARKS] * rows)
+    return (
+        f"INSERT INTO memory ({', '.join(COLUMNS)}) VALUES {marks} "
+        "ON CONFLICT (id) DO NOTHING RETURNING id"
+    )
+
+
+def link_from_row(row: Any) -> Link:
+    from memlane.timeutil import from_text
+
+    return Link(row[0], row[1], LinkType(row[2]), row[3], row[4], from_text(row[5]), f"l-{row[6]}")
+
+
+class PostgresWriter:
+    """Operations inside one write transaction."""
+
+    def __init__(self, store: PostgresStore, conn: Conn) -> None:
+        self._store = store
+        self._conn = conn
+
+    def get(self, memory_id: str) -> Record | None:
+        return self._store.get(memory_id)  # the store reads on this transaction's connection
+
+    def find_duplicate(
+        self, dedup_hash: str, session_id: str, owner: str | None, author: str | None, category: str
+    ) -> str | None:
+        """Trigger: two writers adding the same memory at once. Why: both would read "no
+        duplicate" and both insert. Outcome: the key's advisory lock is held to the end
+        of the transaction, so the second reads after the first commits and finds it."""
+        key = json.dumps([dedup_hash, session_id, owner, author, category])
+        self._conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (DEDUP_LOCK, key))
+        row = self._conn.execute(
+            "SELECT id FROM memory WHERE dedup_hash = %s AND session_id = %s AND category = %s "
+            "AND owner IS NOT DISTINCT FROM %s::text "
+            "AND source_agent IS NOT DISTINCT FROM %s::text "
+            "AND superseded_at IS NULL AND valid_until IS NULL ORDER BY seq LIMIT 1",
+            (dedup_hash, session_id, category, owner, author),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def insert(self, records: Sequence[Record]) -> list[str]:
+        taken: list[str] = []
+        for start in range(0, len(records), _ROWS_PER_INSERT):
+            part = records[start : start + _ROWS_PER_INSERT]
+            values = [v for record in part for v in record_values(record)]
+            written = {r[0] for r in self._conn.execute(_insert_sql(len(part)), values)}
+            taken.extend(self._taken_ids([r for r in part if r.id not in written]))
+        return taken
+
+    def _taken_ids(self, part: Sequence[Record]) -> list[str]:
+        """Ids of `part` whose row is not ours: the id belonged to another memory."""
+        out = []
+        for record in part:
+            row = self._conn.execute(
+                "SELECT created_at, dedup_hash FROM memory WHERE id = %s", (record.id,)
+            ).fetchone()
+            if row is None or (row[0], row[1]) != (to_text(record.created_at), record.dedup_hash):
+                out.append(record.id)
+        return out
+
+    def replace(self, record: Record, prior: Version | None) -> None:
+        if prior is not None:
+            self._conn.execute(_VERSION_SQL, version_params(prior))
+        cursor = self._conn.execute(_UPDATE_SQL, record_params(record))
+        if cursor.rowcount != 1:
+            raise Unavailable(f"memory {record.id} vanished during the write")
+
+    def delete(self, memory_id: str) -> None:
+        named = [r[0] for r in self._conn.execute(
+            "SELECT entity_id FROM mention WHERE memory_id = %s", (memory_id,))]  # fmt: skip
+        for statement in (
+            "DELETE FROM memory_version WHERE memory_id = %(id)s",
+            "DELETE FROM link WHERE source = %(id)s OR target = %(id)s",
+            "DELETE FROM mention WHERE memory_id = %(id)s",
+            "DELETE FROM embedding WHERE memory_id = %(id)s",
+            "DELETE FROM memory WHERE id = %(id)s",
+        ):
+            self._conn.execute(statement, {"id": memory_id})
+        wake_sql.forget_memory(self._conn, memory_id)
+        self._conn.execute(
+            "DELETE FROM entity WHERE id = ANY(%s::text[]) "
+            "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id)",
+            (named,),
+        )
+
+    def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
+        entity_sql.set_mentions(self._conn, mentions)
+
+    def merge_entities(self, source: str, target: str) -> None:
+        entity_sql.merge(self._conn, source, target)
+
+    def add_link(self, link: Link) -> None:
+        self._conn.execute(
+            "INSERT INTO link(source, target, type, score, reason, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source, target, type) "
+            "DO UPDATE SET score = EXCLUDED.score, reason = EXCLUDED.reason, "
+            "created_at = EXCLUDED.created_at",
+            (link.source, link.target, link.type.value, link.score, link.reason,
+             to_text(link.created_at or utcnow())),
+        )  # fmt: skip
+
+    def put_vectors(
+        self,
+        memory_id: str,
+        profile: str,
+        vectors: Sequence[tuple[int, bytes]],
+        dim: int,
+        content_hash: str,
+    ) -> None:
+        self._store.ensure_vector_index(self._conn, dim)
+        self._conn.execute(
+            "DELETE FROM embedding WHERE memory_id = %s AND profile = %s", (memory_id, profile)
+        )
+        at = to_text(utcnow())
+        with self._conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO embedding(memory_id, profile, chunk, dim, vector, content_hash, "
+                "created_at) VALUES (%s, %s, %s, %s, %b, %s, %s)",
+                [(memory_id, profile, chunk, dim, np.frombuffer(blob, dtype=np.float32),
+                  content_hash, at) for chunk, blob in vectors],
+            )  # fmt: skip
+
+    def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
+        count, last = _COUNTERS[counter]
+        with self._conn.cursor() as cur:
+            cur.executemany(
+                f"UPDATE memory SET {count} = {count} + 1, {last} = %s WHERE id = %s",
+                [(to_text(at), memory_id) for memory_id in memory_ids],
+            )
+
+    def drop_vectors(self) -> None:
+        self._conn.execute("DELETE FROM embedding")
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO store_meta(key, value) VALUES (%s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            (key, value),
+        )
+
+    def put_ritual(self, ritual: WakeRitual) -> None:
+        wake_sql.put_ritual(self._conn, ritual)
+
+    def put_guess(self, guess: WakeGuess) -> None:
+        wake_sql.put_guess(self._conn, guess)
+
+    def score_guess(
+        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
+    ) -> None:
+        wake_sql.score_guess(
+            self._conn, guess.session_id, guess.step, scores, vector, to_text(utcnow())
+        )
+
+    def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
+        return dump_sql.load(self._conn, kind, row, allow_tombstones)
+
+    def put_phrase_vector(self, key: str, vector: bytes) -> None:
+        wake_sql.put_phrase_vector(self._conn, key, vector)
+
+    def put_reminder(self, reminder: Reminder) -> None:
+        self._conn.execute(
+            "INSERT INTO reminder(id, text, due_at, created_at, agent, project, dismissed_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, NULL)",
+            (reminder.id, reminder.text, to_text(reminder.due_at), to_text(reminder.created_at),
+             reminder.agent, reminder.project),
+        )  # fmt: skip
+
+    def put_session(self, session: Session) -> None:
+        self._conn.execute(
+            "INSERT INTO session(id, type, project, agent, started_at) VALUES (%s, %s, %s, %s, %s)",
+            (session.id, session.type, session.project, session.agent,
+             to_text(session.started_at)),
+        )  # fmt: skip
+
+    def close_session(self, session_id: str, at: datetime) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE session SET ended_at = %s WHERE id = %s AND ended_at IS NULL",
+            (to_text(at), session_id),
+        )
+        return cursor.rowcount > 0
+
+    def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE reminder SET dismissed_at = %s WHERE id = %s "
+            "AND agent IS NOT DISTINCT FROM %s::text AND dismissed_at IS NULL",
+            (to_text(at), reminder_id, agent),
+        )
+        return cursor.rowcount > 0
+
+    def delete_link(self, link_id: str) -> Link | None:
+        number = link_id.strip().removeprefix("l-")
+        if not number.isdigit():
+            return None
+        row = self._conn.execute(
+            f"DELETE FROM link WHERE seq = %s RETURNING {LINK_COLUMNS}", (int(number),)
+        ).fetchone()
+        return link_from_row(row) if row else None
+
+    def remove_link(self, source: str, target: str, type: LinkType) -> bool:
+        cursor = self._conn.execute(
+            "DELETE FROM link WHERE source = %s AND target = %s AND type = %s",
+            (source, target, type.value),
+        )
+        return cursor.rowcount > 0
+
+    def put_registry(self, entry: RegistryEntry) -> None:
+        self._conn.execute(
+            "INSERT INTO registry(registry, key, data, created_at) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (registry, key) DO UPDATE SET data = EXCLUDED.data",
+            (entry.registry, entry.key, json.dumps(entry.data, ensure_ascii=False),
+             to_text(entry.created_at or utcnow())),
+        )  # fmt: skip
+
+    def remove_registry(self, registry: str, key: str) -> bool:
+        cursor = self._conn.execute(
+            "DELETE FROM registry WHERE registry = %s AND key = %s", (registry, key)
+        )
+        return cursor.rowcount > 0
+
+    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
+        self._conn.execute(
+            "INSERT INTO session(id, agent, started_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (id) DO NOTHING",
+            (session_id, agent, to_text(at)),
+        )
+
+    def journal(
+        self,
+        operation: str,
+        memory_ids: Sequence[str | None],
+        actor: str | None,
+        detail: str | None = None,
+    ) -> None:
+        at = to_text(utcnow())
+        with self._conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO journal(at, operation, memory_id, actor, detail) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                [(at, operation, memory_id, actor, detail) for memory_id in memory_ids],
+            )

@@ -1,0 +1,372 @@
+"""The Store contract on every backend: SQLite and PostgreSQL (issue 8).
+
+Each test runs through `Memory.open(location)` once per backend. PostgreSQL is a real
+server: `MEMLANE_TEST_PG_URL` names one, otherwise the `pgserver` package starts a
+bundled PostgreSQL 16 with pgvector once per test session (per xdist worker), and
+each test gets a database of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from memlane import Context, Memory
+from memlane.embed import get_embedder
+from memlane.errors import Unavailable
+from memlane.model import Filters
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
+BACKENDS = ["sqlite", "postgres"]
+EVERYTHING = {"include_superseded": True, "include_private": True}
+HOSTILE = ['"AND (" OR :*', "foo:* & !bar | (", "'unclosed", "-", "NOT", "a <-> b", ")(*&^%$#@!"]
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a PostgreSQL server with pgvector (its maintenance database)."""
+    given = os.environ.get("MEMLANE_TEST_PG_URL")
+    if given:
+        yield given
+        return
+    pgserver = pytest.importorskip("pgserver")
+    server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server, dropped after the test."""
+    name = f"memlane_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield _with_database(pg_server, name)
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _location(backend: str, tmp_path: Path, request: pytest.FixtureRequest, tag: str) -> str:
+    if backend == "sqlite":
+        return str(tmp_path / f"{tag}.db")
+    server = request.getfixturevalue("pg_server")
+    name = f"memlane_{tag}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return _with_database(server, name)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The location of a fresh, empty store on each backend."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memlane.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+def _open(location: str, agent: str = "ada", **options: object) -> Memory:
+    return Memory.open(
+        location, agent=agent, context=Context("proj", "main"),
+        embedder=get_embedder("hash"), **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.fixture
+def mem(store: str) -> Iterator[Memory]:
+    with _open(store) as memory:
+        yield memory
+
+
+# ---- memories, versions and validity ----------------------------------------------
+
+
+def test_add_get_update_keep_versions_and_history(mem: Memory) -> None:
+    first = mem.add("Use pip for installs.", title="Installs", tags=["python"])
+    assert first.landed
+    mem.update(first.id, content="Use uv for installs.", reason="faster")
+    mem.update(first.id, append=" Never pip.")
+    current = mem.get(first.id)
+    assert current.body == "Use uv for installs. Never pip." and current.version == 3
+    history = mem.history(first.id)
+    assert [v.number for v in history] == [1, 2, 3]
+    assert [v.body for v in history][:2] == ["Use pip for installs.", "Use uv for installs."]
+    assert history[0].reason == "faster"
+    for version in history:
+        assert mem.get(first.id, as_of=version.valid_from).body == version.body
+
+
+def test_supersede_invalidate_and_as_of_reads(mem: Memory) -> None:
+    old = mem.add("The API lives at api.example.com.", title="API host").id
+    before = mem.get(old).created_at
+    new = mem.supersede(old, "The API lives at api2.example.com.").id
+    assert mem.get(old).superseded_by == new
+    live = {r.id for r in mem.list()}
+    assert new in live and old not in live
+    assert [r.id for r in mem.list(as_of=before)] == [old]
+    gone = mem.add("Deploys happen on Fridays.", title="Deploys").id
+    mem.invalidate(gone, "no longer true")
+    assert mem.get(gone).valid_until is not None
+    assert gone not in {r.id for r in mem.list()}
+    assert gone in {r.id for r in mem.list(include_superseded=True)}
+    stats = mem.stats()
+    assert (stats.total, stats.live, stats.superseded, stats.invalidated) == (3, 1, 1, 1)
+
+
+def test_list_filters(mem: Memory) -> None:
+    a = mem.add("Python builds use uv.", title="Builds", tags=["python", "build"]).id
+    b = mem.add("Ship on Tuesdays.", title="Ship", kind="decision", importance=9).id
+    c = mem.add("My private note on builds.", title="Mine", private=True).id
+    assert {r.id for r in mem.list(tags=["python"])} == {a}
+    assert {r.id for r in mem.list(kind="decision")} == {b}
+    assert {r.id for r in mem.list(min_importance=8)} == {b}
+    assert c in {r.id for r in mem.list(mine=True)}
+    assert [r.id for r in mem.list(order="oldest", limit=2)] == [a, b]
+
+
+def test_private_memories_stay_private(store: str) -> None:
+    with _open(store, agent="ada") as ada, _open(store, agent="bob") as bob:
+        secret = ada.add("Ada's private plan for the launch.", title="Plan", private=True).id
+        assert secret in {r.id for r in ada.list(mine=True)}
+        assert secret not in {r.id for r in bob.list(include_private=True)}
+        assert not bob.search("launch plan")
+
+
+# ---- keyword and vector search ----------------------------------------------------
+
+
+def test_keyword_search_ranks_and_filters(mem: Memory) -> None:
+    title = mem.add("Notes about the weekly sync.", title="Proxy configuration").id
+    body = mem.add("We configure the proxy in nginx.conf for staging.", title="Staging").id
+    mem.add("Unrelated gardening advice.", title="Garden")
+    hits = mem.search("proxy")
+    assert {h.record.id for h in hits} == {title, body}
+    assert [h.rank for h in hits] == [1, 2]
+    assert mem.search("configure proxy staging")[0].record.id == body
+    assert mem.search("garden*")  # a prefix query
+    assert mem.search("nothing matches this zebra") == []
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_keyword_text_never_errors(mem: Memory, text: str) -> None:
+    mem.add('Quotes "AND (" and operators OR :* appear here.', title="Hostile")
+    mem.search(text)  # no syntax error, whatever it finds
+    mem.recall(text)
+
+
+def test_vector_search_with_the_hash_embedder(mem: Memory) -> None:
+    target = mem.add("The billing service retries failed card payments nightly.").id
+    mem.add("Our cat sleeps on the warm laptop keyboard.")
+    result = mem.recall("billing service retries failed card payments nightly")
+    assert result.hits and result.hits[0].record.id == target
+    assert result.lanes.get("vector", 0) >= 1
+
+
+def test_pgvector_nearest_uses_the_stored_vectors(pg_url: str) -> None:
+    with _open(pg_url) as memory:
+        target = memory.add("Kubernetes pods restart when the liveness probe fails.").id
+        memory.add("Sourdough needs a long cold fermentation.")
+        with psycopg.connect(pg_url) as conn:
+            [(profile,)] = conn.execute("SELECT DISTINCT profile FROM embedding").fetchall()
+            names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
+        assert any(n.startswith("embedding_hnsw_") for n in names) and "memory_fts" in names
+        store = memory.store
+        [vector] = [blob for _, chunk, blob in store.vectors(profile, [target]) if chunk == -1]
+        nearest = store.nearest(profile, vector, 2)  # type: ignore[attr-defined]
+        assert nearest[0][0] == target and nearest[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+# ---- links, entities, sessions, registries, journal, reminders ----------------------
+
+
+def test_links(mem: Memory) -> None:
+    a = mem.add("Service A calls service B over gRPC.", title="A").id
+    b = mem.add("Service B owns the orders table.", title="B").id
+    link = mem.link(a, b, "related", reason="same flow")
+    assert {(x.source, x.target) for x in mem.links(a)} >= {(a, b)}
+    assert mem.unlink(link.id).source in {a, b}
+    assert all(x.type.value != "related" for x in mem.links(a))
+
+
+def test_entities(mem: Memory) -> None:
+    mem.add("Alice met Bob at Acme Corp in Paris.", title="Meeting")
+    mem.add("Alice joined Acme Corp as CTO.", title="Hire")
+    names = {e.name for e in mem.entities()}
+    assert {"Paris", "Acme Corp"} <= names
+    assert mem.entity("Acme Corp").mentions == 2
+    _, records = mem.mentioning("Acme Corp")
+    assert len(records) == 2
+    mem.merge_entities("Paris", "Acme Corp", confirm=True)
+    assert "paris" in {a.lower() for a in mem.entity("Acme Corp").aliases}
+
+
+def test_sessions(mem: Memory) -> None:
+    session = mem.create_session(type="work", project="proj")
+    added = mem.add("Found the flaky test cause.", session_id=session.id).id
+    assert [s.id for s in mem.sessions()] == [session.id]
+    assert [r.id for r in mem.for_session(session.id)] == [added]
+    mem.close_session(session.id, summary=False)
+    assert mem.sessions()[0].ended_at is not None
+
+
+def test_exact_duplicates_in_a_session_are_skipped(mem: Memory) -> None:
+    session = mem.create_session(type="work")
+    first = mem.add("The build cache lives in /var/cache/ci.", session_id=session.id)
+    again = mem.add("The build cache lives in /var/cache/ci.", session_id=session.id)
+    assert again.skipped and again.duplicate_of == first.id
+
+
+def test_registries(mem: Memory) -> None:
+    mem.register("agents", "ada", description="Builder", domain="dev")
+    assert [e.key for e in mem.registry("agents")] == ["ada"]
+    assert "fact" in {e.key for e in mem.registry("categories")}
+    mem.unregister("agents", "ada")
+    assert list(mem.registry("agents")) == []
+
+
+def test_journal(mem: Memory) -> None:
+    added = mem.add("Rotate the API keys monthly.", title="Keys").id
+    mem.update(added, append=" Use the vault.")
+    operations = [e.operation for e in mem.journal(added)]
+    assert len(operations) >= 2 and operations[-1] == "add"
+
+
+def test_reminders(mem: Memory) -> None:
+    reminder = mem.remind("in 2 hours", "check the deploy")
+    assert [r.id for r in mem.reminders()] == [reminder.id]
+    mem.dismiss(reminder.id)
+    assert mem.reminders() == []
+    assert [r.id for r in mem.reminders(include_dismissed=True)] == [reminder.id]
+
+
+# ---- export and import across backends ----------------------------------------------
+
+
+def _full_store(mem: Memory, folder: Path) -> None:
+    """Every kind an export carries (as tests/test_transfer.py's store)."""
+    mem.register("agents", "ada", description="Builder", domain="dev")
+    session = mem.create_session(type="work", project="proj")
+    x = mem.add("Ada Lovelace wrote the first program. Alice met Bob at Acme Corp.",
+                title="History", tags=["history", "people"], importance=7,
+                session_id=session.id, wake_phrases=["first program"], wake_order=2).id  # fmt: skip
+    y = mem.add("Use uv for environments.", private=True).id
+    mem.update(x, append=" Later Acme Corp hired Alice.")
+    z = mem.supersede(y, "Use uv, never pip.").id
+    w = mem.add("The billing API is slow on Mondays.", kind="lesson", occurred_at="2026-01-05",
+                anchors=[x], applicability=["python"], content_type="code").id  # fmt: skip
+    mem.merge_entities("Alice", "Ada Lovelace", confirm=True)
+    mem.invalidate(w, "fixed")
+    mem.link(x, z, "related", reason="same area")
+    mem.reinforce(x)
+    mem.remind("in 2 hours", "check the deploy")
+    mem.add('Unicode: naïve café — 数据 🙂 "quoted" \\ backslash', title="Ünïcödé")
+
+
+@pytest.mark.parametrize(("source", "target"), [("sqlite", "postgres"), ("postgres", "sqlite")])
+def test_export_import_between_backends_is_lossless(
+    source: str, target: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    origin = _location(source, tmp_path, request, "a")
+    copy = _location(target, tmp_path, request, "b")
+    with _open(origin) as a:
+        _full_store(a, tmp_path)
+        first = list(a.export_jsonl(**EVERYTHING))
+    with _open(copy) as b:
+        report = b.import_jsonl(first)
+        assert report.errors == []
+        assert list(b.export_jsonl(**EVERYTHING)) == first
+        again = b.import_jsonl(first)
+        assert again.added == 0 and again.errors == []
+        found = b.search("Acme")
+        assert found and found[0].record.title == "History"
+        assert len(b.history(found[0].record.id)) == 2
+
+
+# ---- the server specifics: schema, backup, concurrency -----------------------------------
+
+
+def test_migrations_are_recorded_and_idempotent(pg_url: str) -> None:
+    from memlane.store.postgres import PostgresStore
+    from memlane.store.postgres.schema import LATEST
+
+    for _ in range(2):
+        PostgresStore(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert [r[0] for r in rows] == list(range(1, LATEST + 1))
+
+
+def _open_store(url: str) -> None:
+    from memlane.store.postgres import PostgresStore
+
+    PostgresStore(url).close()
+
+
+def test_processes_opening_a_new_database_at_once_do_not_race(pg_url: str) -> None:
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        pool.map(_open_store, [pg_url] * 4)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone() == (1,)
+
+
+def test_backup_defers_to_pg_dump(pg_url: str, tmp_path: Path) -> None:
+    with _open(pg_url) as memory, pytest.raises(Unavailable, match="pg_dump"):
+        memory.store.snapshot(tmp_path / "copy.db")
+
+
+WRITERS, NOTES = 4, 12
+
+
+def _fact(i: int) -> str:
+    """Distinct texts: near-duplicate detection must not fold one fact into another."""
+    return " ".join(hashlib.sha256(f"{i}-{n}".encode()).hexdigest()[:12] for n in range(3))
+
+
+def _writer(url: str, agent: str, session_id: str) -> list[str]:
+    """One process: NOTES memories of its own, each interleaved with a shared fact every
+    writer adds (an exact duplicate across writers), and a search after each."""
+    with _open(url, agent="team") as memory:
+        ids = []
+        for i in range(NOTES):
+            own = memory.add(
+                f"{agent} {uuid.uuid4().hex} {uuid.uuid4().hex}", session_id=session_id
+            )
+            assert own.landed, own
+            ids.append(str(own.id))
+            memory.add(f"Shared {_fact(i)}", session_id=session_id)
+            memory.search(agent)
+        return ids
+
+
+def test_concurrent_writers_lose_nothing_and_race_no_duplicate(store: str) -> None:
+    with _open(store, agent="team") as memory:
+        session = memory.create_session(type="work").id
+    args = [(store, f"w{n}", session) for n in range(WRITERS)]
+    with multiprocessing.get_context("spawn").Pool(WRITERS) as pool:
+        written = pool.starmap(_writer, args)
+    with _open(store, agent="team") as memory:
+        rows = memory.store.query(Filters(limit=None, include_superseded=True, any_visibility=True))
+        assert {i for part in written for i in part} <= {r.id for r in rows}
+        shared = sorted(r.body for r in rows if r.body.startswith("Shared "))
+        assert shared == sorted(f"Shared {_fact(i)}" for i in range(NOTES))  # no twin
+        assert len(rows) == WRITERS * NOTES + NOTES
+
+
+def test_missing_extra_names_the_install_command() -> None:
+    from memlane.store.postgres import INSTALL
+
+    assert INSTALL == "pip install 'memlane[postgres]'"
