@@ -249,7 +249,7 @@ class Core:
                 else replace(r, anchors=tuple(a for a in r.anchors if a in seen))
                 for r in records
             ]  # fmt: skip
-        return [self._sourced(r) for r in records] if sources else list(records)
+        return [self._source_checked(r) for r in records] if sources else list(records)
 
     def _sourced(self, record: Record) -> Record:
         """A record as read: a file: source checked against the hash written with it,
@@ -257,6 +257,10 @@ class Core:
         anchors filtered (see _as_read)."""
         if record.anchors:
             [record] = self._as_read([record], sources=False)
+        return self._source_checked(record)
+
+    def _source_checked(self, record: Record) -> Record:
+        """The file: source part of _sourced (its anchors already filtered)."""
         if record.source_hash is None:
             return record
         from memlane.write.sources import STALE_CONFIDENCE, SourceState, source_state

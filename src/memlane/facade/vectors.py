@@ -263,4 +263,5 @@ class VectorOps(Core):
         """Hits (or anything with a `record`) with their records as this agent reads
         them (see Core._as_read)."""
         read = self._as_read([item.record for item in items], sources)
-        return tuple(replace(item, record=r) for item, r in zip(items, read, strict=True))
+        return tuple(item if r is item.record else replace(item, record=r)
+                     for item, r in zip(items, read, strict=True))  # fmt: skip
