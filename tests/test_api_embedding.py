@@ -113,6 +113,7 @@ def test_a_store_refuses_another_profile_until_reembedded(db_path):
         assert {h.record.id for h in hits} == {first, second}
 
 
+@pytest.mark.sqlite_only  # the PostgreSQL extra's pgvector adapter imports numpy
 def test_reading_commands_never_load_numpy_or_a_model(cli_env, tmp_path):
     """A read that needs no vectors starts fast: no numpy, no model (the default profile),
     and none of the write policy's string matching either (rapidfuzz: 0.1 s to import)."""

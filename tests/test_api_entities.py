@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
+from conftest import raw_sql
 from memlane import Context, Memory
 from memlane.errors import Conflict, Invalid, NotFound
 from memlane.retrieve import lanes
@@ -135,11 +134,8 @@ def test_a_store_without_mentions_fills_them_in_on_first_entity_read(db_path):
     with Memory.open(db_path, context=Context("proj", "main")) as memory:
         memory.add("`LegacyThing` predates entities.")
     # A store from before mentions existed: no mention rows, extractor version "0".
-    conn = sqlite3.connect(db_path)
-    with conn:
-        conn.execute("DELETE FROM mention")
-        conn.execute("UPDATE store_meta SET value = '0' WHERE key = 'entity_extractor'")
-    conn.close()
+    raw_sql(db_path, "DELETE FROM mention")
+    raw_sql(db_path, "UPDATE store_meta SET value = '0' WHERE key = 'entity_extractor'")
     with Memory.open(db_path, context=Context("proj", "main")) as memory:
         assert names(memory) == {"LegacyThing": 1}
         assert memory.store.meta("entity_extractor") == "1"

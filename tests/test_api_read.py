@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from conftest import BACKEND, raw_sql, store_schema
 from memlane import AmbiguousId, Conflict, Context, Invalid, Memory, NotFound, SchemaTooNew
 from memlane.errors import Unavailable
 from memlane.model import Hit, Kind, Link, LinkType, Record
-from memlane.store.sqlite.schema import LATEST, MIGRATIONS
 from memlane.timeutil import utcnow
 
 
@@ -444,8 +444,11 @@ def test_stats_counts(mem, db_path):
     assert stats.by_category == {"fact": 1, "lesson": 1}
     assert stats.by_scope == {"project:proj@main": 2}
     assert stats.by_class == {"semantic": 1, "procedural": 1}
-    assert stats.schema_version == LATEST
-    assert Path(stats.path) == db_path
+    assert stats.schema_version == store_schema().LATEST
+    if BACKEND == "postgres":  # the URL without its password
+        assert stats.path.startswith("postgresql://") and stats.path.endswith(str(db_path)[-40:])
+    else:
+        assert Path(stats.path) == db_path
 
 
 def test_stats_of_an_empty_store(mem):
@@ -514,15 +517,10 @@ def test_empty_id_is_invalid(mem, given):
 # ---- the store's schema ------------------------------------------------------------------
 
 
-def raw(db_path: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db_path)
-    try:
-        with conn:
-            return conn.execute(query, params).fetchall()
-    finally:
-        conn.close()
+raw = raw_sql
 
 
+@pytest.mark.sqlite_only
 def test_journal_mode_is_wal(mem, db_path):
     assert raw(db_path, "PRAGMA journal_mode") == [("wal",)]
 
@@ -531,9 +529,9 @@ def test_reopening_a_store_is_idempotent(db_path):
     for round_ in range(3):
         with Memory.open(db_path, agent="tester", context=Context()) as memory:
             memory.add(f"round {round_}")
-            assert memory.stats().schema_version == LATEST
+            assert memory.stats().schema_version == store_schema().LATEST
     assert raw(db_path, "SELECT version, name FROM schema_migrations") == [
-        (number, name) for number, name, _ in MIGRATIONS
+        (number, name) for number, name, _ in store_schema().MIGRATIONS
     ]
     assert raw(db_path, "SELECT count(*) FROM registry WHERE registry = 'categories'") == [
         (len(DEFAULT_CATEGORIES),)
@@ -633,8 +631,8 @@ def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monk
     assert len(mem.search("deploy")) == 9
 
 
+@pytest.mark.sqlite_only  # builds an old SQLite file by hand
 def test_a_store_from_an_older_schema_is_migrated_keeping_its_memories(db_path):
-    import sqlite3
 
     from memlane.store.sqlite import schema
 
@@ -652,7 +650,7 @@ def test_a_store_from_an_older_schema_is_migrated_keeping_its_memories(db_path):
     with Memory.open(db_path, context=Context("proj", "main")) as memory:
         added = memory.add("Written right after the upgrade.")
         assert memory.get(added.id).body == "Written right after the upgrade."
-        assert memory.stats().schema_version == LATEST
+        assert memory.stats().schema_version == schema.LATEST
         names = [
             r[0]
             for r in memory.store.conn.execute(

@@ -4,7 +4,6 @@ restore, supersede/invalidate/retire/merge, delete, and privacy."""
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from datetime import timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conftest import BACKEND, raw_sql
 from memlane import CLEAR, Conflict, Context, Invalid, Memory, NotFound, Patch
 from memlane.model import ContentType, Kind, LinkType, ResonanceType, Visibility, WriteStatus
 
@@ -29,13 +29,7 @@ def note(mem: Memory, body: str = "Use pip for installs. Pip is fine.", **fields
     return mem.add(body, title=fields.pop("title", "Installs"), **fields).id
 
 
-def sql(db_path: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Read the store directly, through a separate connection."""
-    conn = sqlite3.connect(db_path)
-    try:
-        return conn.execute(query, params).fetchall()
-    finally:
-        conn.close()
+sql = raw_sql  # read the store directly, through a separate connection
 
 
 def version_count(mem: Memory, memory_id: str) -> int:
@@ -514,7 +508,18 @@ SECRET_WORD = "zanzibarquux"
 
 
 def fts_hits(db_path: Path, table: str, word: str) -> int:
+    if BACKEND == "postgres":  # the index is a tsvector column of the table itself
+        source = {"memory_fts": "memory", "version_fts": "memory_version"}[table]
+        query = f"SELECT count(*) FROM {source} WHERE fts @@ to_tsquery('memlane', ?)"
+        return sql(db_path, query, word)[0][0]
     return sql(db_path, f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", f'"{word}"')[0][0]
+
+
+def columns_of(db_path: Path, table: str) -> list[str]:
+    if BACKEND == "postgres":
+        query = "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+        return [r[0] for r in sql(db_path, query + "ORDER BY ordinal_position", table)]
+    return [row[1] for row in sql(db_path, f"PRAGMA table_info({table})")]
 
 
 def test_delete_removes_the_memory_versions_links_and_fts_rows(mem, db_path):
@@ -551,7 +556,7 @@ def test_delete_leaves_a_journal_line_without_content(mem, db_path):
         db_path, "SELECT operation, actor, detail FROM journal WHERE memory_id = ?", memory_id
     )
     assert rows == [("add", "tester", None), ("delete", "tester", None)]
-    columns = [row[1] for row in sql(db_path, "PRAGMA table_info(journal)")]
+    columns = columns_of(db_path, "journal")
     # detail holds a forget's stated reason, never the memory's content
     assert columns == ["seq", "at", "operation", "memory_id", "actor", "detail"]
     assert SECRET_WORD not in repr(sql(db_path, "SELECT * FROM journal"))
@@ -564,6 +569,7 @@ def test_journal_of_a_deleted_memory_is_still_readable(mem):
     assert [e.operation for e in mem.journal(memory_id)] == ["delete", "add"]
 
 
+@pytest.mark.sqlite_only
 def test_delete_leaves_no_trace_of_the_content_in_the_file(mem, db_path):
     """forget removes a memory from every table and index: its words are not in the file."""
     for i in range(3):

@@ -26,6 +26,7 @@ def _vacuumed(db: Path) -> dict[str, bytes]:
     return _files(db)
 
 
+@pytest.mark.sqlite_only  # reads the file's bytes after VACUUM
 def test_forget_leaves_no_trace_of_the_text_anywhere(vmem, db_path):
     keep = vmem.add(f"{OTHER} runs the billing service.", title="Billing").id
     doomed = vmem.add(
@@ -69,6 +70,7 @@ def test_a_ritual_that_walked_a_forgotten_memory_moves_past_it(vmem):
     assert after["status"] == "bloom_missing"
 
 
+@pytest.mark.sqlite_only  # reads the file's bytes after VACUUM
 def test_forget_a_whole_scope(db_path):
     with Memory.open(db_path, agent="ada", context=Context("alpha", "main")) as ada:
         a1 = ada.add(f"{TOKEN} alpha fact one.").id

@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from conftest import BACKEND
 from memlane import AmbiguousId, Context, Invalid, Memory, NotFound
 from memlane.cli.main import cli
 from memlane.embed import get_embedder
@@ -134,6 +135,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, World]:
 def world(template: tuple[Path, World], db_path: Path) -> World:
     """This test's store: a copy of the module's (a closed SQLite file, WAL folded in)."""
     path, built = template
+    if BACKEND == "postgres":  # no file to copy: write the world again (new ids)
+        with open_as(db_path, ALICE) as alice, open_as(db_path, BOB) as bob:
+            return build_world(alice, bob)
     assert not Path(f"{path}-wal").exists()
     shutil.copyfile(path, db_path)
     return built

@@ -3,21 +3,21 @@
 Each test runs through `Memory.open(location)` once per backend. PostgreSQL is a real
 server: `MEMLANE_TEST_PG_URL` names one, otherwise the `pgserver` package starts a
 bundled PostgreSQL 16 with pgvector once per test session (per xdist worker), and
-each test gets a database of its own.
+each test gets a database of its own (the `pg_server`, `pg_store` and `pg_url` fixtures of
+conftest.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import multiprocessing
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from conftest import create_database
 from memlane import Context, Memory
 from memlane.embed import get_embedder
 from memlane.errors import Unavailable
@@ -30,45 +30,10 @@ EVERYTHING = {"include_superseded": True, "include_private": True}
 HOSTILE = ['"AND (" OR :*', "foo:* & !bar | (", "'unclosed", "-", "NOT", "a <-> b", ")(*&^%$#@!"]
 
 
-@pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a PostgreSQL server with pgvector (its maintenance database)."""
-    given = os.environ.get("MEMLANE_TEST_PG_URL")
-    if given:
-        yield given
-        return
-    pgserver = pytest.importorskip("pgserver")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="stop")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + name))
-
-
-@pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
-    """A fresh, empty database on the test server, dropped after the test."""
-    name = f"memlane_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield _with_database(pg_server, name)
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
 def _location(backend: str, tmp_path: Path, request: pytest.FixtureRequest, tag: str) -> str:
     if backend == "sqlite":
         return str(tmp_path / f"{tag}.db")
-    server = request.getfixturevalue("pg_server")
-    name = f"memlane_{tag}_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return _with_database(server, name)
+    return create_database(request.getfixturevalue("pg_server"), f"memlane_{tag}")
 
 
 @pytest.fixture(params=BACKENDS)
@@ -76,7 +41,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The location of a fresh, empty store on each backend."""
     if request.param == "sqlite":
         return str(tmp_path / "memlane.db")
-    return str(request.getfixturevalue("pg_url"))
+    return str(request.getfixturevalue("pg_store"))
 
 
 def _open(location: str, agent: str = "ada", **options: object) -> Memory:
@@ -317,10 +282,13 @@ def _open_store(url: str) -> None:
 
 
 def test_processes_opening_a_new_database_at_once_do_not_race(pg_url: str) -> None:
+    from memlane.store.postgres.schema import LATEST
+
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         pool.map(_open_store, [pg_url] * 4)
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone() == (1,)
+        rows = conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
+    assert rows == (LATEST,)
 
 
 def test_backup_defers_to_pg_dump(pg_url: str, tmp_path: Path) -> None:
@@ -336,12 +304,12 @@ def _fact(i: int) -> str:
     return " ".join(hashlib.sha256(f"{i}-{n}".encode()).hexdigest()[:12] for n in range(3))
 
 
-def _writer(url: str, agent: str, session_id: str) -> list[str]:
-    """One process: NOTES memories of its own, each interleaved with a shared fact every
-    writer adds (an exact duplicate across writers), and a search after each."""
+def _writer(url: str, agent: str, session_id: str, notes: int = NOTES) -> list[str]:
+    """One process: `notes` memories of its own, each interleaved with a shared fact every
+    writer adds (an exact duplicate across writers), a search and a recall after each."""
     with _open(url, agent="team") as memory:
         ids = []
-        for i in range(NOTES):
+        for i in range(notes):
             own = memory.add(
                 f"{agent} {uuid.uuid4().hex} {uuid.uuid4().hex}", session_id=session_id
             )
@@ -349,21 +317,32 @@ def _writer(url: str, agent: str, session_id: str) -> list[str]:
             ids.append(str(own.id))
             memory.add(f"Shared {_fact(i)}", session_id=session_id)
             memory.search(agent)
+            memory.recall(f"Shared {_fact(i)}")
         return ids
 
 
-def test_concurrent_writers_lose_nothing_and_race_no_duplicate(store: str) -> None:
+def _write_concurrently(store: str, writers: int, notes: int) -> None:
+    """`writers` processes at once; then every write is there and no fact is twice."""
     with _open(store, agent="team") as memory:
         session = memory.create_session(type="work").id
-    args = [(store, f"w{n}", session) for n in range(WRITERS)]
-    with multiprocessing.get_context("spawn").Pool(WRITERS) as pool:
-        written = pool.starmap(_writer, args)
+    args = [(store, f"w{n}", session, notes) for n in range(writers)]
+    with multiprocessing.get_context("spawn").Pool(writers) as pool:
+        written = pool.starmap(_writer, args)  # a writer's error fails the test here
     with _open(store, agent="team") as memory:
         rows = memory.store.query(Filters(limit=None, include_superseded=True, any_visibility=True))
         assert {i for part in written for i in part} <= {r.id for r in rows}
         shared = sorted(r.body for r in rows if r.body.startswith("Shared "))
-        assert shared == sorted(f"Shared {_fact(i)}" for i in range(NOTES))  # no twin
-        assert len(rows) == WRITERS * NOTES + NOTES
+        assert shared == sorted(f"Shared {_fact(i)}" for i in range(notes))  # no twin
+        assert len(rows) == writers * notes + notes
+
+
+def test_concurrent_writers_lose_nothing_and_race_no_duplicate(store: str) -> None:
+    _write_concurrently(store, WRITERS, NOTES)
+
+
+def test_eight_processes_writing_and_recalling_on_one_server(pg_store: str) -> None:
+    """The issue's fleet: eight agents' processes on one PostgreSQL database."""
+    _write_concurrently(pg_store, 8, 8)
 
 
 def test_missing_extra_names_the_install_command() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from memlane.embed.blob import to_blob
 from memlane.retrieve.vectors import VectorIndex
@@ -137,6 +138,7 @@ def test_the_sign_codes_never_return_a_deleted_memory(mem):
     assert ids[5] not in returned and len(returned) == 119
 
 
+@pytest.mark.sqlite_only  # the .vindex file lives next to a SQLite file
 def test_the_index_file_is_used_only_while_current(mem, db_path):
     vectors = _directions(100)
     ids = _fill(mem, vectors)
@@ -169,6 +171,7 @@ def test_the_index_file_is_used_only_while_current(mem, db_path):
     assert first.search(vectors[9], k=1)[0].memory_id == ids[40]
 
 
+@pytest.mark.sqlite_only  # the .vindex file lives next to a SQLite file
 def test_too_many_changes_rebuild_the_index_and_rewrite_its_file(mem, monkeypatch):
     from memlane.retrieve import vectors as index_module
 
@@ -186,6 +189,7 @@ def test_too_many_changes_rebuild_the_index_and_rewrite_its_file(mem, monkeypatc
     assert index.path.stat().st_mtime_ns != stamp  # read again whole, file rewritten
 
 
+@pytest.mark.sqlite_only  # the .vindex file lives next to a SQLite file
 def test_a_foreign_or_broken_index_file_is_rebuilt(tmp_path, db_path):
     from memlane import Memory
 

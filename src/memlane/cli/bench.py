@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,15 +60,30 @@ def _default_dir() -> Path:
 )
 @click.option("--rebuild", is_flag=True, help="Build the stores again even if reusable.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the results as JSON.")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite",
+              show_default=True, help="postgres: ingest and recall on PostgreSQL next to "
+              "SQLite, same corpus, same run (needs --pg-url).")  # fmt: skip
+@click.option("--pg-url", metavar="URL",
+              help="With --backend postgres: a server URL whose user may create databases.")  # fmt: skip
 @json_option
 def bench_cmd(sizes: str, profile: str, queries: int, cold_runs: int, write_sample: int,
               seed: int, directory: str | None, rebuild: bool, out: str | None,
-              as_json: bool) -> None:  # fmt: skip
-    """Build synthetic stores and time recall, cold starts, writes; report store sizes."""
+              backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
+    """Build synthetic stores and time recall, cold starts, writes; report store sizes
+    (--backend postgres: PostgreSQL next to SQLite)."""
     from memlane.benchmark import report, scale
 
     if queries < 1:
         fail("--queries must be at least 1")
+    if backend == "postgres":
+        if not pg_url:
+            fail("--backend postgres needs --pg-url URL")
+        from memlane.benchmark import backends
+
+        compared = backends.run(_sizes(sizes), pg_url, profile, queries, seed,
+                            progress=lambda line: click.echo(line, err=True))  # fmt: skip
+        _finish(compared, backends.text, out, as_json)
+        return
     plan = scale.Plan(
         sizes=_sizes(sizes),
         directory=Path(directory).expanduser() if directory else _default_dir(),
@@ -75,12 +91,18 @@ def bench_cmd(sizes: str, profile: str, queries: int, cold_runs: int, write_samp
         write_sample=write_sample, seed=seed, rebuild=rebuild,
     )  # fmt: skip
     data: dict[str, Any] = scale.run(plan, progress=lambda line: click.echo(line, err=True))
+    _finish(data, report.text, out, as_json)
+
+
+def _finish(
+    data: dict[str, Any], table: Callable[[dict[str, Any]], str], out: str | None, as_json: bool
+) -> None:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if as_json:
         emit_json(data)
         return
-    click.echo(report.text(data))
+    click.echo(table(data))
     if out:
         click.echo(f"wrote {out}")

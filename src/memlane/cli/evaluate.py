@@ -35,10 +35,20 @@ def eval_group() -> None:
 @click.option("--k", type=int, default=10, show_default=True, help="Results kept per question.")
 @click.option("--conversations", type=int, help="Only the first N conversations.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write per-question results (JSONL).")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite",
+              show_default=True, help="Where each conversation's store lives.")  # fmt: skip
+@click.option("--pg-url", metavar="URL",
+              help="With --backend postgres: a server URL whose user may create "
+              "databases (one per conversation, dropped afterwards).")  # fmt: skip
 @json_option
 def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str | None,
-               as_json: bool) -> None:  # fmt: skip
+               backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
     """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation)."""
+    stores: locomo.Stores = locomo.sqlite_store
+    if backend == "postgres":
+        if not pg_url:
+            raise click.UsageError("--backend postgres needs --pg-url URL")
+        stores = locomo.postgres_stores(pg_url)
     embedder = (
         None if mode == "keyword" else state().embedder_for(state().settings["embed_profile"])
     )
@@ -55,7 +65,7 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
     scores = locomo.Scores()
     sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
     try:
-        for row in locomo.run(Path(data), search, embedder, k, conversations):
+        for row in locomo.run(Path(data), search, embedder, k, conversations, stores):
             scores.rows.append(row)
             if sink:
                 sink.write(json.dumps(row) + "\n")
@@ -64,6 +74,7 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
             sink.close()
     report = {
         "mode": mode,
+        "backend": backend,
         "profile": embedder.profile.signature if embedder else None,
         "headline (1-4)": scores.summary(locomo.HEADLINE),
         **{f"{c} {name}": scores.summary((c,)) for c, name in locomo.CATEGORY_NAMES.items()},
@@ -71,7 +82,7 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
     if as_json:
         emit_json(report)
         return
-    click.echo(f"LoCoMo retrieval, mode {mode}, profile {report['profile']}")
+    click.echo(f"LoCoMo retrieval, mode {mode}, profile {report['profile']}, backend {backend}")
     click.echo(f"{'set':<18}{'n':>6}{'R@5':>8}{'R@10':>8}{'Hit@10':>8}{'nDCG@10':>9}{'MRR':>8}")
     for name, s in report.items():
         if isinstance(s, dict):

@@ -71,6 +71,7 @@ COMMANDS: dict[str, str] = {
     "serve": "serve:serve_cmd",
     "import": "transfer:import_group",
     "export": "transfer:export_cmd",
+    "migrate-store": "migrate:migrate_store_cmd",
     "install": "install:install_cmd",
     "hook": "hooks:hook_cmd",
     "uninstall": "install:uninstall_cmd",

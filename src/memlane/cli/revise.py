@@ -224,7 +224,10 @@ prepend_cmd = _shortcut("prepend", "prepend", "Prepend text to a memory's conten
 
 
 def _restore_store(snapshot: Path, force: bool, as_json: bool) -> None:
+    from memlane.facade.backup import refuse_server_store
+
     s = state()
+    refuse_server_store(str(s.db or s.settings["db"]), "restore --from")
     report = Memory.restore_snapshot(s.db or s.settings["db"], snapshot, force=force)
     counts = report.counts
     if as_json:

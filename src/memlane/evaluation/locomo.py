@@ -11,11 +11,14 @@ import json
 import math
 import re
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from memlane.errors import Invalid
 from memlane.memory import Memory
@@ -145,6 +148,38 @@ def memory_fields(turn: Turn) -> dict[str, Any]:
 
 
 Search = Callable[[Memory, str, int], list[str]]
+# A fresh, empty store's location per conversation, removed afterwards.
+Stores = Callable[[str], AbstractContextManager[str]]
+
+
+@contextmanager
+def sqlite_store(sample_id: str) -> Iterator[str]:
+    """A store file in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="memlane-locomo-") as folder:
+        yield str(Path(folder) / "store.db")
+
+
+def postgres_stores(server_url: str) -> Stores:
+    """A database per conversation on the server `server_url` names (whose user may
+    create databases), dropped afterwards: each conversation is its own store, as on
+    SQLite, so the results compare up to ties."""
+
+    @contextmanager
+    def database(sample_id: str) -> Iterator[str]:
+        import psycopg
+
+        name = (
+            f"memlane_locomo_{re.sub(r'[^a-z0-9]', '_', sample_id.lower())}_{uuid.uuid4().hex[:6]}"
+        )
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield urlunsplit(urlsplit(server_url)._replace(path="/" + name))
+        finally:
+            with psycopg.connect(server_url, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return database
 
 
 def run(
@@ -153,14 +188,16 @@ def run(
     embedder: Embedder | None = None,
     k: int = 10,
     conversations: int | None = None,
+    stores: Stores = sqlite_store,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one result row per scored question (see `Scores.add`)."""
+    """Yield one result row per scored question (see `Scores.add`); each conversation
+    in a fresh store from `stores` (default: a SQLite file)."""
     samples = json.loads(data.read_text(encoding="utf-8"))
     for sample in samples[:conversations]:
         turns = turns_of(sample)
         with (
-            tempfile.TemporaryDirectory(prefix="memlane-locomo-") as folder,
-            Memory.open(Path(folder) / "store.db", context=Context(), embedder=embedder) as mem,
+            stores(sample["sample_id"]) as location,
+            Memory.open(location, context=Context(), embedder=embedder) as mem,
         ):
             batch = mem.add_batch(memory_fields(t) for t in turns)
             if batch.failed:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from memlane.store.sqlite.backup import (
 from memlane.timeutil import utcnow
 
 DEFAULT_RETENTION = 7
+_SERVER_SCHEMES = ("postgresql://", "postgres://")
 LOCK_FILE = ".memlane-backup.lock"
 
 
@@ -55,6 +57,23 @@ class BackupReport:
     notice: str | None = None
 
 
+def refuse_server_store(location: str, what: str = "backup") -> None:
+    """Invalid for a database server's store: its own tools back it up and restore it.
+
+    Trigger: `backup` or `restore --from` on a postgresql:// store. Why: a snapshot is
+    a SQLite file copy; a server has pg_dump/pg_restore (consistent, online) and
+    memlane's export is the portable copy. Outcome: one line naming those, nothing done.
+    """
+    if str(location).startswith(_SERVER_SCHEMES):
+        shown = re.sub(r"^(\w+://[^:/@]*):[^@]*@", r"\1:***@", str(location))
+        raise Invalid(
+            f"{what} works on SQLite store files; {shown} is a PostgreSQL database: "
+            "back it up with `pg_dump --format=custom --file memlane.dump URL` and restore "
+            "with `pg_restore --clean --dbname URL memlane.dump`, or take a portable copy "
+            "with `memlane export --include-superseded --include-private -o FILE`"
+        )
+
+
 @contextmanager
 def single_flight(directory: Path) -> Iterator[bool]:
     """True while this process holds the directory's backup lock; False when another
@@ -77,6 +96,7 @@ class BackupOps(Core):
 
     def _store_file(self) -> Path:
         location = getattr(self.store, "location", None)
+        refuse_server_store(str(location))
         if not location or location == ":memory:":
             raise Invalid("backup works on a SQLite store file")
         return Path(location)
@@ -90,6 +110,7 @@ class BackupOps(Core):
         """Snapshot the store into `out_dir` (default: `backups/` beside the store),
         verify it, then delete the oldest snapshots beyond `retention`. With
         `due_after`, skip when the newest snapshot is younger than that."""
+        refuse_server_store(str(getattr(self.store, "location", "")))
         if retention < 1:
             raise Invalid("--retention must be at least 1")
         directory = out_dir or self._store_file().parent / "backups"

@@ -20,6 +20,12 @@ from memlane.timeutil import utcnow
 
 # A store file others may read holds every memory in plain text.
 _OTHERS = stat.S_IRWXG | stat.S_IRWXO
+# PostgreSQL 12 brought the generated columns the keyword lane's tsvector is; pgvector
+# 0.5.0 the HNSW index.
+MIN_SERVER_VERSION = 120000
+MIN_PGVECTOR = (0, 5, 0)
+KEYWORD_INDEXES = ("memory_fts", "version_fts")  # GIN over the generated tsvector
+_NOT_HERE = "n/a on PostgreSQL"
 
 
 class HealthOps(Core):
@@ -29,6 +35,16 @@ class HealthOps(Core):
         self, backup_dir: Path | None = None, backup_every: timedelta | None = None
     ) -> list[Check]:
         """Each check once; a failed one never stops the others."""
+        if getattr(self.store, "pool", None) is not None:  # a database server's store
+            return [
+                self._store_check(),
+                *self._server_checks(),
+                Check("permissions", OK, f"{_NOT_HERE}: the server's roles guard the data"),
+                *self._vector_checks(),
+                Check("vector index", OK, f"{_NOT_HERE}: the server keeps its HNSW index"),
+                self._entity_check(),
+                Check("backup", OK, f"{_NOT_HERE}: back up with `pg_dump` (see `memlane backup`)"),
+            ]
         return [
             self._store_check(),
             self._file_check(),
@@ -47,6 +63,40 @@ class HealthOps(Core):
             f"{stats.path}: schema {stats.schema_version}, {stats.live} live of "
             f"{stats.total} memories, {stats.versions} versions, {stats.links} links",
         )
+
+    def _server_checks(self) -> list[Check]:
+        """The server version, the vector extension, the indexes and the pool."""
+        try:
+            with self.store.pool.connection() as conn:  # type: ignore[attr-defined]
+                version = int(conn.execute("SHOW server_version_num").fetchone()[0])
+                shown = conn.execute("SHOW server_version").fetchone()[0]
+                row = conn.execute(
+                    "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                ).fetchone()
+                indexes = {r[0] for r in conn.execute(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}  # fmt: skip
+                dims = [r[0] for r in conn.execute("SELECT DISTINCT dim FROM embedding")]
+        except Exception as exc:  # any driver error is this check's failure
+            return [Check("server", FAIL, f"cannot query the server: {exc}".splitlines()[0],
+                          "check the URL, the server and its logs")]  # fmt: skip
+        return [
+            _version_check(version, shown),
+            _extension_check(row[0] if row else None),
+            _index_check(indexes, dims),
+            self._pool_check(),
+        ]
+
+    def _pool_check(self) -> Check:
+        stats = self.store.pool.get_stats()  # type: ignore[attr-defined]
+        detail = (f"{stats.get('pool_size', 0)} open (min {stats.get('pool_min')}, max "
+                  f"{stats.get('pool_max')}), {stats.get('pool_available', 0)} idle, "
+                  f"{stats.get('requests_waiting', 0)} waiting")  # fmt: skip
+        if self.store.pool.closed:  # type: ignore[attr-defined]
+            return Check("pool", FAIL, f"closed: {detail}", "open the store again")
+        if stats.get("requests_waiting", 0):
+            return Check("pool", WARN, detail, "raise the server's max_connections or "
+                         "run fewer memlane processes at once")  # fmt: skip
+        return Check("pool", OK, detail)
 
     def _location(self) -> Path | None:
         location = str(getattr(self.store, "location", ""))
@@ -151,6 +201,41 @@ class HealthOps(Core):
             f"mentions from extractor {recorded or 'none'}, current {EXTRACTOR_VERSION}: "
             "the first recall or `entities` command re-reads them",
         )
+
+
+def _version_check(version: int, shown: str) -> Check:
+    if version < MIN_SERVER_VERSION:
+        return Check("server", FAIL, f"PostgreSQL {shown}: memlane needs 12 or newer",
+                     "upgrade the server to PostgreSQL 12+ (16 is tested)")  # fmt: skip
+    return Check("server", OK, f"PostgreSQL {shown}")
+
+
+def _extension_check(version: str | None) -> Check:
+    fix = "as a superuser: CREATE EXTENSION vector (install pgvector 0.5+ on the server)"
+    if version is None:
+        return Check("vector extension", FAIL, "pgvector is not installed in this database", fix)
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+    if parts < MIN_PGVECTOR:
+        return Check("vector extension", FAIL, f"pgvector {version}: HNSW needs 0.5.0+",
+                     "ALTER EXTENSION vector UPDATE (after upgrading pgvector)")  # fmt: skip
+    return Check("vector extension", OK, f"pgvector {version}")
+
+
+def _index_check(indexes: set[str], dims: list[int]) -> Check:
+    """The GIN indexes of the keyword lane and an HNSW index per vector dimension."""
+    missing = [name for name in KEYWORD_INDEXES if name not in indexes]
+    if missing:
+        return Check("indexes", FAIL, f"keyword index(es) missing: {', '.join(missing)}",
+                     "CREATE INDEX memory_fts ON memory USING gin(fts) (and version_fts on "
+                     "memory_version)")  # fmt: skip
+    hnsw = [d for d in dims if f"embedding_hnsw_{d}" not in indexes]
+    if hnsw:
+        d = hnsw[0]
+        return Check("indexes", FAIL, f"no HNSW index for {d}-dimension vectors",
+                     f"CREATE INDEX embedding_hnsw_{d} ON embedding USING hnsw "
+                     f"((vector::vector({d})) vector_cosine_ops) WHERE dim = {d}")  # fmt: skip
+    vectors = ", ".join(f"embedding_hnsw_{d}" for d in dims) or "none yet (no vectors)"
+    return Check("indexes", OK, f"GIN {', '.join(KEYWORD_INDEXES)}; HNSW {vectors}")
 
 
 def _command_in(message: str) -> str | None:

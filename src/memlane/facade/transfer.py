@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlane.errors import Invalid
+from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
 from memlane.store import Selection
 from memlane.write.normalize import dedup_hash
@@ -47,6 +47,19 @@ class ImportReport:
         return sum(c.get("added", 0) for c in self.counts.values())
 
 
+@dataclass(frozen=True, slots=True)
+class MigrationReport:
+    """A whole store copied into another: the records sent by kind, what the import did,
+    and the vectors made on the target (None: no embedding profile)."""
+
+    sent: dict[str, int]
+    imported: ImportReport
+    target_counts: dict[str, int]
+    embedded: int | None
+    embed_failed: int = 0
+    forced: bool = False
+
+
 def line(kind: str, row: dict[str, Any]) -> str:
     """One JSONL line: compact, `kind` first, text as is (no ASCII escapes)."""
     return json.dumps({"kind": kind, **row}, ensure_ascii=False, separators=(",", ":"))
@@ -73,6 +86,81 @@ class TransferOps(Core):
         """(kind, columns) of the selection: live public memories by default; with
         `include_private`, this agent's own private memories and reminders too."""
         return self.store.dump(self._selection(scope, include_superseded, include_private))
+
+    def migration_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(kind, columns) of everything a full copy of the store carries: superseded
+        and invalidated memories, every agent's private memories and reminders.
+
+        Trigger: an export sees one viewer's private rows only. Why: a migration must
+        carry every agent's. Outcome: one export per agent owning private memories or
+        reminders (plus the public one), merged without repeats, memories in the
+        store's own order (`iter_all`), so the target numbers them as the source did.
+        Embeddings, the journal and the wake log stay behind (store-local).
+        """
+        order: dict[str, int] = {}
+        viewers: dict[str | None, None] = {None: None}
+        for position, record in enumerate(self.store.iter_all()):
+            order[record.id] = position
+            if record.owner:
+                viewers.setdefault(record.owner, None)
+            if record.source_agent:
+                viewers.setdefault(record.source_agent, None)
+        viewers.update(dict.fromkeys(s.agent for s in self.store.sessions() if s.agent))
+        viewers.update(dict.fromkeys(e.key for e in self.store.registry("agents")))
+        merged: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in _ORDER}
+        for viewer in viewers:
+            for kind, row in self.store.dump(Selection(None, True, True, viewer)):
+                merged[kind].setdefault(json.dumps(row, sort_keys=True, default=str), row)
+        memories = sorted(merged["memory"].values(), key=lambda row: order[row["id"]])
+        for kind in sorted(_ORDER, key=_ORDER.__getitem__):
+            rows = memories if kind == "memory" else list(merged[kind].values())
+            yield from ((kind, row) for row in rows)
+
+    def migrate_to(self, target: TransferOps, *, force: bool = False) -> MigrationReport:
+        """Copy this whole store into `target` (see `migration_records`), then check
+        that the target holds as many records of each kind, then embed what lacks
+        vectors there when the target has an embedding profile.
+
+        A target that already holds memories is refused unless `force` (the import
+        then merges: records already there are left alone)."""
+        if target.store.stats().total and not force:
+            raise Conflict(
+                f"{target.store.stats().path} already holds memories: pass --force to merge into it"
+            )
+        sent: dict[str, int] = {}
+        lines = [json.dumps(HEADER, separators=(",", ":"))]
+        for kind, row in self.migration_records():
+            sent[kind] = sent.get(kind, 0) + 1
+            lines.append(line(kind, row))
+        # Vectors are made once, after the counts are checked, not per import batch.
+        on_write, target.embed_on_write = target.embed_on_write, False
+        try:
+            imported = target.import_jsonl(lines, allow_tombstones=True)
+        finally:
+            target.embed_on_write = on_write
+        if imported.errors:
+            number, why = imported.errors[0]
+            raise Unavailable(f"the target refused {len(imported.errors)} record(s); "
+                              f"line {number}: {why}")  # fmt: skip
+        counts = _kind_counts(target.migration_records())
+        short = {k: (n, counts.get(k, 0)) for k, n in sent.items()
+                 if counts.get(k, 0) != n and not (force and counts.get(k, 0) > n)}  # fmt: skip
+        if short:
+            detail = ", ".join(f"{k}: {a} sent, {b} there" for k, (a, b) in short.items())
+            raise Unavailable(f"the counts differ after the copy ({detail})")
+        embedded, failed = target._embed_pending()
+        return MigrationReport(sent, imported, counts, embedded, failed, force)
+
+    def _embed_pending(self) -> tuple[int | None, int]:
+        """(embedded, failed) over the live memories without current vectors; None
+        embedded when no profile is set."""
+        if self.embedder is None:
+            return None, 0
+        from memlane.write import embedding
+
+        pending = self.store.unembedded(self.embedder.profile.signature)
+        outcome = embedding.embed_records(self.store, self.embedder, pending)
+        return len(outcome.embedded), len(outcome.failed)
 
     def export_jsonl(self, **options: Any) -> Iterator[str]:
         yield json.dumps(HEADER, separators=(",", ":"))
@@ -178,6 +266,13 @@ class TransferOps(Core):
 _ORDER = {kind: i for i, kind in enumerate(
     ("registry", "session", "memory", "version", "link", "entity", "alias", "mention", "reminder")
 )}  # fmt: skip
+
+
+def _kind_counts(records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for kind, _ in records:
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def _check_header(record: dict[str, Any]) -> None:

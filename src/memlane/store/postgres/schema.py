@@ -13,6 +13,7 @@ text sorts bytewise (`COLLATE "C"`), as in SQLite.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -30,13 +31,22 @@ T = 'TEXT COLLATE "C"'
 # Ranking weights of ts_rank_cd, {D, C, B, A}: title (A) 3x a body hit (B), tags (C)
 # 1.5x, as the SQLite backend's bm25(3.0, 1.0, 1.5).
 RANK_WEIGHTS = "{0.1, 0.5, 0.3333, 1.0}"
-FTS_CONFIG = "english"
-_FTS = (
-    f"fts tsvector GENERATED ALWAYS AS ("
-    f"setweight(to_tsvector('{FTS_CONFIG}', title), 'A') || "
-    f"setweight(to_tsvector('{FTS_CONFIG}', body), 'B') || "
-    f"setweight(to_tsvector('{FTS_CONFIG}', tags), 'C')) STORED"
-)
+# The text search configuration and folding function of migration 2; keyword queries
+# go through both, as the stored documents do.
+FTS_CONFIG, FOLD = "memlane", "memlane_fold"
+
+
+def _fts(config: str, fold: str | None) -> str:
+    def doc(column: str) -> str:
+        return f"to_tsvector('{config}', {f'{fold}({column})' if fold else column})"
+
+    return (
+        f"fts tsvector GENERATED ALWAYS AS (setweight({doc('title')}, 'A') || "
+        f"setweight({doc('body')}, 'B') || setweight({doc('tags')}, 'C')) STORED"
+    )
+
+
+_FTS = _fts("english", None)  # migration 1's documents
 _VERSIONED = f"""
     title {T} NOT NULL, body {T} NOT NULL, kind {T} NOT NULL, category {T} NOT NULL,
     content_type {T} NOT NULL, tags {T} NOT NULL, importance BIGINT NOT NULL,
@@ -174,7 +184,50 @@ def m001_initial(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
     )
 
 
-MIGRATIONS: tuple[tuple[int, str, Migration], ...] = ((1, "initial", m001_initial),)
+def _diacritics() -> tuple[str, str]:
+    """Latin letters with diacritics and their base letters (é -> e, Å -> A): what
+    SQLite's `remove_diacritics 2` folds, for the translate() of `memlane_fold`."""
+    accented, plain = [], []
+    for code in range(0xC0, 0x250):
+        parts = unicodedata.normalize("NFD", chr(code))
+        if len(parts) > 1 and parts[0].isascii() and parts[0].isalpha():
+            accented.append(chr(code))
+            plain.append(parts[0])
+    return "".join(accented), "".join(plain)
+
+
+def m002_stemming_like_sqlite(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """Index as the SQLite backend's FTS5 (porter, remove_diacritics) does.
+
+    Trigger: the `english` configuration drops stopwords and keeps accents. Why: a
+    question of only common words ("what is it") found nothing, and "cafe" missed
+    "café"; keyword queries drop stopwords themselves (words.STOPWORDS) unless nothing
+    else is left. Outcome: an English snowball stemmer without a stopword list, after
+    a fold of Latin diacritics (the bundled server has no unaccent extension).
+    """
+    accented, plain = _diacritics()
+    cur.execute(
+        f"CREATE FUNCTION {FOLD}(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
+        f"PARALLEL SAFE AS $$ SELECT translate($1, '{accented}', '{plain}') $$"
+    )
+    cur.execute(
+        "CREATE TEXT SEARCH DICTIONARY memlane_stem (TEMPLATE = snowball, LANGUAGE = english)"
+    )
+    cur.execute(f"CREATE TEXT SEARCH CONFIGURATION {FTS_CONFIG} (COPY = english)")
+    cur.execute(
+        f"ALTER TEXT SEARCH CONFIGURATION {FTS_CONFIG} "
+        "ALTER MAPPING REPLACE english_stem WITH memlane_stem"
+    )
+    for table, index in (("memory", "memory_fts"), ("memory_version", "version_fts")):
+        cur.execute(f"ALTER TABLE {table} DROP COLUMN fts")  # drops its index too
+        cur.execute(f"ALTER TABLE {table} ADD COLUMN {_fts(FTS_CONFIG, FOLD)}")
+        cur.execute(f"CREATE INDEX {index} ON {table} USING gin(fts)")
+
+
+MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
+    (1, "initial", m001_initial),
+    (2, "stemming_like_sqlite", m002_stemming_like_sqlite),
+)
 LATEST = MIGRATIONS[-1][0]
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from memlane.model import VERSIONED_FIELDS, Filters
-from memlane.store.postgres.schema import FTS_CONFIG
+from memlane.store.postgres.schema import FOLD, FTS_CONFIG
 from memlane.store.sqlite.rows import COLUMNS
 from memlane.store.sqlite.sql import STOPWORDS
 from memlane.timeutil import to_text
@@ -50,9 +50,9 @@ def tsquery(text: str, match: str, params: dict[str, Any]) -> str | None:
         params[f"w{i}"] = token.rstrip("*")
         if token.endswith("*"):
             params[f"w{i}"] = f"'{token[:-1]}':*"
-            terms.append(f"to_tsquery('{FTS_CONFIG}', %(w{i})s)")
+            terms.append(f"to_tsquery('{FTS_CONFIG}', {FOLD}(%(w{i})s))")
         else:
-            terms.append(f"websearch_to_tsquery('{FTS_CONFIG}', %(w{i})s)")
+            terms.append(f"websearch_to_tsquery('{FTS_CONFIG}', {FOLD}(%(w{i})s))")
     if match == "all":
         return "(" + " && ".join(terms) + ")"
     if match == "most":

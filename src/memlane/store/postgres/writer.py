@@ -188,12 +188,16 @@ class PostgresWriter:
             )  # fmt: skip
 
     def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
+        # Trigger: two recalls counting the same memories in different rank orders.
+        # Why: row locks taken in those orders deadlocked (eight concurrent writers).
+        # Outcome: one statement that locks the rows in id order, once per id.
         count, last = _COUNTERS[counter]
-        with self._conn.cursor() as cur:
-            cur.executemany(
-                f"UPDATE memory SET {count} = {count} + 1, {last} = %s WHERE id = %s",
-                [(to_text(at), memory_id) for memory_id in memory_ids],
-            )
+        ids = sorted(set(memory_ids))
+        self._conn.execute(
+            f"UPDATE memory SET {count} = {count} + 1, {last} = %s WHERE id IN "
+            "(SELECT id FROM memory WHERE id = ANY(%s::text[]) ORDER BY id FOR UPDATE)",
+            (to_text(at), ids),
+        )
 
     def drop_vectors(self) -> None:
         self._conn.execute("DELETE FROM embedding")

@@ -1,0 +1,134 @@
+"""SQLite next to PostgreSQL in one run (issue 8): ingest throughput and recall latency.
+
+For each size, the same generated corpus goes into a fresh SQLite file and a fresh
+PostgreSQL database (created on the server the URL names, dropped afterwards):
+add-batch without vectors, then every memory embedded by the write path, then the
+same queries through hybrid and keyword-only recall.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from memlane.benchmark.corpus import Generator
+from memlane.benchmark.machine import machine_info
+from memlane.benchmark.scale import PROJECT, WARMUP_QUERIES, embed_store
+from memlane.benchmark.timing import Latency, time_each
+from memlane.benchmark.writes import timed_add_batch
+from memlane.memory import Memory
+from memlane.scope import Context
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedder
+
+Progress = Callable[[str], None]
+BACKENDS = ("sqlite", "postgres")
+
+
+@contextmanager
+def _location(backend: str, pg_url: str) -> Iterator[str]:
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="memlane-bench-") as folder:
+            yield str(Path(folder) / "bench.db")
+        return
+    import psycopg
+
+    name = f"memlane_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _one(
+    location: str, size: int, embedder: Embedder, queries: list[str], seed: int
+) -> dict[str, Any]:
+    """Ingest, embed and recall on one fresh store."""
+    items = Generator(seed).memories(size)
+    context = Context(project=PROJECT)
+    with Memory.open(location, agent="bench", context=context, embedder=embedder,
+                     embed_on_write=False) as mem:  # fmt: skip
+        added, ids = timed_add_batch(mem, items, "add-batch")
+        start = time.perf_counter()
+        embedded = embed_store(mem, embedder, ids, 1)
+        embed_seconds = time.perf_counter() - start
+        for q in queries[:WARMUP_QUERIES]:
+            mem.recall(q, count=False)
+        hybrid = Latency.of(time_each(lambda q: mem.recall(q, count=False), queries))
+    with Memory.open(location, agent="bench", context=context, embedder=None) as mem:
+        for q in queries[:WARMUP_QUERIES]:
+            mem.recall(q, count=False)
+        keyword = Latency.of(time_each(lambda q: mem.recall(q, count=False), queries))
+    return {
+        "add_batch_per_second": added.per_second,
+        "add_batch_seconds": added.seconds,
+        "embed_per_second": embedded / embed_seconds if embed_seconds else float("nan"),
+        "recall_hybrid": asdict(hybrid),
+        "recall_keyword": asdict(keyword),
+    }
+
+
+def run(
+    sizes: tuple[int, ...],
+    pg_url: str,
+    profile: str = "hash",
+    queries: int = 200,
+    seed: int = 42,
+    progress: Progress = lambda _: None,
+) -> dict[str, Any]:
+    """Every size on both backends, smallest first."""
+    from memlane.embed import get_embedder
+
+    embedder = get_embedder(profile)
+    texts = [q for _, q in Generator(seed).queries(queries)][:queries]
+    results = []
+    for size in sorted(sizes):
+        row: dict[str, Any] = {"memories": size}
+        for backend in BACKENDS:
+            progress(f"{size:,}: {backend}: ingest, embed, {len(texts)} queries")
+            with _location(backend, pg_url) as location:
+                row[backend] = _one(location, size, embedder, texts, seed)
+        results.append(row)
+    return {
+        "machine": machine_info(("memlane", "numpy", "psycopg")),
+        "parameters": {
+            "sizes": list(sizes),
+            "profile": embedder.profile.signature,
+            "queries": len(texts),
+            "seed": seed,
+            "backends": list(BACKENDS),
+            "warmup_queries": WARMUP_QUERIES,
+        },
+        "results": results,
+    }
+
+
+_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("add-batch/s, no vectors", lambda r: f"{r['add_batch_per_second']:,.0f}"),
+    ("embedding/s (write path)", lambda r: f"{r['embed_per_second']:,.0f}"),
+    ("recall hybrid p50 ms", lambda r: f"{r['recall_hybrid']['p50_ms']:,.1f}"),
+    ("recall hybrid p95 ms", lambda r: f"{r['recall_hybrid']['p95_ms']:,.1f}"),
+    ("recall keyword p50 ms", lambda r: f"{r['recall_keyword']['p50_ms']:,.1f}"),
+    ("recall keyword p95 ms", lambda r: f"{r['recall_keyword']['p95_ms']:,.1f}"),
+)
+
+
+def text(data: dict[str, Any]) -> str:
+    """One row per measure, a column per size and backend."""
+    heads = [f"{r['memories']:,} {b}" for r in data["results"] for b in BACKENDS]
+    lines = [f"{'measure':<26}" + "".join(f"{h:>18}" for h in heads)]
+    for label, cell in _ROWS:
+        cells = [cell(r[b]) for r in data["results"] for b in BACKENDS]
+        lines.append(f"{label:<26}" + "".join(f"{c:>18}" for c in cells))
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""migrate-store: copy a whole store to another backend (SQLite <-> PostgreSQL)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from memlane import config
+from memlane.cli.common import emit_json, fail, in_section, json_option, note, state
+from memlane.memory import Memory
+
+_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _open(location: str, must_exist: bool) -> Memory:
+    """A Memory on `location` with the settings' embedder and policies. A source file
+    that does not exist is refused: opening it would create an empty store."""
+    local = not location.startswith(_URL_SCHEMES)
+    if must_exist and local and not Path(location).expanduser().is_file():
+        fail(f"no store at {location}")
+    return config.open_memory(state().settings, location)
+
+
+def _shown(location: str) -> str:
+    """A location without its password."""
+    return re.sub(r"^(\w+://[^:/@]*):[^@]*@", r"\1:***@", location)
+
+
+@in_section("data")
+@click.command("migrate-store")
+@click.option("--from", "source", required=True, metavar="STORE",
+              help="The store to copy: a SQLite path or a postgresql:// URL.")  # fmt: skip
+@click.option("--to", "target", required=True, metavar="STORE",
+              help="The store to fill: a SQLite path or a postgresql:// URL.")  # fmt: skip
+@click.option("--force", is_flag=True,
+              help="Merge into a target that already holds memories.")  # fmt: skip
+@json_option
+def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> None:
+    """Copy everything from one store into another (either backend): superseded
+    memories, every agent's private memories and reminders, versions, links, entities,
+    sessions, registries; then check the counts and embed on the target."""
+    if source == target:
+        fail("--from and --to name the same store")
+    with _open(source, must_exist=True) as src, _open(target, must_exist=False) as dst:
+        report = src.migrate_to(dst, force=force)
+    if as_json:
+        emit_json({"from": _shown(source), "to": _shown(target), "sent": report.sent,
+                   "target": report.target_counts, "imported": report.imported.counts,
+                   "embedded": report.embedded, "embed_failed": report.embed_failed,
+                   "forced": report.forced})  # fmt: skip
+        return
+    for kind, count in report.sent.items():
+        click.echo(f"{kind:<9} {count:>8} copied, {report.target_counts.get(kind, 0):>8} on target")
+    click.echo("Counts match" + (" (merged into an existing store)" if force else ""))
+    if report.embedded is not None:
+        click.echo(f"Embedded {report.embedded} memories on the target")
+    if report.embed_failed:
+        note(f"{report.embed_failed} memories left without vectors: run `memlane embed --pending`")
