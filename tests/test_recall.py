@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from conftest import BACKEND
 from memlane import Invalid
 from memlane.retrieve.recall import why
 
@@ -161,9 +160,6 @@ def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
     assert "found by session #1" in why(lifted)
 
 
-@pytest.mark.xfail(
-    BACKEND == "postgres", strict=True, reason="open: recall ranks the s2 refund note first there"
-)
 def test_a_session_neighbour_on_another_topic_is_not_lifted(mem):
     promise = mem.add("Promised the mobile team a sandbox for refunds.", session_id="s1").id
     mem.add("Use uv instead of pip in this repo.", session_id="s1")

@@ -79,7 +79,7 @@ def _reader(keys: tuple[str, ...]) -> Callable[[Any, tuple[str, ...]], Record]:
 
 
 def _rank(table: str) -> str:
-    return f"ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.query, 1)"
+    return f"ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.rank, 1)"
 
 
 def _configure(conn: Conn) -> None:
@@ -255,8 +255,12 @@ class PostgresStore:
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
         columns = None if full else "e.id"
-        query = f"WITH q AS (SELECT {query_sql} AS query), hits AS ({hits}) " + sql.select_sql(
-            filters, [], params, join=join, extra="h.score AS score, ", columns=columns
+        rank_sql = sql.rank_tsquery(text, params)
+        query = (
+            f"WITH q AS (SELECT {query_sql} AS query, {rank_sql} AS rank), hits AS ({hits}) "
+            + sql.select_sql(
+                filters, [], params, join=join, extra="h.score AS score, ", columns=columns
+            )
         )
         query += " ORDER BY h.score DESC, e.updated_at DESC, e.seq DESC"
         if filters.limit is not None:
