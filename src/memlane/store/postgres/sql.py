@@ -39,35 +39,28 @@ def tsquery(text: str, match: str, params: dict[str, Any]) -> str | None:
     `websearch_to_tsquery` (which accepts any text), a `word*` a prefix query of a
     word that holds letters and digits only; they are combined with && and ||.
     """
-    terms = _terms(text, params)
-    if not terms:
+    words = terms(text, params)
+    if not words:
         return None
     if match == "all":
-        return "(" + " && ".join(terms) + ")"
+        return "(" + " && ".join(words) + ")"
     if match == "most":
-        if not _MOST_MIN <= len(terms) <= _MOST_MAX:
+        if not _MOST_MIN <= len(words) <= _MOST_MAX:
             return None
-        groups = itertools.combinations(terms, len(terms) - 1)
+        groups = itertools.combinations(words, len(words) - 1)
         return "(" + " || ".join("(" + " && ".join(g) + ")" for g in groups) + ")"
-    return "(" + " || ".join(terms) + ")" if len(terms) > 1 else None
+    return "(" + " || ".join(words) + ")" if len(words) > 1 else None
 
 
-def rank_tsquery(text: str, params: dict[str, Any]) -> str | None:
-    """What a match is ranked by, whichever step found it: any of the words.
+def terms(text: str, params: dict[str, Any]) -> list[str]:
+    """One tsquery per distinct word (stopwords dropped unless that is all there is).
 
     Trigger: ts_rank_cd scores a document against the query it is given, and an AND
     query scores the same document lower than an OR query does. Why: the keyword
     ladder keeps the first score a memory got (lanes.keyword), so an "all the words"
-    match ranked below a later "any word" match of another memory, the reverse of
-    what it means (SQLite's BM25 sums per-word scores, whatever the operator).
-    Outcome: every step ranks by the OR of the words, the ladder only decides which
-    memories match."""
-    terms = _terms(text, params)
-    return "(" + " || ".join(terms) + ")" if terms else None
-
-
-def _terms(text: str, params: dict[str, Any]) -> list[str]:
-    """One tsquery per distinct word (stopwords dropped unless that is all there is)."""
+    match ranked below a later "any word" match of another memory. Outcome: every
+    step ranks word by word (as SQLite's BM25 sums per-word scores, whatever the
+    operator); the step's query only decides which memories match."""
     text = text.encode("utf-8", "ignore").decode("utf-8")
     tokens = _TOKEN.findall(text)
     tokens = [t for t in tokens if t.rstrip("*").lower() not in STOPWORDS] or tokens

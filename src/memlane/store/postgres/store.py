@@ -4,6 +4,7 @@ GIN for keywords, pgvector (HNSW, cosine) for vectors."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -78,8 +79,14 @@ def _reader(keys: tuple[str, ...]) -> Callable[[Any, tuple[str, ...]], Record]:
     return cast(Callable[[Any, tuple[str, ...]], Record], row_reader(keys))
 
 
-def _rank(table: str) -> str:
-    return f"ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.rank, 1)"
+def _rank(table: str, terms: int) -> str:
+    """BM25's shape over ts_rank_cd: each word's cover-density rank (title, body and
+    tag weights, length-normalised) weighted by its inverse document frequency, summed.
+    Without the IDF a common word counted as much as a rare name (LoCoMo dev, hash
+    profile, recall R@10 .441 without it)."""
+    parts = [f"%(idf{i})s * ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.t{i}, 1)"
+             for i in range(terms)]  # fmt: skip
+    return "(" + " + ".join(parts) + ")"
 
 
 def _configure(conn: Conn) -> None:
@@ -242,7 +249,9 @@ class PostgresStore:
         query_sql = sql.tsquery(text, match, params)
         if query_sql is None:
             return None
-        hits = f"SELECT seq, 'm' AS src, {_rank('m')} AS score FROM memory m, q "
+        terms = sql.terms(text, params)
+        self._idf(terms, params)
+        hits = f"SELECT seq, 'm' AS src, {_rank('m', len(terms))} AS score FROM memory m, q "
         hits += "WHERE m.fts @@ q.query"
         if filters.as_of is not None:
             # As in SQLite: each table's scores over its own best, plus the ladder step,
@@ -251,13 +260,13 @@ class PostgresStore:
             hits = (
                 "SELECT seq, src, %(step)s + COALESCE(score / NULLIF(MAX(score) OVER "
                 f"(PARTITION BY src), 0), 0) AS score FROM ({hits} UNION ALL SELECT v.seq, 'v', "
-                f"{_rank('v')} FROM memory_version v, q WHERE v.fts @@ q.query) s"
+                f"{_rank('v', len(terms))} FROM memory_version v, q WHERE v.fts @@ q.query) s"
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
         columns = None if full else "e.id"
-        rank_sql = sql.rank_tsquery(text, params)
+        each = ", ".join(f"{term} AS t{i}" for i, term in enumerate(terms))
         query = (
-            f"WITH q AS (SELECT {query_sql} AS query, {rank_sql} AS rank), hits AS ({hits}) "
+            f"WITH q AS (SELECT {query_sql} AS query, {each}), hits AS ({hits}) "
             + sql.select_sql(
                 filters, [], params, join=join, extra="h.score AS score, ", columns=columns
             )
@@ -270,6 +279,15 @@ class PostgresStore:
             cursor = conn.execute(query, params)
             rows = cursor.fetchall()
             return rows, tuple(d.name for d in cursor.description or ())
+
+    def _idf(self, terms: list[str], params: dict[str, Any]) -> None:
+        """Each word's BM25 inverse document frequency over the memories, as params."""
+        counts = ", ".join(f"(SELECT count(*) FROM memory WHERE fts @@ {t})" for t in terms)
+        with self._conn() as conn:
+            row = conn.execute(f"SELECT (SELECT count(*) FROM memory), {counts}", params).fetchone()
+        total = int(row[0]) if row else 0
+        for i, df in enumerate(row[1:] if row else ()):
+            params[f"idf{i}"] = math.log(1 + (total - int(df) + 0.5) / (int(df) + 0.5))
 
     def nearest(
         self, profile: str, vector: bytes, k: int, viewer: str | None = None
