@@ -449,7 +449,8 @@ def anchored(alice: Memory, world: World) -> Anchored:
 
 
 def test_alice_sees_the_anchors_she_set(alice, world, anchored):
-    """The control for the anchor tests below (a broken fixture would pass as xfail)."""
+    """The control for the anchor tests below: they assert that anchors are absent, which
+    a fixture that set none would satisfy without testing anything."""
     assert world.secret in alice.get(anchored.by_hand).anchors
     assert world.secret in {x.target for x in alice.links(anchored.by_hand)}
     assert set(alice.get(anchored.automatic).anchors) & set(world.private)

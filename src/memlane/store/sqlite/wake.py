@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from memlane.model import WakeGuess, WakeRitual
-from memlane.timeutil import from_text, to_text
+from memlane.store.wake_rows import (
+    GUESS_COLUMNS,
+    RITUAL_COLUMNS,
+    guess_from_row,
+    guess_params,
+    ritual_from_row,
+    ritual_params,
+    without_title,
+)
 
 SCHEMA = (
     "CREATE TABLE wake_session (id TEXT PRIMARY KEY, agent TEXT NOT NULL, "
@@ -30,44 +37,27 @@ SCHEMA = (
     "CREATE TABLE wake_phrase_embedding (key TEXT PRIMARY KEY, vector BLOB NOT NULL)",
 )
 
-_RITUAL = (
-    "id, agent, created_at, version, sequence, wake, model, entry, chunk, step, "
-    "last_response, completed_at"
-)
-_GUESS = (
-    "session_id, step, agent, memory_id, chunk, position, title, guess, phrases, source, "
-    "match_kind, phrase_index, bucket, chunk_sha256, created_at, wake, model, scored_at, scores"
-)
-
 
 def put_ritual(conn: sqlite3.Connection, r: WakeRitual) -> None:
     conn.execute(
-        f"INSERT OR REPLACE INTO wake_session({_RITUAL}) VALUES ({', '.join('?' * 12)})",
-        (r.id, r.agent, to_text(r.created_at), r.version, json.dumps(r.sequence), r.wake,
-         r.model, r.entry, r.chunk, r.step, r.last_response,
-         to_text(r.completed_at) if r.completed_at else None),
-    )  # fmt: skip
+        f"INSERT OR REPLACE INTO wake_session({RITUAL_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+        ritual_params(r),
+    )
 
 
 def ritual(conn: sqlite3.Connection, session_id: str) -> WakeRitual | None:
-    row = conn.execute(f"SELECT {_RITUAL} FROM wake_session WHERE id = ?", (session_id,))
+    row = conn.execute(f"SELECT {RITUAL_COLUMNS} FROM wake_session WHERE id = ?", (session_id,))
     found = row.fetchone()
     if found is None:
         return None
-    sequence = tuple((str(i), str(t)) for i, t in json.loads(found[4]))
-    return WakeRitual(
-        found[0], found[1], from_text(found[2]), found[3], sequence, found[5], found[6],
-        found[7], found[8], found[9], found[10], from_text(found[11]) if found[11] else None,
-    )  # fmt: skip
+    return ritual_from_row(found)
 
 
 def put_guess(conn: sqlite3.Connection, g: WakeGuess) -> None:
     conn.execute(
-        f"INSERT INTO wake_guess({_GUESS}) VALUES ({', '.join('?' * 19)})",
-        (g.session_id, g.step, g.agent, g.memory_id, g.chunk, g.position, g.title, g.guess,
-         json.dumps(g.phrases), g.source, g.match_kind, g.phrase_index, g.bucket,
-         g.chunk_sha256, to_text(g.created_at), g.wake, g.model, None, None),
-    )  # fmt: skip
+        f"INSERT INTO wake_guess({GUESS_COLUMNS}) VALUES ({', '.join('?' * 19)})",
+        guess_params(g),
+    )
 
 
 def score_guess(
@@ -83,15 +73,6 @@ def score_guess(
         "WHERE session_id = ? AND step = ?",
         (json.dumps(scores), vector, at, session_id, step),
     )
-
-
-def _guess(row: Any) -> WakeGuess:
-    return WakeGuess(
-        row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
-        tuple(json.loads(row[8])), row[9], row[10], row[11], row[12], row[13],
-        from_text(row[14]), row[15], row[16], from_text(row[17]) if row[17] else None,
-        json.loads(row[18]) if row[18] else {},
-    )  # fmt: skip
 
 
 def guesses(
@@ -112,11 +93,11 @@ def guesses(
     if pending is not None:
         where.append("scored_at IS NULL" if pending else "scored_at IS NOT NULL")
     rows = conn.execute(
-        f"SELECT {_GUESS} FROM wake_guess WHERE {' AND '.join(where)} "
+        f"SELECT {GUESS_COLUMNS} FROM wake_guess WHERE {' AND '.join(where)} "
         "ORDER BY created_at, session_id, step",
         params,
     )
-    return [_guess(r) for r in rows]
+    return [guess_from_row(r) for r in rows]
 
 
 def guess_vectors(conn: sqlite3.Connection, agent: str) -> dict[tuple[str, int], bytes]:
@@ -150,8 +131,7 @@ def forget_memory(conn: sqlite3.Connection, memory_id: str) -> None:
         "SELECT id, sequence FROM wake_session WHERE sequence LIKE ?", (f'%"{memory_id}"%',)
     ).fetchall()
     for session_id, sequence in rows:
-        blanked = [[i, "" if i == memory_id else t] for i, t in json.loads(sequence)]
         conn.execute(
             "UPDATE wake_session SET sequence = ?, last_response = NULL WHERE id = ?",
-            (json.dumps(blanked), session_id),
+            (without_title(sequence, memory_id), session_id),
         )
