@@ -195,6 +195,26 @@ def test_exact_duplicates_in_a_session_are_skipped(mem: Memory) -> None:
     assert again.skipped and again.duplicate_of == first.id
 
 
+def test_swap_meta_sets_only_from_the_value_expected(mem: Memory) -> None:
+    """The compare-and-swap the maintenance lock is taken with (tests/test_concurrency.py
+    races two processes on it)."""
+    with mem.store.write() as w:
+        assert w.swap_meta("probe", None, "a")  # unset: inserted
+        assert not w.swap_meta("probe", None, "b")  # set meanwhile: unchanged
+        assert not w.swap_meta("probe", "stale", "c")
+        assert w.swap_meta("probe", "a", "")
+        assert w.swap_meta("probe", "", "d")
+    assert mem.store.meta("probe") == "d"
+
+
+def test_the_policy_is_serialized_only_inside_a_write(mem: Memory) -> None:
+    with pytest.raises(RuntimeError, match="open write transaction"):
+        mem.store.serialize_policy()
+    with mem.store.write():
+        mem.store.serialize_policy()
+        mem.store.serialize_policy()  # taken again by the same transaction: no wait
+
+
 def test_registries(mem: Memory) -> None:
     mem.register("agents", "ada", description="Builder", domain="dev")
     assert [e.key for e in mem.registry("agents")] == ["ada"]

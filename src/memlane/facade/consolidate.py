@@ -3,9 +3,11 @@
 The decisions are pure (lifecycle.consolidate, lifecycle.organize); this mixin reads
 the candidates, guards a run (one at a time, not too often) and writes the plan.
 
-- Single flight: a run holds a lock in the store's meta table. A second run, from
-  any process, is skipped with a notice (exit 0 at the CLI). A crashed run's lock
-  expires after LOCK_STALE and the next run takes it over.
+- Single flight: a run holds a lock in the store's meta table, taken by a
+  compare-and-swap (Writer.swap_meta), so of two runs starting at once on either
+  backend exactly one gets it. The other, from any process, is skipped with a notice
+  (exit 0 at the CLI); no rows are ever planned or merged by two runs at once. A
+  crashed run's lock expires after LOCK_STALE and the next run takes it over.
 - Cadence gate: a run is skipped while the last one is recent and the store has
   barely grown (lifecycle.consolidate.cadence_skip); `force` bypasses it. consolidate
   and organize share the gate, the clock and the lock (reference/002).
@@ -192,7 +194,8 @@ class ConsolidateOps(Core):
         """Lock, gate, plan, and (unless dry) write: the one path both commands take."""
         verb = "would skip" if dry_run else "skipped"
         token, holder = (None, self._holder(utcnow())) if dry_run else self._acquire(operation)
-        if holder is not None and (dry_run or token is None):
+        busy = holder is not None if dry_run else token is None
+        if busy:
             return Report(operation, dry_run, skipped="lock", notice=f"{verb}: {_busy(holder)}")
         try:
             gate = None if force else self._gate(cadence)
@@ -228,19 +231,27 @@ class ConsolidateOps(Core):
         """(our token, None) when taken; (None, holder) when another run holds it;
         (our token, stale holder) when a crashed run's lock was taken over."""
         token, now = secrets.token_hex(8), utcnow()
-        with self._transaction() as w:  # BEGIN IMMEDIATE: read and set as one step
-            held = _read_holder(self.store.meta(LOCK_META))
+        with self._transaction() as w:
+            raw = self.store.meta(LOCK_META)
+            held = _read_holder(raw)
             if held is not None and now - held.at < LOCK_STALE:
                 return None, held
             stamp = {"token": token, "at": to_text(now), "pid": os.getpid(), "op": operation}
-            w.set_meta(LOCK_META, json.dumps(stamp))
+            # Trigger: two runs reading a free (or stale) lock at once. Why: SQLite's
+            # BEGIN IMMEDIATE makes read and set one step, but PostgreSQL's READ
+            # COMMITTED lets both read before either writes. Outcome: the set is a
+            # compare-and-swap from the value read; the run that loses it is skipped,
+            # told who won.
+            if not w.swap_meta(LOCK_META, raw, json.dumps(stamp)):
+                return None, _read_holder(self.store.meta(LOCK_META))
         return token, held
 
     def _release(self, token: str) -> None:
         with self._transaction() as w:
-            held = _read_holder(self.store.meta(LOCK_META))
+            raw = self.store.meta(LOCK_META)
+            held = _read_holder(raw)
             if held is not None and held.token == token:
-                w.set_meta(LOCK_META, "")
+                w.swap_meta(LOCK_META, raw, "")  # not if a takeover replaced it meanwhile
 
     # ---- planning ---------------------------------------------------------------
 

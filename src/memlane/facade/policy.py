@@ -140,7 +140,16 @@ class PolicyOps(Core):
         return out
 
     def _batch(self, vectors: bool) -> Batch:
-        """The policy's view at a transaction's start (the index read at most once)."""
+        """The policy's view at a transaction's start (the index read at most once).
+
+        Trigger: every add and add-batch transaction, before its first read. Why: a
+        near-duplicate or contradiction decision is read-then-write; two writers
+        reading at once would both find no neighbour and both insert. Outcome: the
+        store serializes the decide-then-write step (SQLite: its write lock, already
+        held; PostgreSQL: an advisory lock to commit), and every neighbour read of this
+        transaction comes after it.
+        """
+        self.store.serialize_policy()
         if not vectors or self.embedder is None:
             return Batch()
         index, _ = self._vector_lane()

@@ -141,6 +141,10 @@ class Writer(Protocol):
 
     def set_meta(self, key: str, value: str) -> None: ...
 
+    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
+        """Set a store-wide setting only if it still holds `expected` (None: unset);
+        False, changing nothing, when another transaction changed it first."""
+
     def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
         """Count a read: counter "retrieval" (explicit), "surfaced" (passive) or
         "activation" (also resets the decay clock)."""
@@ -167,6 +171,12 @@ class Store(Protocol):
         """Refresh the query planner's statistics after large changes (cheap otherwise)."""
 
     def write(self) -> AbstractContextManager[Writer]: ...
+
+    def serialize_policy(self) -> None:
+        """Inside this thread's open `write()`: wait until no other transaction is
+        between the write policy's reading of neighbours and its commit, and hold the
+        others off until this one ends, so the neighbours read next include every
+        memory any other writer added or refreshed before."""
 
     def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None: ...
 

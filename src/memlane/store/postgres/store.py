@@ -43,7 +43,7 @@ from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
 from memlane.store.postgres import wake as wake_sql
-from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, PostgresWriter
+from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, POLICY_LOCK, PostgresWriter
 from memlane.store.postgres.writer import link_from_row as _link
 from memlane.store.sqlite.rows import COLUMNS, row_reader, version_columns
 from memlane.store.sqlite.store import STALE_FADED_BELOW, STALE_HIGH_IMPORTANCE
@@ -150,6 +150,24 @@ class PostgresStore:
                     self._local.conn = None
         except psycopg.OperationalError as exc:
             raise Unavailable(f"{self.location}: {exc}") from None
+
+    def serialize_policy(self) -> None:
+        """Trigger: writers adding restatements of one fact at the same moment. Why: at
+        READ COMMITTED each would read its neighbours before the others commit, find
+        none, and insert (N rows where the policy allows one). Outcome: a transaction
+        advisory lock, held to commit; a writer waiting on it reads its neighbours
+        afterwards, with fresh snapshots that hold the others' rows.
+
+        One key for the whole store, not one per scope: a batch decides lines of many
+        scopes in one transaction, and per-scope locks taken in line order could
+        deadlock two batches. Only the policy's writes (add, add-batch) queue on it;
+        reads, updates and recall counters do not. It is taken before the exact-dedup
+        locks of the same transaction, so the two kinds never wait in a cycle.
+        """
+        conn: Conn | None = getattr(self._local, "conn", None)
+        if conn is None:
+            raise RuntimeError("serialize_policy needs an open write transaction")
+        conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (POLICY_LOCK,))
 
     def ensure_vector_index(self, conn: Conn, dim: int) -> None:
         """An HNSW (cosine) index for vectors of this dimension, made on first use.

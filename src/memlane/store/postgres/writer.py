@@ -61,6 +61,7 @@ LINK_COLUMNS = "source, target, type, score, reason, created_at, seq"
 # Advisory lock namespaces (the first key of pg_advisory_xact_lock(int, int)).
 DEDUP_LOCK = 0x6D6C6431  # "mld1": one exact-dedup key
 INDEX_LOCK = 0x6D6C6932  # "mli2": creating a vector index
+POLICY_LOCK = 0x6D6C7033  # "mlp3": the write policy's decide-then-write (one key)
 
 
 @functools.cache
@@ -208,6 +209,23 @@ class PostgresWriter:
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             (key, value),
         )
+
+    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
+        """Trigger: two transactions read the same value and both write theirs. Why:
+        at READ COMMITTED the second UPDATE waits for the first's row lock, then checks
+        its WHERE against the committed row again; the second INSERT waits for the
+        first's key, then does nothing. Outcome: exactly one of them sees True."""
+        if expected is None:
+            cursor = self._conn.execute(
+                "INSERT INTO store_meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+                (key, value),
+            )
+        else:
+            cursor = self._conn.execute(
+                "UPDATE store_meta SET value = %s WHERE key = %s AND value = %s",
+                (value, key, expected),
+            )
+        return cursor.rowcount == 1
 
     def put_ritual(self, ritual: WakeRitual) -> None:
         wake_sql.put_ritual(self._conn, ritual)

@@ -238,6 +238,19 @@ class SQLiteWriter:
             (key, value),
         )
 
+    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
+        if expected is None:
+            cursor = self._conn.execute(
+                "INSERT INTO store_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING",
+                (key, value),
+            )
+        else:
+            cursor = self._conn.execute(
+                "UPDATE store_meta SET value = ? WHERE key = ? AND value = ?",
+                (value, key, expected),
+            )
+        return cursor.rowcount == 1
+
     def put_ritual(self, ritual: WakeRitual) -> None:
         wake_sql.put_ritual(self._conn, ritual)
 
@@ -471,6 +484,14 @@ class SQLiteStore:
             self._writing = False
         if writer.purged:  # old page images of deleted content must leave the WAL too
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def serialize_policy(self) -> None:
+        """Nothing to take: BEGIN IMMEDIATE gave this transaction the database's one
+        write lock before the policy read anything, so no other writer (of any
+        process) decides or commits until this one ends, and the policy's reads run on
+        this connection, inside the transaction."""
+        if not self._writing:
+            raise RuntimeError("serialize_policy needs an open write transaction")
 
     # ---- reads -------------------------------------------------------------
 

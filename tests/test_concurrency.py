@@ -1,0 +1,217 @@
+"""Writers and maintenance runs racing on every backend (issue 8): the write policy's
+near-duplicate and contradiction decisions, and consolidate's single-flight lock.
+
+Each test starts real processes on one store (a SQLite file, or a database on the
+real PostgreSQL server of conftest.py) and releases them from a barrier at the same
+moment: what one process decided must be seen by the others, whichever wins.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlane import Context, Memory
+from memlane.embed import get_embedder
+from memlane.facade.consolidate import LOCK_META
+from memlane.model import LinkType, WriteStatus
+
+BACKENDS = ["sqlite", "postgres"]
+# Seconds a process waits at a barrier, and the parent for a process, before the
+# test fails instead of hanging (each process imports memlane and numpy first).
+WAIT_S = 120
+# Restatements of one fact: pairwise >= 0.92 alike as strings (the policy's cut-off is
+# 0.85) and no word the others lack, so each one refreshes whichever landed first.
+RESTATEMENTS = [
+    "Run the database migrations before the integration tests.",
+    "Run database migrations before the integration tests.",
+    "Run the database migrations before integration tests.",
+    "Run database migrations before integration tests!",
+]
+# A statement and its negation: alike once the negation is set aside.
+STATEMENT = "Always run the database migrations before the integration tests."
+NEGATION = "Never run the database migrations before the integration tests."
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The location of a fresh, empty store on each backend."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memlane.db")
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    return str(request.getfixturevalue("pg_store"))
+
+
+def _open(location: str) -> Memory:
+    return Memory.open(
+        location, agent="team", context=Context("proj", "main"), embedder=get_embedder("hash")
+    )
+
+
+def _race(location: str, job: Callable[..., Any], args: list[tuple[Any, ...]]) -> list[Any]:
+    """Run `job(location, barrier, *a)` in one process per `a`, all released by one
+    barrier; their return values, in the order of `args` (a process's error fails)."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(len(args)), ctx.Queue()
+    processes = [
+        ctx.Process(target=_report, args=(job, n, results, location, barrier, *a))
+        for n, a in enumerate(args)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        out = _collect(results, processes)
+        for process in processes:
+            process.join(timeout=WAIT_S)
+            assert process.exitcode == 0, process
+    finally:
+        for process in processes:
+            if process.is_alive():  # a failed test leaves no process of its own behind
+                process.kill()
+    return [out[n] for n in range(len(args))]
+
+
+def _collect(results: Any, processes: list[Any]) -> dict[int, Any]:
+    """Each process's (number, value); fails as soon as one reports an error or dies
+    without reporting (the others may be left waiting at a barrier)."""
+    out: dict[int, Any] = {}
+    deadline = time.monotonic() + WAIT_S
+    while len(out) < len(processes):
+        try:
+            n, value = results.get(timeout=1)
+        except queue.Empty:
+            dead = [p for n, p in enumerate(processes) if n not in out and p.exitcode is not None]
+            assert not dead, f"died without a result: {dead}"
+            assert time.monotonic() < deadline, "no result in time"
+            continue
+        assert not isinstance(value, BaseException), value
+        out[n] = value
+    return out
+
+
+def _report(job: Callable[..., Any], n: int, results: Any, *args: Any) -> None:
+    try:
+        results.put((n, job(*args)))
+    except BaseException as exc:
+        results.put((n, RuntimeError(f"process {n}: {exc!r}")))
+        raise
+
+
+# ---- the write policy ------------------------------------------------------------
+
+
+def _add(location: str, barrier: Any, text: str, importance: int) -> tuple[str, str, str | None]:
+    """One writer: warmed up (connection, embedder, index) by a write of its own, then
+    the add, at the barrier's moment. (status, id, contradicts) of the add."""
+    with _open(location) as memory:
+        assert memory.add(f"Warm-up {uuid.uuid4().hex}.", auto_anchor=False).landed
+        barrier.wait(timeout=WAIT_S)
+        result = memory.add(text, importance=importance, auto_anchor=False)
+        return result.status.value, str(result.id), result.contradicts
+
+
+def test_writers_restating_one_fact_at_once_land_it_once(store: str) -> None:
+    """Every writer decides with the others' rows in sight: one adds the fact, each other
+    refreshes it, and no refresh is lost (each raised the importance, each is journaled)."""
+    importances = [2, 3, 4, 5]
+    results = _race(store, _add, list(zip(RESTATEMENTS, importances, strict=True)))
+    statuses = sorted(status for status, _, _ in results)
+    assert statuses == ["added"] + ["refreshed"] * (len(RESTATEMENTS) - 1), results
+    [memory_id] = {memory_id for _, memory_id, _ in results}
+    with _open(store) as memory:
+        facts = [r for r in memory.list(scope="all", limit=0) if "migrations" in r.body]
+        assert [r.id for r in facts] == [memory_id]
+        assert facts[0].importance == max(importances)
+        refreshes = [e for e in memory.journal(memory_id) if e.operation == "refresh"]
+        assert len(refreshes) == len(RESTATEMENTS) - 1
+
+
+def test_a_statement_and_its_negation_at_once_are_linked_as_a_contradiction(
+    store: str,
+) -> None:
+    """Whichever lands second sees the first: both stay, linked `contradicts`."""
+    results = _race(store, _add, [(STATEMENT, 5), (NEGATION, 5)])
+    by_status = {status: (memory_id, contradicts) for status, memory_id, contradicts in results}
+    assert sorted(by_status) == [WriteStatus.ADDED.value, WriteStatus.CONTRADICTION.value]
+    first, _ = by_status[WriteStatus.ADDED.value]
+    second, contradicts = by_status[WriteStatus.CONTRADICTION.value]
+    assert contradicts == first
+    with _open(store) as memory:
+        links = {
+            (x.source, x.target) for x in memory.links(first) if x.type is LinkType.CONTRADICTS
+        }
+        assert links == {(first, second), (second, first)}
+
+
+# ---- maintenance -----------------------------------------------------------------
+
+VARIANTS = [
+    "Run the database migrations before the integration tests.",
+    "Run the database migrations before the integration tests. Use a fresh database.",
+    "Run the database migrations before the integration tests. Seed it with make seed.",
+]
+
+
+# Runs each process starts: two runs racing for a free lock collide only when their
+# reads fall between the other's read and commit, so one round may not show a broken
+# lock; each round is a fresh race (the first merges, the later ones find nothing).
+ROUNDS = 10
+
+
+def _consolidate(location: str, barrier: Any) -> list[tuple[str | None, str | None, int, int]]:
+    """ROUNDS maintenance runs, each started at the barrier's moment; a run waits again
+    once it has tried the lock, so a winner still holds it while the other tries
+    (however fast either is). Per round: (skipped, notice, this pid, absorbed)."""
+    with _open(location) as memory:
+        acquire = memory._acquire
+
+        def acquire_then_wait(operation: str) -> Any:
+            taken = acquire(operation)
+            barrier.wait(timeout=WAIT_S)
+            return taken
+
+        memory._acquire = acquire_then_wait  # type: ignore[method-assign]
+        memory.stats()  # a connection open before the start
+        out = []
+        for _ in range(ROUNDS):
+            barrier.wait(timeout=WAIT_S)
+            report = memory.consolidate(threshold=0.6, force=True)
+            absorbed = report.plan.absorbed if report.plan else 0
+            out.append((report.skipped, report.notice, os.getpid(), absorbed))
+        return out
+
+
+def test_two_consolidate_runs_at_once_one_runs_and_one_is_skipped(store: str) -> None:
+    """Of two runs starting at once exactly one takes the lock and runs; the other is
+    skipped with the lock notice naming it; nothing is merged twice."""
+    with _open(store) as memory:
+        ids = [memory.add(t, allow_duplicate=True).id for t in VARIANTS]
+    rounds = list(zip(*_race(store, _consolidate, [(), ()]), strict=True))
+    absorbed_per_round = []
+    for number, results in enumerate(rounds):
+        ran = [r for r in results if r[0] is None]
+        skipped = [r for r in results if r[0] == "lock"]
+        assert len(ran) == 1 and len(skipped) == 1, (number, results)
+        notice, winner = skipped[0][1] or "", ran[0][2]
+        assert notice.startswith(f"skipped: a consolidate run (pid {winner})"), notice
+        absorbed_per_round.append(ran[0][3])
+    assert absorbed_per_round == [len(VARIANTS) - 1] + [0] * (ROUNDS - 1)
+    with _open(store) as memory:
+        assert memory.store.meta(LOCK_META) == ""  # released
+        [keeper] = [i for i in ids if memory.get(i).live]
+        absorbed = sorted(i for i in ids if i != keeper)
+        assert sorted(memory.merged_from(keeper)) == absorbed
+        assert memory.get(keeper).version == 2  # one merge, one new version
+        for memory_id in ids:
+            lines = [e for e in memory.journal(memory_id) if e.operation == "consolidate"]
+            assert len(lines) == 1, (memory_id, lines)
+        for memory_id in absorbed:
+            assert memory.get(memory_id).superseded_by == keeper
