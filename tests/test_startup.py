@@ -14,7 +14,9 @@ from memlane.lifecycle import pack, wake
 LATER = (
     "memlane.lifecycle.wake", "memlane.lifecycle.pack", "memlane.lifecycle.summary",
     "memlane.lifecycle.consolidate", "memlane.lifecycle.organize", "memlane.write.capture",
-    "memlane.write.frontmatter", "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy",
+    "memlane.write.frontmatter", "memlane.write.dedup", "memlane.write.draft",
+    "memlane.write.patch", "memlane.write.pipeline", "memlane.write.normalize", "rapidfuzz",
+    "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy",
 )  # fmt: skip
 
 

@@ -1,5 +1,7 @@
 """memlane: long-term memory for AI agents."""
 
+from typing import TYPE_CHECKING
+
 from memlane.errors import (
     AmbiguousId,
     Conflict,
@@ -13,7 +15,9 @@ from memlane.errors import (
 from memlane.memory import Memory
 from memlane.model import BatchResult, Filters, Hit, Record, Version, WriteResult
 from memlane.scope import Context
-from memlane.write.patch import CLEAR, Patch
+
+if TYPE_CHECKING:
+    from memlane.write.patch import CLEAR, Patch
 
 __all__ = [
     "CLEAR",
@@ -35,3 +39,13 @@ __all__ = [
     "Version",
     "WriteResult",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`Patch` and `CLEAR` load with their module on first use: importing memlane for a
+    read does not load the write policy (issue 3's cold `memlane recall`)."""
+    if name in ("CLEAR", "Patch"):
+        from memlane.write import patch
+
+        return getattr(patch, name)
+    raise AttributeError(f"module 'memlane' has no attribute {name!r}")

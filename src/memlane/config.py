@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the core loads only when an interface opens a Memory
     from memlane.embed import Embedder
     from memlane.memory import Memory
     from memlane.retrieve.recall import RecallOptions
-    from memlane.write.dedup import Thresholds
+    from memlane.write.settings import Thresholds
 
 APP = "memlane"
 
@@ -477,7 +477,7 @@ def open_memory(
     when the `agent` setting is unset."""
     from memlane.memory import Memory
     from memlane.scope import detect_context, load_aliases
-    from memlane.write.draft import Limits
+    from memlane.write.settings import Limits
 
     profile = s["embed_profile"]
     aliases = load_aliases(Path(s["project_aliases"]).expanduser())
@@ -516,7 +516,7 @@ def embedder_for(s: Mapping[str, Any], profile: str) -> Embedder | None:
 
 def write_policy(s: Mapping[str, Any]) -> Thresholds:
     """The write policy's thresholds: the settings given, the defaults otherwise."""
-    from memlane.write.dedup import Thresholds
+    from memlane.write.settings import Thresholds
 
     given = {
         "string": s["dedup_string_threshold"],

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, NotFound
+from memlane.lazy import lazy_module
 from memlane.model import (
     VERSIONED_FIELDS,
     BatchLine,
@@ -31,16 +32,24 @@ from memlane.model import (
 from memlane.scope import Context, detect_context
 from memlane.store import Writer, open_store
 from memlane.timeutil import parse_instant, utcnow
-from memlane.write import pipeline
-from memlane.write.dedup import NEW, Decision, Verdict
-from memlane.write.draft import Draft, Limits, build_draft, inherited_fields
-from memlane.write.normalize import dedup_hash
-from memlane.write.patch import Patch, anchor_targets, apply_patch, make_patch
-from memlane.write.pipeline import Staged
+from memlane.write.settings import Limits
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
+    from memlane.write import dedup, normalize, pipeline
+    from memlane.write import draft as drafting
+    from memlane.write import patch as patching
     from memlane.write.capture import Captured
+    from memlane.write.dedup import Decision
+    from memlane.write.draft import Draft
+    from memlane.write.patch import Patch
+    from memlane.write.pipeline import Staged
+else:  # the write policy loads with the first write: a read never runs it
+    dedup = lazy_module("memlane.write.dedup")
+    drafting = lazy_module("memlane.write.draft")
+    normalize = lazy_module("memlane.write.normalize")
+    patching = lazy_module("memlane.write.patch")
+    pipeline = lazy_module("memlane.write.pipeline")
 
 from memlane.facade import backup, core
 from memlane.facade.backup import BackupOps, RestoreReport
@@ -69,8 +78,8 @@ from memlane.facade.wake import WakeOps
 
 __all__ = ["Memory"]
 
-# A committed add-batch chunk: its lines, the landed ids to embed, vectors made already.
-ChunkOutcome = tuple[list[BatchLine], list[str], dict[str, "Embedded"]]
+# A committed add-batch chunk: its lines, and the landed ids still without vectors.
+ChunkOutcome = tuple[list[BatchLine], list[str]]
 
 
 class Memory(
@@ -141,15 +150,17 @@ class Memory(
         """Store one memory through the write policy; see `memlane add --help` for fields."""
         anchor = fields.pop("auto_anchor", True)
         captured = self._captured({"content": content, "title": title, **fields})
-        draft = build_draft(captured.fields, self._write_context())
+        draft = drafting.build_draft(captured.fields, self._write_context())
         draft = replace(draft, record=self._pinned(draft.record))
         self._check_embed_profile(draft.no_embed)
         [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
         with self._transaction() as w:
             result = self._persist(w, draft, doc, self._batch(vectors=doc is not None))
+            if result.landed and result.id is not None and doc is not None:
+                self._with_rows(w, {result.id: doc})
         result = with_capture(result, captured)
-        if result.landed and not draft.no_embed:
-            result = self._reembedded(result, doc)
+        if result.landed and not draft.no_embed and doc is None:
+            result = self._reembedded(result)  # the model failed before: once more
         return self._auto_anchored(result) if anchor else result
 
     def seed_agent(
@@ -180,7 +191,7 @@ class Memory(
         title, body = captured.fields["title"], captured.fields["content"]
         tags = tuple(dict.fromkeys(captured.fields["tags"]))
         return replace(
-            record, title=title, body=body, tags=tags, dedup_hash=dedup_hash(title, body)
+            record, title=title, body=body, tags=tags, dedup_hash=normalize.dedup_hash(title, body)
         ), captured
 
     def _captured(self, fields: Mapping[str, Any]) -> Captured:
@@ -206,7 +217,7 @@ class Memory(
         drop that act (the thread would stay open). Outcome: it lands as written.
         """
         if draft.allow_duplicate or draft.close_thread or draft.anchors:
-            return NEW
+            return dedup.NEW
         return self._judge(draft.record, doc, batch)
 
     def _persist(
@@ -219,20 +230,20 @@ class Memory(
     ) -> WriteResult:
         """One add: the gates (or the `decision` they reached), then the row with its
         anchors and the thread it closes."""
-        skip = self._admit(w, draft, Staged())
+        skip = self._admit(w, draft, pipeline.Staged())
         if skip is not None:
             return skip
         if decision is None:
             decision = self._decide(draft, doc, batch or Batch())
-        if decision.verdict is Verdict.REFRESH:
+        if decision.verdict is dedup.Verdict.REFRESH:
             return self._refresh(w, draft.record, decision)
         record = draft.record
-        if decision.verdict is Verdict.CONTRADICTION:
+        if decision.verdict is dedup.Verdict.CONTRADICTION:
             record = contradicting(record)
         thread = self._thread_to_close(w, draft.close_thread)
         anchors = [self._load(w, a).id for a in draft.anchors]
         [rec] = pipeline.land(w, [record], core.new_id, self.agent)
-        if decision.verdict is Verdict.CONTRADICTION:
+        if decision.verdict is dedup.Verdict.CONTRADICTION:
             self._contradict(w, rec, decision)
         for anchor in anchors:
             w.add_link(Link(rec.id, anchor, LinkType.ANCHOR, created_at=rec.created_at))
@@ -280,10 +291,11 @@ class Memory(
             self.store.optimize()
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> ChunkOutcome:
-        """One transaction: every line through the write policy; new rows land in bulk.
+        """One transaction: every line through the write policy; new rows land in bulk,
+        with the vectors made for them.
 
-        Returns the lines' outcomes, the ids of the landed memories to embed, and the
-        vectors already made for them.
+        Returns the lines' outcomes and the ids of the landed memories still to embed
+        (their embedding failed before the transaction).
         """
         out: dict[int, BatchLine] = {}
         drafts: dict[int, Draft] = {}
@@ -291,7 +303,7 @@ class Memory(
         for number, item in chunk:
             try:
                 captures[number] = self._captured(_batch_fields(item))
-                draft = build_draft(captures[number].fields, self._write_context())
+                draft = drafting.build_draft(captures[number].fields, self._write_context())
                 drafts[number] = replace(draft, record=self._pinned(draft.record))
             except (Invalid, NotFound, Conflict) as exc:
                 out[number] = BatchLine(number, error=str(exc))
@@ -300,17 +312,17 @@ class Memory(
         with self._transaction() as w:
             batch = self._batch(vectors=any(d is not None for d in docs.values()))
             out.update(self._policy_lines(w, drafts, docs, batch))
+            landed = {
+                ln.result.id: docs[ln.line]
+                for ln in out.values()
+                if ln.result and ln.result.id and ln.result.landed and not drafts[ln.line].no_embed
+            }
+            self._with_rows(w, {i: doc for i, doc in landed.items() if doc is not None})
         results = [
             replace(ln, result=with_capture(ln.result, captures[ln.line])) if ln.result else ln
             for ln in (out[number] for number, _ in chunk)
         ]
-        landed = {
-            ln.result.id: docs[ln.line]
-            for ln in results
-            if ln.result and ln.result.id and ln.result.landed and not drafts[ln.line].no_embed
-        }
-        known = {memory_id: doc for memory_id, doc in landed.items() if doc is not None}
-        return results, list(landed), known
+        return results, [i for i, doc in landed.items() if doc is None]
 
     def _policy_lines(
         self, w: Writer, drafts: Mapping[int, Draft], docs: Mapping[int, Embedded | None],
@@ -320,7 +332,8 @@ class Memory(
         refreshes or contradicts another, or names earlier rows (anchors, a thread),
         lands the staged rows first and is written on its own."""
         out: dict[int, BatchLine] = {}
-        staged, lines, decisions = Staged(), dict[int, int](), dict[int, Decision]()
+        staged, lines = pipeline.Staged(), dict[int, int]()
+        decisions: dict[int, Decision] = {}
         for number, draft in drafts.items():
             doc = docs[number]
             try:
@@ -329,14 +342,16 @@ class Memory(
                     out[number] = BatchLine(number, result=skip)
                     continue
                 decision = self._decide(draft, doc, batch)
-                alone = draft.close_thread or draft.anchors or decision.verdict is not Verdict.NEW
+                alone = (
+                    draft.close_thread or draft.anchors or decision.verdict is not dedup.Verdict.NEW
+                )
                 if not alone:
                     lines[staged.add(draft.record)] = number
                     decisions[number] = decision
                     batch.add(draft.record, doc)
                     continue
                 out.update(self._land_staged(w, staged, lines, decisions))
-                staged, lines = Staged(), {}
+                staged, lines = pipeline.Staged(), {}
                 result = self._persist(w, draft, doc, batch, decision)
                 out[number] = BatchLine(number, result=result)
                 if result.landed and result.id:
@@ -354,7 +369,7 @@ class Memory(
         out = {}
         for i, record in enumerate(final):
             number = lines[i]
-            result = with_decision(pipeline.added(record), decisions.get(number, NEW))
+            result = with_decision(pipeline.added(record), decisions.get(number, dedup.NEW))
             out[number] = BatchLine(number, result=result)
         return out
 
@@ -444,11 +459,11 @@ class Memory(
         text goes through the capture policy (`capture_mode`, as on add); changed
         content re-anchors the memory to its neighbours unless `auto_anchor` is False.
         """
-        patch = patch or make_patch(changes)
+        patch = patch or patching.make_patch(changes)
         captured = None
         with self._transaction() as w:
             old = self._live(w, memory_id)
-            new = apply_patch(old, patch, self.limits)
+            new = patching.apply_patch(old, patch, self.limits)
             if (new.title, new.body, new.tags) != (old.title, old.body, old.tags):
                 new, captured = self._screened(new, capture_mode)
             if new != old:
@@ -471,7 +486,7 @@ class Memory(
 
     def _update_anchors(self, w: Writer, record: Record, patch: Patch) -> bool:
         """Apply the anchor modes of a patch as link changes; True when any changed."""
-        wanted = anchor_targets(record.anchors, patch)
+        wanted = patching.anchor_targets(record.anchors, patch)
         if wanted == record.anchors:
             return False
         resolved = {self._load(w, a).id for a in wanted}
@@ -528,8 +543,8 @@ class Memory(
         A public successor of a private memory needs `force`, as `update` does."""
         with self._transaction() as w:
             old = self._live(w, memory_id)
-            draft = build_draft(
-                {**inherited_fields(old), "content": content, "title": title, **fields},
+            draft = drafting.build_draft(
+                {**drafting.inherited_fields(old), "content": content, "title": title, **fields},
                 self._write_context(),
             )
             _keeps_private([old], draft.record, force)
@@ -587,11 +602,11 @@ class Memory(
                 raise NotFound("none of the memories to merge exist")
             private = [s for s in sources if s.visibility is Visibility.PRIVATE]
             inherited = {
-                **inherited_fields(private[0] if private else sources[0]),
+                **drafting.inherited_fields(private[0] if private else sources[0]),
                 "importance": max(s.importance for s in sources),
                 "tags": list(dict.fromkeys(t for s in sources for t in s.tags)),
             }
-            draft = build_draft(
+            draft = drafting.build_draft(
                 {**inherited, "content": content, "title": title, **fields}, self._write_context()
             )
             _keeps_private(sources, draft.record, force)

@@ -35,9 +35,6 @@ from memlane.lazy import lazy_module
 from memlane.model import OK, WARN, Check, Filters, Kind, Link, LinkType, Record, Visibility
 from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
-from memlane.write import pipeline
-from memlane.write.draft import build_draft
-from memlane.write.normalize import dedup_hash
 
 if TYPE_CHECKING:
     from memlane.lifecycle.consolidate import Absorbed, Cadence, LastRun, Merge, Plan, Vectors
@@ -47,9 +44,14 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from memlane.lifecycle import consolidate as cons
     from memlane.lifecycle import organize as org
-else:  # the pure planning modules load with the first run: a recall never needs them
+    from memlane.write import draft as drafting
+    from memlane.write import normalize, pipeline
+else:  # the planning modules and the write path load with the first run: a recall never needs them
     cons = lazy_module("memlane.lifecycle.consolidate")
     org = lazy_module("memlane.lifecycle.organize")
+    drafting = lazy_module("memlane.write.draft")
+    normalize = lazy_module("memlane.write.normalize")
+    pipeline = lazy_module("memlane.write.pipeline")
 
 
 # The store_meta keys consolidate and organize share (two entry points, one clock).
@@ -352,7 +354,7 @@ class ConsolidateOps(Core):
     def _merge_into(self, w: Writer, keeper: Record, merge: Merge) -> bool:
         """One merge: the keeper's new version, the absorbed superseded and linked.
         True when the keeper's text changed."""
-        new = cons.merged_record(keeper, merge, dedup_hash)
+        new = cons.merged_record(keeper, merge, normalize.dedup_hash)
         if new != keeper:
             why = f"consolidated: merged_from {', '.join(merge.merged_from)}"
             self._commit_version(w, keeper, new, why)
@@ -383,7 +385,7 @@ class ConsolidateOps(Core):
             old = w.get(planned.summary_id)
             assert old is not None  # read by this run; summaries are only ours to change
             new = replace(old, title=topic.title, body=topic.summary, taint=topic.taint,
-                          dedup_hash=dedup_hash(topic.title, topic.summary))  # fmt: skip
+                          dedup_hash=normalize.dedup_hash(topic.title, topic.summary))  # fmt: skip
             summary = self._commit_version(w, old, new, "organize: topic refreshed")
         for member in topic.members:
             w.add_link(Link(summary.id, member, LinkType.DERIVES, reason="organize topic"))
@@ -397,7 +399,7 @@ class ConsolidateOps(Core):
             "private": topic.visibility is Visibility.PRIVATE, "owner": topic.owner,
             "entry_type": "summary", "taint": topic.taint.value, "tags": ["organize"],
         }  # fmt: skip
-        draft = build_draft(fields, self._write_context())
+        draft = drafting.build_draft(fields, self._write_context())
         [record] = pipeline.land(w, [draft.record], new_id, self.agent)
         return record
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
+from memlane.lazy import lazy_module
 from memlane.model import (
     BatchLine,
     Filters,
@@ -31,14 +32,17 @@ from memlane.retrieve.filters import make_filters
 from memlane.scope import Context
 from memlane.store import Store, Writer
 from memlane.timeutil import utcnow
-from memlane.write import pipeline
-from memlane.write.dedup import Thresholds
-from memlane.write.draft import Limits, WriteContext
+from memlane.write.settings import Limits, Thresholds
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.vectors import VectorIndex
+    from memlane.write import draft, pipeline
+    from memlane.write.draft import WriteContext
+else:  # the write policy loads with the first write: a read never runs it
+    draft = lazy_module("memlane.write.draft")
+    pipeline = lazy_module("memlane.write.pipeline")
 
 ID_PREFIX = "m-"
 # RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
@@ -148,7 +152,7 @@ class Core:
         self.close()
 
     def _write_context(self) -> WriteContext:
-        return WriteContext(
+        return draft.WriteContext(
             now=utcnow(), new_id=new_id, agent=self.agent, context=self.context,
             limits=self.limits, default_taint=self.default_taint,
         )  # fmt: skip
@@ -318,9 +322,7 @@ class Core:
 
             embedding.check_profile(self.store, self.embedder)
 
-    def _embed_ids(
-        self, ids: Sequence[str], known: Mapping[str, Embedded] | None = None
-    ) -> dict[str, str]:
+    def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
         """Embed memories that just changed; {id: why} for those left without vectors.
 
         Trigger: no embedder is configured. Outcome: nothing to do, nothing deferred.
@@ -334,22 +336,37 @@ class Core:
         from memlane.write import embedding
 
         records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
-        outcome = embedding.embed_records(self.store, self.embedder, records, known)
+        outcome = embedding.embed_records(self.store, self.embedder, records)
         return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
 
-    def _reembedded(self, result: WriteResult, doc: Embedded | None = None) -> WriteResult:
-        """Vectors for the memory a write just created or changed (`doc`: made already);
-        deferred on failure."""
+    def _with_rows(self, w: Writer, made: Mapping[str, Embedded]) -> None:
+        """Vectors made before a write's transaction, stored in it with their rows.
+
+        Trigger: add and add-batch, whose vectors the write policy makes first. Why:
+        stored by a second transaction after the rows committed, a new memory was for
+        a moment without vectors, and another writer's policy judging a restatement
+        then could not see the two were alike in meaning: both landed. Outcome: rows
+        and vectors commit together; a memory whose embedding failed is embedded after
+        the commit (deferred if it fails again).
+        """
+        if not made or self.embedder is None:
+            return
+        from memlane.write import embedding
+
+        records = [r for r in map(w.get, made) if r is not None]
+        documents = [made[r.id] for r in records]
+        embedding.store_documents(self.store, w, self.embedder, records, documents)
+
+    def _reembedded(self, result: WriteResult) -> WriteResult:
+        """Vectors for the memory a write just created or changed; deferred on failure."""
         if result.id is None:
             return result
-        failed = self._embed_ids([result.id], {result.id: doc} if doc is not None else None)
+        failed = self._embed_ids([result.id])
         return _deferred(result, failed[result.id]) if result.id in failed else result
 
-    def _embedded_lines(
-        self, lines: BatchLines, ids: Names, known: Mapping[str, Embedded] | None = None
-    ) -> BatchLines:
+    def _embedded_lines(self, lines: BatchLines, ids: Names) -> BatchLines:
         """Embed a committed chunk's new memories; a failure marks its lines deferred."""
-        failed = self._embed_ids(ids, known)
+        failed = self._embed_ids(ids)
         if not failed:
             return lines
         return [

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from memlane.errors import Conflict, Invalid, NotFound
 from memlane.facade.core import Core, Links, Records
 from memlane.graph.entities import normalize_alias
+from memlane.lazy import lazy_module
 from memlane.model import (
     SYMMETRIC_LINKS,
     UNREINFORCING_LINKS,
@@ -20,7 +22,12 @@ from memlane.model import (
 )
 from memlane.store import Writer
 from memlane.timeutil import utcnow
-from memlane.write.dedup import TRUST_CONTRADICTED, TRUST_CORROBORATED, clamp
+
+if TYPE_CHECKING:
+    from memlane.write import dedup
+else:  # the write policy loads with the first write: a read never runs it
+    dedup = lazy_module("memlane.write.dedup")
+
 
 # The memories `entities show` lists at most (newest first).
 SHOW_LIMIT = 50
@@ -82,12 +89,17 @@ class GraphOps(Core):
         if kind is LinkType.CONTRADICTS:
             for side in (a, b):
                 w.replace(
-                    replace(side, trust_score=clamp(side.trust_score + TRUST_CONTRADICTED)), None
+                    replace(
+                        side, trust_score=dedup.clamp(side.trust_score + dedup.TRUST_CONTRADICTED)
+                    ),
+                    None,
                 )
             return
         changed = b
         if kind is LinkType.SUPPORTS:
-            changed = replace(changed, trust_score=clamp(b.trust_score + TRUST_CORROBORATED))
+            changed = replace(
+                changed, trust_score=dedup.clamp(b.trust_score + dedup.TRUST_CORROBORATED)
+            )
         if reinforce and kind not in UNREINFORCING_LINKS:
             changed = reinforced(changed, utcnow())
         if changed != b:

@@ -6,14 +6,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
+from memlane.lazy import lazy_module
 from memlane.model import REINFORCE_CAP, Kind, Record, Reminder, Session, State, Vitals, reinforced
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import days_between, utcnow
-from memlane.write.dedup import clamp
+
+if TYPE_CHECKING:
+    from memlane.write import dedup
+else:  # the write policy loads with the first write: a read never runs it
+    dedup = lazy_module("memlane.write.dedup")
 
 # The second violation of a lesson costs it this much trust, once (reference/002's
 # TRUST_VIOLATION_FLOOR_DROP, applied at the violated_count 1 -> 2 crossing).
@@ -77,7 +83,7 @@ class LifecycleOps(Core):
                 violated = old.violated_count + 1
                 trust = old.trust_score
                 if violated == _SECOND_VIOLATION:
-                    trust = clamp(trust - TRUST_VIOLATION_DROP)
+                    trust = dedup.clamp(trust - TRUST_VIOLATION_DROP)
                 new = replace(old, violated_count=violated, trust_score=trust)
             w.replace(new, None)
             self._journal(w, "feedback.applied" if applied else "feedback.violated", old.id)

@@ -22,17 +22,19 @@ from memlane.model import (
 )
 from memlane.store import Writer
 from memlane.timeutil import utcnow
-from memlane.write import pipeline
-from memlane.write.draft import build_draft
-from memlane.write.normalize import derive_title, document_text
 
 if TYPE_CHECKING:
     from memlane.lifecycle import pack as packing
     from memlane.lifecycle import summary as summaries
     from memlane.lifecycle.summary import Summary
-else:  # the pure parts load with the first pack or episode summary
+    from memlane.write import draft as drafting
+    from memlane.write import normalize, pipeline
+else:  # the pure parts and the write policy load with the first pack or episode summary
     packing = lazy_module("memlane.lifecycle.pack")
     summaries = lazy_module("memlane.lifecycle.summary")
+    drafting = lazy_module("memlane.write.draft")
+    normalize = lazy_module("memlane.write.normalize")
+    pipeline = lazy_module("memlane.write.pipeline")
 
 # What marks a memory as an episode's summary (with kind and category `summary`).
 EPISODE_TAG = "episode"
@@ -101,7 +103,7 @@ class PackOps(Core):
     def _summary_record(self, session_id: str, members: Records) -> Record | None:
         """The summary memory to write, through the capture policy; None when the
         members say nothing a summary could quote."""
-        text = summaries.summarize([(r.id, document_text(r)) for r in members])
+        text = summaries.summarize([(r.id, normalize.document_text(r)) for r in members])
         if not text.text:
             return None
         quoted = [r for r in members if r.id in text.sources]
@@ -109,7 +111,7 @@ class PackOps(Core):
 
         captured = capture(_summary_fields(session_id, text, quoted, members),
                            parse_mode(self.capture_mode))  # fmt: skip
-        draft = build_draft(captured.fields, self._write_context())
+        draft = drafting.build_draft(captured.fields, self._write_context())
         self._check_category(draft.record.category)
         return draft.record
 
@@ -146,7 +148,7 @@ def _summary_fields(
     risky = any(INJECTION_TAG in r.tags for r in quoted)
     return {
         "content": text.text,
-        "title": f"Session {session_id}: {derive_title(text.text)}",
+        "title": f"Session {session_id}: {normalize.derive_title(text.text)}",
         "kind": "summary",
         "category": "summary",
         "entry_type": "summary",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memlane.errors import Invalid, MemlaneError
 from memlane.facade.core import Core
 from memlane.graph.entities import STOPWORDS
+from memlane.lazy import lazy_module
 from memlane.model import (
     Filters,
     Link,
@@ -21,7 +22,6 @@ from memlane.model import (
     worst_taint,
 )
 from memlane.timeutil import utcnow
-from memlane.write import dedup
 from memlane.write.anchors import (
     ANCHOR_HIGH,
     ANCHOR_LOW,
@@ -31,20 +31,17 @@ from memlane.write.anchors import (
     plan_anchors,
     text_jaccard,
 )
-from memlane.write.dedup import (
-    TRUST_CONTRADICTED,
-    TRUST_CORROBORATED,
-    Decision,
-    Neighbour,
-    Thresholds,
-    Verdict,
-)
-from memlane.write.normalize import document_text
+from memlane.write.settings import Thresholds
 
 if TYPE_CHECKING:
     from memlane.embed import Embedded
     from memlane.retrieve.vectors import Rows
     from memlane.store import Writer
+    from memlane.write import dedup, normalize
+    from memlane.write.dedup import Decision, Neighbour
+else:  # the decisions load with the first write: a read never runs them
+    dedup = lazy_module("memlane.write.dedup")
+    normalize = lazy_module("memlane.write.normalize")
 
 # Neighbours read per lane for one new memory: near-duplicates and conflicts are few.
 NEIGHBOURS = 10
@@ -88,7 +85,7 @@ class Batch:
 
     def add(self, record: Record, doc: Embedded | None) -> None:
         self.staged.append(record)
-        self.texts.append(document_text(record))
+        self.texts.append(normalize.document_text(record))
         self.folded.append(_fold(self.texts[-1]))
         self.vectors.append(None if doc is None else doc.entry)
         if doc is not None:
@@ -130,7 +127,7 @@ class PolicyOps(Core):
             return out
         from memlane.write.embedding import embed_documents
 
-        texts = [document_text(r) for r in records if r is not None]
+        texts = [normalize.document_text(r) for r in records if r is not None]
         try:
             documents = embed_documents(self.embedder, texts)
         except Exception:  # a failing model never fails a write: it is retried after
@@ -158,7 +155,7 @@ class PolicyOps(Core):
     def _judge(self, record: Record, doc: Embedded | None, batch: Batch) -> Decision:
         neighbours = self._stored_neighbours(record, doc, batch.rows)
         neighbours += _staged_neighbours(record, doc, batch, self.write_policy)
-        return dedup.decide(document_text(record), neighbours, self.write_policy)
+        return dedup.decide(normalize.document_text(record), neighbours, self.write_policy)
 
     def _stored_neighbours(
         self, record: Record, doc: Embedded | None, rows: Rows | None
@@ -168,7 +165,7 @@ class PolicyOps(Core):
             include_private=True, limit=NEIGHBOURS,
         )  # fmt: skip
         found: dict[str, Record] = {}
-        key = key_words(document_text(record))
+        key = key_words(normalize.document_text(record))
         for match in ("all", "most"):
             for hit in self.store.search(key, near, match):
                 found.setdefault(hit.record.id, hit.record)
@@ -181,7 +178,7 @@ class PolicyOps(Core):
             missing = [i for i in found if i not in cosines]
             cosines.update(self._cosines(doc.entry, missing))
         return [
-            Neighbour(r.id, document_text(r), cosines.get(r.id))
+            dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id))
             for r in found.values()
             if _same_reach(r, record)
         ]
@@ -220,7 +217,7 @@ class PolicyOps(Core):
             old,
             updated_at=max(utcnow(), old.updated_at),
             importance=max(old.importance, record.importance),
-            trust_score=dedup.clamp(old.trust_score + TRUST_CORROBORATED),
+            trust_score=dedup.clamp(old.trust_score + dedup.TRUST_CORROBORATED),
             taint=worst_taint(old.taint, record.taint),  # a fold never launders its origin
         )
         w.replace(new, None)
@@ -234,7 +231,9 @@ class PolicyOps(Core):
         """A statement and its negation both stay: linked `contradicts` both ways, the
         older one a little less trusted (the new one landed with its trust lowered)."""
         old = self._live(w, decision.target or "")
-        w.replace(replace(old, trust_score=dedup.clamp(old.trust_score + TRUST_CONTRADICTED)), None)
+        w.replace(
+            replace(old, trust_score=dedup.clamp(old.trust_score + dedup.TRUST_CONTRADICTED)), None
+        )
         reason = "negation polarity disagrees with a near-duplicate"
         for source, target in ((new.id, old.id), (old.id, new.id)):
             w.add_link(
@@ -333,13 +332,13 @@ class PolicyOps(Core):
             ids = tuple(i for i in scores if i != record.id)
             kept = self.store.admitted(replace(near, ids=ids, limit=None)) if ids else []
             return {i: scores[i] for i in kept}
-        text = document_text(record)
+        text = normalize.document_text(record)
         found = {h.record.id: h.record for h in self.store.search(key_words(text), near, "most")}
         found.update(
             (r.id, r) for r in self.store.query(replace(near, ids=tuple(also), limit=None))
         )
         found.pop(record.id, None)
-        return {i: text_jaccard(text, document_text(r)) for i, r in found.items()}
+        return {i: text_jaccard(text, normalize.document_text(r)) for i, r in found.items()}
 
     def _entry_vector(self, memory_id: str) -> Any:
         """A memory's current entry vector (None: it has none, or there is no embedder)."""
@@ -355,12 +354,12 @@ class PolicyOps(Core):
 
 
 def contradicting(record: Record) -> Record:
-    return replace(record, trust_score=dedup.clamp(record.trust_score + TRUST_CONTRADICTED))
+    return replace(record, trust_score=dedup.clamp(record.trust_score + dedup.TRUST_CONTRADICTED))
 
 
 def with_decision(result: WriteResult, decision: Decision) -> WriteResult:
     """The result of a landed write, told what the policy found."""
-    if decision.verdict is Verdict.CONTRADICTION:
+    if decision.verdict is dedup.Verdict.CONTRADICTION:
         return replace(
             result, status=WriteStatus.CONTRADICTION, contradicts=decision.target,
             similarity=decision.similarity,
@@ -387,13 +386,13 @@ def _staged_neighbours(
     alike = {
         i
         for _, _, i in process.extract(
-            _fold(document_text(record)), batch.folded, scorer=fuzz.ratio,
+            _fold(normalize.document_text(record)), batch.folded, scorer=fuzz.ratio,
             score_cutoff=STAGED_CUTOFF, limit=NEIGHBOURS,
         )
     }  # fmt: skip
     close = batch.nearest(doc, thresholds.conflict, NEIGHBOURS)
     return [
-        Neighbour(batch.staged[i].id, batch.texts[i], close.get(i, batch.cosine(i, doc)))
+        dedup.Neighbour(batch.staged[i].id, batch.texts[i], close.get(i, batch.cosine(i, doc)))
         for i in sorted(alike.union(close))
         if _same_reach(batch.staged[i], record)
     ]

@@ -13,12 +13,17 @@ import io
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
+from memlane.lazy import lazy_module
 from memlane.store import Selection
-from memlane.write.normalize import dedup_hash
+
+if TYPE_CHECKING:
+    from memlane.write import normalize
+else:  # the write policy loads with the first write: a read never runs it
+    normalize = lazy_module("memlane.write.normalize")
 
 FORMAT, FORMAT_VERSION = "memlane-export", 1
 HEADER = {"kind": FORMAT, "version": FORMAT_VERSION}
@@ -260,7 +265,7 @@ class TransferOps(Core):
         title, body = got.fields["title"], got.fields["content"]
         return {**row, "title": title, "body": body,
                 "tags": json.dumps(got.fields["tags"], ensure_ascii=False),
-                "dedup_hash": dedup_hash(title, body)}  # fmt: skip
+                "dedup_hash": normalize.dedup_hash(title, body)}  # fmt: skip
 
 
 _ORDER = {kind: i for i, kind in enumerate(

@@ -9,15 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Hits, passive_ok
+from memlane.lazy import lazy_module
 from memlane.model import Filters, Record
 from memlane.timeutil import utcnow
-from memlane.write.normalize import document_text
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.recall import RecallResult
+    from memlane.write import normalize
     from memlane.write.embedding import EmbedOutcome
+else:  # the write policy loads with the first write: a read never runs it
+    normalize = lazy_module("memlane.write.normalize")
 
 
 # Told (done, total) as a long embedding job goes.
@@ -95,7 +98,9 @@ class VectorOps(Core):
         documents: list[Embedded] = []
         for start in range(0, len(records), embedding.EMBED_CHUNK):
             part = records[start : start + embedding.EMBED_CHUNK]
-            documents += embedding.embed_documents(embedder, [document_text(r) for r in part])
+            documents += embedding.embed_documents(
+                embedder, [normalize.document_text(r) for r in part]
+            )
             if progress is not None:
                 progress(start + len(part), len(records))
         with self.store.write() as w:

@@ -21,14 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memlane.write.settings import Thresholds
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
-    """The write policy's similarity cut-offs (settings; reference/003's defaults)."""
-
-    string: float = 0.85  # rapidfuzz ratio of the normalized texts: near-duplicate
-    vector: float = 0.92  # cosine: near-duplicate, and the conflict band's upper edge
-    conflict: float = 0.60  # cosine: the conflict band's lower edge
+DEFAULTS = Thresholds()
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +102,7 @@ def figures(text: str) -> tuple[str, ...]:
 
 
 def decide(
-    text: str, neighbours: Sequence[Neighbour], thresholds: Thresholds = Thresholds()
+    text: str, neighbours: Sequence[Neighbour], thresholds: Thresholds = DEFAULTS
 ) -> Decision:
     """What to do with a new memory of `text` among its neighbours."""
     negative, stated = is_negative(text), figures(text)

@@ -32,6 +32,7 @@ from memlane.model import (
 from memlane.scope import Context, parse_scope, scope_project
 from memlane.timeutil import parse_instant
 from memlane.write.normalize import check_unicode, clean_text, dedup_hash, derive_title
+from memlane.write.settings import Limits
 
 # Alternative spellings accepted on input, mapped to the canonical field name.
 ALIASES = {
@@ -90,14 +91,6 @@ FACT_ROUTES: dict[FactType, tuple[Kind, str, State | None]] = {
     FactType.THREAD_CLOSED: (Kind.EVENT, "thread", None),
 }
 MAX_IMPORTANCE = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    body_bytes: int = 64 * 1024
-    title_chars: int = 300
-    tags: int = 50
-    tag_chars: int = 64
 
 
 @dataclass(frozen=True, slots=True)

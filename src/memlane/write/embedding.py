@@ -6,7 +6,7 @@ and `embed --pending` picks it up later.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlane.embed import Embedded, Embedder, entry_vector
@@ -41,37 +41,34 @@ def check_profile(store: Store, embedder: Embedder) -> None:
         )
 
 
-def embed_records(
-    store: Store,
-    embedder: Embedder,
-    records: Sequence[Record],
-    known: Mapping[str, Embedded] | None = None,
-) -> EmbedOutcome:
-    """Embed and store vectors for `records`, one transaction; failures are reported.
-    `known`: vectors already made for some of them (by the write policy), by id."""
+def embed_records(store: Store, embedder: Embedder, records: Sequence[Record]) -> EmbedOutcome:
+    """Embed and store vectors for `records`, one transaction; failures are reported."""
     if not records:
         return EmbedOutcome((), ())
-    known = known or {}
     try:
         check_profile(store, embedder)
-        missing = [r for r in records if r.id not in known]
-        made = dict(
-            zip(
-                (r.id for r in missing),
-                embed_documents(embedder, [document_text(r) for r in missing]),
-                strict=True,
-            )
-        )
-        documents = [known.get(r.id) or made[r.id] for r in records]
+        documents = embed_documents(embedder, [document_text(r) for r in records])
     except MemlaneError as exc:
         return EmbedOutcome((), tuple(r.id for r in records), str(exc))
     except Exception as exc:  # a backend's own failure must not fail a landed write
         return EmbedOutcome((), tuple(r.id for r in records), f"{type(exc).__name__}: {exc}")
     with store.write() as w:
-        if store.meta(PROFILE_KEY) is None:
-            w.set_meta(PROFILE_KEY, embedder.profile.signature)
-        put_documents(w, embedder, records, documents)
+        store_documents(store, w, embedder, records, documents)
     return EmbedOutcome(tuple(r.id for r in records), ())
+
+
+def store_documents(
+    store: Store,
+    w: Writer,
+    embedder: Embedder,
+    records: Sequence[Record],
+    documents: Sequence[Embedded],
+) -> None:
+    """Within `w`'s transaction: the records' vectors, and the store's profile when
+    these are its first."""
+    if store.meta(PROFILE_KEY) is None:
+        w.set_meta(PROFILE_KEY, embedder.profile.signature)
+    put_documents(w, embedder, records, documents)
 
 
 def embed_documents(embedder: Embedder, texts: Sequence[str]) -> list[Embedded]:

@@ -17,7 +17,6 @@ from memlane.model import (
 )
 from memlane.write.draft import (
     MAX_IMPORTANCE,
-    Limits,
     as_int,
     as_list,
     as_text,
@@ -26,6 +25,7 @@ from memlane.write.draft import (
     check_title,
 )
 from memlane.write.normalize import clean_text, dedup_hash
+from memlane.write.settings import Limits
 
 
 class _Clear:

@@ -1,0 +1,29 @@
+"""The write policy's settings: size limits and similarity thresholds.
+
+Kept apart from the policy itself (draft, dedup) so that opening a store, which
+applies the settings, does not load the policy: a read never runs it (issue 3's
+cold `memlane recall`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How large a memory may be: body bytes (UTF-8), title characters, tags, tag characters."""
+
+    body_bytes: int = 64 * 1024
+    title_chars: int = 300
+    tags: int = 50
+    tag_chars: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The write policy's similarity cut-offs (settings; reference/003's defaults)."""
+
+    string: float = 0.85  # rapidfuzz ratio of the normalized texts: near-duplicate
+    vector: float = 0.92  # cosine: near-duplicate, and the conflict band's upper edge
+    conflict: float = 0.60  # cosine: the conflict band's lower edge
