@@ -23,6 +23,7 @@ from memlane import Context, Memory
 from memlane.embed import get_embedder
 from memlane.facade.consolidate import LOCK_META
 from memlane.model import LinkType, WriteStatus
+from memlane.write import dedup
 
 BACKENDS = ["sqlite", "postgres"]
 # Seconds a process waits at a barrier, and the parent for a process, before the
@@ -215,3 +216,101 @@ def test_two_consolidate_runs_at_once_one_runs_and_one_is_skipped(store: str) ->
             assert len(lines) == 1, (memory_id, lines)
         for memory_id in absorbed:
             assert memory.get(memory_id).superseded_by == keeper
+
+
+# ---- read-modify-write: no lost update ---------------------------------------------
+
+# Rounds of each read-modify-write race: two transactions lose an update only when both
+# read before either commits, so one round may not show it; each round is a fresh race.
+RMW_ROUNDS = 8
+# The roles of the processes changing one memory at once (see _change).
+ROLES = ["tag-a", "tag-b", "feedback", "link"]
+
+
+def _distinct(memory: Memory, count: int) -> list[str]:
+    """`count` new memories that the write policy folds into nothing."""
+    return [
+        str(memory.add(f"Note {uuid.uuid4().hex} {uuid.uuid4().hex}.", importance=1,
+                       allow_duplicate=True, auto_anchor=False).id)
+        for _ in range(count)
+    ]  # fmt: skip
+
+
+def _change(location: str, barrier: Any, memory_id: str, role: str, sources: list[str]) -> None:
+    """One process: RMW_ROUNDS changes of one memory, each at the barrier's moment: a
+    tag of its own (a new version), an applied use, or a `supports` link from a source
+    of the round (importance, activation and trust of the target)."""
+    with _open(location) as memory:
+        memory.stats()  # a connection open before the start
+        for n in range(RMW_ROUNDS):
+            barrier.wait(timeout=WAIT_S)
+            if role.startswith("tag"):
+                memory.update(memory_id, add_tags=[f"{role}-{n}"], auto_anchor=False)
+            elif role == "feedback":
+                memory.feedback(memory_id, applied=True)
+            else:
+                memory.link(sources[n], memory_id, "supports")
+
+
+def test_changes_of_one_memory_at_once_are_all_kept(store: str) -> None:
+    """Updates, feedback and links of one memory at the same moment: each one is applied
+    to what the others wrote (no change silently overwritten), each version numbered
+    once, each journaled."""
+    with _open(store) as memory:
+        target, *sources = _distinct(memory, 1 + RMW_ROUNDS)
+        before = memory.get(target)
+    _race(store, _change, [(target, role, sources) for role in ROLES])
+    with _open(store) as memory:
+        after = memory.get(target)
+        tagged = {f"{role}-{n}" for role in ROLES if role.startswith("tag")
+                  for n in range(RMW_ROUNDS)}  # fmt: skip
+        assert tagged <= set(after.tags), sorted(tagged - set(after.tags))
+        updates = 2 * RMW_ROUNDS
+        assert [v.number for v in memory.history(target)] == list(range(1, updates + 2))
+        assert after.applied_count == RMW_ROUNDS
+        assert after.activation_count == RMW_ROUNDS
+        assert after.importance == before.importance + RMW_ROUNDS
+        assert after.trust_score == pytest.approx(
+            min(1.0, before.trust_score + RMW_ROUNDS * dedup.TRUST_CORROBORATED)
+        )
+        operations = [e.operation for e in memory.journal(target)]
+        assert operations.count("update") == updates
+        assert operations.count("feedback.applied") == RMW_ROUNDS
+
+
+def _link_pairs(location: str, barrier: Any, pairs: list[tuple[str, str]], kind: str) -> None:
+    """One process: a link of `kind` per pair, each at the barrier's moment."""
+    with _open(location) as memory:
+        memory.stats()
+        for source, target in pairs:
+            barrier.wait(timeout=WAIT_S)
+            memory.link(source, target, kind)
+
+
+def test_links_of_two_memories_in_opposite_orders_neither_deadlock_nor_lose(
+    store: str,
+) -> None:
+    """`contradicts` A->B (reads A then B, lowers both trusts) races `supports` B->A
+    (reads B then A, raises A's trust and importance): neither transaction fails on a
+    deadlock, and A ends with both changes."""
+    with _open(store) as memory:
+        ids = _distinct(memory, 2 * RMW_ROUNDS)
+        pairs = list(zip(ids[::2], ids[1::2], strict=True))
+        trust = {i: memory.get(i).trust_score for i in ids}
+    _race(store, _link_pairs, [(pairs, "contradicts"), ([(b, a) for a, b in pairs], "supports")])
+    with _open(store) as memory:
+        for a, b in pairs:
+            first, second = memory.get(a), memory.get(b)
+            lowered = dedup.clamp(trust[a] + dedup.TRUST_CONTRADICTED)
+            raised = dedup.clamp(trust[a] + dedup.TRUST_CORROBORATED)
+            either_order = {  # trust is clamped, so the order of the two matters
+                round(dedup.clamp(lowered + dedup.TRUST_CORROBORATED), 6),
+                round(dedup.clamp(raised + dedup.TRUST_CONTRADICTED), 6),
+            }
+            assert round(first.trust_score, 6) in either_order, (a, first.trust_score)
+            assert second.trust_score == pytest.approx(
+                dedup.clamp(trust[b] + dedup.TRUST_CONTRADICTED)
+            )
+            assert (first.importance, first.activation_count) == (2, 1)
+            kinds = {(x.source, x.target, x.type.value) for x in memory.links(a)}
+            assert kinds == {(a, b, "contradicts"), (b, a, "contradicts"), (b, a, "supports")}

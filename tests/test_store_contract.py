@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import random
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from conftest import create_database
 from memlane import Context, Memory
 from memlane.embed import get_embedder
+from memlane.embed.chunk import CHUNK_OVERLAP, CHUNK_TOKENS
 from memlane.errors import Unavailable
 from memlane.model import Filters
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+from memlane.store.postgres.store import MIN_EF_SEARCH  # noqa: E402
 
 BACKENDS = ["sqlite", "postgres"]
 EVERYTHING = {"include_superseded": True, "include_private": True}
@@ -149,10 +156,156 @@ def test_pgvector_nearest_uses_the_stored_vectors(pg_url: str) -> None:
             [(profile,)] = conn.execute("SELECT DISTINCT profile FROM embedding").fetchall()
             names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
         assert any(n.startswith("embedding_hnsw_") for n in names) and "memory_fts" in names
-        store = memory.store
-        [vector] = [blob for _, chunk, blob in store.vectors(profile, [target]) if chunk == -1]
-        nearest = store.nearest(profile, vector, 2)  # type: ignore[attr-defined]
+        [vector] = [_array(b) for _, c, b in memory.store.vectors(profile, [target]) if c == -1]
+        nearest = memory.store.nearest(profile, vector, 2)
+        assert nearest is not None
         assert nearest[0][0] == target and nearest[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+# ---- Store.nearest: the server-side vector index ------------------------------------
+
+PROFILE = get_embedder("hash").profile.signature
+# Words of the nearest-neighbour stores: a small vocabulary, so that memories and
+# queries share words and their cosines spread from near 0 to near 1.
+VOCABULARY = [hashlib.sha256(str(i).encode()).hexdigest()[:7] for i in range(120)]
+# A body of this many words is embedded as several chunks.
+LONG_WORDS = 3 * CHUNK_TOKENS
+
+
+def _array(blob: bytes) -> npt.NDArray[np.float32]:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def _words(rng: random.Random, count: int) -> str:
+    return " ".join(rng.choices(VOCABULARY, k=count))
+
+
+def _exact(store: Any, query: npt.NDArray[np.float32], k: int) -> list[tuple[str, float]]:
+    """`nearest` by brute force: each memory's best cosine over every row `vectors`
+    reads, entry and chunks."""
+    unit = query / np.linalg.norm(query)
+    best: dict[str, float] = {}
+    for memory_id, _, blob in store.vectors(PROFILE):
+        row = _array(blob)
+        cosine = float(np.dot(row, unit) / np.linalg.norm(row))
+        best[memory_id] = max(cosine, best.get(memory_id, -2.0))
+    return sorted(best.items(), key=lambda pair: -pair[1])[:k]
+
+
+def _assert_exact(
+    store: Any, query: npt.NDArray[np.float32], found: list[tuple[str, float]] | None, k: int
+) -> None:
+    """`found` is the exact k nearest: the brute-force cosines, best first, each one
+    that of the memory it names (memories tied within float error may swap places)."""
+    assert found is not None
+    exact = dict(_exact(store, query, 10**6))
+    best = sorted(exact.values(), reverse=True)[:k]
+    assert [c for _, c in found] == pytest.approx(best, abs=1e-5)
+    assert [c for _, c in found] == pytest.approx([exact[i] for i, _ in found], abs=1e-5)
+    assert len({i for i, _ in found}) == len(found)
+
+
+def _fill(memory: Memory, rng: random.Random, count: int, words: int = 12) -> list[str]:
+    result = memory.add_batch(
+        [{"content": _words(rng, words), "allow_duplicate": True} for _ in range(count)]
+    )
+    ids = [str(line.result.id) for line in result.lines if line.result and line.result.landed]
+    assert len(ids) == count
+    return ids
+
+
+def test_nearest_is_none_without_a_server_side_index(tmp_path: Path) -> None:
+    with _open(str(tmp_path / "memlane.db")) as memory:
+        memory.add("Kubernetes pods restart when the liveness probe fails.")
+        [(_, _, blob)] = memory.store.vectors(PROFILE)
+        assert memory.store.nearest(PROFILE, _array(blob), 5) is None
+
+
+def test_nearest_is_exact_on_a_tiny_store_over_entry_and_chunk_rows(pg_store: str) -> None:
+    rng = random.Random(7)
+    with _open(pg_store) as memory:
+        long = memory.add(_words(rng, LONG_WORDS), allow_duplicate=True).id
+        _fill(memory, rng, 6)
+        store = memory.store
+        rows = list(store.vectors(PROFILE))
+        chunks = [_array(b) for i, c, b in rows if i == long and c >= 0]
+        assert len(chunks) >= 3  # the long memory owns an entry row and chunk rows
+        queries = [chunks[1], *(_array(b) for _, c, b in rows if c == -1)]
+        for query in queries:
+            _assert_exact(store, query, store.nearest(PROFILE, query, 4), 4)
+        found = store.nearest(PROFILE, chunks[1].tolist(), 1)  # a list of floats too
+        assert found and found[0][0] == long and found[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_nearest_widens_past_the_rows_of_one_memory(pg_store: str) -> None:
+    """One memory owns more rows nearest to the query than the first fetch takes (its
+    chunks are one text repeated): the fetch widens until k memories came back."""
+    rng = random.Random(11)
+    # Every window is the same text; short words keep the body under the size limit.
+    pattern = " ".join(w[:3] for w in _words(rng, CHUNK_TOKENS - CHUNK_OVERLAP).split())
+    with _open(pg_store) as memory:
+        repeated = memory.add(" ".join([pattern] * 50), allow_duplicate=True).id
+        _fill(memory, rng, 10)
+        store = memory.store
+        rows = [_array(b) for i, c, b in store.vectors(PROFILE) if i == repeated and c >= 0]
+        assert len(rows) > MIN_EF_SEARCH  # more than the first fetch
+        found = store.nearest(PROFILE, rows[0], 3)
+        assert found is not None and found[0][0] == repeated
+        _assert_exact(store, rows[0], found, 3)
+
+
+def test_nearest_recalls_the_exact_neighbours_through_hnsw(pg_store: str) -> None:
+    """A few hundred memories: the HNSW answer holds at least 9 of the exact top 10 on
+    average, with the exact cosines."""
+    rng = random.Random(3)
+    with _open(pg_store) as memory:
+        _fill(memory, rng, 400)
+        memory.store.optimize()
+        store, hits, wanted = memory.store, 0, 0
+        for _ in range(25):
+            query = np.asarray(memory.embedder.embed(_words(rng, 6)), dtype=np.float32)  # type: ignore[union-attr]
+            found, expected = store.nearest(PROFILE, query, 10), dict(_exact(store, query, 10))
+            assert found is not None and len(found) == 10
+            hits += len(expected.keys() & {i for i, _ in found})
+            wanted += len(expected)
+            exact = dict(_exact(store, query, 400))
+            assert [c for _, c in found] == pytest.approx([exact[i] for i, _ in found], abs=1e-5)
+        assert hits / wanted >= 0.9
+
+
+def test_nearest_never_returns_a_deleted_or_ended_memory(pg_store: str) -> None:
+    rng = random.Random(5)
+    with _open(pg_store) as memory:
+        _fill(memory, rng, 30)
+        store = memory.store
+        query = np.asarray(memory.embedder.embed(_words(rng, 6)), dtype=np.float32)  # type: ignore[union-attr]
+        before = store.nearest(PROFILE, query, 5)
+        assert before is not None
+        (deleted, _), (ended, _), (rewritten, _) = before[:3]
+        with store.write() as w:
+            w.delete(deleted)
+        memory.invalidate(ended, "no longer true")
+        with _open(pg_store, embed_on_write=False) as plain:  # its vectors left stale
+            plain.update(rewritten, content=_words(rng, 12), auto_anchor=False)
+        after = store.nearest(PROFILE, query, 30)
+        assert after is not None
+        assert not {deleted, ended, rewritten} & {i for i, _ in after}
+        _assert_exact(store, query, after, 30)
+
+
+def test_nearest_from_another_thread_reads_on_its_own_connection(pg_store: str) -> None:
+    """While this thread's write transaction has deleted a memory (not committed yet),
+    another thread's search still finds it; this thread's does not."""
+    with _open(pg_store) as memory:
+        first, *_ = _fill(memory, random.Random(9), 5)
+        store = memory.store
+        [query] = [_array(b) for i, c, b in store.vectors(PROFILE) if i == first and c == -1]
+        with store.write() as w, ThreadPoolExecutor(1) as pool:
+            w.delete(first)
+            other = pool.submit(store.nearest, PROFILE, query, 1).result(timeout=60)
+            mine = store.nearest(PROFILE, query, 1)
+        assert other and other[0][0] == first
+        assert mine and mine[0][0] != first
 
 
 # ---- links, entities, sessions, registries, journal, reminders ----------------------

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from memlane.model import (
     Entity,
@@ -33,6 +33,13 @@ from memlane.model import (
     WakeGuess,
     WakeRitual,
 )
+
+if TYPE_CHECKING:  # numpy loads only when vectors are used
+    import numpy as np
+    import numpy.typing as npt
+
+    # A query vector for `Store.nearest`: floats, or a float32 (or float64) array.
+    QueryVector: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +301,18 @@ class Store(Protocol):
     ) -> Iterator[tuple[str, int, bytes]]:
         """(memory id, chunk, float32 bytes) of every live memory's current vectors for a
         profile (only these memories' when `ids` is given)."""
+
+    def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]] | None:
+        """The k memories nearest to `vector` by the store's own vector index, best
+        first, as (memory id, cosine similarity): a memory's score is that of its best
+        current vector of `profile`, entry or chunk, among exactly the rows `vectors`
+        reads (live memories, vectors of their current content); fewer than k when
+        fewer memories have one. An approximate index may miss a few of the true k.
+
+        None: the store has no server-side vector index (SQLite: its derived index
+        lives in the client, built from `vectors`). Safe from any thread; on the thread
+        holding a write transaction it reads that transaction's rows.
+        """
 
     def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
         """The memories whose vectors changed (written, removed, made stale or ended)

@@ -4,16 +4,16 @@ GIN for keywords, pgvector (HNSW, cosine) for vectors."""
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
@@ -43,11 +43,14 @@ from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
 from memlane.store.postgres import wake as wake_sql
-from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, POLICY_LOCK, PostgresWriter
+from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, PostgresWriter
 from memlane.store.postgres.writer import link_from_row as _link
 from memlane.store.sqlite.rows import COLUMNS, row_reader, version_columns
 from memlane.store.sqlite.store import STALE_FADED_BELOW, STALE_HIGH_IMPORTANCE
 from memlane.timeutil import from_text, to_text
+
+if TYPE_CHECKING:
+    from memlane.store.base import QueryVector
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 # Connections per process: a CLI call uses one; a server answering several agents at
@@ -67,6 +70,16 @@ _ANCHORS = (
     "WHERE l.source = e.id AND l.type = 'anchor') AS anchors"
 )
 _LIVE = "superseded_at IS NULL AND valid_until IS NULL"
+# A vector row `n` that is its memory `m`'s current one (as `vectors` reads them).
+_CURRENT_VECTOR = (
+    "m.id = n.memory_id AND m.dedup_hash = n.content_hash "
+    "AND m.superseded_at IS NULL AND m.valid_until IS NULL"
+)
+# Nearest-neighbour search: rows fetched per memory wanted (an entry and its chunks),
+# and the HNSW search widths. ef_search must cover the rows asked for (an HNSW scan
+# returns at most that many); pgvector caps it at 1000; 40 is its default.
+ROWS_PER_MEMORY = 4
+MIN_EF_SEARCH, MAX_EF_SEARCH = 40, 1000
 
 
 def _redacted(url: str) -> str:
@@ -84,9 +97,22 @@ def _rank(table: str, terms: int) -> str:
     tag weights, length-normalised) weighted by its inverse document frequency, summed.
     Without the IDF a common word counted as much as a rare name (LoCoMo dev, hash
     profile, recall R@10 .441 without it)."""
-    parts = [f"%(idf{i})s * ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.t{i}, 1)"
+    parts = [f"f.idf{i} * ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.t{i}, 1)"
              for i in range(terms)]  # fmt: skip
     return "(" + " + ".join(parts) + ")"
+
+
+def _idf_sql(terms: int) -> str:
+    """Each word's BM25 inverse document frequency over the memories (columns idf0..),
+    log(1 + (N - df + 0.5) / (df + 0.5)); the words are q.t0.. of the query's CTE."""
+    df = [f"(SELECT count(*) FROM memory WHERE fts @@ q.t{i})::float8" for i in range(terms)]
+    return (
+        "SELECT "
+        + ", ".join(
+            f"ln(1 + (n.total - {d} + 0.5) / ({d} + 0.5)) AS idf{i}" for i, d in enumerate(df)
+        )
+        + " FROM q, (SELECT count(*)::float8 AS total FROM memory) n"
+    )
 
 
 def _configure(conn: Conn) -> None:
@@ -143,11 +169,12 @@ class PostgresStore:
         try:
             with self.pool.connection() as conn:
                 self._local.conn = conn
+                self._local.writer = PostgresWriter(self, conn)
                 try:
                     with conn.transaction():
-                        yield PostgresWriter(self, conn)
+                        yield self._local.writer
                 finally:
-                    self._local.conn = None
+                    self._local.conn = self._local.writer = None
         except psycopg.OperationalError as exc:
             raise Unavailable(f"{self.location}: {exc}") from None
 
@@ -160,14 +187,17 @@ class PostgresStore:
 
         One key for the whole store, not one per scope: a batch decides lines of many
         scopes in one transaction, and per-scope locks taken in line order could
-        deadlock two batches. Only the policy's writes (add, add-batch) queue on it;
-        reads, updates and recall counters do not. It is taken before the exact-dedup
-        locks of the same transaction, so the two kinds never wait in a cycle.
+        deadlock two batches. It is the store-wide modification lock of
+        `PostgresWriter.get` too (a refresh reads the memory it changes): the policy's
+        writes and every read-for-modification queue on it, as every write does on
+        SQLite; plain reads, inserts without a policy and recall counters do not. It
+        is taken before the exact-dedup locks of the same transaction, so the two
+        kinds never wait in a cycle.
         """
-        conn: Conn | None = getattr(self._local, "conn", None)
-        if conn is None:
+        writer: PostgresWriter | None = getattr(self._local, "writer", None)
+        if writer is None:
             raise RuntimeError("serialize_policy needs an open write transaction")
-        conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (POLICY_LOCK,))
+        writer.serialize()
 
     def ensure_vector_index(self, conn: Conn, dim: int) -> None:
         """An HNSW (cosine) index for vectors of this dimension, made on first use.
@@ -244,11 +274,8 @@ class PostgresStore:
             return []
         rows, keys = found
         read = _reader(keys)
-        at = keys.index("id")
-        with self._conn() as conn:
-            anchors = self._anchors(conn, [row[at] for row in rows])
         return [
-            Hit(record=read(row, anchors.get(row[at], ())), score=float(row[0]), rank=i + 1)
+            Hit(record=read(row, tuple(json.loads(row[-1]))), score=float(row[0]), rank=i + 1)
             for i, row in enumerate(rows)
         ]
 
@@ -268,8 +295,7 @@ class PostgresStore:
         if query_sql is None:
             return None
         terms = sql.terms(text, params)
-        self._idf(terms, params)
-        hits = f"SELECT seq, 'm' AS src, {_rank('m', len(terms))} AS score FROM memory m, q "
+        hits = f"SELECT seq, 'm' AS src, {_rank('m', len(terms))} AS score FROM memory m, q, f "
         hits += "WHERE m.fts @@ q.query"
         if filters.as_of is not None:
             # As in SQLite: each table's scores over its own best, plus the ladder step,
@@ -278,13 +304,17 @@ class PostgresStore:
             hits = (
                 "SELECT seq, src, %(step)s + COALESCE(score / NULLIF(MAX(score) OVER "
                 f"(PARTITION BY src), 0), 0) AS score FROM ({hits} UNION ALL SELECT v.seq, 'v', "
-                f"{_rank('v', len(terms))} FROM memory_version v, q WHERE v.fts @@ q.query) s"
+                f"{_rank('v', len(terms))} FROM memory_version v, q, f WHERE v.fts @@ q.query) s"
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
-        columns = None if full else "e.id"
+        # Trigger: the write policy searches twice per line of a batch. Why: the word
+        # frequencies and the anchors were a round trip each (three per search, 2,000
+        # lines: 12,000). Outcome: one statement computes both (CTE f, column anchors).
+        columns = f"{', '.join(f'e.{c}' for c in COLUMNS)}, {_ANCHORS}" if full else "e.id"
         each = ", ".join(f"{term} AS t{i}" for i, term in enumerate(terms))
         query = (
-            f"WITH q AS (SELECT {query_sql} AS query, {each}), hits AS ({hits}) "
+            f"WITH q AS (SELECT {query_sql} AS query, {each}), f AS ({_idf_sql(len(terms))}), "
+            f"hits AS ({hits}) "
             + sql.select_sql(
                 filters, [], params, join=join, extra="h.score AS score, ", columns=columns
             )
@@ -298,38 +328,64 @@ class PostgresStore:
             rows = cursor.fetchall()
             return rows, tuple(d.name for d in cursor.description or ())
 
-    def _idf(self, terms: list[str], params: dict[str, Any]) -> None:
-        """Each word's BM25 inverse document frequency over the memories, as params."""
-        counts = ", ".join(f"(SELECT count(*) FROM memory WHERE fts @@ {t})" for t in terms)
-        with self._conn() as conn:
-            row = conn.execute(f"SELECT (SELECT count(*) FROM memory), {counts}", params).fetchone()
-        total = int(row[0]) if row else 0
-        for i, df in enumerate(row[1:] if row else ()):
-            params[f"idf{i}"] = math.log(1 + (total - int(df) + 0.5) / (int(df) + 0.5))
+    def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]]:
+        """The k memories whose best current vector of `profile` (entry or chunk) is
+        nearest to `vector` by cosine, best first, through the dimension's HNSW index.
 
-    def nearest(
-        self, profile: str, vector: bytes, k: int, viewer: str | None = None
-    ) -> list[tuple[str, float]]:
-        """The k live memories `viewer` may see whose entry vector is nearest (cosine)
-        to `vector`, with their similarity, through the dimension's HNSW index.
-
-        Not part of the Store contract yet: recall's vector lane reads `vectors()`
-        into its own index on either backend.
+        Trigger: a memory owns several rows (its entry and chunk vectors) and rows of
+        ended or rewritten memories stay until re-embedded. Why: a LIMIT over rows can
+        return fewer than k memories that qualify. Outcome: rows are over-fetched, each
+        memory keeps its best, and the fetch widens (ef_search with it) until k
+        memories came back or the index has no more; past the widest HNSW search, an
+        exact scan answers instead.
         """
-        query = np.frombuffer(vector, dtype=np.float32)
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if k < 1:
+            return []
+        rows = min(max(k * ROWS_PER_MEMORY, MIN_EF_SEARCH), MAX_EF_SEARCH)
+        with self._conn() as conn, conn.transaction():  # SET LOCAL's scope
+            while True:
+                found, complete = self._nearest_rows(conn, profile, query, k, rows)
+                if complete:
+                    return found
+                if rows >= MAX_EF_SEARCH:
+                    return self._nearest_exact(conn, profile, query, k)
+                rows = min(rows * ROWS_PER_MEMORY, MAX_EF_SEARCH)
+
+    def _nearest_rows(
+        self, conn: Conn, profile: str, query: npt.NDArray[np.float32], k: int, rows: int
+    ) -> tuple[list[tuple[str, float]], bool]:
+        """The best `rows` rows by the HNSW index, each current memory's best of them;
+        complete when they hold k memories or the index had no more rows to give."""
         dim = int(query.shape[0])
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT v.memory_id, 1 - (v.vector::vector({dim}) <=> %(q)s::vector({dim})) "
-                "FROM embedding v JOIN memory m ON m.id = v.memory_id "
-                f"WHERE v.dim = {dim} AND v.profile = %(profile)s AND v.chunk = -1 "
-                "AND v.content_hash = m.dedup_hash AND m.superseded_at IS NULL "
-                "AND m.valid_until IS NULL "
-                "AND (m.visibility = 'public' OR m.owner IS NOT DISTINCT FROM %(viewer)s::text) "
-                f"ORDER BY v.vector::vector({dim}) <=> %(q)s::vector({dim}) LIMIT %(k)s",
-                {"q": query, "profile": profile, "viewer": viewer, "k": k},
-            ).fetchall()
-        return [(str(r[0]), float(r[1])) for r in rows]
+        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(rows),))
+        found = conn.execute(
+            f"SELECT n.memory_id, 1 - n.distance, m.id IS NOT NULL FROM (SELECT memory_id, "
+            f"content_hash, vector::vector({dim}) <=> %(q)s AS distance FROM embedding "
+            f"WHERE dim = {dim} AND profile = %(profile)s "
+            f"ORDER BY vector::vector({dim}) <=> %(q)s LIMIT %(rows)s) n "
+            f"LEFT JOIN memory m ON {_CURRENT_VECTOR} ORDER BY n.distance",
+            {"q": query, "profile": profile, "rows": rows},
+        ).fetchall()
+        best: dict[str, float] = {}
+        for memory_id, cosine, current in found:
+            if current:
+                best.setdefault(str(memory_id), float(cosine))
+        return list(best.items())[:k], len(best) >= k or len(found) < rows
+
+    def _nearest_exact(
+        self, conn: Conn, profile: str, query: npt.NDArray[np.float32], k: int
+    ) -> list[tuple[str, float]]:
+        """`nearest` by a full scan: for more rows than one HNSW search returns."""
+        dim = int(query.shape[0])
+        found = conn.execute(
+            f"SELECT n.memory_id, max(1 - (n.vector::vector({dim}) <=> %(q)s)) AS cosine "
+            f"FROM embedding n JOIN memory m ON {_CURRENT_VECTOR} "
+            f"WHERE n.dim = {dim} AND n.profile = %(profile)s "
+            "GROUP BY n.memory_id ORDER BY cosine DESC, n.memory_id LIMIT %(k)s",
+            {"q": query, "profile": profile, "k": k},
+        ).fetchall()
+        return [(str(r[0]), float(r[1])) for r in found]
 
     def iter_all(self) -> Iterator[Record]:
         columns = ", ".join(f"e.{c}" for c in COLUMNS)

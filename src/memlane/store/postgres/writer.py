@@ -1,6 +1,6 @@
 """Writes on PostgreSQL: one transaction per `PostgresStore.write()`, on one pooled
 connection, at READ COMMITTED; the races that matter are closed by locks, not by
-reading first (see find_duplicate and put_vectors)."""
+reading first (see get, find_duplicate and put_vectors)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from memlane.model import (
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import wake as wake_sql
+from memlane.store.postgres.sql import MEMORY_COLUMNS
 from memlane.store.sqlite.rows import (
     COLUMNS,
     record_params,
@@ -61,7 +62,7 @@ LINK_COLUMNS = "source, target, type, score, reason, created_at, seq"
 # Advisory lock namespaces (the first key of pg_advisory_xact_lock(int, int)).
 DEDUP_LOCK = 0x6D6C6431  # "mld1": one exact-dedup key
 INDEX_LOCK = 0x6D6C6932  # "mli2": creating a vector index
-POLICY_LOCK = 0x6D6C7033  # "mlp3": the write policy's decide-then-write (one key)
+POLICY_LOCK = 0x6D6C7033  # "mlp3": decide-then-write and read-for-modification (one key)
 
 
 @functools.cache
@@ -85,9 +86,38 @@ class PostgresWriter:
     def __init__(self, store: PostgresStore, conn: Conn) -> None:
         self._store = store
         self._conn = conn
+        self._serialized = False
 
     def get(self, memory_id: str) -> Record | None:
-        return self._store.get(memory_id)  # the store reads on this transaction's connection
+        """The memory's current row, locked until the transaction ends.
+
+        Trigger: a read for modification (update, link, merge, feedback, a refresh,
+        consolidate). Why: at READ COMMITTED two transactions would both read the row,
+        both write, and the second would silently overwrite the first. Outcome, in two
+        locks: the store-wide modification lock (see `serialize`), so transactions that
+        read-then-write run one after another, whatever order they read memories in, as
+        they do under SQLite's BEGIN IMMEDIATE; then the row's own lock (FOR UPDATE,
+        which also reads the latest committed row), which holds off writers that take
+        no store-wide lock, such as the counters of `touch`."""
+        self.serialize()
+        found = self._store._records(
+            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE id = %s FOR UPDATE", (memory_id,)
+        )
+        return found[0] if found else None
+
+    def serialize(self) -> None:
+        """Take the store-wide modification lock (held to commit), once per transaction.
+
+        Trigger: two transactions each locking two memories in opposite orders (link
+        A->B and B->A, merge of A,B and B,A), or a batch refreshing memories another
+        transaction is changing. Why: row locks taken in the callers' orders deadlock.
+        Outcome: one advisory key, the write policy's own (`PostgresStore.
+        serialize_policy`), taken before a transaction's first memory lock; waiters
+        queue on it holding no memory lock, so no cycle can form among them.
+        """
+        if not self._serialized:
+            self._conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (POLICY_LOCK,))
+            self._serialized = True
 
     def find_duplicate(
         self, dedup_hash: str, session_id: str, owner: str | None, author: str | None, category: str

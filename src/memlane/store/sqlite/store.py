@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, Unavailable
 from memlane.model import (
@@ -51,6 +51,9 @@ from memlane.store.sqlite.rows import (
     version_params,
 )
 from memlane.timeutil import from_text, to_text, utcnow
+
+if TYPE_CHECKING:
+    from memlane.store.base import QueryVector
 
 # Read counters: explicit reads, passive injections, deliberate activations.
 _COUNTERS = {
@@ -770,6 +773,10 @@ class SQLiteStore:
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
         return str(row[0]) if row else None
+
+    def nearest(self, profile: str, vector: QueryVector, k: int) -> None:
+        """None: no vector index in the file; the client's derived one answers."""
+        del profile, vector, k
 
     def vectors(
         self, profile: str, ids: Sequence[str] | None = None
