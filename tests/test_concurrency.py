@@ -135,6 +135,25 @@ def test_writers_restating_one_fact_at_once_land_it_once(store: str) -> None:
         assert len(refreshes) == len(RESTATEMENTS) - 1
 
 
+# Alike in meaning, not in letters: the same words reordered (hash-embedder cosine
+# 0.98, string similarity 0.62, under the policy's 0.85): only the vectors tell.
+REORDERED = (
+    "The release checklist requires a changelog entry and a signed tag for every version.",
+    "For every version the release checklist requires a signed tag and a changelog entry.",
+)
+
+
+def test_writers_restating_a_fact_in_other_words_at_once_land_it_once(store: str) -> None:
+    """The second writer finds the first's vectors with its row: both commit together,
+    so a restatement only the vectors recognise refreshes instead of landing twice."""
+    results = _race(store, _add, [(REORDERED[0], 3), (REORDERED[1], 4)])
+    assert sorted(status for status, _, _ in results) == ["added", "refreshed"], results
+    [memory_id] = {memory_id for _, memory_id, _ in results}
+    with _open(store) as memory:
+        facts = [r for r in memory.list(scope="all", limit=0) if "checklist" in r.body]
+        assert [r.id for r in facts] == [memory_id]
+
+
 def test_a_statement_and_its_negation_at_once_are_linked_as_a_contradiction(
     store: str,
 ) -> None:

@@ -240,3 +240,42 @@ def test_the_vector_lane_looks_further_when_the_filters_drop_the_nearest(mem):
     assert [h.record.id for h in hits] == [near, far]
     everywhere = lanes.vector(mem.store, index, lane, "anything", mem.filters(scope="all", limit=2))
     assert [h.record.id for h in everywhere] == elsewhere[:2]
+
+
+def test_the_vector_lane_run_ahead_on_a_thread_finds_what_it_finds_in_line(mem):
+    from memlane.retrieve import lanes
+
+    elsewhere = [
+        mem.add(f"note {i} of another project", scope="project:other").id for i in range(12)
+    ]
+    for i, memory_id in enumerate(elsewhere):
+        put(mem, memory_id, unit(1, 0.01 * i, 0, 0))
+    near = mem.add("the nearer note of this project").id
+    put(mem, near, unit(0.3, 1, 0, 0))
+    index = VectorIndex(mem.store, "test", DIM)
+    lane = FixedEmbedder(unit(1, 0, 0, 0))
+    for filters in (mem.filters(scope="all", limit=3), mem.filters(limit=2)):
+        # the second: the filters drop every memory the first look found, so the lane
+        # must look further on this thread, as it does without the look ahead
+        k = lanes.vector_k(filters.limit)
+        ahead = lanes.Lookahead(index.current(), lane, "anything", k)
+        in_line = lanes.vector(mem.store, index, lane, "anything", filters)
+        run_ahead = lanes.vector(mem.store, index, lane, "anything", filters, ahead)
+        assert [h.record.id for h in run_ahead] == [h.record.id for h in in_line]
+        assert [h.score for h in run_ahead] == [h.score for h in in_line]
+    assert [h.record.id for h in in_line] == [near]
+
+
+class BrokenEmbedder:
+    def embed(self, text: str) -> np.ndarray:
+        raise ConnectionError("the embedding server went away")
+
+
+def test_a_failure_on_the_look_ahead_thread_is_raised_to_the_caller(mem):
+    from memlane.retrieve import lanes
+
+    put(mem, mem.add("a note").id, unit(1, 0, 0, 0))
+    index = VectorIndex(mem.store, "test", DIM)
+    ahead = lanes.Lookahead(index.current(), BrokenEmbedder(), "anything", 10)
+    with pytest.raises(ConnectionError, match="went away"):
+        lanes.vector(mem.store, index, BrokenEmbedder(), "anything", mem.filters(limit=5), ahead)

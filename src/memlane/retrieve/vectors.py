@@ -171,6 +171,10 @@ class VectorIndex:
         `exact` scans every row even where sign codes would narrow the scan."""
         return self._refresh().search(query, k, exact=exact)
 
+    def current(self) -> Rows:
+        """The rows caught up with the store now (their `search` reads no store)."""
+        return self._refresh()
+
     def snapshot(self) -> Rows:
         """The rows as last read, or as the file beside the store has them, not caught
         up with later writes (built now when there are none).
