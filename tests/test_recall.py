@@ -143,6 +143,29 @@ def test_each_lane_alone_finds_what_only_it_can_find(vmem):
     assert top.record.id == identifier and "entity" in top.ranks and "bm25" not in top.ranks
 
 
+def test_a_database_server_answers_the_vector_lane_itself(vmem, monkeypatch):
+    """PostgreSQL: its HNSW index answers, and no vector is read into the process;
+    SQLite: the index derived beside the store. The vector lane finds the same."""
+    from memlane.retrieve.served import ServerIndex
+    from memlane.retrieve.vectors import VectorIndex
+
+    vmem.add_batch({"content": f"Filler note {i} about lunch plans."} for i in range(30))
+    misspelt = vmem.add("Kubernetes autoscaler settings live in the ops repo.").id
+    deleted = vmem.add("Kubernetes autoscaler settings lived in the old wiki.").id
+    vmem.delete(deleted)
+    on_server = vmem.store.nearest("any", (), 0) is not None
+    index, _ = vmem._vector_lane()
+    assert isinstance(index, ServerIndex if on_server else VectorIndex)
+    read: list[object] = []
+    vectors = vmem.store.vectors
+    monkeypatch.setattr(vmem.store, "vectors", lambda *a, **k: read.append(a) or vectors(*a, **k))
+    hits = vmem.recall("kuberntes autoscallr", count=False).hits
+    assert hits[0].record.id == misspelt and "vector" in hits[0].ranks
+    assert deleted not in {h.record.id for h in hits}
+    if on_server:
+        assert read == []
+
+
 def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
     # Keyword lane only (no embedder): the answer shares no word with the query, but
     # it was written right after the memory that does, in the same session, and

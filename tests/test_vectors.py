@@ -258,7 +258,7 @@ def test_the_vector_lane_run_ahead_on_a_thread_finds_what_it_finds_in_line(mem):
         # the second: the filters drop every memory the first look found, so the lane
         # must look further on this thread, as it does without the look ahead
         k = lanes.vector_k(filters.limit)
-        ahead = lanes.Lookahead(index.current(), lane, "anything", k)
+        ahead = lanes.Lookahead(index.current().search, lane, "anything", k)
         in_line = lanes.vector(mem.store, index, lane, "anything", filters)
         run_ahead = lanes.vector(mem.store, index, lane, "anything", filters, ahead)
         assert [h.record.id for h in run_ahead] == [h.record.id for h in in_line]
@@ -276,6 +276,6 @@ def test_a_failure_on_the_look_ahead_thread_is_raised_to_the_caller(mem):
 
     put(mem, mem.add("a note").id, unit(1, 0, 0, 0))
     index = VectorIndex(mem.store, "test", DIM)
-    ahead = lanes.Lookahead(index.current(), BrokenEmbedder(), "anything", 10)
+    ahead = lanes.Lookahead(index.current().search, BrokenEmbedder(), "anything", 10)
     with pytest.raises(ConnectionError, match="went away"):
         lanes.vector(mem.store, index, BrokenEmbedder(), "anything", mem.filters(limit=5), ahead)

@@ -37,7 +37,7 @@ from memlane.write.settings import Limits, Thresholds
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.recall import RecallOptions
-    from memlane.retrieve.vectors import VectorIndex
+    from memlane.retrieve.served import Index
     from memlane.write import draft, pipeline
     from memlane.write.draft import WriteContext
 else:  # the write policy loads with the first write: a read never runs it
@@ -131,7 +131,7 @@ class Core:
         self.embed_problem = embed_problem
         self.embed_on_write = embed_on_write
         self._categories: set[str] = set()
-        self._index: VectorIndex | None = None
+        self._index: Index | None = None
         self._entities_checked = False
         # How recall weighs and diversifies, and how alike a new memory must be to
         # restate or contradict another (interfaces set these from the settings).
@@ -301,18 +301,18 @@ class Core:
                 self._embedder = source
         return self._embedder
 
-    def _vector_lane(self) -> tuple[VectorIndex, Embedder]:
+    def _vector_lane(self) -> tuple[Index, Embedder]:
         """The vector index of this store's profile; Unavailable without an embedder."""
         if self.embedder is None:
             why = self.embed_problem or "no embedding profile is configured"
             raise Unavailable(f"the vector lane is unavailable: {why}")
-        from memlane.retrieve.vectors import VectorIndex
+        from memlane.retrieve.served import index_for
         from memlane.write import embedding
 
         embedding.check_profile(self.store, self.embedder)
         if self._index is None:
             profile = self.embedder.profile
-            self._index = VectorIndex(self.store, profile.signature, profile.dimension)
+            self._index = index_for(self.store, profile.signature, profile.dimension)
         return self._index, self.embedder
 
     def _check_embed_profile(self, no_embed: bool) -> None:

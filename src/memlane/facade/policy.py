@@ -35,7 +35,7 @@ from memlane.write.settings import Thresholds
 
 if TYPE_CHECKING:
     from memlane.embed import Embedded
-    from memlane.retrieve.vectors import Rows
+    from memlane.retrieve.served import Snapshot
     from memlane.store import Writer
     from memlane.write import dedup, normalize
     from memlane.write.dedup import Decision, Neighbour
@@ -76,7 +76,7 @@ class Batch:
     """One write transaction as the policy sees it: the vector index as of its start,
     and the records written so far with their vectors (compared with later lines)."""
 
-    rows: Rows | None = None
+    rows: Snapshot | None = None
     staged: list[Record] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     folded: list[str] = field(default_factory=list)  # the texts as compared (lowercased...)
@@ -158,7 +158,7 @@ class PolicyOps(Core):
         return dedup.decide(normalize.document_text(record), neighbours, self.write_policy)
 
     def _stored_neighbours(
-        self, record: Record, doc: Embedded | None, rows: Rows | None
+        self, record: Record, doc: Embedded | None, rows: Snapshot | None
     ) -> list[Neighbour]:
         near = Filters(
             scopes=(record.scope,), kinds=(record.kind,), viewer=self.agent,
@@ -183,7 +183,7 @@ class PolicyOps(Core):
             if _same_reach(r, record)
         ]
 
-    def _nearest(self, vector: Any, rows: Rows, k: int = NEIGHBOURS) -> dict[str, float]:
+    def _nearest(self, vector: Any, rows: Snapshot, k: int = NEIGHBOURS) -> dict[str, float]:
         """{id: cosine} of the nearest memories: the index as of the transaction's
         start, and the memories whose vectors changed since, compared one by one."""
         cosines = {h.memory_id: h.score for h in rows.search(vector, k)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,12 @@ from memlane.store import SEARCH_STEPS, Store
 if TYPE_CHECKING:  # keyword search must not pay for numpy
     from memlane.embed import Embedder
     from memlane.embed.chunk import Vector
-    from memlane.retrieve.vectors import Rows, VectorHit, VectorIndex
+    from memlane.retrieve.served import Index
+    from memlane.retrieve.vectors import Matrix, VectorHit
+
+    # A nearest-memories search a worker thread may run: rows caught up beforehand, or
+    # the store's own index (it takes a connection of its own).
+    Search = Callable[[Matrix, int], list[VectorHit]]
 
 # Keyword search relaxes step by step (SEARCH_STEPS): a strict match is precise and
 # cheap; "any word" ranks every memory that shares a word, so it comes last. A fusion
@@ -85,23 +90,23 @@ class Lookahead:
     Trigger: recall and hybrid search with a vector lane. Why: the index scan (numpy)
     and the model (onnxruntime) release the GIL, and so does SQLite while it ranks, so
     on two cores the lanes can overlap instead of adding up; the store's connection
-    stays on the caller's thread (the worker reads rows caught up beforehand).
+    stays on the caller's thread (see Search).
     Outcome: hybrid recall p50 at 10^5 memories (hash vectors, `memlane bench`'s 200
     queries, five alternating runs): 22.6 ms against 26.1 ms in line; with MiniLM the
     query's embedding (3-5 ms) is hidden too.
     """
 
-    def __init__(self, rows: Rows, embedder: Embedder, query: str, k: int) -> None:
+    def __init__(self, search: Search, embedder: Embedder, query: str, k: int) -> None:
         self.k = k
         self._found: tuple[Vector, list[VectorHit]] | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(rows, embedder, query))
+        self._thread = threading.Thread(target=self._run, args=(search, embedder, query))
         self._thread.start()
 
-    def _run(self, rows: Rows, embedder: Embedder, query: str) -> None:
+    def _run(self, search: Search, embedder: Embedder, query: str) -> None:
         try:
             embedded = embedder.embed(query)
-            self._found = (embedded, rows.search(embedded, self.k))
+            self._found = (embedded, search(embedded, self.k))
         except BaseException as exc:  # raised again on the caller's thread
             self._error = exc
 
@@ -121,7 +126,7 @@ def vector_k(wanted: int) -> int:
 
 def vector(
     store: Store,
-    index: VectorIndex,
+    index: Index,
     embedder: Embedder,
     query: str,
     filters: Filters,
@@ -198,7 +203,7 @@ def gather(
     query: str,
     filters: Filters,
     limit: int | None,
-    vector_lane: tuple[VectorIndex, Embedder] | None,
+    vector_lane: tuple[Index, Embedder] | None,
     weights: Mapping[str, float] = LANE_WEIGHTS,
 ) -> Gathered:
     """Run the keyword and entity lanes (and the vector lane when given) over-fetching
@@ -210,7 +215,7 @@ def gather(
     if vector_lane is not None and weights.get(VECTOR, 0.0) > 0 and query.strip():
         index, embedder = vector_lane
         k = vector_k(pool.limit or pool_size(None))
-        ahead = Lookahead(index.current(), embedder, query, k)
+        ahead = Lookahead(index.current().search, embedder, query, k)
     if weights.get(BM25, 0.0) > 0:
         found[BM25] = keyword(store, query, pool, fill=True)
     if weights.get(ENTITY, 0.0) > 0:
@@ -226,7 +231,7 @@ def gather(
 
 
 def hybrid(
-    store: Store, index: VectorIndex, embedder: Embedder, query: str, filters: Filters
+    store: Store, index: Index, embedder: Embedder, query: str, filters: Filters
 ) -> list[Hit]:
     """Keyword and vector lanes fused by their normalised scores."""
     lanes = gather(store, query, filters, filters.limit, (index, embedder))

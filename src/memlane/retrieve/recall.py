@@ -31,7 +31,7 @@ from memlane.store import Store
 
 if TYPE_CHECKING:
     from memlane.embed import Embedder
-    from memlane.retrieve.vectors import VectorIndex
+    from memlane.retrieve.served import Index
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +116,7 @@ def recall(
     now: datetime,
     context: Context,
     options: RecallOptions = RecallOptions(),
-    vector_lane: tuple[VectorIndex, Embedder] | None = None,
+    vector_lane: tuple[Index, Embedder] | None = None,
     admit: Callable[[Record], bool] | None = None,
 ) -> RecallResult:
     """Run every available lane over the filtered store and rank what they found.

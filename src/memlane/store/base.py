@@ -310,8 +310,9 @@ class Store(Protocol):
         fewer memories have one. An approximate index may miss a few of the true k.
 
         None: the store has no server-side vector index (SQLite: its derived index
-        lives in the client, built from `vectors`). Safe from any thread; on the thread
-        holding a write transaction it reads that transaction's rows.
+        lives in the client, built from `vectors`). k < 1 searches nothing, so it asks
+        only that: [] or None. Safe from any thread; on the thread holding a write
+        transaction it reads that transaction's rows.
         """
 
     def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
