@@ -221,14 +221,20 @@ class FixedEmbedder:
         return self.vector
 
 
-def test_the_vector_lane_looks_further_when_the_filters_drop_the_nearest(mem):
-    from memlane.retrieve import lanes
-
+def _nearest_elsewhere(mem) -> list[str]:
+    """Twelve memories of another project, the nearest to (1, 0, 0, 0), nearest first."""
     elsewhere = [
         mem.add(f"note {i} of another project", scope="project:other").id for i in range(12)
     ]
     for i, memory_id in enumerate(elsewhere):
         put(mem, memory_id, unit(1, 0.01 * i, 0, 0))
+    return elsewhere
+
+
+def test_the_vector_lane_looks_further_when_the_filters_drop_the_nearest(mem):
+    from memlane.retrieve import lanes
+
+    elsewhere = _nearest_elsewhere(mem)
     near = mem.add("the nearer note of this project").id
     far = mem.add("the farther note of this project").id
     put(mem, near, unit(0.3, 1, 0, 0))
@@ -245,25 +251,21 @@ def test_the_vector_lane_looks_further_when_the_filters_drop_the_nearest(mem):
 def test_the_vector_lane_run_ahead_on_a_thread_finds_what_it_finds_in_line(mem):
     from memlane.retrieve import lanes
 
-    elsewhere = [
-        mem.add(f"note {i} of another project", scope="project:other").id for i in range(12)
-    ]
-    for i, memory_id in enumerate(elsewhere):
-        put(mem, memory_id, unit(1, 0.01 * i, 0, 0))
+    elsewhere = _nearest_elsewhere(mem)
     near = mem.add("the nearer note of this project").id
     put(mem, near, unit(0.3, 1, 0, 0))
     index = VectorIndex(mem.store, "test", DIM)
     lane = FixedEmbedder(unit(1, 0, 0, 0))
-    for filters in (mem.filters(scope="all", limit=3), mem.filters(limit=2)):
-        # the second: the filters drop every memory the first look found, so the lane
-        # must look further on this thread, as it does without the look ahead
+    # the second filters drop every memory the first look finds, so the lane must look
+    # further on this thread, as it does without the look ahead
+    cases = [(mem.filters(scope="all", limit=3), elsewhere[:3]), (mem.filters(limit=2), [near])]
+    for filters, expected in cases:
         k = lanes.vector_k(filters.limit)
         ahead = lanes.Lookahead(index.current().search, lane, "anything", k)
         in_line = lanes.vector(mem.store, index, lane, "anything", filters)
         run_ahead = lanes.vector(mem.store, index, lane, "anything", filters, ahead)
-        assert [h.record.id for h in run_ahead] == [h.record.id for h in in_line]
+        assert [h.record.id for h in run_ahead] == [h.record.id for h in in_line] == expected
         assert [h.score for h in run_ahead] == [h.score for h in in_line]
-    assert [h.record.id for h in in_line] == [near]
 
 
 class BrokenEmbedder:
