@@ -353,7 +353,9 @@ class Core:
             return
         from memlane.write import embedding
 
-        records = [r for r in map(w.get, made) if r is not None]
+        # One read for the chunk, on the transaction's connection (it sees its rows);
+        # Writer.get would lock row by row on a server.
+        records = self.store.query(Filters(ids=tuple(made), any_visibility=True, limit=None))
         documents = [made[r.id] for r in records]
         embedding.store_documents(self.store, w, self.embedder, records, documents)
 
