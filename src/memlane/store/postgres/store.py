@@ -105,14 +105,14 @@ def _rank(table: str, terms: int) -> str:
 def _idf_sql(terms: int) -> str:
     """Each word's BM25 inverse document frequency over the memories (columns idf0..),
     log(1 + (N - df + 0.5) / (df + 0.5)); the words are q.t0.. of the query's CTE."""
-    df = [f"(SELECT count(*) FROM memory WHERE fts @@ q.t{i})::float8" for i in range(terms)]
-    return (
-        "SELECT "
-        + ", ".join(
-            f"ln(1 + (n.total - {d} + 0.5) / ({d} + 0.5)) AS idf{i}" for i, d in enumerate(df)
-        )
-        + " FROM q, (SELECT count(*)::float8 AS total FROM memory) n"
+    counts = ", ".join(
+        f"(SELECT count(*) FROM memory WHERE fts @@ q.t{i})::float8 AS df{i}" for i in range(terms)
     )
+    idf = ", ".join(
+        f"ln(1 + (n.total - d.df{i} + 0.5) / (d.df{i} + 0.5)) AS idf{i}" for i in range(terms)
+    )
+    # each count once (in the formula it appears twice)
+    return f"SELECT {idf} FROM (SELECT {counts} FROM q) d, (SELECT count(*)::float8 AS total FROM memory) n"
 
 
 def _configure(conn: Conn) -> None:
@@ -313,7 +313,8 @@ class PostgresStore:
         columns = f"{', '.join(f'e.{c}' for c in COLUMNS)}, {_ANCHORS}" if full else "e.id"
         each = ", ".join(f"{term} AS t{i}" for i, term in enumerate(terms))
         query = (
-            f"WITH q AS (SELECT {query_sql} AS query, {each}), f AS ({_idf_sql(len(terms))}), "
+            f"WITH q AS MATERIALIZED (SELECT {query_sql} AS query, {each}), "
+            f"f AS MATERIALIZED ({_idf_sql(len(terms))}), "
             f"hits AS ({hits}) "
             + sql.select_sql(
                 filters, [], params, join=join, extra="h.score AS score, ", columns=columns
