@@ -11,7 +11,7 @@ policy ask the server, whose index is current for every client at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from memlane.retrieve.vectors import Matrix, VectorHit, VectorIndex
 from memlane.store import Store
@@ -36,8 +36,8 @@ class ServerIndex:
         self.dim = dim
 
     def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]:
-        """The k memories whose best vector is nearest to `query`. `exact` is the
-        server's to honour: its index widens to an exact scan when it must."""
+        """The k memories whose best vector is nearest to `query`. `exact` changes
+        nothing: the store widens to an exact scan itself when its index cannot fill k."""
         found = self._store.nearest(self.profile, query, k) or []
         return [VectorHit(memory_id, score) for memory_id, score in found]
 
@@ -47,9 +47,6 @@ class ServerIndex:
 
     def snapshot(self) -> Served:
         return Served(self, self._store.last_vector_change())
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "the store's own index (HNSW)", "file": None}
 
 
 @dataclass(frozen=True, slots=True)
