@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -136,3 +137,20 @@ def test_cli_round_trip_with_a_postgres_url(pg_url: str) -> None:
     lines = [json.loads(line) for line in exported.stdout.splitlines()]
     assert lines[0]["kind"] == "memlane-export"
     assert [r["id"] for r in lines if r["kind"] == "memory"] == [memory_id]
+
+
+def test_a_scratch_database_is_a_store_for_its_context_only(pg_url: str) -> None:
+    """What `bench --backend postgres` and `eval locomo --backend postgres` run in."""
+    import psycopg
+
+    from memlane.store.postgres.scratch import scratch_database
+
+    with scratch_database(pg_url, "memlane_Test-Run") as location:
+        with Memory.open(location, agent="t", context=Context("proj", "main")) as memory:
+            assert memory.add("A note in a scratch store.").landed
+            assert [r.body for r in memory.list(limit=0)] == ["A note in a scratch store."]
+        name = urlsplit(location).path.lstrip("/")
+        assert name.startswith("memlane_test_run_")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchall()
+    assert found == []

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from memlane.benchmark.corpus import Generator
 from memlane.benchmark.machine import machine_info
@@ -39,16 +37,10 @@ def _location(backend: str, pg_url: str) -> Iterator[str]:
         with tempfile.TemporaryDirectory(prefix="memlane-bench-") as folder:
             yield str(Path(folder) / "bench.db")
         return
-    import psycopg
+    from memlane.store.postgres.scratch import scratch_database
 
-    name = f"memlane_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield urlunsplit(urlsplit(pg_url)._replace(path="/" + name))
-    finally:
-        with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with scratch_database(pg_url, "memlane_bench") as location:
+        yield location
 
 
 def _one(

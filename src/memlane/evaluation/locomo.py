@@ -11,14 +11,12 @@ import json
 import math
 import re
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from memlane.errors import Invalid
 from memlane.memory import Memory
@@ -164,20 +162,10 @@ def postgres_stores(server_url: str) -> Stores:
     create databases), dropped afterwards: each conversation is its own store, as on
     SQLite, so the results compare up to ties."""
 
-    @contextmanager
-    def database(sample_id: str) -> Iterator[str]:
-        import psycopg
+    def database(sample_id: str) -> AbstractContextManager[str]:
+        from memlane.store.postgres.scratch import scratch_database
 
-        name = (
-            f"memlane_locomo_{re.sub(r'[^a-z0-9]', '_', sample_id.lower())}_{uuid.uuid4().hex[:6]}"
-        )
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield urlunsplit(urlsplit(server_url)._replace(path="/" + name))
-        finally:
-            with psycopg.connect(server_url, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        return scratch_database(server_url, f"memlane_locomo_{sample_id}")
 
     return database
 
