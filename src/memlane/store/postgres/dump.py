@@ -1,33 +1,28 @@
 """The whole store as plain records and back, on PostgreSQL (export and import).
 
-The port of `memlane.store.sqlite.dump`, with the same kinds, column order and row
-order, so the same store gives the same JSONL on either backend. A dump reads in one
-REPEATABLE READ transaction: its records are of one instant.
+The kinds, column order and row order are SQLite's (memlane.store.sqlite.dump), so the
+same store gives the same JSONL on either backend; the statements are shared
+(memlane.store.dialect). A dump reads in one REPEATABLE READ transaction: its records
+are of one instant.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any
 
 import psycopg
 
 from memlane.errors import Invalid
 from memlane.store.base import Selection
-from memlane.store.sqlite.dump import _INNER, _KEYS, _OUTER, _TOMBSTONE, KINDS, TABLES
-from memlane.store.sqlite.dump import _check_memory as check_memory
+from memlane.store.dialect import transfer as shared
+from memlane.store.dialect.transfer import TABLES
+from memlane.store.postgres.sql import POSTGRES
+from memlane.store.sqlite.rows import decode
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 _LOCAL = frozenset({"seq", "fts"})  # store-local numbering and the derived index column
-_SELECTED = {
-    "memory": "id IN (SELECT id FROM export_ids)",
-    "version": "memory_id IN (SELECT id FROM export_ids)",
-    "link": "source IN (SELECT id FROM export_ids) AND target IN (SELECT id FROM export_ids)",
-    "mention": "memory_id IN (SELECT id FROM export_ids)",
-    "entity": "id IN (SELECT entity_id FROM export_entities)",
-    "alias": "entity_id IN (SELECT entity_id FROM export_entities)",
-    "reminder": "agent IS NOT DISTINCT FROM %(viewer)s::text",
-}
 
 
 # (location, kind) -> columns: the schema of a database changes only by migration.
@@ -54,108 +49,45 @@ def dump(conn: Conn, location: str, selection: Selection) -> Iterator[tuple[str,
     try:
         with conn.transaction():
             _select(conn, selection)
-            for kind in KINDS:
-                if kind == "reminder" and not selection.include_private:
-                    continue
+            for kind in shared.exported_kinds(selection):
                 yield from ((kind, row) for row in _rows(conn, location, kind, selection))
     finally:
         conn.isolation_level = None
 
 
 def _select(conn: Conn, s: Selection) -> None:
-    where, params = ["TRUE"], []
-    if s.scope is not None:
-        where.append("(scope = %s OR starts_with(scope, %s))")
-        params += [s.scope, s.scope + "@"]
-    if not s.include_superseded:
-        where.append("superseded_at IS NULL AND valid_until IS NULL")
-    if s.include_private and s.viewer is not None:
-        where.append("(visibility = 'public' OR owner = %s)")
-        params.append(s.viewer)
-    else:
-        where.append("visibility = 'public'")
+    """Make the temporary tables export_ids and export_entities (dropped at commit)."""
+    where, params = shared.export_where(POSTGRES, s)
     conn.execute(
-        "CREATE TEMP TABLE export_ids ON COMMIT DROP AS "
-        f"SELECT id FROM memory WHERE {' AND '.join(where)}",
+        f"CREATE TEMP TABLE export_ids ON COMMIT DROP AS SELECT id FROM memory WHERE {where}",
         params,
     )
-    unnamed = "" if s.scope is not None else (
-        " UNION SELECT id FROM entity WHERE NOT EXISTS "
-        "(SELECT 1 FROM mention WHERE entity_id = entity.id)")  # fmt: skip
-    conn.execute(
-        "CREATE TEMP TABLE export_entities ON COMMIT DROP AS SELECT entity_id FROM mention "
-        f"WHERE memory_id IN (SELECT id FROM export_ids){unnamed}"
-    )
+    conn.execute("CREATE TEMP TABLE export_entities ON COMMIT DROP AS " + shared.export_entities(s))
 
 
 def _rows(conn: Conn, location: str, kind: str, s: Selection) -> Iterator[dict[str, Any]]:
-    table, order = TABLES[kind]
     names = columns(conn, location, kind)
-    where = _SELECTED.get(kind, "TRUE")
-    outer = tuple(_OUTER.get((kind, n), n) for n in names)
+    query, params, outer = shared.export_rows(POSTGRES, kind, names, s.viewer)
     with conn.cursor(name=f"dump_{kind}") as cursor:
-        cursor.execute(
-            f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {order}",
-            {"viewer": s.viewer} if "%(viewer)s" in where else None,
-        )
+        cursor.execute(query, params or None)
         for row in cursor:
             yield dict(zip(outer, row, strict=True))
 
 
 def check(conn: Conn, location: str, kind: str, record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record fit to load (Invalid saying what is wrong otherwise)."""
-    if kind not in TABLES:
-        raise Invalid(f"unknown record kind {kind!r}")
-    row = {_INNER.get((kind, k), k): v for k, v in record.items() if k != "kind"}
-    expected = columns(conn, location, kind)
-    missing = [c for c in expected if c not in row]
-    extra = [c for c in row if c not in expected]
-    if missing or extra:
-        raise Invalid(f"{kind}: missing {missing or 'nothing'}, unknown {extra or 'nothing'}")
-    values = {c: row[c] for c in expected}
-    for column, value in values.items():
-        if value is not None and not isinstance(value, (str, int, float)):
-            raise Invalid(f"{kind}.{column}: {type(value).__name__} is not a column value")
-        if isinstance(value, str) and "\x00" in value:
-            raise Invalid(f"{kind}.{column}: NUL characters cannot be stored")
-    if kind == "memory":
-        check_memory(values)
-    return values
+    """A record fit to load (Invalid saying what is wrong otherwise; see check_record)."""
+    return shared.check_record(POSTGRES, kind, record, partial(columns, conn, location), decode)
 
 
 def load(conn: Conn, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
-    """Put one checked record in: added | unchanged | updated | tombstoned | conflict."""
-    table = TABLES[kind][0]
-    keys = _KEYS[kind]
-    found = conn.execute(
-        f"SELECT {', '.join(row)} FROM {table} "
-        f"WHERE {' AND '.join(f'{k} = %s' for k in keys)} FOR UPDATE",
-        [row[k] for k in keys],
-    ).fetchone()
-    if found is None:
-        try:
-            with conn.transaction():  # a savepoint: a refused row leaves the rest intact
-                conn.execute(
-                    f"INSERT INTO {table}({', '.join(row)}) VALUES ({', '.join(['%s'] * len(row))})",
-                    list(row.values()),
-                )
-        except psycopg.errors.IntegrityError as exc:
-            raise Invalid(f"{kind} refused by the store: {exc}") from None
-        return "added"
-    if tuple(found) == tuple(row.values()):
-        return "unchanged"
-    if kind == "registry":
-        conn.execute(
-            "UPDATE registry SET data = %s, created_at = %s WHERE registry = %s AND key = %s",
-            (row["data"], row["created_at"], row["registry"], row["key"]),
-        )
-        return "updated"
-    local = dict(zip(row, found, strict=True))
-    ends = kind == "memory" and local["superseded_at"] is None and local["valid_until"] is None
-    if allow_tombstones and ends and (row["superseded_at"] or row["valid_until"]):
-        conn.execute(
-            f"UPDATE memory SET {', '.join(f'{c} = %s' for c in _TOMBSTONE)} WHERE id = %s",
-            [*(row[c] for c in _TOMBSTONE), row["id"]],
-        )
-        return "tombstoned"
-    return "conflict"
+    """Put one checked record in: "added", or what `load_over` says of one whose key is
+    stored already (locked until the import commits)."""
+    found = shared.stored_record(POSTGRES, conn, kind, row)
+    if found is not None:
+        return shared.load_over(POSTGRES, conn, kind, row, found, allow_tombstones)
+    try:
+        with conn.transaction():  # a savepoint: a refused row leaves the rest intact
+            conn.execute(shared.insert_record(POSTGRES, kind, row), list(row.values()))
+    except psycopg.errors.IntegrityError as exc:
+        raise Invalid(f"{kind} refused by the store: {exc}") from None
+    return "added"
