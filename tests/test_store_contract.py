@@ -448,6 +448,71 @@ def test_migrations_are_recorded_and_idempotent(pg_url: str) -> None:
     assert [r[0] for r in rows] == list(range(1, LATEST + 1))
 
 
+def _word_counts(url: str) -> tuple[dict[str, int], dict[str, int], int, int]:
+    """The kept word statistics and a recount: (kept, counted, kept total, memories)."""
+    with psycopg.connect(url) as conn:
+        kept = dict(conn.execute("SELECT term, df FROM fts_term WHERE df <> 0").fetchall())
+        counted = dict(conn.execute("SELECT word, ndoc FROM ts_stat('SELECT fts FROM memory')"))
+        total = conn.execute("SELECT n FROM fts_count").fetchone()
+        memories = conn.execute("SELECT count(*) FROM memory").fetchone()
+    assert total and memories
+    return kept, counted, total[0], memories[0]
+
+
+def test_word_statistics_stay_a_true_count_through_every_write(
+    pg_store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with _open(pg_store) as mem:
+        _full_store(mem, tmp_path)  # adds, update, supersede, invalidate, merge, links
+        mem.add_batch([{"content": f"Batch note {i} about proxy caches"} for i in range(30)])
+        first = mem.search("batch")[0].record.id
+        mem.recall("proxy caches")  # counters only: no document changes
+        mem.update(first, content="Rewritten without the old words entirely.")
+        mem.forget(mem.search("batch")[0].record.id)
+        exported = list(mem.export_jsonl(**EVERYTHING))
+    kept, counted, total, memories = _word_counts(pg_store)
+    assert kept == counted and kept["batch"] == 29 and "rewritten" in kept
+    assert total == memories == 34
+    copy = _location("postgres", tmp_path, request, "copy")
+    with _open(copy) as other:
+        assert other.import_jsonl(exported).errors == []
+    assert _word_counts(copy) == (kept, counted, total, memories)
+
+
+def test_keyword_ranking_reads_the_kept_word_counts(pg_store: str) -> None:
+    with _open(pg_store) as mem:
+        rare = mem.add("The zephyr deploy failed once.", title="Zephyr").id
+        common = mem.add("The deploy of the deploy went fine.", title="Deploys").id
+        for i in range(6):
+            mem.add(f"Deploy {i} finished.", title=f"Run {i}")
+
+        def best() -> str:
+            return mem.store.search("zephyr deploy", Filters(), "any")[0].record.id
+
+        assert best() == rare
+        with psycopg.connect(pg_store) as conn:  # make the rare word look common
+            conn.execute("UPDATE fts_term SET df = 1000 WHERE term = 'zephyr'")
+            conn.execute("UPDATE fts_term SET df = 1 WHERE term = 'deploy'")
+            conn.execute("UPDATE fts_count SET n = 2000")
+        assert best() == common
+
+
+def test_migration_3_counts_the_words_of_an_existing_store(pg_store: str) -> None:
+    from memlane.store.postgres import PostgresStore
+
+    with _open(pg_store) as mem:
+        mem.add_batch([{"content": f"Existing note {i} on caching"} for i in range(5)])
+    with psycopg.connect(pg_store) as conn:  # back to schema 2, as a store made before
+        for operation in ("insert", "update", "delete"):
+            conn.execute(f"DROP TRIGGER memlane_terms_{operation} ON memory")
+            conn.execute(f"DROP FUNCTION memlane_terms_{operation}()")
+        conn.execute("DROP TABLE fts_term, fts_count")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 3")
+    PostgresStore(pg_store).close()
+    kept, counted, total, memories = _word_counts(pg_store)
+    assert kept == counted and kept["cach"] == 5 and total == memories == 5
+
+
 def _open_store(url: str) -> None:
     from memlane.store.postgres import PostgresStore
 

@@ -106,17 +106,27 @@ def _rank(table: str, terms: int) -> str:
     return "(" + " + ".join(parts) + ")"
 
 
+def _document_frequency(term: str) -> str:
+    """How many memories match the one-word query `term`: a word's kept count (the
+    fts_term row of its only lexeme, see schema.m003), or for a prefix or a word the
+    parser splits (`foo-bar`) the memories counted, which reads each of them."""
+    lexeme = f"substr({term}::text, 2, length({term}::text) - 2)"  # 'lexeme'
+    return (
+        f"CASE WHEN numnode({term}) = 1 AND {term}::text NOT LIKE '%%:*' "
+        f"THEN COALESCE((SELECT df FROM fts_term WHERE term = {lexeme}), 0) "
+        f"ELSE (SELECT count(*) FROM memory WHERE fts @@ {term}) END"
+    )
+
+
 def _idf_sql(terms: int) -> str:
     """Each word's BM25 inverse document frequency over the memories (columns idf0..),
     log(1 + (N - df + 0.5) / (df + 0.5)); the words are q.t0.. of the query's CTE."""
-    counts = ", ".join(
-        f"(SELECT count(*) FROM memory WHERE fts @@ q.t{i})::float8 AS df{i}" for i in range(terms)
-    )
+    counts = ", ".join(f"({_document_frequency(f'q.t{i}')})::float8 AS df{i}" for i in range(terms))
     idf = ", ".join(
         f"ln(1 + (n.total - d.df{i} + 0.5) / (d.df{i} + 0.5)) AS idf{i}" for i in range(terms)
     )
     # each count once (in the formula it appears twice)
-    return f"SELECT {idf} FROM (SELECT {counts} FROM q) d, (SELECT count(*)::float8 AS total FROM memory) n"
+    return f"SELECT {idf} FROM (SELECT {counts} FROM q) d, (SELECT n::float8 AS total FROM fts_count) n"
 
 
 def _configure(conn: Conn) -> None:
@@ -194,9 +204,10 @@ class PostgresStore:
         deadlock two batches. It is the store-wide modification lock of
         `PostgresWriter.get` too (a refresh reads the memory it changes): the policy's
         writes and every read-for-modification queue on it, as every write does on
-        SQLite; plain reads, inserts without a policy and recall counters do not. It
-        is taken before the exact-dedup locks of the same transaction, so the two
-        kinds never wait in a cycle.
+        SQLite, and so does every write of a memory's text (its word statistics, see
+        schema.m003); plain reads and recall counters do not. It is taken before the
+        exact-dedup locks of the same transaction, so the two kinds never wait in a
+        cycle.
         """
         writer: PostgresWriter | None = getattr(self._local, "writer", None)
         if writer is None:

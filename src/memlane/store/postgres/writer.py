@@ -29,6 +29,7 @@ from memlane.model import (
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import wake as wake_sql
+from memlane.store.postgres.schema import POLICY_LOCK
 from memlane.store.postgres.sql import MEMORY_COLUMNS
 from memlane.store.sqlite.rows import (
     COLUMNS,
@@ -62,7 +63,6 @@ LINK_COLUMNS = "source, target, type, score, reason, created_at, seq"
 # Advisory lock namespaces (the first key of pg_advisory_xact_lock(int, int)).
 DEDUP_LOCK = 0x6D6C6431  # "mld1": one exact-dedup key
 INDEX_LOCK = 0x6D6C6932  # "mli2": creating a vector index
-POLICY_LOCK = 0x6D6C7033  # "mlp3": decide-then-write and read-for-modification (one key)
 
 
 @functools.cache
@@ -113,7 +113,10 @@ class PostgresWriter:
         transaction is changing. Why: row locks taken in the callers' orders deadlock.
         Outcome: one advisory key, the write policy's own (`PostgresStore.
         serialize_policy`), taken before a transaction's first memory lock; waiters
-        queue on it holding no memory lock, so no cycle can form among them.
+        queue on it holding no memory lock, so no cycle can form among them. Every
+        write of a memory's text takes it first, as the trigger keeping the word
+        statistics does after the rows (schema.m003): taken there first, it would be
+        waited for while holding them.
         """
         if not self._serialized:
             self._conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (POLICY_LOCK,))
@@ -137,6 +140,7 @@ class PostgresWriter:
         return str(row[0]) if row else None
 
     def insert(self, records: Sequence[Record]) -> list[str]:
+        self.serialize()  # before the rows: the word statistics' trigger takes it too
         taken: list[str] = []
         for start in range(0, len(records), _ROWS_PER_INSERT):
             part = records[start : start + _ROWS_PER_INSERT]
@@ -157,6 +161,7 @@ class PostgresWriter:
         return out
 
     def replace(self, record: Record, prior: Version | None) -> None:
+        self.serialize()
         if prior is not None:
             self._conn.execute(_VERSION_SQL, version_params(prior))
         cursor = self._conn.execute(_UPDATE_SQL, record_params(record))
@@ -164,6 +169,7 @@ class PostgresWriter:
             raise Unavailable(f"memory {record.id} vanished during the write")
 
     def delete(self, memory_id: str) -> None:
+        self.serialize()
         named = [r[0] for r in self._conn.execute(
             "SELECT entity_id FROM mention WHERE memory_id = %s", (memory_id,))]  # fmt: skip
         for statement in (
@@ -271,6 +277,7 @@ class PostgresWriter:
         )
 
     def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
+        self.serialize()
         return dump_sql.load(self._conn, kind, row, allow_tombstones)
 
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
