@@ -242,6 +242,8 @@ def test_two_consolidate_runs_at_once_one_runs_and_one_is_skipped(store: str) ->
 # Rounds of each read-modify-write race: two transactions lose an update only when both
 # read before either commits, so one round may not show it; each round is a fresh race.
 RMW_ROUNDS = 8
+# Rounds of counting two memories while another process links them the other way.
+COUNT_ROUNDS = 40
 # The roles of the processes changing one memory at once (see _change).
 ROLES = ["tag-a", "tag-b", "feedback", "link"]
 
@@ -295,6 +297,35 @@ def test_changes_of_one_memory_at_once_are_all_kept(store: str) -> None:
         operations = [e.operation for e in memory.journal(target)]
         assert operations.count("update") == updates
         assert operations.count("feedback.applied") == RMW_ROUNDS
+
+
+def _count_or_link(location: str, barrier: Any, role: str, pairs: list[tuple[str, str]]) -> None:
+    """One process, at the barrier's moment for each pair (A, B) with A < B: "count"
+    shows both (recall counters, which lock their rows in id order, A first); "link"
+    links B -> A (which reads B for modification, then A)."""
+    with _open(location) as memory:
+        memory.stats()
+        for a, b in pairs:
+            barrier.wait(timeout=WAIT_S)
+            if role == "count":
+                memory.surfaced([a, b])
+            else:
+                memory.link(b, a, "supports")
+
+
+def test_recall_counters_and_a_link_the_other_way_neither_deadlock_nor_lose(
+    store: str,
+) -> None:
+    """Counting A and B (A first) races a link B -> A (B first): neither transaction
+    fails on a deadlock, and every count and every link is kept."""
+    with _open(store) as memory:
+        ids = _distinct(memory, 2 * COUNT_ROUNDS)
+        pairs = [(min(a, b), max(a, b)) for a, b in zip(ids[::2], ids[1::2], strict=True)]
+    _race(store, _count_or_link, [("count", pairs), ("link", pairs)])
+    with _open(store) as memory:
+        for a, b in pairs:
+            assert (memory.get(a).surfaced_count, memory.get(b).surfaced_count) == (1, 1)
+            assert [(x.source, x.target) for x in memory.links(a)] == [(b, a)]
 
 
 def _link_pairs(location: str, barrier: Any, pairs: list[tuple[str, str]], kind: str) -> None:

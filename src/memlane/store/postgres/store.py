@@ -208,10 +208,10 @@ class PostgresStore:
         deadlock two batches. It is the store-wide modification lock of
         `PostgresWriter.get` too (a refresh reads the memory it changes): the policy's
         writes and every read-for-modification queue on it, as every write does on
-        SQLite, and so does every write of a memory's text (its word statistics, see
-        schema.m003); plain reads and recall counters do not. It is taken before the
-        exact-dedup locks of the same transaction, so the two kinds never wait in a
-        cycle.
+        SQLite, and so does every other write of a memory row: its text (the word
+        statistics, see schema.m003) and recall counters; plain reads do not. It is
+        taken before the exact-dedup locks of the same transaction, so the two kinds
+        never wait in a cycle.
         """
         writer: PostgresWriter | None = getattr(self._local, "writer", None)
         if writer is None:

@@ -97,8 +97,9 @@ class PostgresWriter:
         locks: the store-wide modification lock (see `serialize`), so transactions that
         read-then-write run one after another, whatever order they read memories in, as
         they do under SQLite's BEGIN IMMEDIATE; then the row's own lock (FOR UPDATE,
-        which also reads the latest committed row), which holds off writers that take
-        no store-wide lock, such as the counters of `touch`."""
+        which also reads the latest committed row), which holds off any writer that
+        takes no store-wide lock (every write of memlane's own to a memory row takes
+        it: text, versions, counters)."""
         self.serialize()
         found = self._store._records(
             f"SELECT {MEMORY_COLUMNS} FROM memory WHERE id = %s FOR UPDATE", (memory_id,)
@@ -225,9 +226,13 @@ class PostgresWriter:
             )  # fmt: skip
 
     def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
-        # Trigger: two recalls counting the same memories in different rank orders.
-        # Why: row locks taken in those orders deadlocked (eight concurrent writers).
-        # Outcome: one statement that locks the rows in id order, once per id.
+        # Trigger: two recalls counting the same memories in different rank orders,
+        # or a recall counting A and B while a link B -> A reads them for change.
+        # Why: row locks taken in those orders deadlocked (eight concurrent writers),
+        # and PostgreSQL then failed one side. Outcome: the store-wide modification
+        # lock first (as a recall's counters wait for the write lock on SQLite), then
+        # one statement that locks the rows in id order, once per id.
+        self.serialize()
         count, last = _COUNTERS[counter]
         ids = sorted(set(memory_ids))
         self._conn.execute(
