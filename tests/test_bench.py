@@ -28,6 +28,9 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     again = run(*args, "--cold-runs", "0", "--json")  # the same parameters: reused
     assert again.exit_code == 0, again.stderr
     assert json.loads(again.stdout)["results"][0]["reused_store"]
+    table = run(*args, "--cold-runs", "0")  # says whose build rates it repeats
+    assert table.exit_code == 0, table.stderr
+    assert "(reused: built 20" in table.stdout and "UTC" in table.stdout
 
 
 def test_bench_refuses_bad_sizes(run):

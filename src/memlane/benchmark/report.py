@@ -4,6 +4,7 @@ per store size, with the goal beside the measures that have one."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 Row = tuple[str, Callable[[dict[str, Any]], float | str | None], str | None]
@@ -100,7 +101,17 @@ def text(data: dict[str, Any]) -> str:
     lines = ["  ".join(_align(row, widths)) for row in [header, *cells]]
     notes = [f"vectors: {results[0]['build']['vectors']}"] if results else []
     for r in results:
-        notes.append(
-            f"store {r['memories']:,}: {r['store']}" + (" (reused)" if r["reused_store"] else "")
-        )
+        notes.append(f"store {r['memories']:,}: {r['store']}" + _reused(r))
     return "\n".join([*head, "", *lines, "", *notes])
+
+
+def _reused(result: dict[str, Any]) -> str:
+    """Trigger: a store built by an earlier run. Why: its build's rates (add-batch at
+    scale, embedding at build) are that run's, measured by the memlane of that day:
+    `bench --backend postgres` built SQLite's 10^5 store afresh at 92 add-batch lines
+    a second where a manifest from an earlier day said 937. Outcome: the note says
+    when they were measured."""
+    if not result["reused_store"]:
+        return ""
+    built = datetime.fromtimestamp(result["build"]["built_at"], UTC).strftime("%Y-%m-%d %H:%M")
+    return f" (reused: built {built} UTC; its 'at scale' and 'at build' rates are that build's)"
