@@ -19,18 +19,16 @@ from memlane.model import (
     LinkType,
     Mention,
     Record,
-    RegistryEntry,
-    Reminder,
-    Session,
     Version,
     WakeGuess,
     WakeRitual,
 )
+from memlane.store.dialect.writes import SharedWrites
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import wake as wake_sql
 from memlane.store.postgres.schema import POLICY_LOCK
-from memlane.store.postgres.sql import MEMORY_COLUMNS
+from memlane.store.postgres.sql import MEMORY_COLUMNS, POSTGRES
 from memlane.store.sqlite.rows import (
     COLUMNS,
     record_params,
@@ -80,12 +78,15 @@ def link_from_row(row: Any) -> Link:
     return Link(row[0], row[1], LinkType(row[2]), row[3], row[4], from_text(row[5]), f"l-{row[6]}")
 
 
-class PostgresWriter:
+class PostgresWriter(SharedWrites):
     """Operations inside one write transaction."""
+
+    dialect = POSTGRES
 
     def __init__(self, store: PostgresStore, conn: Conn) -> None:
         self._store = store
         self._conn = conn
+        self._rows = conn
         self._serialized = False
 
     def get(self, memory_id: str) -> Record | None:
@@ -288,36 +289,6 @@ class PostgresWriter:
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
         wake_sql.put_phrase_vector(self._conn, key, vector)
 
-    def put_reminder(self, reminder: Reminder) -> None:
-        self._conn.execute(
-            "INSERT INTO reminder(id, text, due_at, created_at, agent, project, dismissed_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, NULL)",
-            (reminder.id, reminder.text, to_text(reminder.due_at), to_text(reminder.created_at),
-             reminder.agent, reminder.project),
-        )  # fmt: skip
-
-    def put_session(self, session: Session) -> None:
-        self._conn.execute(
-            "INSERT INTO session(id, type, project, agent, started_at) VALUES (%s, %s, %s, %s, %s)",
-            (session.id, session.type, session.project, session.agent,
-             to_text(session.started_at)),
-        )  # fmt: skip
-
-    def close_session(self, session_id: str, at: datetime) -> bool:
-        cursor = self._conn.execute(
-            "UPDATE session SET ended_at = %s WHERE id = %s AND ended_at IS NULL",
-            (to_text(at), session_id),
-        )
-        return cursor.rowcount > 0
-
-    def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
-        cursor = self._conn.execute(
-            "UPDATE reminder SET dismissed_at = %s WHERE id = %s "
-            "AND agent IS NOT DISTINCT FROM %s::text AND dismissed_at IS NULL",
-            (to_text(at), reminder_id, agent),
-        )
-        return cursor.rowcount > 0
-
     def delete_link(self, link_id: str) -> Link | None:
         number = link_id.strip().removeprefix("l-")
         if not number.isdigit():
@@ -326,34 +297,6 @@ class PostgresWriter:
             f"DELETE FROM link WHERE seq = %s RETURNING {LINK_COLUMNS}", (int(number),)
         ).fetchone()
         return link_from_row(row) if row else None
-
-    def remove_link(self, source: str, target: str, type: LinkType) -> bool:
-        cursor = self._conn.execute(
-            "DELETE FROM link WHERE source = %s AND target = %s AND type = %s",
-            (source, target, type.value),
-        )
-        return cursor.rowcount > 0
-
-    def put_registry(self, entry: RegistryEntry) -> None:
-        self._conn.execute(
-            "INSERT INTO registry(registry, key, data, created_at) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (registry, key) DO UPDATE SET data = EXCLUDED.data",
-            (entry.registry, entry.key, json.dumps(entry.data, ensure_ascii=False),
-             to_text(entry.created_at or utcnow())),
-        )  # fmt: skip
-
-    def remove_registry(self, registry: str, key: str) -> bool:
-        cursor = self._conn.execute(
-            "DELETE FROM registry WHERE registry = %s AND key = %s", (registry, key)
-        )
-        return cursor.rowcount > 0
-
-    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
-        self._conn.execute(
-            "INSERT INTO session(id, agent, started_at) VALUES (%s, %s, %s) "
-            "ON CONFLICT (id) DO NOTHING",
-            (session_id, agent, to_text(at)),
-        )
 
     def journal(
         self,

@@ -36,6 +36,7 @@ from memlane.model import (
     effective_resonance,
 )
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.dialect.writes import SharedWrites
 from memlane.store.sqlite import backup, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
@@ -108,12 +109,15 @@ def _effective_resonance(
     return effective_resonance(importance, resonance_type, from_text(clock_start), at)
 
 
-class SQLiteWriter:
+class SQLiteWriter(SharedWrites):
     """Operations inside one BEGIN IMMEDIATE transaction."""
+
+    dialect = sql.SQLITE
 
     def __init__(self, store: SQLiteStore) -> None:
         self._store = store
         self._conn = store.conn
+        self._rows = store.conn
         self.purged = False
 
     def get(self, memory_id: str) -> Record | None:
@@ -273,36 +277,6 @@ class SQLiteWriter:
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
         wake_sql.put_phrase_vector(self._conn, key, vector)
 
-    def put_reminder(self, reminder: Reminder) -> None:
-        self._conn.execute(
-            "INSERT INTO reminder(id, text, due_at, created_at, agent, project, dismissed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, NULL)",
-            (reminder.id, reminder.text, to_text(reminder.due_at), to_text(reminder.created_at),
-             reminder.agent, reminder.project),
-        )  # fmt: skip
-
-    def put_session(self, session: Session) -> None:
-        self._conn.execute(
-            "INSERT INTO session(id, type, project, agent, started_at) VALUES (?, ?, ?, ?, ?)",
-            (session.id, session.type, session.project, session.agent,
-             to_text(session.started_at)),
-        )  # fmt: skip
-
-    def close_session(self, session_id: str, at: datetime) -> bool:
-        cursor = self._conn.execute(
-            "UPDATE session SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
-            (to_text(at), session_id),
-        )
-        return cursor.rowcount > 0
-
-    def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
-        cursor = self._conn.execute(
-            "UPDATE reminder SET dismissed_at = ? "
-            "WHERE id = ? AND agent IS ? AND dismissed_at IS NULL",
-            (to_text(at), reminder_id, agent),
-        )
-        return cursor.rowcount > 0
-
     def delete_link(self, link_id: str) -> Link | None:
         number = link_id.strip().removeprefix("l-")
         if not number.isdigit():
@@ -314,37 +288,6 @@ class SQLiteWriter:
             return None
         self._conn.execute("DELETE FROM link WHERE rowid = ?", (int(number),))
         return _link(row)
-
-    def remove_link(self, source: str, target: str, type: LinkType) -> bool:
-        cursor = self._conn.execute(
-            "DELETE FROM link WHERE source = ? AND target = ? AND type = ?",
-            (source, target, type.value),
-        )
-        return cursor.rowcount > 0
-
-    def put_registry(self, entry: RegistryEntry) -> None:
-        self._conn.execute(
-            "INSERT INTO registry(registry, key, data, created_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(registry, key) DO UPDATE SET data = excluded.data",
-            (
-                entry.registry,
-                entry.key,
-                json.dumps(entry.data, ensure_ascii=False),
-                to_text(entry.created_at or utcnow()),
-            ),
-        )
-
-    def remove_registry(self, registry: str, key: str) -> bool:
-        cursor = self._conn.execute(
-            "DELETE FROM registry WHERE registry = ? AND key = ?", (registry, key)
-        )
-        return cursor.rowcount > 0
-
-    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
-        self._conn.execute(
-            "INSERT OR IGNORE INTO session(id, agent, started_at) VALUES (?, ?, ?)",
-            (session_id, agent, to_text(at)),
-        )
 
     def journal(
         self,
