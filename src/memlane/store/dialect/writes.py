@@ -1,5 +1,6 @@
 """Writes whose SQL is the same on both stores but for the dialect: sessions,
-reminders, registries and plain link removal (see memlane.store.dialect)."""
+reminders, registries, plain link removal, the meta compare-and-swap and the wake
+log (see memlane.store.dialect)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 from datetime import datetime
 from typing import ClassVar
 
-from memlane.model import LinkType, RegistryEntry, Reminder, Session
-from memlane.store.dialect import Connection, Dialect
+from memlane.model import LinkType, RegistryEntry, Reminder, Session, WakeGuess, WakeRitual
+from memlane.store.dialect import Connection, Dialect, wake
 from memlane.timeutil import to_text, utcnow
 
 
@@ -77,6 +78,43 @@ class SharedWrites:
             (entry.registry, entry.key, json.dumps(entry.data, ensure_ascii=False),
              to_text(entry.created_at or utcnow())),
         )  # fmt: skip
+
+    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
+        """Trigger: two transactions read the same value and both write theirs. Why:
+        on PostgreSQL, at READ COMMITTED, the second UPDATE waits for the first's row
+        lock, then checks its WHERE against the committed row again; the second INSERT
+        waits for the first's key, then does nothing (SQLite has one writer at a time).
+        Outcome: exactly one of them sees True."""
+        m = self.dialect.mark
+        if expected is None:
+            cursor = self._rows.execute(
+                f"INSERT INTO store_meta(key, value) VALUES ({m}, {m}) "
+                "ON CONFLICT (key) DO NOTHING",
+                (key, value),
+            )
+        else:
+            cursor = self._rows.execute(
+                f"UPDATE store_meta SET value = {m} WHERE key = {m} AND value = {m}",
+                (value, key, expected),
+            )
+        return cursor.rowcount == 1
+
+    def put_ritual(self, ritual: WakeRitual) -> None:
+        wake.put_ritual(self.dialect, self._rows, ritual)
+
+    def put_guess(self, guess: WakeGuess) -> None:
+        wake.put_guess(self.dialect, self._rows, guess)
+
+    def score_guess(
+        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
+    ) -> None:
+        wake.score_guess(
+            self.dialect, self._rows, guess.session_id, guess.step, scores, vector,
+            to_text(utcnow()),
+        )  # fmt: skip
+
+    def put_phrase_vector(self, key: str, vector: bytes) -> None:
+        wake.put_phrase_vector(self.dialect, self._rows, key, vector)
 
     def remove_registry(self, registry: str, key: str) -> bool:
         m = self.dialect.mark

@@ -20,8 +20,6 @@ from memlane.model import (
     Mention,
     Record,
     Version,
-    WakeGuess,
-    WakeRitual,
 )
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.postgres import dump as dump_sql
@@ -252,42 +250,9 @@ class PostgresWriter(SharedWrites):
             (key, value),
         )
 
-    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
-        """Trigger: two transactions read the same value and both write theirs. Why:
-        at READ COMMITTED the second UPDATE waits for the first's row lock, then checks
-        its WHERE against the committed row again; the second INSERT waits for the
-        first's key, then does nothing. Outcome: exactly one of them sees True."""
-        if expected is None:
-            cursor = self._conn.execute(
-                "INSERT INTO store_meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
-                (key, value),
-            )
-        else:
-            cursor = self._conn.execute(
-                "UPDATE store_meta SET value = %s WHERE key = %s AND value = %s",
-                (value, key, expected),
-            )
-        return cursor.rowcount == 1
-
-    def put_ritual(self, ritual: WakeRitual) -> None:
-        wake_sql.put_ritual(self._conn, ritual)
-
-    def put_guess(self, guess: WakeGuess) -> None:
-        wake_sql.put_guess(self._conn, guess)
-
-    def score_guess(
-        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
-    ) -> None:
-        wake_sql.score_guess(
-            self._conn, guess.session_id, guess.step, scores, vector, to_text(utcnow())
-        )
-
     def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
         self.serialize()
         return dump_sql.load(self._conn, kind, row, allow_tombstones)
-
-    def put_phrase_vector(self, key: str, vector: bytes) -> None:
-        wake_sql.put_phrase_vector(self._conn, key, vector)
 
     def delete_link(self, link_id: str) -> Link | None:
         number = link_id.strip().removeprefix("l-")

@@ -245,37 +245,8 @@ class SQLiteWriter(SharedWrites):
             (key, value),
         )
 
-    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
-        if expected is None:
-            cursor = self._conn.execute(
-                "INSERT INTO store_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING",
-                (key, value),
-            )
-        else:
-            cursor = self._conn.execute(
-                "UPDATE store_meta SET value = ? WHERE key = ? AND value = ?",
-                (value, key, expected),
-            )
-        return cursor.rowcount == 1
-
-    def put_ritual(self, ritual: WakeRitual) -> None:
-        wake_sql.put_ritual(self._conn, ritual)
-
-    def put_guess(self, guess: WakeGuess) -> None:
-        wake_sql.put_guess(self._conn, guess)
-
-    def score_guess(
-        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
-    ) -> None:
-        wake_sql.score_guess(
-            self._conn, guess.session_id, guess.step, scores, vector, to_text(utcnow())
-        )
-
     def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
         return dump_sql.load(self._conn, kind, row, allow_tombstones)
-
-    def put_phrase_vector(self, key: str, vector: bytes) -> None:
-        wake_sql.put_phrase_vector(self._conn, key, vector)
 
     def delete_link(self, link_id: str) -> Link | None:
         number = link_id.strip().removeprefix("l-")
