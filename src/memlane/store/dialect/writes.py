@@ -14,17 +14,17 @@ from memlane.timeutil import to_text, utcnow
 
 
 class SharedWrites:
-    """Writer operations written once; a backend's writer sets `dialect` and, in its
-    constructor, `_rows` (the transaction's connection)."""
+    """Writer operations written once; a backend's writer sets `dialect` and `_conn`
+    (the transaction's connection)."""
 
     dialect: ClassVar[Dialect]
-    _rows: Connection
+    _conn: Connection
 
     def _marks(self, count: int) -> str:
         return self.dialect.marks(count)
 
     def put_reminder(self, reminder: Reminder) -> None:
-        self._rows.execute(
+        self._conn.execute(
             "INSERT INTO reminder(id, text, due_at, created_at, agent, project, dismissed_at) "
             f"VALUES ({self._marks(6)}, NULL)",
             (reminder.id, reminder.text, to_text(reminder.due_at), to_text(reminder.created_at),
@@ -32,14 +32,14 @@ class SharedWrites:
         )  # fmt: skip
 
     def put_session(self, session: Session) -> None:
-        self._rows.execute(
+        self._conn.execute(
             f"INSERT INTO session(id, type, project, agent, started_at) VALUES ({self._marks(5)})",
             (session.id, session.type, session.project, session.agent,
              to_text(session.started_at)),
         )  # fmt: skip
 
     def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
-        self._rows.execute(
+        self._conn.execute(
             self.dialect.insert_ignoring(
                 f"session(id, agent, started_at) VALUES ({self._marks(3)})"
             ),
@@ -48,7 +48,7 @@ class SharedWrites:
 
     def close_session(self, session_id: str, at: datetime) -> bool:
         m = self.dialect.mark
-        cursor = self._rows.execute(
+        cursor = self._conn.execute(
             f"UPDATE session SET ended_at = {m} WHERE id = {m} AND ended_at IS NULL",
             (to_text(at), session_id),
         )
@@ -56,7 +56,7 @@ class SharedWrites:
 
     def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
         d, m = self.dialect, self.dialect.mark
-        cursor = self._rows.execute(
+        cursor = self._conn.execute(
             f"UPDATE reminder SET dismissed_at = {m} WHERE id = {m} "
             f"AND agent {d.same} {m}{d.text_cast} AND dismissed_at IS NULL",
             (to_text(at), reminder_id, agent),
@@ -65,14 +65,14 @@ class SharedWrites:
 
     def remove_link(self, source: str, target: str, type: LinkType) -> bool:
         m = self.dialect.mark
-        cursor = self._rows.execute(
+        cursor = self._conn.execute(
             f"DELETE FROM link WHERE source = {m} AND target = {m} AND type = {m}",
             (source, target, type.value),
         )
         return cursor.rowcount > 0
 
     def put_registry(self, entry: RegistryEntry) -> None:
-        self._rows.execute(
+        self._conn.execute(
             f"INSERT INTO registry(registry, key, data, created_at) VALUES ({self._marks(4)}) "
             "ON CONFLICT (registry, key) DO UPDATE SET data = EXCLUDED.data",
             (entry.registry, entry.key, json.dumps(entry.data, ensure_ascii=False),
@@ -87,38 +87,38 @@ class SharedWrites:
         Outcome: exactly one of them sees True."""
         m = self.dialect.mark
         if expected is None:
-            cursor = self._rows.execute(
+            cursor = self._conn.execute(
                 f"INSERT INTO store_meta(key, value) VALUES ({m}, {m}) "
                 "ON CONFLICT (key) DO NOTHING",
                 (key, value),
             )
         else:
-            cursor = self._rows.execute(
+            cursor = self._conn.execute(
                 f"UPDATE store_meta SET value = {m} WHERE key = {m} AND value = {m}",
                 (value, key, expected),
             )
         return cursor.rowcount == 1
 
     def put_ritual(self, ritual: WakeRitual) -> None:
-        wake.put_ritual(self.dialect, self._rows, ritual)
+        wake.put_ritual(self.dialect, self._conn, ritual)
 
     def put_guess(self, guess: WakeGuess) -> None:
-        wake.put_guess(self.dialect, self._rows, guess)
+        wake.put_guess(self.dialect, self._conn, guess)
 
     def score_guess(
         self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
     ) -> None:
         wake.score_guess(
-            self.dialect, self._rows, guess.session_id, guess.step, scores, vector,
+            self.dialect, self._conn, guess.session_id, guess.step, scores, vector,
             to_text(utcnow()),
         )  # fmt: skip
 
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
-        wake.put_phrase_vector(self.dialect, self._rows, key, vector)
+        wake.put_phrase_vector(self.dialect, self._conn, key, vector)
 
     def remove_registry(self, registry: str, key: str) -> bool:
         m = self.dialect.mark
-        cursor = self._rows.execute(
+        cursor = self._conn.execute(
             f"DELETE FROM registry WHERE registry = {m} AND key = {m}", (registry, key)
         )
         return cursor.rowcount > 0

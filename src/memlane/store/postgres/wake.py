@@ -10,12 +10,8 @@ from functools import partial
 from memlane.store.dialect import wake as shared
 from memlane.store.postgres.sql import POSTGRES
 
-put_ritual = partial(shared.put_ritual, POSTGRES)
 ritual = partial(shared.ritual, POSTGRES)
-put_guess = partial(shared.put_guess, POSTGRES)
-score_guess = partial(shared.score_guess, POSTGRES)
 guesses = partial(shared.guesses, POSTGRES)
 guess_vectors = partial(shared.guess_vectors, POSTGRES)
 phrase_vector = partial(shared.phrase_vector, POSTGRES)
-put_phrase_vector = partial(shared.put_phrase_vector, POSTGRES)
 forget_memory = partial(shared.forget_memory, POSTGRES)

@@ -80,11 +80,11 @@ class PostgresWriter(SharedWrites):
     """Operations inside one write transaction."""
 
     dialect = POSTGRES
+    _conn: Conn
 
     def __init__(self, store: PostgresStore, conn: Conn) -> None:
         self._store = store
         self._conn = conn
-        self._rows = conn
         self._serialized = False
 
     def get(self, memory_id: str) -> Record | None:

@@ -113,11 +113,11 @@ class SQLiteWriter(SharedWrites):
     """Operations inside one BEGIN IMMEDIATE transaction."""
 
     dialect = sql.SQLITE
+    _conn: sqlite3.Connection
 
     def __init__(self, store: SQLiteStore) -> None:
         self._store = store
         self._conn = store.conn
-        self._rows = store.conn
         self.purged = False
 
     def get(self, memory_id: str) -> Record | None:

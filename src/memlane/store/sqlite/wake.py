@@ -30,12 +30,8 @@ SCHEMA = (
 )
 
 
-put_ritual = partial(shared.put_ritual, SQLITE)
 ritual = partial(shared.ritual, SQLITE)
-put_guess = partial(shared.put_guess, SQLITE)
-score_guess = partial(shared.score_guess, SQLITE)
 guesses = partial(shared.guesses, SQLITE)
 guess_vectors = partial(shared.guess_vectors, SQLITE)
 phrase_vector = partial(shared.phrase_vector, SQLITE)
-put_phrase_vector = partial(shared.put_phrase_vector, SQLITE)
 forget_memory = partial(shared.forget_memory, SQLITE)
