@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
 from memlane.errors import Invalid
 
 if TYPE_CHECKING:  # the core loads only when an interface opens a Memory
@@ -25,6 +23,8 @@ APP = "memlane"
 
 
 def data_dir() -> Path:
+    import platformdirs  # 12 ms with `platform`: only when no store path is given
+
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from memlane import config
@@ -106,4 +108,10 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
 
 def main() -> None:
-    cli(prog_name="memlane")
+    try:
+        cli(prog_name="memlane")
+    finally:
+        # The command is done (its store closed); at exit the interpreter would make
+        # the collector walk every object the imports made: 50 ms of a 500 ms cold
+        # `memlane recall` here. Frozen objects are still freed, just not walked.
+        gc.freeze()

@@ -7,7 +7,6 @@ import contextlib
 import hashlib
 import json
 import secrets
-import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -141,7 +140,7 @@ class WakeOps(Core):
         if not chosen.blooms:
             raise NotFound("nothing to wake into: no blooms for this agent")
         session = WakeRitual(
-            id=uuid.uuid4().hex[:16], agent=agent, created_at=utcnow(),
+            id=secrets.token_hex(8), agent=agent, created_at=utcnow(),
             version=ritual.RITUAL_VERSION, wake=wake, model=model,
             sequence=tuple((r.id, r.title) for r in chosen.blooms),
         )  # fmt: skip

@@ -6,7 +6,7 @@ viewer may see. What SQLite does alike is in memlane.store.dialect.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -36,7 +36,7 @@ def set_mentions(conn: Conn, mentions: Mapping[str, Sequence[Mention]]) -> None:
     if not first:
         return
     owner = shared.entity_owners(POSTGRES, conn, list(first))
-    created = [(uuid.uuid4().hex[:16], m) for alias, m in first.items() if alias not in owner]
+    created = [(secrets.token_hex(8), m) for alias, m in first.items() if alias not in owner]
     if created:
         at = to_text(utcnow())
         with conn.cursor() as cur:

@@ -8,8 +8,8 @@ memlane.store.dialect.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -31,7 +31,7 @@ def set_mentions(conn: sqlite3.Connection, mentions: Mapping[str, Sequence[Menti
     if not first:
         return
     owner = shared.entity_owners(SQLITE, conn, list(first))
-    created = [(uuid.uuid4().hex[:16], m) for alias, m in first.items() if alias not in owner]
+    created = [(secrets.token_hex(8), m) for alias, m in first.items() if alias not in owner]
     at = to_text(utcnow())
     conn.executemany(
         "INSERT INTO entity(id, name, type, created_at) VALUES (?, ?, ?, ?)",
