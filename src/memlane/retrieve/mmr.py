@@ -78,7 +78,10 @@ def similarity_by_id(
             return cosine(va, vb)
         return jaccard(token_set(a), token_set(b))
 
-    return similarity
+    def by_text(a: str, b: str) -> float:
+        return jaccard(token_set(a), token_set(b))
+
+    return similarity if vectors else by_text
 
 
 def diversify(

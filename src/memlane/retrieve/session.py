@@ -55,7 +55,12 @@ def with_neighbours(
         return list(fused), dict(records)
     adjacent = store.adjacent([s.id for s in seeds])
     wanted = {n for ids in adjacent.values() for n in ids}
-    admitted = {r.id: r for r in store.query(replace(filters, ids=tuple(wanted), limit=None))}
+    # The lanes read their candidates through these filters already: only the others
+    # are asked for.
+    admitted = {n: records[n] for n in wanted if n in records}
+    unread = tuple(n for n in wanted if n not in records)
+    if unread:
+        admitted.update((r.id, r) for r in store.query(replace(filters, ids=unread, limit=None)))
     out = {f.id: f for f in fused}
     known = {**records, **admitted}
     for rank, seed in enumerate(seeds, start=1):
