@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import os
 import random
 import uuid
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from memlane.model import Filters
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 from memlane.store.postgres.store import MIN_EF_SEARCH  # noqa: E402
+from memlane.store.sqlite.store import SQLiteStore  # noqa: E402
 
 BACKENDS = ["sqlite", "postgres"]
 EVERYTHING = {"include_superseded": True, "include_private": True}
@@ -306,6 +308,57 @@ def test_nearest_from_another_thread_reads_on_its_own_connection(pg_store: str) 
             mine = store.nearest(PROFILE, query, 1)
         assert other and other[0][0] == first
         assert mine and mine[0][0] != first
+
+
+def test_a_side_reader_reads_the_store_from_another_thread(mem: Memory) -> None:
+    """What recall's vector lane reads on its worker thread: the same memories through
+    the same filters, while this thread goes on reading."""
+    kept = mem.add("the side reader finds this note", tags=("side",)).id
+    mem.add("a private note", private=True)
+    filters = mem.filters(limit=None)
+    with mem.store.side_reader() as side, ThreadPoolExecutor(1) as pool:
+        assert side is not None
+        there = pool.submit(side.query, filters).result(timeout=60)
+        admitted = pool.submit(side.admitted, filters).result(timeout=60)
+        here = mem.store.query(filters)
+    assert [r.id for r in there] == [r.id for r in here] == [kept]
+    assert admitted == [kept]
+
+
+def test_a_side_reader_is_not_lent_inside_a_write_nor_twice(mem: Memory) -> None:
+    """Inside this thread's write transaction another thread would not see what it
+    wrote, so there is no side reader; nor while one is lent already (SQLite keeps one
+    second connection). Outside both, one is lent again."""
+    with mem.store.write(), mem.store.side_reader() as side:
+        assert side is None
+    with mem.store.side_reader() as first:
+        assert first is not None
+        if isinstance(mem.store, SQLiteStore):
+            with mem.store.side_reader() as second:
+                assert second is None
+    with mem.store.side_reader() as again:
+        assert again is not None
+
+
+def test_an_in_memory_store_has_no_side_reader() -> None:
+    """A second connection to ":memory:" would be another, empty database."""
+    with Memory.open(":memory:", embedder=None) as memory, memory.store.side_reader() as side:
+        assert side is None
+
+
+def test_closing_the_store_closes_its_side_connection(tmp_path: Path) -> None:
+    db = tmp_path / "side.db"
+
+    def handles() -> int:
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(db.resolve()))
+
+    with _open(str(db)) as memory:
+        memory.add("a note")
+        with memory.store.side_reader() as side:
+            assert side is not None and side.query(memory.filters())
+        assert handles() == 2  # this connection and the side one
+    assert handles() == 0
 
 
 # ---- links, entities, sessions, registries, journal, reminders ----------------------

@@ -264,8 +264,15 @@ def test_the_vector_lane_run_ahead_on_a_thread_finds_what_it_finds_in_line(mem):
         ahead = lanes.Lookahead(index.current().search, lane, "anything", k)
         in_line = lanes.vector(mem.store, index, lane, "anything", filters)
         run_ahead = lanes.vector(mem.store, index, lane, "anything", filters, ahead)
-        assert [h.record.id for h in run_ahead] == [h.record.id for h in in_line] == expected
-        assert [h.score for h in run_ahead] == [h.score for h in in_line]
+        # and the whole lane on the worker, reading through the store's side reader
+        with mem.store.side_reader() as side:
+            assert side is not None
+            whole = lanes.Lookahead(index.current().search, lane, "anything", k, (side, filters))
+            finished = lanes.vector(mem.store, index, lane, "anything", filters, whole)
+        assert whole.hits is not None
+        for hits in (run_ahead, finished):
+            assert [h.record.id for h in hits] == [h.record.id for h in in_line] == expected
+            assert [h.score for h in hits] == [h.score for h in in_line]
 
 
 class BrokenEmbedder:

@@ -179,6 +179,12 @@ class Store(Protocol):
 
     def write(self) -> AbstractContextManager[Writer]: ...
 
+    def side_reader(self) -> AbstractContextManager[Store | None]:
+        """This store's reads over a connection of their own, for one other thread while
+        this one goes on reading (recall runs its vector lane so); None when there is
+        none to lend: an in-memory database, this thread's open write transaction (the
+        other thread would not see it), or the side connection lent already."""
+
     def serialize_policy(self) -> None:
         """Inside this thread's open `write()`: wait until no other transaction is
         between the write policy's reading of neighbours and its commit, and hold the

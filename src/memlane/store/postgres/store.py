@@ -176,6 +176,11 @@ class PostgresStore:
     def close(self) -> None:
         self.pool.close()
 
+    @contextmanager
+    def side_reader(self) -> Iterator[PostgresStore | None]:
+        # Another thread's reads take a pool connection of their own already.
+        yield None if getattr(self._local, "conn", None) is not None else self
+
     def optimize(self) -> None:
         with self._conn() as conn:
             conn.execute("ANALYZE memory")

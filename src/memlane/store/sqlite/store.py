@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -307,14 +308,18 @@ class _Matches:
 class SQLiteStore:
     """A memlane store in one SQLite file."""
 
-    def __init__(self, path: str | Path, synchronous: str = "full") -> None:
+    def __init__(self, path: str | Path, synchronous: str = "full", *, lent: bool = False) -> None:
+        """`lent`: a side reader's connection, which threads use in turn (see side_reader)."""
         self.location = str(path)
         if synchronous not in _SYNCHRONOUS:
             raise Invalid(f"invalid sqlite synchronous mode {synchronous!r}: use full or normal")
         if self.location != ":memory:":
             Path(self.location).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = sqlite3.connect(self.location, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self.conn = sqlite3.connect(
+                self.location, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                check_same_thread=not lent,
+            )  # fmt: skip
         except sqlite3.Error as exc:
             raise Unavailable(f"cannot open {self.location}: {exc}") from None
         self.conn.row_factory = sqlite3.Row
@@ -324,6 +329,8 @@ class SQLiteStore:
         self._configure(synchronous)
         self.schema_version = self._migrate()
         self._writing = False
+        self._side: SQLiteStore | None = None
+        self._side_lent = threading.Lock()
 
     def _configure(self, synchronous: str) -> None:
         try:
@@ -367,7 +374,29 @@ class SQLiteStore:
     def _begin(self) -> None:
         self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
 
+    @contextmanager
+    def side_reader(self) -> Iterator[SQLiteStore | None]:
+        """A second connection to this file, opened on first use and kept; one thread at
+        a time reads through it. WAL lets it read while this connection reads too."""
+        if (
+            self.location == ":memory:"
+            or self.conn.in_transaction
+            or not self._side_lent.acquire(blocking=False)
+        ):
+            yield None
+            return
+        try:
+            if self._side is None:
+                self._side = SQLiteStore(self.location, lent=True)
+            yield self._side
+        finally:
+            self._side_lent.release()
+
     def close(self) -> None:
+        if self._side is not None:
+            with self._side_lent:  # a thread reading through it finishes first
+                self._side.close()
+                self._side = None
         # PRAGMA optimize analyzes only what this connection's queries showed to be stale;
         # it is a courtesy, so it never waits for another process's write lock.
         with contextlib.suppress(sqlite3.Error):
