@@ -4,6 +4,8 @@ registries, types, tags, stats, id prefixes, and the store's schema."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
@@ -629,6 +631,28 @@ def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monk
     assert [h.record.id for h in mem.search("deploy", kind="decision")] == [old.id]
     assert len(mem.search("deploy", limit=5)) == 5
     assert len(mem.search("deploy")) == 9
+
+
+@pytest.mark.sqlite_only  # edits a SQLite file by hand
+def test_a_store_whose_migration_fails_is_one_line_and_left_unchanged(db_path, tmp_path):
+    """A file recording fewer migrations than its tables show (what a development
+    build could leave): opening it says why in one line and changes nothing."""
+    with Memory.open(db_path) as memory:
+        memory.add("A note that must survive.")
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 4")  # index 4 stays
+    conn.close()
+    before = db_path.read_bytes()
+    result = subprocess.run(
+        [sys.executable, "-m", "memlane", "--db", str(db_path), "list"],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("memlane: error: cannot bring ") and "from schema version 3" in line
+    assert "memory_session already exists" in line and line.endswith("the file is unchanged")
+    assert db_path.read_bytes() == before
 
 
 @pytest.mark.sqlite_only  # builds an old SQLite file by hand

@@ -354,6 +354,15 @@ class SQLiteStore:
         self._begin()
         try:
             latest = schema.migrate(self.conn, self.location)
+        except sqlite3.DatabaseError as exc:
+            # Trigger: a file whose tables disagree with the migrations it records (a
+            # store a development build wrote, a hand-edited one). Outcome: one line,
+            # and the file as it was: every step ran in this transaction.
+            self.conn.execute("ROLLBACK")
+            raise Unavailable(
+                f"cannot bring {self.location} from schema version {version} to "
+                f"{schema.LATEST}: {exc}; the file is unchanged"
+            ) from None
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
