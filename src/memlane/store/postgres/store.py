@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from memlane.store.base import QueryVector
 
 Conn = psycopg.Connection[tuple[Any, ...]]
-# Connections per process: a CLI call uses one; a server answering several agents at
-# once a few. The server's max_connections (100 by default) bounds all processes.
+# Connections per process: a CLI call uses one (two while recall's vector lane runs on
+# its worker thread); a server answering several agents at once a few. The server's max_connections (100 by default) bounds all processes.
 POOL_MIN, POOL_MAX = 1, 4
 POOL_TIMEOUT_S = 60.0
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
@@ -84,6 +84,12 @@ _CURRENT_VECTOR = (
 FIRST_ROWS_PER_MEMORY = 1.25
 ROWS_PER_MEMORY = 4
 MIN_EF_SEARCH, MAX_EF_SEARCH = 40, 1000
+# Vector rows up to which `nearest` scans them all instead of asking the HNSW index,
+# as SQLite's index is exact while small. Why: both backends then agree on a small
+# store, where HNSW's approximation bought nothing: on LoCoMo dev (conversations of a
+# few hundred turns) it left one of the exact top 10 out in 42 of 786 questions. An
+# exact scan cost 4-5 ms at 5,000 rows here (pgserver's PostgreSQL 16).
+EXACT_ROWS = 5_000
 _GENERIC_PLANS = (
     "SELECT current_setting('plan_cache_mode'), "
     "set_config('plan_cache_mode', 'force_generic_plan', true)"
@@ -131,6 +137,16 @@ def _idf_sql(terms: int) -> str:
     )
     # each count once (in the formula it appears twice)
     return f"SELECT {idf} FROM (SELECT {counts} FROM q) d, (SELECT n::float8 AS total FROM fts_count) n"
+
+
+def _few_vectors(conn: Conn) -> bool:
+    """At most EXACT_ROWS vector rows, by the server's live count of the table (kept as
+    rows come and go, not only by ANALYZE; a moment behind at worst, when an exact scan
+    of a larger table is only slower)."""
+    row = conn.execute(
+        "SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'embedding'::regclass"
+    ).fetchone()
+    return row is None or int(row[0]) <= EXACT_ROWS
 
 
 def _configure(conn: Conn) -> None:
@@ -367,7 +383,8 @@ class PostgresStore:
 
     def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]]:
         """The k memories whose best current vector of `profile` (entry or chunk) is
-        nearest to `vector` by cosine, best first, through the dimension's HNSW index.
+        nearest to `vector` by cosine, best first, through the dimension's HNSW index
+        (on a store of at most EXACT_ROWS vector rows, by a scan of them all).
 
         Trigger: a memory owns several rows (its entry and chunk vectors) and rows of
         ended or rewritten memories stay until re-embedded. Why: a LIMIT over rows can
@@ -381,6 +398,8 @@ class PostgresStore:
             return []
         rows = min(max(int(k * FIRST_ROWS_PER_MEMORY), MIN_EF_SEARCH), MAX_EF_SEARCH)
         with self._conn() as conn, conn.transaction():  # SET LOCAL's scope
+            if _few_vectors(conn):
+                return self._nearest_exact(conn, profile, query, k)
             while True:
                 found, complete = self._nearest_rows(conn, profile, query, k, rows)
                 if complete:
@@ -413,7 +432,8 @@ class PostgresStore:
     def _nearest_exact(
         self, conn: Conn, profile: str, query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[str, float]]:
-        """`nearest` by a full scan: for more rows than one HNSW search returns."""
+        """`nearest` by a full scan: on a small store, or for more rows than one HNSW
+        search returns."""
         dim = int(query.shape[0])
         found = conn.execute(
             f"SELECT n.memory_id, max(1 - (n.vector::vector({dim}) <=> %(q)s)) AS cosine "
