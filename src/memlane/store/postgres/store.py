@@ -54,7 +54,8 @@ if TYPE_CHECKING:
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 # Connections per process: a CLI call uses one (two while recall's vector lane runs on
-# its worker thread); a server answering several agents at once a few. The server's max_connections (100 by default) bounds all processes.
+# its worker thread); a server answering several agents at once a few. The server's
+# max_connections (100 by default) bounds all processes.
 POOL_MIN, POOL_MAX = 1, 4
 POOL_TIMEOUT_S = 60.0
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})

@@ -86,9 +86,7 @@ def _decoder(name: str) -> Callable[[Any], Any] | None:
     return None
 
 
-_DECODERS = tuple((name, _decoder(name)) for name in COLUMNS if name not in _TUPLE_FIELDS)
-_TUPLES = tuple(name for name in COLUMNS if name in _TUPLE_FIELDS)
-_DECODER = dict(_DECODERS)
+_DECODER = {name: _decoder(name) for name in COLUMNS if name not in _TUPLE_FIELDS}
 
 
 def decode(name: str, value: Any) -> Any:
