@@ -15,6 +15,10 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     assert "recall hybrid p50 ms" in result.stdout
     data = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "parameters", "goals", "results"} <= set(data)
+    # how fast the machine was, at both ends of the run, so runs compare
+    speed = data["machine"]["calibration_ms"]
+    assert speed["start"] > 0 and speed["end"] > 0
+    assert f"a fixed workload took {speed['start']} ms at the start" in result.stdout
     (size,) = data["results"]
     assert size["memories"] == 200 and not size["reused_store"]
     for key in ("recall_hybrid", "recall_keyword", "vector_search"):

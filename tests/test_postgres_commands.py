@@ -154,3 +154,22 @@ def test_a_scratch_database_is_a_store_for_its_context_only(pg_url: str) -> None
     with psycopg.connect(pg_url, autocommit=True) as conn:
         found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchall()
     assert found == []
+
+
+def test_bench_puts_postgresql_next_to_sqlite(pg_server: str, tmp_path: Path) -> None:
+    """`bench --backend postgres` end to end on a tiny corpus: both backends ingest,
+    embed and answer the same queries; the machine's speed at both ends of the run."""
+    out = tmp_path / "bench.json"
+    result = _cli(
+        "bench", "--backend", "postgres", "--pg-url", pg_server, "--sizes", "100",
+        "--queries", "3", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    (row,) = data["results"]
+    for backend in ("sqlite", "postgres"):
+        assert row[backend]["recall_hybrid"]["count"] == 3, backend
+        assert row[backend]["recall_hybrid"]["p50_ms"] > 0, backend
+    speed = data["machine"]["calibration_ms"]
+    assert speed["start"] > 0 and speed["end"] > 0
+    assert f"a fixed workload took {speed['start']} ms at the start" in result.stdout

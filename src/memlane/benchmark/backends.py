@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlane.benchmark.corpus import Generator
-from memlane.benchmark.machine import machine_info
+from memlane.benchmark.machine import calibrate, machine_info, speed_line, with_speed
 from memlane.benchmark.scale import PROJECT, WARMUP_QUERIES, embed_store
 from memlane.benchmark.timing import Latency, time_each
 from memlane.benchmark.writes import timed_add_batch
@@ -84,6 +84,7 @@ def run(
 
     embedder = get_embedder(profile)
     texts = [q for _, q in Generator(seed).queries(queries)][:queries]
+    speed_before = calibrate()
     results = []
     for size in sorted(sizes):
         row: dict[str, Any] = {"memories": size}
@@ -93,7 +94,7 @@ def run(
                 row[backend] = _one(location, size, embedder, texts, seed)
         results.append(row)
     return {
-        "machine": machine_info(("memlane", "numpy", "psycopg")),
+        "machine": with_speed(machine_info(("memlane", "numpy", "psycopg")), speed_before),
         "parameters": {
             "sizes": list(sizes),
             "profile": embedder.profile.signature,
@@ -119,7 +120,7 @@ _ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
 def text(data: dict[str, Any]) -> str:
     """One row per measure, a column per size and backend."""
     heads = [f"{r['memories']:,} {b}" for r in data["results"] for b in BACKENDS]
-    lines = [f"{'measure':<26}" + "".join(f"{h:>18}" for h in heads)]
+    lines = [*speed_line(data["machine"]), f"{'measure':<26}" + "".join(f"{h:>18}" for h in heads)]
     for label, cell in _ROWS:
         cells = [cell(r[b]) for r in data["results"] for b in BACKENDS]
         lines.append(f"{label:<26}" + "".join(f"{c:>18}" for c in cells))

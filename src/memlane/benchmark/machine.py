@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import platform
 import sqlite3
+import statistics
 import sys
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -27,6 +29,51 @@ def _version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+def calibrate(rounds: int = 5) -> float:
+    """Milliseconds a fixed workload takes (median of `rounds`): Python objects and an
+    in-memory SQLite scan, the mix recall runs.
+
+    Trigger: a shared virtual machine whose speed changes by up to 2x within an hour (on
+    the development machine one code tree timed 19 and 37 us a row in two runs). Why:
+    a latency is only comparable with one measured at the same speed. Outcome: the
+    report gives this figure at the start and the end of a run.
+    """
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (n INTEGER, word TEXT)")
+    conn.executemany(
+        "INSERT INTO t VALUES (?, ?)", ((i, f"w{i * 7919 % 10007}") for i in range(5000))
+    )
+
+    def once() -> float:
+        start = time.perf_counter()
+        seen: dict[int, tuple[int, str]] = {}
+        for i in range(50_000):
+            seen[i % 1000] = (i, str(i))
+        conn.execute("SELECT count(*), sum(length(word)) FROM t WHERE word LIKE '%77%'").fetchone()
+        return (time.perf_counter() - start) * 1000
+
+    try:
+        return round(statistics.median(once() for _ in range(rounds)), 2)
+    finally:
+        conn.close()
+
+
+def with_speed(info: dict[str, Any], start: float) -> dict[str, Any]:
+    """`info` with the calibration taken at a run's start (`start`) and now, its end."""
+    return {**info, "calibration_ms": {"start": start, "end": calibrate()}}
+
+
+def speed_line(machine: dict[str, Any]) -> list[str]:
+    """The calibration as a report line (a run from before it was measured has none)."""
+    speed = machine.get("calibration_ms")
+    if not speed:
+        return []
+    return [
+        f"machine speed: a fixed workload took {speed['start']} ms at the start, "
+        f"{speed['end']} ms at the end (compare latencies with runs of a like figure)"
+    ]
 
 
 def machine_info(packages: Sequence[str] = ("memlane",)) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from memlane.benchmark.machine import speed_line
+
 Row = tuple[str, Callable[[dict[str, Any]], float | str | None], str | None]
 
 
@@ -94,6 +96,7 @@ def text(data: dict[str, Any]) -> str:
         f"memlane bench  profile={p['embedder']} queries={p['queries']} "
         f"cold runs={p['cold_runs']} seed={p['seed']}",
         f"machine: {m['cpu_count']} cpu {m['cpu']}, python {m['python']}, sqlite {m['sqlite']}",
+        *speed_line(m),
     ]
     cells = [[name, *(str(get(r)) for r in results), _goal(data, goal)] for name, get, goal in ROWS]
     header = ["memories", *(f"{r['memories']:,}" for r in results), "goal"]

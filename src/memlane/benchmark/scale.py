@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlane.benchmark.corpus import Generator
-from memlane.benchmark.machine import machine_info
+from memlane.benchmark.machine import calibrate, machine_info, with_speed
 from memlane.benchmark.timing import Latency, time_each
 from memlane.benchmark.writes import store_bytes, timed_add_batch
 from memlane.memory import Memory
@@ -401,9 +401,10 @@ def run(plan: Plan, progress: Progress = lambda _: None) -> dict[str, Any]:
 
     embedder = get_embedder(plan.profile)
     plan.directory.mkdir(parents=True, exist_ok=True)
+    speed_before = calibrate()
     results = [measure(plan, size, embedder, progress) for size in sorted(plan.sizes)]
     return {
-        "machine": machine_info(("memlane", "numpy", "onnxruntime")),
+        "machine": with_speed(machine_info(("memlane", "numpy", "onnxruntime")), speed_before),
         "parameters": {
             **asdict(plan),
             "directory": str(plan.directory),
