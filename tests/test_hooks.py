@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 from memlane import Context, Invalid, Memory
 from memlane.hooks import context, extract, gate, host, llm, state, transcript
 from memlane.hooks.transcript import ASSISTANT, USER, Turn
-from memlane.model import Kind, Record, Reminder, Taint
+from memlane.model import Kind, Record, Reminder, Taint, replace
 from memlane.retrieve.recall import RecallResult
 from memlane.retrieve.score import Scored
 

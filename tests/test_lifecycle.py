@@ -85,7 +85,7 @@ def test_resonance_basis_chooses_decayed_or_raw(mem, run):
 
 def aged(mem, memory_id, days):
     """Move a memory's creation `days` into the past (as if written then)."""
-    from dataclasses import replace
+    from memlane.model import replace
 
     record = mem.store.get(memory_id)
     with mem.store.write() as w:
@@ -93,10 +93,8 @@ def aged(mem, memory_id, days):
 
 
 def test_review_due_ness_with_a_pinned_clock():
-    from dataclasses import replace
-
     from memlane.facade.lifecycle import due_for_review, recall_probability
-    from memlane.model import Kind, Record
+    from memlane.model import Kind, Record, replace
     from memlane.timeutil import utcnow
 
     now = utcnow()
@@ -231,7 +229,7 @@ def test_reminders_belong_to_their_agent(mem, db_path):
 
 
 def test_open_threads_growth_and_health(vmem, run):
-    from dataclasses import replace
+    from memlane.model import replace
 
     opened = vmem.add("Open question: idempotency by request or invoice id?", kind="thread").id
     closing = vmem.add("Open question: who owns the scheduler?", kind="thread").id

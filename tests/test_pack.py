@@ -7,7 +7,6 @@ tests run on a real SQLite file with the deterministic hash embedder.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from memlane import Context, Invalid, Memory, NotFound
 from memlane.embed import get_embedder
 from memlane.lifecycle.pack import Pack, belongs, bullet, header, heading, pack, ranked, weight
 from memlane.lifecycle.summary import Summary, split_sentences, summarize
-from memlane.model import Kind, LinkType, Record, ResonanceType, Taint, Visibility
+from memlane.model import Kind, LinkType, Record, ResonanceType, Taint, Visibility, replace
 from memlane.retrieve.budget import estimate_tokens
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

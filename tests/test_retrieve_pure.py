@@ -4,13 +4,12 @@ score, MMR, token budgets and time cues. No database, a pinned clock."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from memlane import Context, Invalid
-from memlane.model import Kind, MemoryClass, Record, ResonanceType
+from memlane.model import Kind, MemoryClass, Record, ResonanceType, replace
 from memlane.retrieve.budget import (
     estimate_tokens,
     kind_priority,

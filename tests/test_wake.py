@@ -6,14 +6,13 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memlane import Conflict, Invalid, Memory, NotFound, Unavailable
 from memlane.lifecycle import wake as ritual
-from memlane.model import Record, WakeRitual
+from memlane.model import Record, WakeRitual, replace
 from memlane.timeutil import utcnow
 
 AGENT = "tester"  # the agent of the conftest stores

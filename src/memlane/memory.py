@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from memlane.model import (
     Visibility,
     WriteResult,
     WriteStatus,
+    replace,
 )
 from memlane.scope import Context, detect_context
 from memlane.store import Writer, open_store

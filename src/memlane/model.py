@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
+
+import msgspec
 
 from memlane.errors import Invalid
 
@@ -222,9 +225,14 @@ def class_of(kind: Kind) -> MemoryClass:
     return _CLASS_OF_KIND.get(kind, MemoryClass.SEMANTIC)
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One memory as stored now (or, for as-of reads, as it was then)."""
+class Record(msgspec.Struct, frozen=True):
+    """One memory as stored now (or, for as-of reads, as it was then).
+
+    A frozen msgspec Struct, not a dataclass: recall builds about a hundred a query,
+    and a 53-field frozen dataclass took 14.6 us to build (6.3 ms to define) against
+    0.7 us (0.12 ms). Hybrid recall p50 at 10^5: 23.0 -> 21.1 ms (median of eight
+    alternating runs' p50s). `replace` below changes a copy of one.
+    """
 
     id: str
     scope: str
@@ -661,6 +669,16 @@ def weekly_decay_rate(importance: int) -> float:
     if importance <= 5:
         return 0.95
     return 0.975
+
+
+V = TypeVar("V")
+
+
+def replace(value: V, /, **changes: Any) -> V:
+    """A changed copy of a model value: a Record (a msgspec Struct) or a dataclass."""
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.replace(value, **changes)
+    return dataclasses.replace(value, **changes)  # type: ignore[type-var]
 
 
 # Reinforcement never raises importance above this (reference/000 "Reinforcement").

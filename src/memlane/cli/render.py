@@ -32,7 +32,7 @@ def plain(value: Any) -> Any:
 
 
 def record_dict(record: Record) -> dict[str, Any]:
-    out = {f.name: plain(getattr(record, f.name)) for f in fields(record)}
+    out = {name: plain(getattr(record, name)) for name in record.__struct_fields__}
     out["memory_class"] = record.memory_class.value
     out["live"] = record.live
     return out

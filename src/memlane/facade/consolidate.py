@@ -25,14 +25,25 @@ import os
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memlane.errors import Conflict, Invalid
 from memlane.facade.core import Core, new_id
 from memlane.lazy import lazy_module
-from memlane.model import OK, WARN, Check, Filters, Kind, Link, LinkType, Record, Visibility
+from memlane.model import (
+    OK,
+    WARN,
+    Check,
+    Filters,
+    Kind,
+    Link,
+    LinkType,
+    Record,
+    Visibility,
+    replace,
+)
 from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
 

@@ -8,7 +8,6 @@ import itertools
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -27,6 +26,7 @@ from memlane.model import (
     Visibility,
     WriteResult,
     WriteStatus,
+    replace,
 )
 from memlane.retrieve.filters import make_filters
 from memlane.scope import Context

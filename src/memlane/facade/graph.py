@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memlane.errors import Conflict, Invalid, NotFound
@@ -19,6 +19,7 @@ from memlane.model import (
     Record,
     parse_enum,
     reinforced,
+    replace,
 )
 from memlane.store import Writer
 from memlane.timeutil import utcnow

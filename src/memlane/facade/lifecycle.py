@@ -4,14 +4,23 @@ reinforcement and usage feedback (reference/000 "Reinforcement", reference/002
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
 from memlane.lazy import lazy_module
-from memlane.model import REINFORCE_CAP, Kind, Record, Reminder, Session, State, Vitals, reinforced
+from memlane.model import (
+    REINFORCE_CAP,
+    Kind,
+    Record,
+    Reminder,
+    Session,
+    State,
+    Vitals,
+    reinforced,
+    replace,
+)
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import days_between, utcnow

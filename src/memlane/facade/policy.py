@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, MemlaneError
@@ -19,6 +19,7 @@ from memlane.model import (
     Record,
     WriteResult,
     WriteStatus,
+    replace,
     worst_taint,
 )
 from memlane.timeutil import utcnow

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Hits, passive_ok
 from memlane.lazy import lazy_module
-from memlane.model import Filters, Record
+from memlane.model import Filters, Record, replace
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used

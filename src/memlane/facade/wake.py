@@ -8,14 +8,13 @@ import hashlib
 import json
 import secrets
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.facade.core import ID_PREFIX, Core
 from memlane.lazy import lazy_module
-from memlane.model import Filters, Record, WakeGuess, WakeRitual
+from memlane.model import Filters, Record, WakeGuess, WakeRitual, replace
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -36,6 +36,7 @@ from memlane.model import (
     Record,
     Taint,
     Visibility,
+    replace,
     worst_taint,
 )
 from memlane.words import jaccard, tokens

@@ -21,12 +21,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from memlane.graph.entities import STOPWORDS, extract
 from memlane.lifecycle.consolidate import Plan
 from memlane.lifecycle.summary import summarize
-from memlane.model import Kind, Record, Taint, Visibility, worst_taint
+from memlane.model import Kind, Record, Taint, Visibility, replace, worst_taint
 from memlane.write.normalize import document_text
 
 # The source_ref prefix reserved for organize's summary rows (reference/002).

@@ -11,11 +11,11 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memlane.graph.entities import query_aliases
-from memlane.model import EntityKind, Filters, Hit, Record
+from memlane.model import EntityKind, Filters, Hit, Record, replace
 from memlane.retrieve.fuse import BM25, ENTITY, LANE_WEIGHTS, VECTOR, Fused, convex
 from memlane.store import SEARCH_STEPS, Store
 

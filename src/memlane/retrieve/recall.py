@@ -6,11 +6,11 @@ contributes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memlane.model import Filters, Record
+from memlane.model import Filters, Record, replace
 from memlane.retrieve import lanes
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
 from memlane.retrieve.expand import LINK_BUDGET, Neighbour, neighbours

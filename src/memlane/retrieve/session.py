@@ -18,10 +18,9 @@ temporal questions; open-domain loses about 2 points (59 questions).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from memlane.graph.entities import STOPWORDS
-from memlane.model import Filters, Record
+from memlane.model import Filters, Record, replace
 from memlane.retrieve.fuse import Fused
 from memlane.store import Store
 from memlane.words import tokens

@@ -38,7 +38,7 @@ import contextlib
 import json
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memlane.embed.blob import from_blobs
+from memlane.model import replace
 from memlane.store import Store
 
 Matrix = npt.NDArray[np.float32]

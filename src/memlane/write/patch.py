@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from memlane.errors import Invalid
@@ -14,6 +14,7 @@ from memlane.model import (
     State,
     Visibility,
     parse_enum,
+    replace,
 )
 from memlane.write.draft import (
     MAX_IMPORTANCE,

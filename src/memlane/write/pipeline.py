@@ -4,10 +4,10 @@ bulk, and versioned revision. Everything here runs inside one write transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from memlane.graph.entities import mentions_of
-from memlane.model import VERSIONED_FIELDS, Record, Version, WriteResult, WriteStatus
+from memlane.model import VERSIONED_FIELDS, Record, Version, WriteResult, WriteStatus, replace
 from memlane.store import Writer
 from memlane.timeutil import ONE_MICROSECOND, utcnow
 

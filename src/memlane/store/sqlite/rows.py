@@ -7,7 +7,6 @@ import json
 import operator
 import sqlite3
 from collections.abc import Callable
-from dataclasses import fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, get_type_hints
@@ -20,7 +19,7 @@ _HINTS = get_type_hints(Record, vars(model))
 # Every Record field is a column except the anchors, which live in the link table, and
 # the source state, which a read works out.
 _NOT_STORED = frozenset({"anchors", "source_state"})
-COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Record) if f.name not in _NOT_STORED)
+COLUMNS: tuple[str, ...] = tuple(n for n in Record.__struct_fields__ if n not in _NOT_STORED)
 _TUPLE_FIELDS = frozenset(n for n in COLUMNS if "tuple" in str(_HINTS[n]))
 _TIME_FIELDS = frozenset(n for n in COLUMNS if "datetime" in str(_HINTS[n]))
 _BOOL_FIELDS = frozenset(n for n in COLUMNS if _HINTS[n] is bool)
@@ -102,9 +101,9 @@ RowReader = Callable[[sqlite3.Row, tuple[str, ...]], Record]
 
 # Record's fields by position: the columns in their order, the anchors among them, and
 # the read-time source state last (left to its default).
-_ANCHORS_AT = [f.name for f in fields(Record)].index("anchors")
-if (*COLUMNS[:_ANCHORS_AT], "anchors", *COLUMNS[_ANCHORS_AT:], "source_state") != tuple(
-    f.name for f in fields(Record)
+_ANCHORS_AT = Record.__struct_fields__.index("anchors")
+if (*COLUMNS[:_ANCHORS_AT], "anchors", *COLUMNS[_ANCHORS_AT:], "source_state") != (
+    Record.__struct_fields__
 ):
     raise ImportError("rows.row_reader builds Records by position: update it with Record")
 
