@@ -7,11 +7,12 @@ import platform
 import sqlite3
 import statistics
 import sys
-import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from memlane.benchmark.timing import time_each
 
 
 def _cpu() -> str:
@@ -46,16 +47,14 @@ def calibrate(rounds: int = 5) -> float:
         "INSERT INTO t VALUES (?, ?)", ((i, f"w{i * 7919 % 10007}") for i in range(5000))
     )
 
-    def once() -> float:
-        start = time.perf_counter()
+    def once(_: object) -> None:
         seen: dict[int, tuple[int, str]] = {}
         for i in range(50_000):
             seen[i % 1000] = (i, str(i))
         conn.execute("SELECT count(*), sum(length(word)) FROM t WHERE word LIKE '%77%'").fetchone()
-        return (time.perf_counter() - start) * 1000
 
     try:
-        return round(statistics.median(once() for _ in range(rounds)), 2)
+        return round(statistics.median(time_each(once, range(rounds))) * 1000, 2)
     finally:
         conn.close()
 

@@ -251,11 +251,11 @@ def gather(
     weighted 0 does not run."""
     pool = replace(filters, limit=pool_size(limit))
     found: dict[str, list[Hit]] = {}
-    runs_ahead = vector_lane is not None and weights.get(VECTOR, 0.0) > 0 and bool(query.strip())
-    with store.side_reader() if runs_ahead else nullcontext() as side:
-        ahead = None
-        if runs_ahead and vector_lane is not None:
-            index, embedder = vector_lane
+    vectors = vector_lane if weights.get(VECTOR, 0.0) > 0 else None
+    ahead = None
+    with store.side_reader() if vectors and query.strip() else nullcontext() as side:
+        if vectors is not None and query.strip():
+            index, embedder = vectors
             k = vector_k(pool.limit or pool_size(None))
             finish = None if side is None else (side, pool)
             ahead = Lookahead(index.current().search, embedder, query, k, finish)
@@ -267,8 +267,8 @@ def gather(
         finally:
             if ahead is not None:
                 ahead.wait()  # the side reader goes back only once the worker is done
-        if vector_lane is not None and weights.get(VECTOR, 0.0) > 0:
-            index, embedder = vector_lane
+        if vectors is not None:
+            index, embedder = vectors
             found[VECTOR] = vector(store, index, embedder, query, pool, ahead)
     records = {h.record.id: h.record for hits in found.values() for h in hits}
     fused = convex(

@@ -144,9 +144,7 @@ def _few_vectors(conn: Conn) -> bool:
     """At most EXACT_ROWS vector rows, by the server's live count of the table (kept as
     rows come and go, not only by ANALYZE; a moment behind at worst, when an exact scan
     of a larger table is only slower)."""
-    row = conn.execute(
-        "SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'embedding'::regclass"
-    ).fetchone()
+    row = conn.execute("SELECT pg_stat_get_live_tuples('embedding'::regclass)").fetchone()
     return row is None or int(row[0]) <= EXACT_ROWS
 
 
