@@ -37,9 +37,10 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from memlane import Context, Memory
 from memlane.benchmark.corpus import Generator
@@ -47,6 +48,7 @@ from memlane.benchmark.machine import machine_info
 from memlane.benchmark.timing import Latency, time_each
 from memlane.benchmark.writes import AddResult, store_bytes, timed_add_batch
 from memlane.memory import BATCH_CHUNK
+from memlane.model import as_dict
 from memlane.store.sqlite.sql import fts_query
 
 GOAL_ADD_PER_S = 5_000.0
@@ -76,15 +78,14 @@ def add_batch(
     return result, ids
 
 
-@dataclass
-class ShapeResult:
+class ShapeResult(msgspec.Struct):
     shape: str
     latency: Latency
     mean_results: float
     mean_and_matches: float  # rows matching every word (before scope/visibility filters)
     mean_or_matches: float  # rows matching any word: what the last fallback ranks
     fallback_share: float  # share of queries whose all-words match found nothing
-    examples: list[str] = field(default_factory=list)
+    examples: list[str] = msgspec.field(default_factory=list)
 
 
 def fts_count(conn: sqlite3.Connection, text: str, mode: str) -> int:
@@ -311,13 +312,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "generate_seconds": gen_seconds,
         },
         "goals": {"add_batch_per_second": GOAL_ADD_PER_S, "search_p50_ms": GOAL_SEARCH_P50_MS},
-        "add_batch": [asdict(a) for a in adds],
+        "add_batch": [as_dict(a) for a in adds],
         "search": {
-            "overall": asdict(overall),
-            "by_shape": [asdict(s) for s in shapes],
+            "overall": as_dict(overall),
+            "by_shape": [as_dict(s) for s in shapes],
             "slowest": slowest,
         },
-        "reads": {name: asdict(r) for name, r in reads.items()},
+        "reads": {name: as_dict(r) for name, r in reads.items()},
         "plans": plans,
     }
     print_report(data)

@@ -35,11 +35,11 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memlane.model import replace
+from memlane.model import as_dict, replace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -220,13 +220,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     with gold_store(args.profile) as (mem, ids):
         judged = run_cases(mem, ids)
         scores = by_split(judged)
-        _table(f"passive injection, profile {args.profile}, bar {asdict(gate.BAR)}", scores)
+        _table(f"passive injection, profile {args.profile}, bar {as_dict(gate.BAR)}", scores)
         misses = [j for j in judged if set(j.injected) - set(j.case.expected)
                   or (j.case.expected and not set(j.injected) & set(j.case.expected))]  # fmt: skip
         for j in misses:
             print(f"  [{j.case.split}] {j.case.prompt!r}: expected {list(j.case.expected)}, "
                   f"injected {list(j.injected)} ({j.reason})")  # fmt: skip
-        report: dict[str, Any] = {"profile": args.profile, "bar": asdict(gate.BAR),
+        report: dict[str, Any] = {"profile": args.profile, "bar": as_dict(gate.BAR),
                                   "scores": scores}  # fmt: skip
         if args.grid:
             rows = grid(mem, ids, [c for c in CASES if c.split == DEV])

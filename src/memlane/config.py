@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import Invalid
 
@@ -110,8 +111,7 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(msgspec.Struct, frozen=True):
     name: str
     env: str
     default: Callable[[], Any]

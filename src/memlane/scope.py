@@ -10,8 +10,9 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from memlane.errors import Invalid
 
@@ -24,8 +25,7 @@ _SCOPE = re.compile(rf"^project:(?P<project>{_NAME})(?:@(?P<branch>{_BRANCH}))?$
 _GLOBAL_NEAR_MISSES = ("user:global", "users:global", "userglobal", "globals", "*")
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
+class Context(msgspec.Struct, frozen=True):
     """Where the caller stands: project and branch, when known."""
 
     project: str | None = None

@@ -12,7 +12,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from memlane.benchmark.scale import PROJECT, WARMUP_QUERIES, embed_store
 from memlane.benchmark.timing import Latency, time_each
 from memlane.benchmark.writes import timed_add_batch
 from memlane.memory import Memory
+from memlane.model import as_dict
 from memlane.scope import Context
 
 if TYPE_CHECKING:
@@ -66,8 +66,8 @@ def _one(
         "add_batch_per_second": added.per_second,
         "add_batch_seconds": added.seconds,
         "embed_per_second": embedded / embed_seconds if embed_seconds else float("nan"),
-        "recall_hybrid": asdict(hybrid),
-        "recall_keyword": asdict(keyword),
+        "recall_hybrid": as_dict(hybrid),
+        "recall_keyword": as_dict(keyword),
     }
 
 

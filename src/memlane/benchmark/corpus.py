@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 # ---- vocabulary ------------------------------------------------------------
 
@@ -103,8 +104,7 @@ compliance privacy incident hotfix refactor tech-debt upgrade
 TICKET_PREFIXES = ("ALPHA", "BETA", "OPS", "SEC", "PR")
 
 
-@dataclass(frozen=True)
-class Vocabulary:
+class Vocabulary(msgspec.Struct, frozen=True):
     """Word classes, each ranked; content words are sampled with Zipf-like weights."""
 
     stopwords: list[str]

@@ -22,16 +22,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.benchmark.corpus import Generator
 from memlane.benchmark.machine import calibrate, machine_info, with_speed
 from memlane.benchmark.timing import Latency, time_each
 from memlane.benchmark.writes import store_bytes, timed_add_batch
 from memlane.memory import Memory
-from memlane.model import Filters, Record
+from memlane.model import Filters, Record, as_dict
 from memlane.scope import Context
 from memlane.write.normalize import document_text
 
@@ -56,8 +57,7 @@ POOL_MIN_SIZE = 5_000  # smaller stores are embedded in this process
 Progress = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(msgspec.Struct, frozen=True):
     """What to run: sizes, the embedding profile, and how much to measure."""
 
     sizes: tuple[int, ...]
@@ -70,8 +70,7 @@ class Plan:
     rebuild: bool = False
 
 
-@dataclass
-class Build:
+class Build(msgspec.Struct):
     """How a store was made (kept beside it, so a reused store still reports it)."""
 
     memories: int
@@ -83,7 +82,7 @@ class Build:
     embed_seconds: float
     embed_per_second: float
     vectors: str  # how the vectors were written
-    built_at: float = field(default_factory=time.time)
+    built_at: float = msgspec.field(default_factory=time.time)
 
 
 def _manifest(db: Path) -> Path:
@@ -211,7 +210,7 @@ def build_store(db: Path, plan: Plan, size: int, embedder: Embedder, progress: P
             f"path's embed_documents/put_documents, {workers} process(es)"
         ),
     )
-    _manifest(db).write_text(json.dumps(asdict(build), indent=2) + "\n", encoding="utf-8")
+    _manifest(db).write_text(json.dumps(as_dict(build), indent=2) + "\n", encoding="utf-8")
     return build
 
 
@@ -267,8 +266,8 @@ def index_measures(mem: Memory, embedder: Embedder, queries: Sequence[str]) -> d
         "catch_up_seconds": caught_up,
         "k": k,
         "warm_hits": sum(found),
-        "search": asdict(Latency.of(time_each(lambda v: index.search(v, k), vectors))),
-        "exact_search": asdict(
+        "search": as_dict(Latency.of(time_each(lambda v: index.search(v, k), vectors))),
+        "exact_search": as_dict(
             Latency.of(time_each(lambda v: index.search(v, k, exact=True), vectors))
         ),
         "agreement_at_10": sum(agreement) / len(agreement) if agreement else float("nan"),
@@ -304,15 +303,15 @@ def in_process(db: Path, embedder: Embedder, queries: Sequence[str]) -> dict[str
         out["index"] = index_measures(mem, embedder, queries)
         for q in queries[:WARMUP_QUERIES]:
             mem.recall(q, count=False)
-        out["recall_hybrid"] = asdict(Latency.of(time_each(_recall(mem), queries)))
+        out["recall_hybrid"] = as_dict(Latency.of(time_each(_recall(mem), queries)))
         vector = Filters(limit=10)
-        out["vector_search"] = asdict(
+        out["vector_search"] = as_dict(
             Latency.of(time_each(lambda q: mem.search(q, vector, mode="vector"), queries))
         )
     with _open(db, None) as mem:
         for q in queries[:WARMUP_QUERIES]:
             mem.recall(q, count=False)
-        out["recall_keyword"] = asdict(Latency.of(time_each(_recall(mem), queries)))
+        out["recall_keyword"] = as_dict(Latency.of(time_each(_recall(mem), queries)))
     return out
 
 
@@ -342,7 +341,7 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
             )  # fmt: skip
             if i:  # the first run warms the OS file cache
                 seconds.append(time.perf_counter() - start)
-    return {"profile": profile, **asdict(Latency.of(seconds))}
+    return {"profile": profile, **as_dict(Latency.of(seconds))}
 
 
 def write_throughput(plan: Plan, size: int, embedder: Embedder) -> dict[str, Any]:
@@ -386,7 +385,7 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
         "memories": size,
         "store": str(db),
         "reused_store": reused,
-        "build": asdict(build),
+        "build": as_dict(build),
         "store_bytes": store_bytes(db),
         "index_bytes": index_bytes(db),
         **timings,
@@ -406,7 +405,7 @@ def run(plan: Plan, progress: Progress = lambda _: None) -> dict[str, Any]:
     return {
         "machine": with_speed(machine_info(("memlane", "numpy", "onnxruntime")), speed_before),
         "parameters": {
-            **asdict(plan),
+            **as_dict(plan),
             "directory": str(plan.directory),
             "embedder": embedder.profile.signature,
             "warmup_queries": WARMUP_QUERIES,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -19,8 +20,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-@dataclass
-class Latency:
+class Latency(msgspec.Struct):
     count: int
     p50_ms: float
     p95_ms: float

@@ -5,16 +5,16 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from memlane.facade.core import BATCH_CHUNK
 from memlane.memory import Memory
 
 
-@dataclass
-class AddResult:
+class AddResult(msgspec.Struct):
     path: str
     count: int
     added: int

@@ -6,11 +6,11 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+import msgspec
 
 from memlane import config
 from memlane.errors import MemlaneError
@@ -24,12 +24,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 SETTINGS_PROBLEMS = "memlane.settings_problems"
 
 
-@dataclass
-class State:
+class State(msgspec.Struct):
     """Per-invocation state: settings and the lazily opened Memory."""
 
     db: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = msgspec.field(default_factory=dict)
     _memory: Memory | None = None
 
     def memory(self) -> Memory:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
@@ -13,7 +11,7 @@ from memlane.model import Entity, EntityKind
 
 
 def entity_dict(entity: Entity) -> dict[str, object]:
-    return {f.name: plain(getattr(entity, f.name)) for f in fields(entity)}
+    return {name: plain(getattr(entity, name)) for name in entity.__struct_fields__}
 
 
 def _entity_line(entity: Entity) -> str:

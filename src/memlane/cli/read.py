@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from memlane.cli.render import (
 )
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
-from memlane.model import FAIL, OK, WARN, Check, Filters, Kind
+from memlane.model import FAIL, OK, WARN, Check, Filters, Kind, as_dict
 
 
 def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
@@ -263,9 +262,9 @@ def stats_cmd(as_json: bool) -> None:
     """Counts: memories, live, superseded, versions, links, by kind/category/scope/class."""
     stats = memory().stats()
     if as_json:
-        emit_json(asdict(stats))
+        emit_json(as_dict(stats))
         return
-    data = asdict(stats)
+    data = as_dict(stats)
     for key in (
         "path",
         "schema_version",
@@ -293,7 +292,7 @@ def journal_cmd(memory_id: str | None, limit: int, as_json: bool) -> None:
     """Show the append-only journal of changes (never content)."""
     entries = memory().journal(memory_id, limit)
     if as_json:
-        emit_json([plain(asdict(e)) for e in entries])
+        emit_json([plain(as_dict(e)) for e in entries])
         return
     for e in entries:
         click.echo(f"{plain(e.at)}  {e.operation:<18} {e.memory_id or '-':<12} {e.actor or '-'}")
@@ -311,7 +310,7 @@ def doctor_cmd(as_json: bool) -> None:
     checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
     checks += [*_settings_checks(), _token_check(s)]
     if as_json:
-        emit_json([asdict(c) for c in checks])
+        emit_json([as_dict(c) for c in checks])
     else:
         for check in checks:
             click.echo(f"{check.status:<5} {check.name:<16} {check.detail}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -11,7 +10,7 @@ from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.read import filters_only
 from memlane.cli.render import record_dict
 from memlane.facade.vectors import RECALL_LIMIT
-from memlane.model import Record
+from memlane.model import Record, as_dict
 from memlane.retrieve.present import provenance_marks
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ def _print(
                 "query": explained.query,
                 "target": explained.target,
                 "absent_lanes": explained.absent_lanes,
-                "verdicts": [asdict(v) for v in explained.verdicts],
+                "verdicts": [as_dict(v) for v in explained.verdicts],
             }
         emit_json(payload)
         return

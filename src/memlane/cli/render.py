@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -101,7 +100,7 @@ def batch_dict(result: BatchResult) -> dict[str, Any]:
 
 
 def link_dict(link: Link) -> dict[str, Any]:
-    return {f.name: plain(getattr(link, f.name)) for f in fields(link)}
+    return {name: plain(getattr(link, name)) for name in link.__struct_fields__}
 
 
 def registry_dict(entry: RegistryEntry) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -29,8 +29,7 @@ from memlane.errors import Invalid, Unavailable
 Vectors = npt.NDArray[np.float32]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Embedded:
+class Embedded(msgspec.Struct, frozen=True, eq=False):
     """One text embedded for storage: its chunks, one vector per chunk, and the entry vector."""
 
     chunks: tuple[str, ...]

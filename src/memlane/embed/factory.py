@@ -7,7 +7,6 @@ number is expected); unknown or ill-typed options are refused, naming what is ac
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -16,6 +15,7 @@ from memlane.embed.base import Embedder
 from memlane.embed.deps import ensure_installed
 from memlane.embed.profiles import DEFAULT_PROFILE, Profile, get_profile
 from memlane.errors import Invalid
+from memlane.model import replace
 
 N = TypeVar("N", int, float)
 
@@ -65,7 +65,7 @@ def _http(profile: Profile, options: _Options) -> Embedder:
     timeout = options.number("timeout", float, DEFAULT_TIMEOUT_S)
     batch_size = options.number("batch_size", int, DEFAULT_BATCH)
     options.finish()
-    configured = dataclasses.replace(profile, model=model, dimension=dimension)
+    configured = replace(profile, model=model, dimension=dimension)
     return HttpEmbedder(
         configured, base_url=base_url, api_key=api_key, timeout=timeout, batch_size=batch_size
     )

@@ -8,7 +8,8 @@ producing different vectors.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.errors import Invalid
 
@@ -16,8 +17,7 @@ from memlane.errors import Invalid
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 
 
-@dataclass(frozen=True, slots=True)
-class Profile:
+class Profile(msgspec.Struct, frozen=True):
     """One way of turning text into vectors.
 
     `model` names the weights or the algorithm (hashes name their algorithm, so a change of

@@ -13,10 +13,11 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.memory import Memory
@@ -38,16 +39,14 @@ CATEGORY_NAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(msgspec.Struct, frozen=True):
     dia_id: str
     speaker: str
     text: str
     when: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
+class Question(msgspec.Struct, frozen=True):
     conversation: str
     text: str
     category: int
@@ -72,11 +71,10 @@ def score(question: Question, ranked: Sequence[str], k: int) -> dict[str, Any]:
     }
 
 
-@dataclass
-class Scores:
+class Scores(msgspec.Struct):
     """Per-question result rows, averaged by `summary`."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
     def summary(self, categories: Sequence[int]) -> dict[str, float]:
         rows = [r for r in self.rows if r["category"] in categories]

@@ -13,9 +13,10 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+
+import msgspec
 
 from memlane.errors import Invalid, Unavailable
 from memlane.facade.core import Core
@@ -35,8 +36,7 @@ _SERVER_SCHEMES = ("postgresql://", "postgres://")
 LOCK_FILE = ".memlane-backup.lock"
 
 
-@dataclass(frozen=True, slots=True)
-class RestoreReport:
+class RestoreReport(msgspec.Struct, frozen=True):
     """A restore: the store replaced, the snapshot it came from, what it now holds,
     and the copy kept of the store it replaced (None: there was none)."""
 
@@ -46,8 +46,7 @@ class RestoreReport:
     kept: Path | None
 
 
-@dataclass(frozen=True, slots=True)
-class BackupReport:
+class BackupReport(msgspec.Struct, frozen=True):
     """One backup run: the verified snapshot, or why none was taken."""
 
     path: Path | None

@@ -25,9 +25,10 @@ import os
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from memlane.errors import Conflict, Invalid
 from memlane.facade.core import Core, new_id
@@ -77,8 +78,7 @@ MERGED_LINK = "consolidated"
 SUMMARY_CATEGORY = "summary"
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(msgspec.Struct, frozen=True):
     """What a consolidate or organize run did (or, dry, would do)."""
 
     operation: str  # consolidate | organize
@@ -91,16 +91,14 @@ class Report:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Holder:
+class _Holder(msgspec.Struct, frozen=True):
     token: str
     at: datetime
     pid: int
     operation: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Work:
+class _Work(msgspec.Struct, frozen=True):
     """A run's plan and the records it was made from (checked again before writing)."""
 
     plan: Plan

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from memlane.errors import Conflict, Invalid, NotFound
 from memlane.facade.core import Core, Links, Records
@@ -35,8 +36,7 @@ SHOW_LIMIT = 50
 _SHOW_CAP = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class EntityMerge:
+class EntityMerge(msgspec.Struct, frozen=True):
     """What merging `source` into `target` moves; `done` once it has."""
 
     source: Entity

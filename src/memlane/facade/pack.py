@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, NotFound
@@ -18,6 +17,7 @@ from memlane.model import (
     Session,
     Visibility,
     WriteResult,
+    as_dict,
     worst_taint,
 )
 from memlane.store import Writer
@@ -40,8 +40,7 @@ else:  # the pure parts and the write policy load with the first pack or episode
 EPISODE_TAG = "episode"
 
 
-@dataclass(frozen=True, slots=True)
-class ClosedSession(Session):
+class ClosedSession(Session, frozen=True):
     """A session just closed, and the summary memory written for it (None: none was)."""
 
     summary_id: str | None = None
@@ -131,9 +130,9 @@ class PackOps(Core):
         if session is None:  # deleted between the write and this read
             raise NotFound(f"no session {session_id!r}")
         if written is None:
-            return ClosedSession(**asdict(session))
+            return ClosedSession(**as_dict(session))
         return ClosedSession(
-            **asdict(session), summary_id=written.id,
+            **as_dict(session), summary_id=written.id,
             summarised=tuple(r.id for r in members), warnings=written.warnings,
         )  # fmt: skip
 

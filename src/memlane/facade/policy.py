@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import Invalid, MemlaneError
 from memlane.facade.core import Core
@@ -72,16 +73,15 @@ def _same_reach(a: Record, b: Record) -> bool:
     return (a.scope, a.kind, a.visibility, a.owner) == (b.scope, b.kind, b.visibility, b.owner)
 
 
-@dataclass
-class Batch:
+class Batch(msgspec.Struct):
     """One write transaction as the policy sees it: the vector index as of its start,
     and the records written so far with their vectors (compared with later lines)."""
 
     rows: Snapshot | None = None
-    staged: list[Record] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    folded: list[str] = field(default_factory=list)  # the texts as compared (lowercased...)
-    vectors: list[Any] = field(default_factory=list)  # entry vectors; None where none
+    staged: list[Record] = msgspec.field(default_factory=list)
+    texts: list[str] = msgspec.field(default_factory=list)
+    folded: list[str] = msgspec.field(default_factory=list)  # the texts as compared (lowercased...)
+    vectors: list[Any] = msgspec.field(default_factory=list)  # entry vectors; None where none
     _matrix: Any = None  # the vectors stacked (zeros where none), grown by doubling
 
     def add(self, record: Record, doc: Embedded | None) -> None:

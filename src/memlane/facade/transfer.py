@@ -12,8 +12,9 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
@@ -34,12 +35,11 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-@dataclass
-class ImportReport:
+class ImportReport(msgspec.Struct):
     """What an import did, by kind and outcome, and the lines it refused."""
 
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
-    errors: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
+    counts: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
+    errors: list[tuple[int, str]] = msgspec.field(default_factory=list)  # (line, why)
     redactions: int = 0
     unembedded: int = 0  # new memories left without vectors (`embed --pending`)
 
@@ -52,8 +52,7 @@ class ImportReport:
         return sum(c.get("added", 0) for c in self.counts.values())
 
 
-@dataclass(frozen=True, slots=True)
-class MigrationReport:
+class MigrationReport(msgspec.Struct, frozen=True):
     """A whole store copied into another: the records sent by kind, what the import did,
     and the vectors made on the target (None: no embedding profile)."""
 

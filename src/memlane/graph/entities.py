@@ -24,7 +24,8 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.model import EntityKind, Mention, Record
 
@@ -157,8 +158,7 @@ def tag_mentions(tags: Iterable[str]) -> list[Mention]:
     return mentions
 
 
-@dataclass(frozen=True, slots=True)
-class QueryAliases:
+class QueryAliases(msgspec.Struct, frozen=True):
     """What a query may name, for the recall entity lane.
 
     `names`: the query's own entities, then each pair of adjacent plain words joined

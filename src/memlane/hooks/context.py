@@ -9,7 +9,8 @@ headings are paid for before any item. A block with no item is no block: silence
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.model import Record, Reminder
 from memlane.retrieve.budget import estimate_tokens, kind_priority, pack
@@ -31,15 +32,13 @@ SESSION_HEADER = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(msgspec.Struct, frozen=True):
     key: str  # a memory or reminder id
     text: str
     priority: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(msgspec.Struct, frozen=True):
     text: str | None  # None: nothing fitted, or nothing to say
     ids: tuple[str, ...] = ()  # what the block shows
     omitted: int = 0  # items the budget left out

@@ -17,9 +17,10 @@ so a transcript is read once, however often the hooks fire.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import MemlaneError
 from memlane.facade.core import ID_PREFIX, passive_ok
@@ -53,8 +54,7 @@ CUE, LLM = "cue", "llm"
 DEFAULT_LLM_BUDGET = llm.Budget(calls=4, tokens=32000, seconds=20)
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     """What the settings say about hooks (the interface reads them, not this module)."""
 
     budget: int = 1500
@@ -63,15 +63,14 @@ class Options:
     llm_budget: llm.Budget = DEFAULT_LLM_BUDGET
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     """What a hook did: the context to inject (None: silence) and why."""
 
     reason: str
     context: str | None = None
     injected: tuple[str, ...] = ()
     captured: tuple[str, ...] = ()
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
 
 # ---- session start ---------------------------------------------------------------------

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.hooks.transcript import ASSISTANT, USER, Turn
 
@@ -90,8 +91,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[A-Z0-9])")
 _EMPHASIS = re.compile(r"\*{1,3}")
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(msgspec.Struct, frozen=True):
     """A memory the extractor proposes; the write policy decides whether it lands."""
 
     kind: str

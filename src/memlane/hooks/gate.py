@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.retrieve.recall import RecallResult
 from memlane.retrieve.score import Scored
@@ -117,8 +118,7 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(s for s in stems if s not in FUNCTION_WORDS)  # looks -> look
 
 
-@dataclass(frozen=True, slots=True)
-class Bar:
+class Bar(msgspec.Struct, frozen=True):
     """The gate's thresholds (the constants above; bench/hook_gate.py varies them)."""
 
     min_evidence: float = MIN_EVIDENCE
@@ -132,8 +132,7 @@ class Bar:
 BAR = Bar()
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(msgspec.Struct, frozen=True):
     """Why one hit passed or failed the gate."""
 
     memory_id: str
@@ -145,8 +144,7 @@ class Evidence:
     passed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """What the gate let through, best first, and the reason for a silence.
 
     reason: injected, empty-pool (recall found nothing), below-bar (nothing cleared it).

@@ -16,8 +16,9 @@ Claude Code and Codex share the shape (Codex adopted Claude Code's contract):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from memlane.errors import Invalid
 
@@ -46,8 +47,7 @@ INJECTING = frozenset({SESSION_START, USER_PROMPT})
 MAX_PAYLOAD_CHARS = 8 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(msgspec.Struct, frozen=True):
     """One hook call, in memlane's terms."""
 
     name: str  # one of EVENTS

@@ -22,8 +22,9 @@ import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from memlane.hooks.transcript import Turn
 from memlane.retrieve.budget import CHARS_PER_TOKEN, estimate_tokens
@@ -57,15 +58,13 @@ Conversation:
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(msgspec.Struct, frozen=True):
     calls: int
     tokens: int
     seconds: float
 
 
-@dataclass(frozen=True, slots=True)
-class LlmRun:
+class LlmRun(msgspec.Struct, frozen=True):
     """What a capture with the command produced and spent."""
 
     items: tuple[dict[str, Any], ...] = ()

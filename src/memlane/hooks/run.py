@@ -13,9 +13,10 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane import config
 from memlane.errors import Invalid
@@ -35,8 +36,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(msgspec.Struct, frozen=True):
     """What one hook call did: the host's JSON, and memlane's account of it."""
 
     event: str
@@ -46,7 +46,7 @@ class Report:
     injected: tuple[str, ...] = ()
     captured: tuple[str, ...] = ()
     error: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {

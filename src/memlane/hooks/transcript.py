@@ -22,9 +22,10 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 USER, ASSISTANT = "user", "assistant"
 # Blocks hosts (and memlane) put inside messages that nobody typed.
@@ -59,14 +60,12 @@ OPS_KEEP = 12
 MAX_READ_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(msgspec.Struct, frozen=True):
     role: str  # USER or ASSISTANT
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(msgspec.Struct, frozen=True):
     """What a read of a transcript found, and the offset just past its last whole line."""
 
     turns: tuple[Turn, ...]

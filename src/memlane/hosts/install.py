@@ -20,10 +20,11 @@ import re
 import shlex
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.hosts.merge import Added, Doc, merge_entry, merge_hooks, unmerge
@@ -47,8 +48,7 @@ CODEX_EVENTS = {k: v for k, v in CLAUDE_EVENTS.items() if k != "SessionEnd"}
 MANIFEST = "installs.json"
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """One settings file of a host and how memlane's entries go into it."""
 
     path: Path
@@ -59,8 +59,7 @@ class Target:
         return self.path.suffix == ".toml"
 
 
-@dataclass(frozen=True, slots=True)
-class FileChange:
+class FileChange(msgspec.Struct, frozen=True):
     """What an install or uninstall does to one file."""
 
     path: Path

@@ -8,22 +8,22 @@ nothing a person put there, and a second merge adds nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from memlane.errors import Invalid
 
 Doc = MutableMapping[str, Any]
 
 
-@dataclass
-class Added:
+class Added(msgspec.Struct):
     """What one merge put into one document (the install manifest keeps it)."""
 
-    hooks: dict[str, list[str]] = field(default_factory=dict)  # event -> commands
-    created: list[list[str]] = field(default_factory=list)  # key paths it created
-    entries: list[list[str]] = field(default_factory=list)  # key paths of values it set
-    warnings: list[str] = field(default_factory=list)
+    hooks: dict[str, list[str]] = msgspec.field(default_factory=dict)  # event -> commands
+    created: list[list[str]] = msgspec.field(default_factory=list)  # key paths it created
+    entries: list[list[str]] = msgspec.field(default_factory=list)  # key paths of values it set
+    warnings: list[str] = msgspec.field(default_factory=list)
 
     @property
     def empty(self) -> bool:

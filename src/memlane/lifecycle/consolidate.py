@@ -23,10 +23,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from memlane.model import (
     INJECTION_TAG,
@@ -77,8 +78,7 @@ class Method(StrEnum):
     NONE = "none"  # nothing to compare
 
 
-@dataclass(frozen=True, slots=True)
-class Absorbed:
+class Absorbed(msgspec.Struct, frozen=True):
     """A memory folded into a keeper."""
 
     id: str
@@ -91,8 +91,7 @@ class Absorbed:
         return self.id + TRUNCATED if self.truncated else self.id
 
 
-@dataclass(frozen=True, slots=True)
-class Merge:
+class Merge(msgspec.Struct, frozen=True):
     """One cluster folded into its keeper: the keeper's content and metadata after it."""
 
     keeper: str
@@ -111,16 +110,14 @@ class Merge:
         return any(a.appended for a in self.absorbed)
 
 
-@dataclass(frozen=True, slots=True)
-class Parked:
+class Parked(msgspec.Struct, frozen=True):
     """A cluster left alone: its members contradict each other."""
 
     ids: tuple[str, ...]  # the would-be keeper first
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(msgspec.Struct, frozen=True):
     """Everything a consolidation run does, decided before anything is written."""
 
     threshold: float
@@ -135,8 +132,7 @@ class Plan:
         return sum(len(m.absorbed) for m in self.merges)
 
 
-@dataclass(frozen=True, slots=True)
-class Caps:
+class Caps(msgspec.Struct, frozen=True):
     """What a keeper may grow to: the write path's own limits."""
 
     body_bytes: int = 64 * 1024
@@ -410,8 +406,7 @@ def absorbed_reason(keeper: str, absorbed: Absorbed) -> str:
 # ---- the cadence gate -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Cadence:
+class Cadence(msgspec.Struct, frozen=True):
     """How often maintenance runs on its own (settings; reference/002's 7 days / 20 %)."""
 
     interval_days: float = 7.0
@@ -421,8 +416,7 @@ class Cadence:
 DEFAULT_CADENCE = Cadence()
 
 
-@dataclass(frozen=True, slots=True)
-class LastRun:
+class LastRun(msgspec.Struct, frozen=True):
     at: datetime
     live: int  # live memories right after it
 

@@ -21,7 +21,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.graph.entities import STOPWORDS, extract
 from memlane.lifecycle.consolidate import Plan
@@ -48,8 +49,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 _NOT_PLURAL = ("ss", "is", "us")
 
 
-@dataclass(frozen=True, slots=True)
-class Topic:
+class Topic(msgspec.Struct, frozen=True):
     """Memories that share a term, and the summary row organize keeps for them."""
 
     key: str  # the summary row's source_ref: one row per key, refreshed in place
@@ -63,8 +63,7 @@ class Topic:
     taint: Taint  # the worst of its members': a summary is no more trusted than its sources
 
 
-@dataclass(frozen=True, slots=True)
-class TopicPlan:
+class TopicPlan(msgspec.Struct, frozen=True):
     """A topic and what happens to its summary row."""
 
     topic: Topic

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import Kind, Record, ResonanceType, Taint, Visibility, effective_resonance
@@ -39,8 +40,7 @@ TRANSIENT_RESONANCE = frozenset({ResonanceType.EPHEMERAL, ResonanceType.SESSION}
 _STALE = frozenset({"changed", "vanished"})
 
 
-@dataclass(frozen=True, slots=True)
-class Pack:
+class Pack(msgspec.Struct, frozen=True):
     markdown: str
     ids: tuple[str, ...]  # the memories packed, in the order shown
     omitted: tuple[str, ...]  # memories that belong but did not fit, best first
@@ -48,8 +48,7 @@ class Pack:
     tokens: int  # estimate_tokens(markdown)
 
 
-@dataclass(frozen=True, slots=True)
-class _Size:
+class _Size(msgspec.Struct, frozen=True):
     """What a piece of the pack costs: UTF-8 bytes and characters."""
 
     bytes: int = 0
@@ -68,8 +67,7 @@ class _Size:
         return -(-self.chars // CHARS_PER_TOKEN)
 
 
-@dataclass(frozen=True, slots=True)
-class _Budget:
+class _Budget(msgspec.Struct, frozen=True):
     max_bytes: int
     max_tokens: int | None
 

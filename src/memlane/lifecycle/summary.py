@@ -20,7 +20,8 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.words import jaccard, tokens
 
@@ -42,15 +43,13 @@ _CLOSERS = (".", "!", "?", "…")
 _ELLIPSIS = "…"
 
 
-@dataclass(frozen=True, slots=True)
-class Sentence:
+class Sentence(msgspec.Struct, frozen=True):
     source: str  # the id of the text (memory) it was taken from
     position: int  # its place among all the input's sentences
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(msgspec.Struct, frozen=True):
     text: str
     sentences: tuple[Sentence, ...]  # what `text` is made of, in order
 

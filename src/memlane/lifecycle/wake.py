@@ -9,8 +9,9 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import Record, ResonanceType
@@ -55,14 +56,13 @@ UNHINTED, REVEALED = "unhinted", "revealed"
 BUCKETS = (UNHINTED, REVEALED)
 
 
-@dataclass(frozen=True, slots=True)
-class Cascade:
+class Cascade(msgspec.Struct, frozen=True):
     """The wake set in order, each bloom's layer, and per-tag counts of what the
     exclusion kept out (an upper bound: see `fill`)."""
 
     blooms: tuple[Record, ...]
     layers: dict[str, str]  # memory id -> core | recent | bridge
-    excluded: dict[str, int] = field(default_factory=dict)
+    excluded: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 def excluded_by(record: Record, include_excluded: bool) -> tuple[str, ...]:
@@ -245,8 +245,7 @@ def normalised(text: str) -> str:
     return " ".join("".join(c if c.isalnum() else " " for c in folded).split())
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(msgspec.Struct, frozen=True):
     kind: str  # exact | close | none
     phrase_index: int | None = None
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -27,8 +27,7 @@ NULL_BLOOMS = 10
 _PART_SUFFIX = re.compile(r"\s*\(Part \d+/\d+\)\s*$")
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
+class Scored(msgspec.Struct, frozen=True):
     """An earlier scored guess, as Axis B needs it."""
 
     memory_id: str

@@ -11,7 +11,8 @@ result's place: they come after the limit, and the token budget drops them first
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.model import Link, LinkType
 
@@ -30,8 +31,7 @@ LINK_PRIORITY = {
 LINK_BUDGET = 2
 
 
-@dataclass(frozen=True, slots=True)
-class Neighbour:
+class Neighbour(msgspec.Struct, frozen=True):
     """A memory reached by one link from a presented result."""
 
     id: str

@@ -20,7 +20,8 @@ target's record here. Verdicts, in the order they are tested:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.model import Filters, Record
 from memlane.retrieve.recall import RecallResult
@@ -44,8 +45,7 @@ VERDICTS = (
 EXPLAIN_TARGETS = 10
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     id: str | None
     reason: str  # one of VERDICTS
     rank: int | None = None
@@ -53,8 +53,7 @@ class Verdict:
     detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Explanation:
+class Explanation(msgspec.Struct, frozen=True):
     """A recall re-run for --explain: its result and a verdict per target."""
 
     query: str

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.errors import Invalid
 
@@ -36,8 +37,7 @@ RRF_K = 60
 LANE_WEIGHTS: Mapping[str, float] = {BM25: 0.6, VECTOR: 0.4, ENTITY: 0.2}
 
 
-@dataclass(frozen=True, slots=True)
-class Fused:
+class Fused(msgspec.Struct, frozen=True):
     """One candidate after fusion: its score, and its rank and share in each lane it is in."""
 
     id: str

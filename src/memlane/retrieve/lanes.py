@@ -11,8 +11,9 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from memlane.graph.entities import query_aliases
 from memlane.model import EntityKind, Filters, Hit, Record, replace
@@ -229,8 +230,7 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
     return [Hit(r, weight[r.id], i + 1) for i, r in enumerate(chosen)]
 
 
-@dataclass(frozen=True, slots=True)
-class Gathered:
+class Gathered(msgspec.Struct, frozen=True):
     """What the lanes found for one query, and their fusion."""
 
     found: dict[str, list[Hit]]  # lane -> its candidates, best first

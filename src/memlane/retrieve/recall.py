@@ -6,9 +6,10 @@ contributes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from memlane.model import Filters, Record, replace
 from memlane.retrieve import lanes
@@ -34,16 +35,14 @@ if TYPE_CHECKING:
     from memlane.retrieve.served import Index
 
 
-@dataclass(frozen=True, slots=True)
-class Extra:
+class Extra(msgspec.Struct, frozen=True):
     """A linked neighbour of a result, shown after the results (1-hop expansion)."""
 
     record: Record
     neighbour: Neighbour
 
 
-@dataclass(frozen=True, slots=True)
-class RecallResult:
+class RecallResult(msgspec.Struct, frozen=True):
     """The memories that matter for a query, best first, within the budget."""
 
     hits: tuple[Scored, ...]
@@ -81,14 +80,13 @@ MMR_POOL = 3
 NEIGHBOURS_READ = 50
 
 
-@dataclass(frozen=True, slots=True)
-class RecallOptions:
+class RecallOptions(msgspec.Struct, frozen=True):
     limit: int = 10
     max_tokens: int | None = None
     weights: Weights = DEFAULT_WEIGHTS
     shape: Shape = DEFAULT_SHAPE  # half-lives by class, scope boosts
     passive_floor: float = PASSIVE_CONFIDENCE_FLOOR  # passive reads hold back less sure ones
-    lane_weights: Mapping[str, float] = field(default_factory=lambda: dict(LANE_WEIGHTS))
+    lane_weights: Mapping[str, float] = msgspec.field(default_factory=lambda: dict(LANE_WEIGHTS))
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None or 1: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
 from datetime import datetime
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import DECAY_EXEMPT, MemoryClass, Record, effective_resonance
@@ -49,8 +50,7 @@ SCOPE_BOOSTS = (BOOST_BRANCH, BOOST_PROJECT, BOOST_GLOBAL, BOOST_OTHER)
 WEIGHT_SUM_TOLERANCE = 1e-6
 
 
-@dataclass(frozen=True, slots=True)
-class Weights:
+class Weights(msgspec.Struct, frozen=True):
     """The weights of the composite score; they must sum to 1.
 
     Measured on the LoCoMo dev split (categories 1-4, MiniLM, R@10 / MRR), the other
@@ -77,7 +77,7 @@ class Weights:
     popularity: float = 0.10
 
     def __post_init__(self) -> None:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {name: getattr(self, name) for name in self.__struct_fields__}
         for name, value in values.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise Invalid(f"score weight {name} must be a number, not {value!r}")
@@ -91,8 +91,7 @@ class Weights:
 DEFAULT_WEIGHTS = Weights()
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
+class Scored(msgspec.Struct, frozen=True):
     """A ranked candidate: its record, score, the parts behind it, and its lane ranks."""
 
     record: Record
@@ -156,11 +155,12 @@ def scope_boost(scope: str, context: Context, boosts: tuple[float, ...] = SCOPE_
     return on_branch if branch == context.branch else other
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(msgspec.Struct, frozen=True):
     """How recency fades and scope counts: half-lives by class, and scope boosts."""
 
-    half_lives: Mapping[MemoryClass | None, float] = field(default_factory=lambda: HALF_LIFE_DAYS)
+    half_lives: Mapping[MemoryClass | None, float] = msgspec.field(
+        default_factory=lambda: HALF_LIFE_DAYS
+    )
     boosts: tuple[float, ...] = SCOPE_BOOSTS
 
     def __post_init__(self) -> None:
@@ -197,8 +197,7 @@ def score_candidates(
     return scored
 
 
-@dataclass(frozen=True, slots=True)
-class _Setting:
+class _Setting(msgspec.Struct, frozen=True):
     """What every candidate of one recall is scored against."""
 
     now: datetime

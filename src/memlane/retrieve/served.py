@@ -10,8 +10,9 @@ policy ask the server, whose index is current for every client at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from memlane.retrieve.vectors import Matrix, VectorHit, VectorIndex
 from memlane.store import Store
@@ -49,8 +50,7 @@ class ServerIndex:
         return Served(self, self._store.last_vector_change())
 
 
-@dataclass(frozen=True, slots=True)
-class Served:
+class Served(msgspec.Struct, frozen=True):
     """A ServerIndex with the change it was taken at; its searches are always current."""
 
     index: ServerIndex

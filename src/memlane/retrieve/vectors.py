@@ -38,10 +38,10 @@ import contextlib
 import json
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -77,22 +77,19 @@ _FORMAT = 3
 _ALIGN = 64
 
 
-@dataclass(frozen=True, slots=True)
-class VectorHit:
+class VectorHit(msgspec.Struct, frozen=True):
     memory_id: str
     score: float  # best cosine over the memory's entry vector and its chunks
 
 
-@dataclass(frozen=True, slots=True)
-class Signs:
+class Signs(msgspec.Struct, frozen=True):
     """The sign codes of every row, and the rotation they were taken after."""
 
     rotation: Matrix  # (bits, dim), orthonormal columns
     codes: Codes  # (bits / 64, rows)
 
 
-@dataclass(frozen=True, slots=True)
-class Rows:
+class Rows(msgspec.Struct, frozen=True):
     """One epoch of a profile's vectors: memory ids, row owners, the rows themselves."""
 
     epoch: int

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+
+import msgspec
 
 from memlane.model import Record
 
@@ -32,8 +33,7 @@ OUTSIDE_WINDOW = 0.5
 UNDATED_FOR_WHEN = 0.8
 
 
-@dataclass(frozen=True, slots=True)
-class TimeCue:
+class TimeCue(msgspec.Struct, frozen=True):
     window: Window | None = None
     asks_when: bool = False
     phrase: str | None = None  # the words the window was read from, for --explain

@@ -20,9 +20,10 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import Invalid, ScopeNotAllowed
 from memlane.scope import ALL, GLOBAL, parse_scope
@@ -35,8 +36,7 @@ SCOPES_CLAIM = "memlane_scopes"
 _FILE_KEYS = frozenset({"token", "namespaces"})
 
 
-@dataclass(frozen=True, slots=True)
-class Grant:
+class Grant(msgspec.Struct, frozen=True):
     """What a request may touch: `scopes` None is every scope (an operator token,
     stdio); otherwise only those scopes, exactly."""
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import msgspec
 
 from memlane.errors import Invalid, NotFound
 from memlane.memory import Memory
@@ -37,15 +38,13 @@ ENTITY_TAG = "entity:"
 T = TypeVar("T", "Entity", "Relation")
 
 
-@dataclass(frozen=True, slots=True)
-class Entity:
+class Entity(msgspec.Struct, frozen=True):
     name: str
     entity_type: str
     observations: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Relation:
+class Relation(msgspec.Struct, frozen=True):
     source: str
     target: str
     relation_type: str
@@ -54,14 +53,15 @@ class Relation:
         return not {self.source, self.target}.isdisjoint(names)
 
 
-@dataclass
-class Graph:
+class Graph(msgspec.Struct):
     """The graph as stored: cards by name (oldest first), their observation memories,
     and the relation memories."""
 
-    cards: dict[str, tuple[str, Record]] = field(default_factory=dict)  # name -> (type, card)
-    observations: dict[str, list[Record]] = field(default_factory=dict)
-    relations: dict[Relation, Record] = field(default_factory=dict)
+    cards: dict[str, tuple[str, Record]] = msgspec.field(
+        default_factory=dict
+    )  # name -> (type, card)
+    observations: dict[str, list[Record]] = msgspec.field(default_factory=dict)
+    relations: dict[Relation, Record] = msgspec.field(default_factory=dict)
 
     def entity(self, name: str) -> Entity:
         kind, _ = self.cards[name]

@@ -1,6 +1,6 @@
 """The Store contract: the handful of operations the core needs from a backend.
 
-Records cross it as frozen dataclasses; nothing backend-specific leaks through.
+Records cross it as frozen Structs (memlane.model); nothing backend-specific leaks through.
 Reads are methods of `Store`; every write happens inside `Store.write()`, one
 transaction that either lands whole or not at all.
 """
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+import msgspec
 
 from memlane.model import (
     Entity,
@@ -42,16 +43,14 @@ if TYPE_CHECKING:  # numpy loads only when vectors are used
     QueryVector: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
+class Counts(msgspec.Struct, frozen=True):
     """How many memories a store (or a snapshot of it) holds: all, and live."""
 
     total: int
     live: int
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     """Which memories an export carries (all the other kinds follow them)."""
 
     scope: str | None = None  # a scope, with its branches

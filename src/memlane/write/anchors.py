@@ -10,7 +10,8 @@ Anchors a person set (`--anchors`) are never pruned.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.words import jaccard, tokens
 
@@ -20,8 +21,7 @@ MAX_ANCHORS = 5
 AUTO_REASON = "auto-anchor"  # marks the anchors this module may prune
 
 
-@dataclass(frozen=True, slots=True)
-class AnchorPlan:
+class AnchorPlan(msgspec.Struct, frozen=True):
     add: tuple[tuple[str, float], ...] = ()  # (id, similarity), most similar first
     prune: tuple[str, ...] = ()
     keep: tuple[tuple[str, float], ...] = ()

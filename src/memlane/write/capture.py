@@ -12,9 +12,10 @@ flagged, instruction-shaped text tagged. Pure: fields in, fields and findings ou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import INJECTION_TAG as INJECTION_TAG
@@ -31,8 +32,7 @@ class CaptureMode(StrEnum):
     MANUAL = "manual"
 
 
-@dataclass(frozen=True, slots=True)
-class Captured:
+class Captured(msgspec.Struct, frozen=True):
     fields: dict[str, Any]
     redacted: tuple[str, ...] = ()  # kinds of the secrets replaced, in order found
     kept: tuple[str, ...] = ()  # kinds of what looks like a secret but was kept

@@ -18,16 +18,16 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 from memlane.write.settings import Thresholds
 
 DEFAULTS = Thresholds()
 
 
-@dataclass(frozen=True, slots=True)
-class Neighbour:
+class Neighbour(msgspec.Struct, frozen=True):
     """A live memory a new one may duplicate or contradict."""
 
     id: str
@@ -41,8 +41,7 @@ class Verdict(StrEnum):
     CONTRADICTION = "contradiction"
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     verdict: Verdict
     target: str | None = None  # the memory refreshed or contradicted
     similarity: float = 0.0  # how alike the target is (the larger of text and cosine)

@@ -7,9 +7,10 @@ comes through `build_draft`, so they validate and default identically.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import (
@@ -93,20 +94,18 @@ FACT_ROUTES: dict[FactType, tuple[Kind, str, State | None]] = {
 MAX_IMPORTANCE = 100
 
 
-@dataclass(frozen=True, slots=True)
-class WriteContext:
+class WriteContext(msgspec.Struct, frozen=True):
     """What a write needs besides its fields: time, identity, place, limits."""
 
     now: datetime
     new_id: Callable[[], str]
     agent: str | None = None
-    context: Context = field(default_factory=Context)
-    limits: Limits = field(default_factory=Limits)
+    context: Context = msgspec.field(default_factory=Context)
+    limits: Limits = msgspec.field(default_factory=Limits)
     default_taint: Taint = Taint.TRUSTED_INTERNAL
 
 
-@dataclass(frozen=True, slots=True)
-class Draft:
+class Draft(msgspec.Struct, frozen=True):
     record: Record
     allow_duplicate: bool = False
     no_embed: bool = False

@@ -7,7 +7,8 @@ and `embed --pending` picks it up later.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from memlane.embed import Embedded, Embedder, entry_vector
 from memlane.embed.blob import to_blob
@@ -21,8 +22,7 @@ PROFILE_KEY = EMBED_PROFILE_META
 EMBED_CHUNK = 64
 
 
-@dataclass(frozen=True, slots=True)
-class EmbedOutcome:
+class EmbedOutcome(msgspec.Struct, frozen=True):
     embedded: tuple[str, ...]
     failed: tuple[str, ...]
     error: str | None = None

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import (
@@ -39,8 +40,7 @@ class _Clear:
 CLEAR: Any = _Clear()
 
 
-@dataclass(frozen=True, slots=True)
-class Patch:
+class Patch(msgspec.Struct, frozen=True):
     """What one update changes. None means: leave as is."""
 
     title: str | None = None
@@ -79,7 +79,7 @@ class Patch:
 
 def make_patch(changes: dict[str, Any]) -> Patch:
     """A Patch from keyword changes; an unknown name is refused, not ignored."""
-    unknown = sorted(set(changes) - set(Patch.__dataclass_fields__))
+    unknown = sorted(set(changes) - set(Patch.__struct_fields__))
     if unknown:
         raise Invalid(f"unknown update field(s): {', '.join(unknown)}")
     return Patch(**changes)

@@ -4,7 +4,8 @@ bulk, and versioned revision. Everything here runs inside one write transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from memlane.graph.entities import mentions_of
 from memlane.model import VERSIONED_FIELDS, Record, Version, WriteResult, WriteStatus, replace
@@ -33,12 +34,11 @@ def dedup_key(record: Record) -> DedupKey | None:
     )
 
 
-@dataclass
-class Staged:
+class Staged(msgspec.Struct):
     """Records admitted in this transaction but not yet inserted."""
 
-    records: list[Record] = field(default_factory=list)
-    keys: dict[DedupKey, int] = field(default_factory=dict)
+    records: list[Record] = msgspec.field(default_factory=list)
+    keys: dict[DedupKey, int] = msgspec.field(default_factory=dict)
 
     def add(self, record: Record) -> int:
         key = dedup_key(record)

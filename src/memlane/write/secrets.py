@@ -22,7 +22,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -129,8 +130,7 @@ Span = tuple[int, int]
 Locate = Callable[[re.Match[str]], Span | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Redaction:
+class Redaction(msgspec.Struct, frozen=True):
     """A secret found in a text: its kind and its offsets in the ORIGINAL text."""
 
     kind: str
@@ -138,8 +138,7 @@ class Redaction:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Detector:
+class _Detector(msgspec.Struct, frozen=True):
     kind: str
     pattern: re.Pattern[str]
     locate: Locate

@@ -7,11 +7,10 @@ cold `memlane recall`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(msgspec.Struct, frozen=True):
     """How large a memory may be: body bytes (UTF-8), title characters, tags, tag characters."""
 
     body_bytes: int = 64 * 1024
@@ -20,8 +19,7 @@ class Limits:
     tag_chars: int = 64
 
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
+class Thresholds(msgspec.Struct, frozen=True):
     """The write policy's similarity cut-offs (settings; reference/003's defaults)."""
 
     string: float = 0.85  # rapidfuzz ratio of the normalized texts: near-duplicate

@@ -17,8 +17,9 @@ and psycopg's do.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgspec
 
 Params = dict[str, Any]
 # A test of one column and the value it binds, such as "starts with" (see Dialect).
@@ -45,8 +46,7 @@ class Connection(Protocol):
     def execute(self, query: str, params: Any = ..., /) -> Cursor: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Dialect:
+class Dialect(msgspec.Struct, frozen=True):
     """How one backend writes what the shared SQL leaves open."""
 
     mark: str  # a positional parameter: "?" | "%s"

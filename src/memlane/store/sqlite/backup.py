@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import msgspec
 
 from memlane.errors import Invalid, Unavailable
 from memlane.store.base import Counts
@@ -28,8 +29,7 @@ _COUNTS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Verification:
+class Verification(msgspec.Struct, frozen=True):
     """What checking a snapshot found; `problem` is None when it is sound."""
 
     path: Path

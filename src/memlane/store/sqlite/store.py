@@ -10,10 +10,11 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memlane.errors import Invalid, Unavailable
 from memlane.model import (
@@ -294,8 +295,7 @@ def _link(row: Any) -> Link:
     return Link(row[0], row[1], LinkType(row[2]), row[3], row[4], from_text(row[5]), f"l-{row[6]}")
 
 
-@dataclass
-class _Matches:
+class _Matches(msgspec.Struct):
     """The rows a keyword match selected, best first; column 0 is FTS5's rank."""
 
     rows: list[sqlite3.Row]
