@@ -633,6 +633,21 @@ def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monk
     assert len(mem.search("deploy")) == 9
 
 
+def test_any_word_ranks_a_rare_words_older_matches_beside_a_common_words_newer_ones(
+    mem, monkeypatch
+):
+    # SQLite ranks at most ANY_RANK_CAP matches of an "any word" step at first (here 6,
+    # 3 a word); the newest 6 matches of "deploy OR kestrel" are all deploy notes, yet
+    # the kestrel notes, older and rarer (BM25 puts them first), must be the ones found.
+    monkeypatch.setattr("memlane.store.sqlite.store.ANY_RANK_CAP", 6)
+    rare = [mem.add(f"The kestrel cluster hosts service {i}.").id for i in range(3)]
+    for i in range(8):
+        mem.add(f"Deploy note number {i}.")
+    found = mem.search("deploy kestrel", limit=3)
+    assert sorted(h.record.id for h in found) == sorted(rare)
+    assert len(mem.search("deploy kestrel", limit=11)) == 11
+
+
 @pytest.mark.sqlite_only  # edits a SQLite file by hand
 def test_a_store_whose_migration_fails_is_one_line_and_left_unchanged(db_path, tmp_path):
     """A file recording fewer migrations than its tables show (what a development

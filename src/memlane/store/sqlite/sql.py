@@ -41,17 +41,7 @@ def fts_query(text: str, match: str = "all") -> str | None:
     asks: "all" words, "most" (all but one, for 3-6 words) or "any". None when there
     is nothing to search, or when the mode would only repeat a narrower one.
     """
-    terms = []
-    text = text.encode("utf-8", "ignore").decode("utf-8")  # drop undecodable input
-    tokens = _TOKEN.findall(text)
-    # Trigger: a natural-language query ("where do we configure the proxy").
-    # Why: words like "the" match most memories, so every match would be ranked.
-    # Outcome: they are dropped, unless the query has nothing else.
-    tokens = [t for t in tokens if t.rstrip("*").lower() not in STOPWORDS] or tokens
-    for token in tokens:
-        word, star = (token[:-1], "*") if token.endswith("*") else (token, "")
-        terms.append(f'"{word}"{star}')
-    unique = list(dict.fromkeys(terms))
+    unique = fts_terms(text)
     if not unique:
         return None
     if match == "all":
@@ -62,6 +52,22 @@ def fts_query(text: str, match: str = "all") -> str | None:
         groups = itertools.combinations(unique, len(unique) - 1)
         return " OR ".join("(" + " AND ".join(group) + ")" for group in groups)
     return " OR ".join(unique) if len(unique) > 1 else None
+
+
+def fts_terms(text: str) -> list[str]:
+    """The distinct FTS5 terms of user text, each quoted (`"word"`, or `"word"*` for a
+    prefix), in the order they first appear."""
+    text = text.encode("utf-8", "ignore").decode("utf-8")  # drop undecodable input
+    tokens = _TOKEN.findall(text)
+    # Trigger: a natural-language query ("where do we configure the proxy").
+    # Why: words like "the" match most memories, so every match would be ranked.
+    # Outcome: they are dropped, unless the query has nothing else.
+    tokens = [t for t in tokens if t.rstrip("*").lower() not in STOPWORDS] or tokens
+    terms = []
+    for token in tokens:
+        word, star = (token[:-1], "*") if token.endswith("*") else (token, "")
+        terms.append(f'"{word}"{star}')
+    return list(dict.fromkeys(terms))
 
 
 def _tags_any(tags: tuple[str, ...], params: Params) -> str:

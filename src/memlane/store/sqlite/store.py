@@ -67,8 +67,9 @@ _COUNTERS = {
 # Matches ranked before a search widens to every match (see SQLiteStore._rank_floor).
 RANK_CAP = 5000
 # The "any word" step matches most of a large store (any of several common words): it
-# ranks the newest ANY_RANK_CAP matches first. At 10^5 memories a 5,000-match step
-# took 29 ms a query; the memories sharing every word or all but one came before it.
+# ranks ANY_RANK_CAP matches first, shared among the words (see SQLiteStore._windows).
+# At 10^5 memories a 5,000-match step took 29 ms a query; the memories sharing every
+# word or all but one came before it.
 ANY_RANK_CAP = 1000
 # A writer waits this long for another process's transaction before giving up;
 # four busy writers each holding the lock for milliseconds never come close.
@@ -305,6 +306,12 @@ class _Matches(msgspec.Struct):
         return [(row, self.step - float(row[0])) for row in self.rows]
 
 
+# The keyword matches of :match, with FTS5's rank (BM25, negated: lower is better).
+_FTS_HITS = (
+    "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts WHERE memory_fts MATCH :match"
+)
+
+
 class SQLiteStore:
     """A memlane store in one SQLite file."""
 
@@ -521,10 +528,16 @@ class SQLiteStore:
         cap = ANY_RANK_CAP if match == "any" else RANK_CAP
         floor = self._rank_floor(query_text, cap) if filters.as_of is None else None
         if floor is not None:
-            matches = self._search(query_text, filters, floor, columns)
+            params: dict[str, Any] = {}
+            if match == "any":
+                hits = self._windows(sql.fts_terms(text), cap, params)
+            else:
+                hits = _FTS_HITS + " AND rowid > :floor"
+                params.update(match=query_text, floor=floor)
+            matches = self._search(hits, params, filters, columns)
             if filters.limit is not None and len(matches.rows) >= filters.limit:
                 return matches
-        matches = self._search(query_text, filters, None, columns)
+        matches = self._search(_FTS_HITS, {"match": query_text}, filters, columns)
         if filters.as_of is not None:
             # An as-of score is a rank within its table (see _search), which says nothing
             # of how much of the query matched: the ladder step does, so it comes first,
@@ -547,15 +560,41 @@ class SQLiteStore:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def _search(self, match: str, filters: Filters, floor: int | None, columns: str) -> _Matches:
-        params: dict[str, Any] = {"match": match, "floor": floor}
-        hits = (
-            "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts "
-            "WHERE memory_fts MATCH :match"
-        )
-        if floor is not None:
-            hits += " AND rowid > :floor"
-        if filters.as_of is not None:
+    def _windows(self, terms: list[str], cap: int, params: dict[str, Any]) -> str:
+        """Matches of any of `terms` to rank, at most `cap`: each word's newest matches,
+        the budget shared evenly and a rare word's unused share passed to the others;
+        a memory scores the sum of its words' BM25 (what FTS5 gives the OR query).
+
+        Trigger: an "any word" step with more than `cap` matches. Why: the newest `cap`
+        matches of the OR are nearly all a common word's; at 10^5 memories, of the 110
+        with "rebaseRollback" only 9 were among the newest 1,000 matches of "global OR
+        rebaseRollback", and the other 101, each scoring above every memory with only
+        "global", were never ranked. Outcome: every match of a word with fewer than its
+        share is ranked. A memory outside a common word's window misses that word's
+        (small) part of its score.
+        """
+        count = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
+        counts = {t: int(self.conn.execute(count, (t, cap + 1)).fetchone()[0]) for t in terms}
+        parts, left = [], cap
+        for i, term in enumerate(sorted(terms, key=counts.__getitem__)):
+            share = max(1, left // (len(terms) - i))
+            params[f"t{i}"] = term
+            part = (
+                f"SELECT rowid AS seq, rank AS score FROM memory_fts WHERE memory_fts MATCH :t{i}"
+            )
+            if counts[term] > share:
+                params[f"f{i}"] = self._rank_floor(term, share)
+                part += f" AND rowid > :f{i}"
+            parts.append(part)
+            left -= min(counts[term], share)
+        return f"SELECT seq, 'm' AS src, SUM(score) AS score FROM ({' UNION ALL '.join(parts)}) GROUP BY seq"
+
+    def _search(
+        self, hits: str, params: dict[str, Any], filters: Filters, columns: str
+    ) -> _Matches:
+        """The memories that `hits` (seq, src, score: lower is better) selects, after
+        `filters`, best first."""
+        if filters.as_of is not None:  # hits is _FTS_HITS
             # Trigger: an as-of search, which also matches old versions. Why: version_fts
             # has its own BM25 statistics, and in a small table a word most versions
             # share gets FTS5's floor IDF (1e-6): an old version's perfect match scored
