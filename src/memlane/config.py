@@ -24,7 +24,7 @@ APP = "memlane"
 
 
 def data_dir() -> Path:
-    import platformdirs  # 12 ms with `platform`: only when no store path is given
+    import platformdirs  # ~10 ms to import: only when a default path is needed
 
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 

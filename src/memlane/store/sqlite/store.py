@@ -71,6 +71,11 @@ RANK_CAP = 5000
 # At 10^5 memories a 5,000-match step took 29 ms a query; the memories sharing every
 # word or all but one came before it.
 ANY_RANK_CAP = 1000
+# Bytes of the file read through a memory map. Trigger: a new process (a cold `memlane
+# recall`, a hook) starts with an empty page cache. Why: each page it reads was a
+# read() into SQLite's cache; mapped, it is read in place from the OS cache. Outcome:
+# 30 alternating cold `memlane recall` runs at 10^5 memories: 463 -> 431 ms (median).
+MMAP_BYTES = 1 << 30
 # A writer waits this long for another process's transaction before giving up;
 # four busy writers each holding the lock for milliseconds never come close.
 BUSY_TIMEOUT_S = 60.0
@@ -347,6 +352,7 @@ class SQLiteStore:
             self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute("PRAGMA secure_delete = ON")
             self.conn.execute("PRAGMA cache_size = -65536")
+            self.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         except sqlite3.DatabaseError as exc:
             raise Unavailable(f"{self.location} is not a memlane database: {exc}") from None
 
