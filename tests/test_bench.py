@@ -25,6 +25,7 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
         assert size[key]["count"] == 5 and size[key]["p50_ms"] > 0
     assert size["index"]["kind"] == "exact" and size["index"]["memories"] == 200
     assert size["cold_recall"]["hybrid"]["count"] == 1
+    assert size["cold_recall"]["hybrid"]["command"] == "memlane"  # the installed script
     assert size["write"]["sample"] == 50
     assert size["write"]["with_embeddings"]["per_second"] > 0
     assert size["store_bytes"] > 0 and "profile hash" in size["build"]["vectors"]

@@ -103,6 +103,9 @@ def text(data: dict[str, Any]) -> str:
     widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
     lines = ["  ".join(_align(row, widths)) for row in [header, *cells]]
     notes = [f"vectors: {results[0]['build']['vectors']}"] if results else []
+    cold = results[0]["cold_recall"]["hybrid"] if results else {}
+    if cold.get("command"):
+        notes.append(f"cold recall: `{cold['command']} recall QUERY --json`, a new process each")
     for r in results:
         notes.append(f"store {r['memories']:,}: {r['store']}" + _reused(r))
     return "\n".join([*head, "", *lines, "", *notes])

@@ -315,6 +315,13 @@ def in_process(db: Path, embedder: Embedder, queries: Sequence[str]) -> dict[str
     return out
 
 
+def memlane_command() -> list[str]:
+    """How a user starts memlane here: the installed `memlane` script beside this
+    Python (`python -m memlane` imports runpy first, ~9 ms), else the module."""
+    script = Path(sys.executable).with_name("memlane")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "memlane"]
+
+
 def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> dict[str, Any]:
     """Wall time of `memlane recall QUERY --json` as a new process (after one warm-up run).
 
@@ -332,16 +339,18 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
         for name in ("MEMLANE_SKIP_WRITE_EMBED", "PYTHONDONTWRITEBYTECODE"):
             env.pop(name, None)
         seconds: list[float] = []
+        command = memlane_command()
         for i in range(runs + 1):
             query = queries[i % len(queries)]
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "memlane", "recall", query, "--json"],
+                [*command, "recall", query, "--json"],
                 cwd=cwd, env=env, check=True, capture_output=True,
             )  # fmt: skip
             if i:  # the first run warms the OS file cache
                 seconds.append(time.perf_counter() - start)
-    return {"profile": profile, **as_dict(Latency.of(seconds))}
+    started = Path(command[0]).name if len(command) == 1 else " ".join(["python", *command[1:]])
+    return {"profile": profile, "command": started, **as_dict(Latency.of(seconds))}
 
 
 def write_throughput(plan: Plan, size: int, embedder: Embedder) -> dict[str, Any]:
