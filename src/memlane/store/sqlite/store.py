@@ -593,7 +593,8 @@ class SQLiteStore:
                 part += f" AND rowid > :f{i}"
             parts.append(part)
             left -= min(counts[term], share)
-        return f"SELECT seq, 'm' AS src, SUM(score) AS score FROM ({' UNION ALL '.join(parts)}) GROUP BY seq"
+        windows = " UNION ALL ".join(parts)
+        return f"SELECT seq, 'm' AS src, SUM(score) AS score FROM ({windows}) GROUP BY seq"
 
     def _search(
         self, hits: str, params: dict[str, Any], filters: Filters, columns: str
