@@ -42,7 +42,7 @@ def _default_dir() -> Path:
 )
 @click.option("--queries", type=int, default=200, show_default=True, help="Queries timed per size.")
 @click.option(
-    "--cold-runs", type=int, default=7, show_default=True, help="Cold `recall` processes per size."
+    "--cold-runs", type=int, default=15, show_default=True, help="Cold `recall` processes per size."
 )
 @click.option(
     "--write-sample",
