@@ -508,10 +508,12 @@ SECRET_WORD = "zanzibarquux"
 
 
 def fts_hits(db_path: Path, table: str, word: str) -> int:
-    if BACKEND == "postgres":  # the index is a tsvector column of the table itself
+    if BACKEND == "postgres":  # the index is the table's own terms column (FTS5's terms)
+        from memlane.store.terms import phrase
+
         source = {"memory_fts": "memory", "version_fts": "memory_version"}[table]
-        query = f"SELECT count(*) FROM {source} WHERE fts @@ to_tsquery('memlane', ?)"
-        return sql(db_path, query, word)[0][0]
+        query = f"SELECT count(*) FROM {source} WHERE jsonb_exists(terms, ?)"
+        return sql(db_path, query, phrase(word)[0])[0][0]
     return sql(db_path, f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", f'"{word}"')[0][0]
 
 

@@ -76,6 +76,52 @@ def test_a_real_run_over_one_conversation(run, tmp_path):
     assert headline["r@10"] > 0.4
 
 
+def _up_to_ties(ranked: list[tuple[str, float]]) -> dict[float, frozenset[str]]:
+    """A ranking as the memories of each score (to 1e-6, as far as scores of equal
+    parts agree); of the lowest score, which the cut may split, only how many."""
+    groups: dict[float, set[str]] = {}
+    for turn, value in ranked:
+        groups.setdefault(round(value, 6), set()).add(turn)
+    lowest = min(groups, default=0.0)
+    return {v: frozenset(ids) if v != lowest else frozenset({str(len(ids))})
+            for v, ids in groups.items()}  # fmt: skip
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="the LoCoMo development split is not here")
+def test_keyword_search_and_recall_rank_a_conversation_alike_on_both_backends(
+    pg_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LoCoMo's first conversation (419 turns, no embedder): the keyword lane's 50 per
+    question are the same list with the same BM25 on PostgreSQL as on SQLite (FTS5's
+    terms and formula, see store.terms), and recall's ten are the same up to ties.
+    Before, PostgreSQL's stemmer and ts_rank_cd gave the same ten for 21 of 786."""
+    from memlane.evaluation.locomo import postgres_stores, run
+    from memlane.retrieve import lanes
+    from memlane.timeutil import utcnow
+
+    now = utcnow()  # one instant for both runs: recency must not drift between them
+    monkeypatch.setattr("memlane.facade.vectors.utcnow", lambda: now)
+    seen: list[tuple[list[tuple[str, float]], list[tuple[str, float]]]] = []
+
+    def both(mem: Memory, query: str, limit: int) -> list[str]:
+        pool = mem.filters(limit=50, scope="all")
+        keyword = [(h.record.source_ref or "", h.score)
+                   for h in lanes.keyword(mem.store, query, pool, fill=True)]  # fmt: skip
+        hits = mem.recall(query, limit=limit, scope="all", count=False).hits
+        seen.append((keyword, [(h.record.source_ref or "", h.score) for h in hits]))
+        return [h.record.id for h in hits]
+
+    list(run(DATA, both, None, conversations=1))
+    on_sqlite = list(seen)
+    seen.clear()
+    list(run(DATA, both, None, conversations=1, stores=postgres_stores(pg_server)))
+    assert len(on_sqlite) == len(seen) > 100
+    for (keyword, recalled), (pg_keyword, pg_recalled) in zip(on_sqlite, seen, strict=True):
+        assert [t for t, _ in keyword] == [t for t, _ in pg_keyword]
+        assert [s for _, s in keyword] == pytest.approx([s for _, s in pg_keyword], rel=1e-9)
+        assert _up_to_ties(recalled) == _up_to_ties(pg_recalled)
+
+
 @pytest.mark.skipif(not DATA.exists(), reason="the LoCoMo development split is not here")
 def test_the_vector_lane_ranks_a_conversation_alike_on_both_backends(pg_server: str) -> None:
     """LoCoMo's first conversation (419 turns) with MiniLM: the vector lane's ten per

@@ -103,7 +103,7 @@ def test_doctor_checks_the_server(pg_url: str) -> None:
     assert checks["server"]["status"] == "ok" and "PostgreSQL" in checks["server"]["detail"]
     assert checks["vector extension"]["status"] == "ok"
     assert checks["indexes"]["status"] == "ok" and "embedding_hnsw_" in checks["indexes"]["detail"]
-    assert "memory_fts" in checks["indexes"]["detail"]
+    assert "memory_terms" in checks["indexes"]["detail"]
     assert checks["pool"]["status"] == "ok" and "max" in checks["pool"]["detail"]
     for name in ("permissions", "vector index", "backup"):
         assert "n/a on PostgreSQL" in checks[name]["detail"]

@@ -29,6 +29,7 @@ from memlane.embed import get_embedder
 from memlane.embed.chunk import CHUNK_OVERLAP, CHUNK_TOKENS
 from memlane.errors import Unavailable
 from memlane.model import Filters
+from memlane.store import terms
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 from memlane.store.postgres.store import MIN_EF_SEARCH  # noqa: E402
@@ -157,7 +158,7 @@ def test_pgvector_nearest_uses_the_stored_vectors(pg_url: str) -> None:
         with psycopg.connect(pg_url) as conn:
             [(profile,)] = conn.execute("SELECT DISTINCT profile FROM embedding").fetchall()
             names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
-        assert any(n.startswith("embedding_hnsw_") for n in names) and "memory_fts" in names
+        assert any(n.startswith("embedding_hnsw_") for n in names) and "memory_terms" in names
         [vector] = [_array(b) for _, c, b in memory.store.vectors(profile, [target]) if c == -1]
         nearest = memory.store.nearest(profile, vector, 2)
         assert nearest is not None
@@ -507,11 +508,18 @@ def test_migrations_are_recorded_and_idempotent(pg_url: str) -> None:
 def _word_counts(url: str) -> tuple[dict[str, int], dict[str, int], int, int]:
     """The kept word statistics and a recount: (kept, counted, kept total, memories)."""
     with psycopg.connect(url) as conn:
-        kept = dict(conn.execute("SELECT term, df FROM fts_term WHERE df <> 0").fetchall())
-        counted = dict(conn.execute("SELECT word, ndoc FROM ts_stat('SELECT fts FROM memory')"))
-        total = conn.execute("SELECT n FROM fts_count").fetchone()
-        memories = conn.execute("SELECT count(*) FROM memory").fetchone()
+        kept = dict(conn.execute("SELECT term, df FROM term_df WHERE df <> 0").fetchall())
+        counted = dict(
+            conn.execute(
+                "SELECT k, count(*) FROM memory, jsonb_object_keys(terms) k GROUP BY k"
+            ).fetchall()
+        )
+        total = conn.execute("SELECT n, tokens FROM term_total").fetchone()
+        memories = conn.execute(
+            "SELECT count(*), sum(term_count) FROM memory WHERE terms IS NOT NULL"
+        ).fetchone()
     assert total and memories
+    assert total[1] == memories[1]  # the tokens kept are the tokens held
     return kept, counted, total[0], memories[0]
 
 
@@ -528,6 +536,11 @@ def test_word_statistics_stay_a_true_count_through_every_write(
         exported = list(mem.export_jsonl(**EVERYTHING))
     kept, counted, total, memories = _word_counts(pg_store)
     assert kept == counted and kept["batch"] == 29 and "rewritten" in kept
+    with psycopg.connect(pg_store) as conn:  # every word as SQLite's FTS5 holds it
+        for table in ("memory", "memory_version"):
+            rows = conn.execute(f"SELECT title, body, tags, terms, term_count FROM {table}")
+            for title, body, tags, held, size in rows.fetchall():
+                assert (held, size) == terms.weighted(title, body, tags)
     assert total == memories == 34
     copy = _location("postgres", tmp_path, request, "copy")
     with _open(copy) as other:
@@ -547,23 +560,39 @@ def test_keyword_ranking_reads_the_kept_word_counts(pg_store: str) -> None:
 
         assert best() == rare
         with psycopg.connect(pg_store) as conn:  # make the rare word look common
-            conn.execute("UPDATE fts_term SET df = 1000 WHERE term = 'zephyr'")
-            conn.execute("UPDATE fts_term SET df = 1 WHERE term = 'deploy'")
-            conn.execute("UPDATE fts_count SET n = 2000")
+            conn.execute("UPDATE term_df SET df = 1000 WHERE term = 'zephyr'")
+            conn.execute("UPDATE term_df SET df = 1 WHERE term = 'deploi'")
+            conn.execute("UPDATE term_total SET n = 2000")
         assert best() == common
 
 
-def test_migration_3_counts_the_words_of_an_existing_store(pg_store: str) -> None:
+def test_migration_4_gives_an_existing_stores_memories_their_terms(pg_store: str) -> None:
     from memlane.store.postgres import PostgresStore
 
     with _open(pg_store) as mem:
         mem.add_batch([{"content": f"Existing note {i} on caching"} for i in range(5)])
-    with psycopg.connect(pg_store) as conn:  # back to schema 2, as a store made before
+    with psycopg.connect(pg_store) as conn:  # no terms yet, as a store made before
         for operation in ("insert", "update", "delete"):
-            conn.execute(f"DROP TRIGGER memlane_terms_{operation} ON memory")
-            conn.execute(f"DROP FUNCTION memlane_terms_{operation}()")
-        conn.execute("DROP TABLE fts_term, fts_count")
-        conn.execute("DELETE FROM schema_migrations WHERE version = 3")
+            conn.execute(f"DROP TRIGGER memlane_fts5_terms_{operation} ON memory")
+            conn.execute(f"DROP FUNCTION memlane_fts5_terms_{operation}()")
+        for table in ("memory", "memory_version"):
+            conn.execute(f"DROP TRIGGER {table}_terms_stale ON {table}")
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN terms, DROP COLUMN term_count")
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN fts tsvector")
+        conn.execute("DROP FUNCTION memlane_terms_stale()")
+        conn.execute("DROP TABLE term_df, term_total")
+        conn.execute("CREATE TABLE fts_term (term text)")
+        conn.execute("CREATE TABLE fts_count (n bigint)")
+        for operation in ("insert", "update", "delete"):
+            conn.execute(
+                f"CREATE FUNCTION memlane_terms_{operation}() RETURNS trigger "
+                "LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$"
+            )
+            conn.execute(
+                f"CREATE TRIGGER memlane_terms_{operation} AFTER {operation} ON memory "
+                f"FOR EACH STATEMENT EXECUTE FUNCTION memlane_terms_{operation}()"
+            )
+        conn.execute("DELETE FROM schema_migrations WHERE version = 4")
     PostgresStore(pg_store).close()
     kept, counted, total, memories = _word_counts(pg_store)
     assert kept == counted and kept["cach"] == 5 and total == memories == 5

@@ -24,7 +24,7 @@ _OTHERS = stat.S_IRWXG | stat.S_IRWXO
 # 0.5.0 the HNSW index.
 MIN_SERVER_VERSION = 120000
 MIN_PGVECTOR = (0, 5, 0)
-KEYWORD_INDEXES = ("memory_fts", "version_fts")  # GIN over the generated tsvector
+KEYWORD_INDEXES = ("memory_terms", "memory_version_terms")  # GIN over FTS5's terms
 _NOT_HERE = "n/a on PostgreSQL"
 
 
@@ -226,8 +226,8 @@ def _index_check(indexes: set[str], dims: list[int]) -> Check:
     missing = [name for name in KEYWORD_INDEXES if name not in indexes]
     if missing:
         return Check("indexes", FAIL, f"keyword index(es) missing: {', '.join(missing)}",
-                     "CREATE INDEX memory_fts ON memory USING gin(fts) (and version_fts on "
-                     "memory_version)")  # fmt: skip
+                     "CREATE INDEX memory_terms ON memory USING gin(terms) (and "
+                     "memory_version_terms on memory_version)")  # fmt: skip
     hnsw = [d for d in dims if f"embedding_hnsw_{d}" not in indexes]
     if hnsw:
         d = hnsw[0]

@@ -22,7 +22,7 @@ from memlane.store.postgres.sql import POSTGRES
 from memlane.store.sqlite.rows import decode
 
 Conn = psycopg.Connection[tuple[Any, ...]]
-_LOCAL = frozenset({"seq", "fts"})  # store-local numbering and the derived index column
+_LOCAL = frozenset({"seq", "terms", "term_count"})  # local numbering, derived keyword terms
 
 
 # (location, kind) -> columns: the schema of a database changes only by migration.

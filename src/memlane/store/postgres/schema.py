@@ -305,10 +305,127 @@ def m003_term_statistics(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
         cur.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
 
 
+# Tables whose rows carry FTS5's terms (migration 4), and the statistics of memory's.
+TERM_TABLES = ("memory", "memory_version")
+# An UPDATE that changed no row's terms (the counters of every recall) returns at once.
+_NO_TERMS_CHANGED = (
+    "IF NOT EXISTS (SELECT 1 FROM added a JOIN removed r ON a.seq = r.seq "
+    "WHERE a.terms IS DISTINCT FROM r.terms) THEN RETURN NULL; END IF;"
+)
+_KEY_DELTAS = {
+    "INSERT": "SELECT k, count(*) FROM added, jsonb_object_keys(added.terms) k GROUP BY k",
+    "DELETE": "SELECT k, -count(*) FROM removed, jsonb_object_keys(removed.terms) k GROUP BY k",
+    "UPDATE": "SELECT k, sum(d) FROM (SELECT k, 1 AS d FROM added, jsonb_object_keys(added.terms) k "
+    "UNION ALL SELECT k, -1 FROM removed, jsonb_object_keys(removed.terms) k) x "
+    "GROUP BY k HAVING sum(d) <> 0",
+}
+_ADDED = "(SELECT count(terms), COALESCE(sum(term_count), 0) FROM added)"
+_REMOVED = "(SELECT count(terms), COALESCE(sum(term_count), 0) FROM removed)"
+_TOTAL_DELTAS = {
+    "INSERT": f"SELECT a.count, a.coalesce FROM {_ADDED} a",
+    "DELETE": f"SELECT -r.count, -r.coalesce FROM {_REMOVED} r",
+    "UPDATE": f"SELECT a.count - r.count, a.coalesce - r.coalesce FROM {_ADDED} a, {_REMOVED} r",
+}
+
+
+def _terms_trigger(operation: str) -> list[str]:
+    """The statement trigger keeping term_df and term_total current for `operation`
+    (as migration 3's for fts_term, under the same store-wide lock)."""
+    name = f"memlane_fts5_terms_{operation.lower()}"
+    early = _NO_TERMS_CHANGED if operation == "UPDATE" else ""
+    tables = {"INSERT": "NEW TABLE AS added", "DELETE": "OLD TABLE AS removed",
+              "UPDATE": "OLD TABLE AS removed NEW TABLE AS added"}[operation]  # fmt: skip
+    return [
+        f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            {early}
+            PERFORM pg_advisory_xact_lock({POLICY_LOCK}, 0);
+            INSERT INTO term_df AS t(term, df) SELECT * FROM ({_KEY_DELTAS[operation]}) d
+            ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = t.df + EXCLUDED.df;
+            UPDATE term_total SET n = n + d.dn, tokens = tokens + d.dt
+            FROM ({_TOTAL_DELTAS[operation]}) AS d(dn, dt);
+            RETURN NULL;
+        END $$""",
+        f"CREATE TRIGGER {name} AFTER {operation} ON memory REFERENCING {tables} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
+    ]
+
+
+def fill_terms(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """Give every row whose text is new or changed (terms NULL) its FTS5 terms."""
+    from psycopg.types.json import Jsonb
+
+    from memlane.store import terms
+
+    for table in TERM_TABLES:
+        rows = cur.execute(
+            f"SELECT seq, title, body, tags FROM {table} WHERE terms IS NULL"
+        ).fetchall()
+        if not rows:
+            continue
+        seqs, found, sizes = [], [], []
+        for seq, title, body, tags in rows:
+            frequencies, size = terms.weighted(title, body, tags)
+            seqs.append(seq)
+            found.append(Jsonb(frequencies))
+            sizes.append(size)
+        cur.execute(
+            f"UPDATE {table} t SET terms = v.terms, term_count = v.size FROM (SELECT "
+            "unnest(%s::bigint[]) AS seq, unnest(%s::jsonb[]) AS terms, "
+            "unnest(%s::bigint[]) AS size) v WHERE t.seq = v.seq",
+            (seqs, found, sizes),
+        )
+
+
+def m004_terms_like_sqlite(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """Each memory and version carries the terms SQLite's FTS5 index holds for it, so
+    keyword search ranks by FTS5's own BM25 on both backends (see store.terms).
+
+    `terms` maps each term to its count in title, body and tags, weighted as SQLite's
+    rank weighs them (terms.weighted); `term_count` is the row's length in tokens. A row trigger clears both when the text changes, and the
+    writer fills what is clear before its transaction (or a search in it) goes on;
+    statement triggers keep each term's document frequency and the totals current.
+    """
+    # Migrations 2 and 3's documents and word counts give way (nothing reads them).
+    for operation in ("insert", "update", "delete"):
+        cur.execute(f"DROP TRIGGER memlane_terms_{operation} ON memory")
+        cur.execute(f"DROP FUNCTION memlane_terms_{operation}()")
+    cur.execute("DROP TABLE fts_term, fts_count")
+    for table in TERM_TABLES:
+        cur.execute(f"ALTER TABLE {table} DROP COLUMN fts")  # and its GIN index
+    cur.execute(
+        "CREATE FUNCTION memlane_terms_stale() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN NEW.terms := NULL; NEW.term_count := NULL; RETURN NEW; END $$"
+    )
+    for table in TERM_TABLES:
+        cur.execute(f"ALTER TABLE {table} ADD COLUMN terms jsonb, ADD COLUMN term_count BIGINT")
+        cur.execute(
+            f"CREATE INDEX {table}_terms ON {table} USING gin (terms) WITH (fastupdate = off)"
+        )
+        cur.execute(f"CREATE INDEX {table}_terms_pending ON {table} (seq) WHERE terms IS NULL")
+        cur.execute(
+            f"CREATE TRIGGER {table}_terms_stale BEFORE UPDATE OF title, body, tags ON {table} "
+            "FOR EACH ROW WHEN (NEW.title IS DISTINCT FROM OLD.title OR NEW.body IS DISTINCT "
+            "FROM OLD.body OR NEW.tags IS DISTINCT FROM OLD.tags) "
+            "EXECUTE FUNCTION memlane_terms_stale()"
+        )
+    cur.execute(f"CREATE TABLE term_df (term {T} PRIMARY KEY, df BIGINT NOT NULL)")
+    cur.execute(
+        "CREATE TABLE term_total (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), "
+        "n BIGINT NOT NULL, tokens BIGINT NOT NULL)"
+    )
+    cur.execute("INSERT INTO term_total(n, tokens) VALUES (0, 0)")
+    for operation in ("INSERT", "UPDATE", "DELETE"):
+        for statement in _terms_trigger(operation):
+            cur.execute(statement)
+    fill_terms(cur)
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "stemming_like_sqlite", m002_stemming_like_sqlite),
     (3, "term_statistics", m003_term_statistics),
+    (4, "terms_like_sqlite", m004_terms_like_sqlite),
 )
 LATEST = MIGRATIONS[-1][0]
 

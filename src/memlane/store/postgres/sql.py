@@ -5,67 +5,20 @@ which memlane.store.dialect writes the effective rows and the shared filters.
 
 from __future__ import annotations
 
-import itertools
+import math
 import re
+from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from memlane.store.dialect import Dialect, Params
 from memlane.store.dialect import filters as shared
-from memlane.store.postgres.schema import FOLD, FTS_CONFIG
 from memlane.store.sqlite.rows import COLUMNS
-from memlane.store.sqlite.sql import STOPWORDS
 
 MEMORY_COLUMNS = ", ".join(COLUMNS)
 # "Most words" is tried between "all" and "any" for this many words (as in SQLite).
 _MOST_MIN, _MOST_MAX = 3, 6
 _TOKEN = re.compile(r"[^\W_]+\*?")
-
-
-def tsquery(text: str, match: str, params: dict[str, Any]) -> str | None:
-    """A tsquery expression for arbitrary user text, or None when there is nothing to
-    search (or the mode would only repeat a narrower one).
-
-    Trigger: user text with quotes, parentheses, AND/OR, `-`, `:` or `*`.
-    Why: a syntax error must never reach the user, and the keyword ladder needs
-    "all", "most" and "any" of the words. Outcome: each word is its own
-    `websearch_to_tsquery` (which accepts any text), a `word*` a prefix query of a
-    word that holds letters and digits only; they are combined with && and ||.
-    """
-    words = terms(text, params)
-    if not words:
-        return None
-    if match == "all":
-        return "(" + " && ".join(words) + ")"
-    if match == "most":
-        if not _MOST_MIN <= len(words) <= _MOST_MAX:
-            return None
-        groups = itertools.combinations(words, len(words) - 1)
-        return "(" + " || ".join("(" + " && ".join(g) + ")" for g in groups) + ")"
-    return "(" + " || ".join(words) + ")" if len(words) > 1 else None
-
-
-def terms(text: str, params: dict[str, Any]) -> list[str]:
-    """One tsquery per distinct word (stopwords dropped unless that is all there is).
-
-    Trigger: ts_rank_cd scores a document against the query it is given, and an AND
-    query scores the same document lower than an OR query does. Why: the keyword
-    ladder keeps the first score a memory got (lanes.keyword), so an "all the words"
-    match ranked below a later "any word" match of another memory. Outcome: every
-    step ranks word by word (as SQLite's BM25 sums per-word scores, whatever the
-    operator); the step's query only decides which memories match."""
-    text = text.encode("utf-8", "ignore").decode("utf-8")
-    tokens = _TOKEN.findall(text)
-    tokens = [t for t in tokens if t.rstrip("*").lower() not in STOPWORDS] or tokens
-    terms = []
-    for i, token in enumerate(dict.fromkeys(tokens)):
-        params[f"w{i}"] = token.rstrip("*")
-        if token.endswith("*"):
-            params[f"w{i}"] = f"'{token[:-1]}':*"
-            terms.append(f"to_tsquery('{FTS_CONFIG}', {FOLD}(%(w{i})s))")
-        else:
-            terms.append(f"websearch_to_tsquery('{FTS_CONFIG}', {FOLD}(%(w{i})s))")
-    return terms
 
 
 def _tags_any(tags: tuple[str, ...], params: Params) -> str:
@@ -112,3 +65,120 @@ POSTGRES = Dialect(
 _ROW = ", ".join(f"e.{c}" for c in COLUMNS)
 select_sql = partial(shared.select_sql, POSTGRES, stored=COLUMNS, columns=_ROW)
 order_limit = partial(shared.order_limit, POSTGRES)
+
+
+# ---- keyword ranking as SQLite's FTS5 ranks (migration 4) ------------------------
+
+# FTS5's bm25 constants.
+K1, B = 1.2, 0.75
+# FTS5's floor for the IDF of a word in at least half the rows.
+MIN_IDF = 1e-6
+
+
+class Word(NamedTuple):
+    """One word of a keyword query: its FTS5 terms (usually one), and whether it asks
+    for a prefix (`word*`)."""
+
+    terms: tuple[str, ...]
+    prefix: bool
+
+
+def words(text: str) -> list[Word]:
+    """The words SQLite's fts_query builds its query of, as FTS5 tokenizes them."""
+    from memlane.store import terms
+    from memlane.store.sqlite.sql import fts_terms
+
+    found = []
+    for quoted in fts_terms(text):
+        prefix = quoted.endswith("*")
+        parsed = tuple(terms.phrase(quoted[1 : -2 if prefix else -1]))
+        if parsed:
+            found.append(Word(parsed, prefix))
+    return found
+
+
+def word_params(found: Sequence[Word], params: dict[str, Any]) -> None:
+    for i, word in enumerate(found):
+        params[f"k{i}"] = word.terms[0]
+        params[f"ks{i}"] = list(word.terms)
+
+
+def has_word(alias: str, i: int, word: Word) -> str:
+    """SQL: the row of `alias` holds word i."""
+    if word.prefix:
+        return (
+            f"EXISTS (SELECT 1 FROM jsonb_object_keys({alias}.terms) k "
+            f"WHERE starts_with(k, %(k{i})s))"
+        )
+    if len(word.terms) > 1:
+        return f"({alias}.terms ?& %(ks{i})s::text[])"
+    return f"({alias}.terms ? %(k{i})s)"
+
+
+def frequency(alias: str, i: int, word: Word) -> str:
+    """SQL: word i's weighted count in the row (FTS5's aFreq; a phrase of several terms
+    counts its first)."""
+    if word.prefix:
+        return (
+            f"COALESCE((SELECT sum(e.value::float8) FROM jsonb_each_text({alias}.terms) e "
+            f"WHERE starts_with(e.key, %(k{i})s)), 0)"
+        )
+    return f"COALESCE(({alias}.terms ->> %(k{i})s)::float8, 0)"
+
+
+def scored(table: str, alias: str, src: str, found: Sequence[Word], match: str) -> str:
+    """SQL: the rows of `table` the step matches, as (seq, src, score), their score
+    FTS5's bm25 (see bm25); each word's weighted count read once a row."""
+    held = matching(alias, found, match)
+    counts = ", ".join(f"{frequency(alias, i, w)} AS f{i}" for i, w in enumerate(found))
+    return (
+        f"SELECT {alias}.seq, '{src}' AS src, {bm25(alias, found, match, alias)} AS score "
+        f"FROM {table} {alias} CROSS JOIN LATERAL (SELECT {counts}) w WHERE {held}"
+    )
+
+
+def _held(alias: str, found: Sequence[Word]) -> str:
+    """SQL: how many of the words the row of `alias` holds."""
+    return "(" + " + ".join(f"({has_word(alias, i, w)})::int" for i, w in enumerate(found)) + ")"
+
+
+def matching(alias: str, found: Sequence[Word], match: str) -> str | None:
+    """SQL: the rows of `alias` the step matches: every word, all but one, or any;
+    None where SQLite's fts_query has no query for the step."""
+    held = [has_word(alias, i, w) for i, w in enumerate(found)]
+    if not held:
+        return None
+    if match == "all":
+        return " AND ".join(held)
+    if match == "most":
+        if not _MOST_MIN <= len(held) <= _MOST_MAX:
+            return None
+        return f"{_held(alias, found)} >= {len(held) - 1}"
+    return "(" + " OR ".join(held) + ")" if len(held) > 1 else None
+
+
+def bm25(alias: str, found: Sequence[Word], match: str, prefix: str) -> str:
+    """SQL: FTS5's bm25 of the row for the step's query. Each word's IDF is the
+    parameter {prefix}idf{i}, the mean length {prefix}avgdl.
+
+    The "most" query is an OR of groups of n-1 words, and FTS5 counts the words of
+    each group that matches: a row holding all n words matches every group, so each
+    word counts n-1 times; a row with n-1 of them matches one group, once.
+    """
+    n = len(found)
+    times = f"(CASE WHEN {_held(alias, found)} = {n} THEN {n - 1} ELSE 1 END)"
+    times = times if match == "most" else "1"
+    parts = []
+    for i in range(n):
+        f = f"w.f{i}"
+        parts.append(
+            f"%({prefix}idf{i})s * {f} * {K1 + 1} / ({f} + {K1} * "
+            f"({1 - B} + {B} * {alias}.term_count / %({prefix}avgdl)s))"
+        )
+    return f"({times} * (" + " + ".join(parts) + "))"
+
+
+def idf(rows: float, hits: float) -> float:
+    """FTS5's inverse document frequency: log((N - n + 0.5) / (n + 0.5)), floored."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0 else MIN_IDF

@@ -107,39 +107,6 @@ def _reader(keys: tuple[str, ...]) -> Callable[[Any, tuple[str, ...]], Record]:
     return cast(Callable[[Any, tuple[str, ...]], Record], row_reader(keys))
 
 
-def _rank(table: str, terms: int) -> str:
-    """BM25's shape over ts_rank_cd: each word's cover-density rank (title, body and
-    tag weights, length-normalised) weighted by its inverse document frequency, summed.
-    Without the IDF a common word counted as much as a rare name (LoCoMo dev, hash
-    profile, recall R@10 .441 without it)."""
-    parts = [f"f.idf{i} * ts_rank_cd('{schema.RANK_WEIGHTS}', {table}.fts, q.t{i}, 1)"
-             for i in range(terms)]  # fmt: skip
-    return "(" + " + ".join(parts) + ")"
-
-
-def _document_frequency(term: str) -> str:
-    """How many memories match the one-word query `term`: a word's kept count (the
-    fts_term row of its only lexeme, see schema.m003), or for a prefix or a word the
-    parser splits (`foo-bar`) the memories counted, which reads each of them."""
-    lexeme = f"substr({term}::text, 2, length({term}::text) - 2)"  # 'lexeme'
-    return (
-        f"CASE WHEN numnode({term}) = 1 AND {term}::text NOT LIKE '%%:*' "
-        f"THEN COALESCE((SELECT df FROM fts_term WHERE term = {lexeme}), 0) "
-        f"ELSE (SELECT count(*) FROM memory WHERE fts @@ {term}) END"
-    )
-
-
-def _idf_sql(terms: int) -> str:
-    """Each word's BM25 inverse document frequency over the memories (columns idf0..),
-    log(1 + (N - df + 0.5) / (df + 0.5)); the words are q.t0.. of the query's CTE."""
-    counts = ", ".join(f"({_document_frequency(f'q.t{i}')})::float8 AS df{i}" for i in range(terms))
-    idf = ", ".join(
-        f"ln(1 + (n.total - d.df{i} + 0.5) / (d.df{i} + 0.5)) AS idf{i}" for i in range(terms)
-    )
-    # each count once (in the formula it appears twice)
-    return f"SELECT {idf} FROM (SELECT {counts} FROM q) d, (SELECT n::float8 AS total FROM fts_count) n"
-
-
 def _few_vectors(conn: Conn) -> bool:
     """At most EXACT_ROWS vector rows, by the server's live count of the table (kept as
     rows come and go, not only by ANALYZE; a moment behind at worst, when an exact scan
@@ -211,6 +178,8 @@ class PostgresStore:
                 try:
                     with conn.transaction():
                         yield self._local.writer
+                        with conn.cursor() as cur:
+                            schema.fill_terms(cur)  # the text it wrote, as FTS5 holds it
                 finally:
                     self._local.conn = self._local.writer = None
         except psycopg.OperationalError as exc:
@@ -330,34 +299,28 @@ class PostgresStore:
         """Rows (score first) matching `text`, best first; ts_rank_cd with the title,
         body and tag weights, over length-normalised documents (as BM25 normalises)."""
         params: dict[str, Any] = {}
-        query_sql = sql.tsquery(text, match, params)
-        if query_sql is None:
+        found = sql.words(text)
+        held = sql.matching("m", found, match)
+        if held is None:
             return None
-        terms = sql.terms(text, params)
-        hits = f"SELECT seq, 'm' AS src, {_rank('m', len(terms))} AS score FROM memory m, q, f "
-        hits += "WHERE m.fts @@ q.query"
+        sql.word_params(found, params)
+        hits = sql.scored("memory", "m", "m", found, match)
         if filters.as_of is not None:
             # As in SQLite: each table's scores over its own best, plus the ladder step,
             # so a version's perfect match is not outranked by another table's scale.
             params["step"] = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
             hits = (
                 "SELECT seq, src, %(step)s + COALESCE(score / NULLIF(MAX(score) OVER "
-                f"(PARTITION BY src), 0), 0) AS score FROM ({hits} UNION ALL SELECT v.seq, 'v', "
-                f"{_rank('v', len(terms))} FROM memory_version v, q, f WHERE v.fts @@ q.query) s"
+                f"(PARTITION BY src), 0), 0) AS score FROM ({hits} UNION ALL "
+                f"{sql.scored('memory_version', 'v', 'v', found, match)}) s"
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
         # Trigger: the write policy searches twice per line of a batch. Why: the word
         # frequencies and the anchors were a round trip each (three per search, 2,000
         # lines: 12,000). Outcome: one statement computes both (CTE f, column anchors).
         columns = f"{', '.join(f'e.{c}' for c in COLUMNS)}, {_ANCHORS}" if full else "e.id"
-        each = ", ".join(f"{term} AS t{i}" for i, term in enumerate(terms))
-        query = (
-            f"WITH q AS MATERIALIZED (SELECT {query_sql} AS query, {each}), "
-            f"f AS MATERIALIZED ({_idf_sql(len(terms))}), "
-            f"hits AS ({hits}) "
-            + sql.select_sql(
-                filters, [], params, join=join, extra="h.score AS score, ", columns=columns
-            )
+        query = f"WITH hits AS ({hits}) " + sql.select_sql(
+            filters, [], params, join=join, extra="h.score AS score, ", columns=columns
         )
         query += " ORDER BY h.score DESC, e.updated_at DESC, e.seq DESC"
         if filters.limit is not None:
@@ -372,6 +335,10 @@ class PostgresStore:
             # index, whatever the words), for this statement alone: the mode it had is
             # set back, since a write transaction goes on (a nearest-vector search must
             # not get a generic plan: not knowing its LIMIT, one could scan every row).
+            if conn is getattr(self._local, "conn", None):
+                with conn.cursor() as cur:
+                    schema.fill_terms(cur)  # what this transaction wrote is searched too
+            self._word_statistics(conn, found, params, versions=filters.as_of is not None)
             mode = conn.execute(_GENERIC_PLANS).fetchone()
             cursor = conn.execute(query, params)
             rows = cursor.fetchall()
@@ -379,6 +346,34 @@ class PostgresStore:
                 "SELECT set_config('plan_cache_mode', %s, true)", (mode[0] if mode else "auto",)
             )
             return rows, tuple(d.name for d in cursor.description or ())
+
+    def _word_statistics(
+        self, conn: Conn, found: Sequence[sql.Word], params: dict[str, Any], versions: bool
+    ) -> None:
+        """Each word's IDF and the mean row length, as FTS5 computes them over a table
+        (memory's kept current by triggers, see schema.m004; the versions' counted)."""
+        tables = {"m": ("memory", "SELECT n, tokens FROM term_total")}
+        if versions:
+            tables["v"] = (
+                "memory_version",
+                "SELECT count(*), COALESCE(sum(term_count), 0) FROM memory_version",
+            )
+        for prefix, (table, totals) in tables.items():
+            counts = []  # each word's document frequency, in the same round trip
+            for i, word in enumerate(found):
+                if table == "memory" and not word.prefix and len(word.terms) == 1:
+                    counts.append(f"(SELECT df FROM term_df WHERE term = %(k{i})s)")
+                else:
+                    counts.append(
+                        f"(SELECT count(*) FROM {table} a WHERE {sql.has_word('a', i, word)})"
+                    )
+            got = conn.execute(
+                f"SELECT t.*, {', '.join(counts)} FROM ({totals}) t", params
+            ).fetchone()
+            rows, tokens, *frequencies = got if got else (0, 0, *[0] * len(found))
+            params[f"{prefix}avgdl"] = float(tokens) / rows if rows else 1.0
+            for i, df in enumerate(frequencies):
+                params[f"{prefix}idf{i}"] = sql.idf(float(rows or 0), float(df or 0))
 
     def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]]:
         """The k memories whose best current vector of `profile` (entry or chunk) is
