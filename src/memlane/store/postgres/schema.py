@@ -31,9 +31,6 @@ MIGRATION_LOCK = 0x6D656D6C616E65  # "memlane"
 # decide-then-write, read-for-modification, and the word statistics (migration 3).
 POLICY_LOCK = 0x6D6C7033  # "mlp3"
 T = 'TEXT COLLATE "C"'
-# Ranking weights of ts_rank_cd, {D, C, B, A}: title (A) 3x a body hit (B), tags (C)
-# 1.5x, as the SQLite backend's bm25(3.0, 1.0, 1.5).
-RANK_WEIGHTS = "{0.1, 0.5, 0.3333, 1.0}"
 # The text search configuration and folding function of migration 2; keyword queries
 # go through both, as the stored documents do.
 FTS_CONFIG, FOLD = "memlane", "memlane_fold"

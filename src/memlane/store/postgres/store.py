@@ -1,5 +1,6 @@
-"""The PostgreSQL backend: a connection pool, one transaction per write, tsvector +
-GIN for keywords, pgvector (HNSW, cosine) for vectors."""
+"""The PostgreSQL backend: a connection pool, one transaction per write, FTS5's own
+terms and bm25 for keywords (jsonb + GIN, see store.terms), pgvector (HNSW, cosine)
+for vectors."""
 
 from __future__ import annotations
 
@@ -296,8 +297,8 @@ class PostgresStore:
     def _matches(
         self, text: str, filters: Filters, match: str, full: bool
     ) -> tuple[list[tuple[Any, ...]], tuple[str, ...]] | None:
-        """Rows (score first) matching `text`, best first; ts_rank_cd with the title,
-        body and tag weights, over length-normalised documents (as BM25 normalises)."""
+        """Rows (score first) matching `text`, best first, scored by FTS5's bm25 over
+        FTS5's terms, so they rank as in SQLite (see sql.scored)."""
         params: dict[str, Any] = {}
         found = sql.words(text)
         held = sql.matching("m", found, match)
@@ -315,9 +316,9 @@ class PostgresStore:
                 f"{sql.scored('memory_version', 'v', 'v', found, match)}) s"
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
-        # Trigger: the write policy searches twice per line of a batch. Why: the word
-        # frequencies and the anchors were a round trip each (three per search, 2,000
-        # lines: 12,000). Outcome: one statement computes both (CTE f, column anchors).
+        # Trigger: the write policy searches twice per line of a batch. Why: the anchors
+        # were a round trip of their own. Outcome: the statement reads them (column
+        # anchors); the words' statistics are one more round trip (_word_statistics).
         columns = f"{', '.join(f'e.{c}' for c in COLUMNS)}, {_ANCHORS}" if full else "e.id"
         query = f"WITH hits AS ({hits}) " + sql.select_sql(
             filters, [], params, join=join, extra="h.score AS score, ", columns=columns
