@@ -245,12 +245,12 @@ _NO_DOCUMENT_CHANGED = (
 )
 
 
-def _term_trigger(operation: str) -> list[str]:
-    """The statement trigger keeping fts_term and fts_count current for `operation`."""
-    name = f"memlane_terms_{operation.lower()}"
-    early = _NO_DOCUMENT_CHANGED if operation == "UPDATE" else ""
-    documents = _DOCUMENT_DELTAS.get(operation)
-    count = f"UPDATE fts_count SET n = n + {documents};" if documents else ""
+def _statistics_trigger(name: str, operation: str, early: str, table: str, rest: str) -> list[str]:
+    """A statement trigger on memory for `operation` that adds the statement's change of
+    each term's document count to `table` (and runs `rest`), under the store-wide lock
+    that writers take before their first row anyway (a term's row is never locked in
+    two orders); `early` may return first."""
+    deltas = (_TERM_DELTAS if table == "fts_term" else _KEY_DELTAS)[operation]
     tables = {"INSERT": "NEW TABLE AS added", "DELETE": "OLD TABLE AS removed",
               "UPDATE": "OLD TABLE AS removed NEW TABLE AS added"}[operation]  # fmt: skip
     return [
@@ -258,14 +258,23 @@ def _term_trigger(operation: str) -> list[str]:
         BEGIN
             {early}
             PERFORM pg_advisory_xact_lock({POLICY_LOCK}, 0);
-            INSERT INTO fts_term AS t(term, df) SELECT * FROM ({_TERM_DELTAS[operation]}) d
+            INSERT INTO {table} AS t(term, df) SELECT * FROM ({deltas}) d
             ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = t.df + EXCLUDED.df;
-            {count}
+            {rest}
             RETURN NULL;
         END $$""",
         f"CREATE TRIGGER {name} AFTER {operation} ON memory REFERENCING {tables} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
     ]
+
+
+def _term_trigger(operation: str) -> list[str]:
+    """The statement trigger keeping fts_term and fts_count current for `operation`."""
+    early = _NO_DOCUMENT_CHANGED if operation == "UPDATE" else ""
+    documents = _DOCUMENT_DELTAS.get(operation)
+    count = f"UPDATE fts_count SET n = n + {documents};" if documents else ""
+    name = f"memlane_terms_{operation.lower()}"
+    return _statistics_trigger(name, operation, early, "fts_term", count)
 
 
 def m003_term_statistics(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
@@ -326,26 +335,14 @@ _TOTAL_DELTAS = {
 
 
 def _terms_trigger(operation: str) -> list[str]:
-    """The statement trigger keeping term_df and term_total current for `operation`
-    (as migration 3's for fts_term, under the same store-wide lock)."""
-    name = f"memlane_fts5_terms_{operation.lower()}"
+    """The statement trigger keeping term_df and term_total current for `operation`."""
     early = _NO_TERMS_CHANGED if operation == "UPDATE" else ""
-    tables = {"INSERT": "NEW TABLE AS added", "DELETE": "OLD TABLE AS removed",
-              "UPDATE": "OLD TABLE AS removed NEW TABLE AS added"}[operation]  # fmt: skip
-    return [
-        f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            {early}
-            PERFORM pg_advisory_xact_lock({POLICY_LOCK}, 0);
-            INSERT INTO term_df AS t(term, df) SELECT * FROM ({_KEY_DELTAS[operation]}) d
-            ORDER BY 1 ON CONFLICT (term) DO UPDATE SET df = t.df + EXCLUDED.df;
-            UPDATE term_total SET n = n + d.dn, tokens = tokens + d.dt
-            FROM ({_TOTAL_DELTAS[operation]}) AS d(dn, dt);
-            RETURN NULL;
-        END $$""",
-        f"CREATE TRIGGER {name} AFTER {operation} ON memory REFERENCING {tables} "
-        f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
-    ]
+    totals = (
+        "UPDATE term_total SET n = n + d.dn, tokens = tokens + d.dt "
+        f"FROM ({_TOTAL_DELTAS[operation]}) AS d(dn, dt);"
+    )
+    name = f"memlane_fts5_terms_{operation.lower()}"
+    return _statistics_trigger(name, operation, early, "term_df", totals)
 
 
 def fill_terms(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
