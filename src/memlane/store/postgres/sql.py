@@ -6,7 +6,6 @@ which memlane.store.dialect writes the effective rows and the shared filters.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from functools import partial
 from typing import Any, NamedTuple
@@ -18,7 +17,6 @@ from memlane.store.sqlite.rows import COLUMNS
 MEMORY_COLUMNS = ", ".join(COLUMNS)
 # "Most words" is tried between "all" and "any" for this many words (as in SQLite).
 _MOST_MIN, _MOST_MAX = 3, 6
-_TOKEN = re.compile(r"[^\W_]+\*?")
 
 
 def _tags_any(tags: tuple[str, ...], params: Params) -> str:
