@@ -252,10 +252,11 @@ def gather(
     pool = replace(filters, limit=pool_size(limit))
     found: dict[str, list[Hit]] = {}
     vectors = vector_lane if weights.get(VECTOR, 0.0) > 0 else None
+    early = vectors if query.strip() else None  # the lane starts on a worker
     ahead = None
-    with store.side_reader() if vectors and query.strip() else nullcontext() as side:
-        if vectors is not None and query.strip():
-            index, embedder = vectors
+    with store.side_reader() if early else nullcontext() as side:
+        if early is not None:
+            index, embedder = early
             k = vector_k(pool.limit or pool_size(None))
             finish = None if side is None else (side, pool)
             ahead = Lookahead(index.current().search, embedder, query, k, finish)

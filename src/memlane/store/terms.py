@@ -16,11 +16,9 @@ import threading
 
 from memlane.store.sqlite.schema import TOKENIZE
 
-# A document's terms: term -> its count in (title, body, tags).
-Frequencies = dict[str, list[int]]
 COLUMNS = ("title", "body", "tags")
 # The column weights of the SQLite index's rank, bm25(3.0, 1.0, 1.5).
-RANK_WEIGHTS = (3.0, 1.0, 1.5)
+RANK_WEIGHTS = dict(zip(COLUMNS, (3.0, 1.0, 1.5), strict=True))
 
 
 class _Tokenizer:
@@ -33,52 +31,37 @@ class _Tokenizer:
         )
         self.conn.execute("CREATE VIRTUAL TABLE doc_terms USING fts5vocab(doc, 'instance')")
 
-    def frequencies(self, title: str, body: str, tags: str) -> tuple[Frequencies, int]:
+    def instances(self, title: str, body: str, tags: str) -> list[tuple[str, str]]:
+        """Each token of the row as FTS5 indexes it: (term, column), in order."""
         self.conn.execute("INSERT INTO doc(rowid, title, body, tags) VALUES (1, ?, ?, ?)",
                           (title, body, tags))  # fmt: skip
         try:
-            rows = self.conn.execute("SELECT term, col FROM doc_terms").fetchall()
+            query = 'SELECT term, col FROM doc_terms ORDER BY col, "offset"'
+            return [(str(t), str(c)) for t, c in self.conn.execute(query)]
         finally:
             self.conn.execute("DELETE FROM doc")
-        counts: Frequencies = {}
-        for term, column in rows:
-            counts.setdefault(term, [0, 0, 0])[COLUMNS.index(column)] += 1
-        return counts, len(rows)
-
-    def terms(self, text: str) -> list[str]:
-        self.conn.execute("INSERT INTO doc(rowid, title, body, tags) VALUES (1, '', ?, '')",
-                          (text,))  # fmt: skip
-        try:
-            rows = self.conn.execute('SELECT term FROM doc_terms ORDER BY "offset"').fetchall()
-        finally:
-            self.conn.execute("DELETE FROM doc")
-        return [str(r[0]) for r in rows]
 
 
 _local = threading.local()
 
 
-def _tokenizer() -> _Tokenizer:
+def _instances(title: str, body: str, tags: str) -> list[tuple[str, str]]:
     tokenizer: _Tokenizer | None = getattr(_local, "tokenizer", None)
     if tokenizer is None:
         tokenizer = _local.tokenizer = _Tokenizer()
-    return tokenizer
-
-
-def document(title: str, body: str, tags: str) -> tuple[Frequencies, int]:
-    """A memory's terms with their counts per column, and its length in tokens (what
-    FTS5's bm25 reads as the document's size)."""
-    return _tokenizer().frequencies(title, body, tags)
+    return tokenizer.instances(title, body, tags)
 
 
 def weighted(title: str, body: str, tags: str) -> tuple[dict[str, float], int]:
-    """A memory's terms with their counts weighted as the rank weighs columns (what
+    """A memory's terms, each with its count weighted as the rank weighs columns (what
     FTS5's bm25 sums for a phrase in a row), and its length in tokens."""
-    counts, size = document(title, body, tags)
-    weights = RANK_WEIGHTS
-    return {t: sum(w * c for w, c in zip(weights, n, strict=True)) for t, n in counts.items()}, size
+    found = _instances(title, body, tags)
+    counts: dict[str, float] = {}
+    for term, column in found:
+        counts[term] = counts.get(term, 0.0) + RANK_WEIGHTS[column]
+    return counts, len(found)
 
 
 def phrase(text: str) -> list[str]:
     """The terms of one query word (a quoted FTS5 string), in order: usually one."""
-    return _tokenizer().terms(text)
+    return [term for term, _ in _instances("", text, "")]

@@ -351,18 +351,21 @@ def fill_terms(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
 
     from memlane.store import terms
 
-    for table in TERM_TABLES:
-        rows = cur.execute(
-            f"SELECT seq, title, body, tags FROM {table} WHERE terms IS NULL"
-        ).fetchall()
-        if not rows:
-            continue
+    # One round trip for both tables: a write transaction asks before each search.
+    pending = " UNION ALL ".join(
+        f"SELECT {i}, seq, title, body, tags FROM {table} WHERE terms IS NULL"
+        for i, table in enumerate(TERM_TABLES)
+    )
+    rows = cur.execute(pending).fetchall()
+    for i, table in enumerate(TERM_TABLES):
         seqs, found, sizes = [], [], []
-        for seq, title, body, tags in rows:
+        for _, seq, title, body, tags in (r for r in rows if r[0] == i):
             frequencies, size = terms.weighted(title, body, tags)
             seqs.append(seq)
             found.append(Jsonb(frequencies))
             sizes.append(size)
+        if not seqs:
+            continue
         cur.execute(
             f"UPDATE {table} t SET terms = v.terms, term_count = v.size FROM (SELECT "
             "unnest(%s::bigint[]) AS seq, unnest(%s::jsonb[]) AS terms, "

@@ -124,13 +124,13 @@ def frequency(alias: str, i: int, word: Word) -> str:
     return f"COALESCE(({alias}.terms ->> %(k{i})s)::float8, 0)"
 
 
-def scored(table: str, alias: str, src: str, found: Sequence[Word], match: str) -> str:
-    """SQL: the rows of `table` the step matches, as (seq, src, score), their score
-    FTS5's bm25 (see bm25); each word's weighted count read once a row."""
+def scored(table: str, alias: str, found: Sequence[Word], match: str) -> str:
+    """SQL: the rows of `table` the step matches, as (seq, src, score): src is `alias`,
+    the score FTS5's bm25 (see bm25); each word's weighted count read once a row."""
     held = matching(alias, found, match)
     counts = ", ".join(f"{frequency(alias, i, w)} AS f{i}" for i, w in enumerate(found))
     return (
-        f"SELECT {alias}.seq, '{src}' AS src, {bm25(alias, found, match, alias)} AS score "
+        f"SELECT {alias}.seq, '{alias}' AS src, {bm25(alias, found, match)} AS score "
         f"FROM {table} {alias} CROSS JOIN LATERAL (SELECT {counts}) w WHERE {held}"
     )
 
@@ -155,9 +155,9 @@ def matching(alias: str, found: Sequence[Word], match: str) -> str | None:
     return "(" + " OR ".join(held) + ")" if len(held) > 1 else None
 
 
-def bm25(alias: str, found: Sequence[Word], match: str, prefix: str) -> str:
+def bm25(alias: str, found: Sequence[Word], match: str) -> str:
     """SQL: FTS5's bm25 of the row for the step's query. Each word's IDF is the
-    parameter {prefix}idf{i}, the mean length {prefix}avgdl.
+    parameter {alias}idf{i}, the table's mean length {alias}avgdl.
 
     The "most" query is an OR of groups of n-1 words, and FTS5 counts the words of
     each group that matches: a row holding all n words matches every group, so each
@@ -170,8 +170,8 @@ def bm25(alias: str, found: Sequence[Word], match: str, prefix: str) -> str:
     for i in range(n):
         f = f"w.f{i}"
         parts.append(
-            f"%({prefix}idf{i})s * {f} * {K1 + 1} / ({f} + {K1} * "
-            f"({1 - B} + {B} * {alias}.term_count / %({prefix}avgdl)s))"
+            f"%({alias}idf{i})s * {f} * {K1 + 1} / ({f} + {K1} * "
+            f"({1 - B} + {B} * {alias}.term_count / %({alias}avgdl)s))"
         )
     return f"({times} * (" + " + ".join(parts) + "))"
 

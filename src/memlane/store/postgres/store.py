@@ -305,7 +305,7 @@ class PostgresStore:
         if held is None:
             return None
         sql.word_params(found, params)
-        hits = sql.scored("memory", "m", "m", found, match)
+        hits = sql.scored("memory", "m", found, match)
         if filters.as_of is not None:
             # As in SQLite: each table's scores over its own best, plus the ladder step,
             # so a version's perfect match is not outranked by another table's scale.
@@ -313,7 +313,7 @@ class PostgresStore:
             hits = (
                 "SELECT seq, src, %(step)s + COALESCE(score / NULLIF(MAX(score) OVER "
                 f"(PARTITION BY src), 0), 0) AS score FROM ({hits} UNION ALL "
-                f"{sql.scored('memory_version', 'v', 'v', found, match)}) s"
+                f"{sql.scored('memory_version', 'v', found, match)}) s"
             )
         join = "JOIN hits h ON h.seq = e.seq AND h.src = e.src"
         # Trigger: the write policy searches twice per line of a batch. Why: the anchors

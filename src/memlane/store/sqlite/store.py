@@ -584,20 +584,22 @@ class SQLiteStore:
         share is ranked. A memory outside a common word's window misses that word's
         (small) part of its score.
         """
-        count = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
-        counts = {t: int(self.conn.execute(count, (t, cap + 1)).fetchone()[0]) for t in terms}
+        # Each word's newest cap + 1 matches, one walk of its doclist: how many it has
+        # (up to the cap), and where any share of them ends.
+        newest = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+        found = {t: [r[0] for r in self.conn.execute(newest, (t, cap + 1))] for t in terms}
         parts, left = [], cap
-        for i, term in enumerate(sorted(terms, key=counts.__getitem__)):
+        for i, term in enumerate(sorted(terms, key=lambda t: len(found[t]))):
             share = max(1, left // (len(terms) - i))
             params[f"t{i}"] = term
             part = (
                 f"SELECT rowid AS seq, rank AS score FROM memory_fts WHERE memory_fts MATCH :t{i}"
             )
-            if counts[term] > share:
-                params[f"f{i}"] = self._rank_floor(term, share)
+            if len(found[term]) > share:
+                params[f"f{i}"] = found[term][share]  # the newest `share` lie above it
                 part += f" AND rowid > :f{i}"
             parts.append(part)
-            left -= min(counts[term], share)
+            left -= min(len(found[term]), share)
         windows = " UNION ALL ".join(parts)
         return f"SELECT seq, 'm' AS src, SUM(score) AS score FROM ({windows}) GROUP BY seq"
 
