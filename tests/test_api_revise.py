@@ -509,11 +509,11 @@ SECRET_WORD = "zanzibarquux"
 
 def fts_hits(db_path: Path, table: str, word: str) -> int:
     if BACKEND == "postgres":  # the index is the table's own terms column (FTS5's terms)
-        from memlane.store.terms import phrase
+        from memlane.store.terms import phrases
 
         source = {"memory_fts": "memory", "version_fts": "memory_version"}[table]
         query = f"SELECT count(*) FROM {source} WHERE jsonb_exists(terms, ?)"
-        return sql(db_path, query, phrase(word)[0])[0][0]
+        return sql(db_path, query, phrases([word])[0][0])[0][0]
     return sql(db_path, f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", f'"{word}"')[0][0]
 
 

@@ -136,6 +136,23 @@ def test_keyword_search_ranks_and_filters(mem: Memory) -> None:
     assert mem.search("nothing matches this zebra") == []
 
 
+def test_all_words_but_one_finds_a_memory_missing_any_one_of_them(mem: Memory) -> None:
+    # "zephyr" and "quokka" are in three memories, "harbor" and "lantern" in many: the
+    # search looks among the rarest words' memories first, and must miss none.
+    each_but_one = {
+        mem.add("Quokka harbor lantern notes.").id,
+        mem.add("Zephyr harbor lantern notes.").id,
+        mem.add("Zephyr quokka lantern notes.").id,
+        mem.add("Zephyr quokka harbor notes.").id,
+    }
+    for i in range(8):
+        mem.add(f"Harbor lantern log {i}.")
+    found = mem.store.search("zephyr quokka harbor lantern", mem.filters(limit=20), "most")
+    assert {h.record.id for h in found} == each_but_one
+    with_prefix = mem.store.search("zeph* quokka harbor", mem.filters(limit=20), "most")
+    assert {h.record.id for h in with_prefix} == each_but_one
+
+
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_keyword_text_never_errors(mem: Memory, text: str) -> None:
     mem.add('Quotes "AND (" and operators OR :* appear here.', title="Hostile")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -92,9 +92,20 @@ MIN_EF_SEARCH, MAX_EF_SEARCH = 40, 1000
 # few hundred turns) it left one of the exact top 10 out in 42 of 786 questions. An
 # exact scan cost 4-5 ms at 5,000 rows here (pgserver's PostgreSQL 16).
 EXACT_ROWS = 5_000
-_GENERIC_PLANS = (
-    "SELECT current_setting('plan_cache_mode'), "
-    "set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+
+class _Statistics(NamedTuple):
+    """What a keyword search reads before its statement (see _word_statistics)."""
+
+    found: list[sql.Word]
+    params: dict[str, Any]
+    plan: str  # the plan_cache_mode before the search
+    pending: bool = False  # rows of the transaction to fill first; nothing else read
+
+
+# A write transaction's rows whose terms are not filled yet (see schema.fill_terms).
+_PENDING = " OR ".join(
+    f"EXISTS (SELECT 1 FROM {table} WHERE terms IS NULL)" for table in schema.TERM_TABLES
 )
 
 
@@ -299,12 +310,32 @@ class PostgresStore:
     ) -> tuple[list[tuple[Any, ...]], tuple[str, ...]] | None:
         """Rows (score first) matching `text`, best first, scored by FTS5's bm25 over
         FTS5's terms, so they rank as in SQLite (see sql.scored)."""
-        params: dict[str, Any] = {}
         found = sql.words(text)
-        held = sql.matching("m", found, match)
-        if held is None:
+        if sql.matching("m", found, match) is None:
             return None
-        sql.word_params(found, params)
+        versions = filters.as_of is not None
+        with self._conn() as conn:
+            writing = conn is getattr(self._local, "conn", None)
+            stats = self._word_statistics(conn, found, versions, writing)
+            if stats.pending:  # what this transaction wrote is searched too
+                with conn.cursor() as cur:
+                    schema.fill_terms(cur)
+                stats = self._word_statistics(conn, found, versions, False, stats.plan)
+            query = self._match_query(stats.found, stats.params, filters, match, full)
+            cursor = conn.execute(query, stats.params)
+            rows = cursor.fetchall()
+            if writing:  # see _word_statistics
+                conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (stats.plan,))
+            return rows, tuple(d.name for d in cursor.description or ())
+
+    def _match_query(
+        self,
+        found: Sequence[sql.Word],
+        params: dict[str, Any],
+        filters: Filters,
+        match: str,
+        full: bool,
+    ) -> str:
         hits = sql.scored("memory", "m", found, match)
         if filters.as_of is not None:
             # As in SQLite: each table's scores over its own best, plus the ladder step,
@@ -327,32 +358,36 @@ class PostgresStore:
         if filters.limit is not None:
             query += " LIMIT %(limit)s"
             params["limit"] = filters.limit
-        with self._conn() as conn:
-            # Trigger: the statement repeats with other words (psycopg prepares it by
-            # its fifth run). Why: PostgreSQL kept planning it afresh for each query's
-            # words, and planning its per-word subqueries cost more than running them:
-            # the write policy's search took 2.9 ms to plan, 0.8 ms to run, at 1,000
-            # memories. Outcome: the prepared statement's one generic plan (the GIN
-            # index, whatever the words), for this statement alone: the mode it had is
-            # set back, since a write transaction goes on (a nearest-vector search must
-            # not get a generic plan: not knowing its LIMIT, one could scan every row).
-            if conn is getattr(self._local, "conn", None):
-                with conn.cursor() as cur:
-                    schema.fill_terms(cur)  # what this transaction wrote is searched too
-            self._word_statistics(conn, found, params, versions=filters.as_of is not None)
-            mode = conn.execute(_GENERIC_PLANS).fetchone()
-            cursor = conn.execute(query, params)
-            rows = cursor.fetchall()
-            conn.execute(
-                "SELECT set_config('plan_cache_mode', %s, true)", (mode[0] if mode else "auto",)
-            )
-            return rows, tuple(d.name for d in cursor.description or ())
+        return query
 
     def _word_statistics(
-        self, conn: Conn, found: Sequence[sql.Word], params: dict[str, Any], versions: bool
-    ) -> None:
-        """Each word's IDF and the mean row length, as FTS5 computes them over a table
-        (memory's kept current by triggers, see schema.m004; the versions' counted)."""
+        self, conn: Conn, found: list[sql.Word], versions: bool, writing: bool, plan: str = ""
+    ) -> _Statistics:
+        """The words rarest first (see sql.matching), and the query's parameters: the
+        words, each word's IDF and the mean row length, as FTS5 computes them over a
+        table (memory's kept current by triggers, see schema.m004; the versions'
+        counted). In the same round trip: whether a write transaction has rows to fill
+        first (`writing`), and the switch to generic plans.
+
+        Trigger: the search statement repeats with other words (psycopg prepares it
+        by its fifth run). Why: PostgreSQL kept planning it afresh for each query's
+        words, and planning cost more than running: the write policy's search took 2.9
+        ms to plan, 0.8 ms to run, at 1,000 memories. Outcome: the prepared statement's
+        one generic plan (the GIN index, whatever the words), for the rest of the
+        transaction: a write transaction sets the mode it had back after the search
+        (a nearest-vector search must not get a generic plan: not knowing its LIMIT,
+        one could scan every row); a read's transaction ends with the search.
+        """
+        params: dict[str, Any] = {}
+        sql.word_params(found, params)
+        pending = _PENDING if writing else "FALSE"
+        heads = [
+            "current_setting('plan_cache_mode')",
+            "set_config('plan_cache_mode', 'force_generic_plan', true)",
+            f"({pending})",
+        ]
+        idfs: dict[str, list[float]] = {}
+        empty: tuple[Any, ...] = ("auto", "", False, 0, 0, *[0] * len(found))  # never read
         tables = {"m": ("memory", "SELECT n, tokens FROM term_total")}
         if versions:
             tables["v"] = (
@@ -369,12 +404,23 @@ class PostgresStore:
                         f"(SELECT count(*) FROM {table} a WHERE {sql.has_word('a', i, word)})"
                     )
             got = conn.execute(
-                f"SELECT t.*, {', '.join(counts)} FROM ({totals}) t", params
+                f"SELECT {', '.join(heads)}, t.*, {', '.join(counts)} FROM ({totals}) t", params
             ).fetchone()
-            rows, tokens, *frequencies = got if got else (0, 0, *[0] * len(found))
+            current, _, waiting, rows, tokens, *frequencies = got or empty
+            plan, heads = plan or str(current), ["1", "1", "FALSE"]
+            if waiting:
+                return _Statistics(found, params, plan, pending=True)
             params[f"{prefix}avgdl"] = float(tokens) / rows if rows else 1.0
-            for i, df in enumerate(frequencies):
-                params[f"{prefix}idf{i}"] = sql.idf(float(rows or 0), float(df or 0))
+            idfs[prefix] = [sql.idf(float(rows or 0), float(df or 0)) for df in frequencies]
+        # Rarest first: the highest IDF over the memories, a word the index can find
+        # (not a prefix) before one it cannot.
+        order = sorted(range(len(found)), key=lambda i: (found[i].prefix, -idfs["m"][i]))
+        found = [found[i] for i in order]
+        sql.word_params(found, params)
+        for prefix, scores in idfs.items():
+            for i, j in enumerate(order):
+                params[f"{prefix}idf{i}"] = scores[j]
+        return _Statistics(found, params, plan)
 
     def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]]:
         """The k memories whose best current vector of `profile` (entry or chunk) is
