@@ -30,6 +30,7 @@ from memlane.embed.chunk import CHUNK_OVERLAP, CHUNK_TOKENS
 from memlane.errors import Unavailable
 from memlane.model import Filters
 from memlane.store import terms
+from memlane.timeutil import utcnow
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 from memlane.store.postgres.store import MIN_EF_SEARCH  # noqa: E402
@@ -394,6 +395,37 @@ def test_links(mem: Memory) -> None:
     assert all(x.type.value != "related" for x in mem.links(a))
 
 
+def test_links_of_several_memories_in_one_read_are_each_ones_links(mem: Memory) -> None:
+    a, b, c, d = (
+        mem.add(text, title=title).id
+        for title, text in [
+            ("A", "Service A calls service B over gRPC."),
+            ("B", "Service B owns the orders table."),
+            ("C", "Service C reads the orders table nightly."),
+            ("D", "Unrelated: the office plants need water."),
+        ]
+    )
+    mem.link(a, b, "related", reason="same flow")
+    mem.link(c, b, "extends", reason="reads its table")
+    mem.link(d, c, "related", reason="a stretch")
+    touching = mem.store.links_touching([a, b])
+    assert touching == sorted(
+        {x.id: x for m in (a, b) for x in mem.store.links(m)}.values(),
+        key=lambda x: (x.created_at, int(x.id.removeprefix("l-"))),
+    )
+    ends = {(x.source, x.target) for x in touching}
+    assert {(a, b), (c, b)} <= ends and (d, c) not in ends  # (the write may link too)
+
+
+def test_session_neighbours_of_several_memories_in_one_read(mem: Memory) -> None:
+    first, second, third = (
+        mem.add(f"Step {n} of the migration: {text}.", session_id="s-1").id
+        for n, text in enumerate(["dump the tables", "copy the files", "switch traffic"])
+    )
+    alone = mem.add("A note outside any session.").id
+    assert mem.store.adjacent([first, second, alone]) == {first: (second,), second: (first, third)}
+
+
 def test_entities(mem: Memory) -> None:
     mem.add("Alice met Bob at Acme Corp in Paris.", title="Meeting")
     mem.add("Alice joined Acme Corp as CTO.", title="Hire")
@@ -581,6 +613,38 @@ def test_keyword_ranking_reads_the_kept_word_counts(pg_store: str) -> None:
             conn.execute("UPDATE term_df SET df = 1 WHERE term = 'deploi'")
             conn.execute("UPDATE term_total SET n = 2000")
         assert best() == common
+
+
+def test_prefix_words_score_alike_on_both_backends_now_and_as_of(
+    tmp_path: Path, pg_store: str
+) -> None:
+    # A prefix word is every term that starts with it: PostgreSQL finds them in its
+    # term counts and asks the index, and must score as FTS5 does, on the memories
+    # and (as of an earlier instant) on their old versions, which it reads row by row.
+    texts = [
+        ("Deploys", "Deploy the parser, then deployment checks run."),
+        ("Parsing", "The parser parses each partition; partial parses retry."),
+        ("Parts", "Party planning: parts list and a parking map."),
+        ("Other", "Nothing here starts like the query words."),
+    ]
+    scores = []
+    for location in (str(tmp_path / "prefix.db"), pg_store):
+        with _open(location) as mem:
+            ids = {mem.add(text, title=title).id: title for title, text in texts}
+            before = utcnow()
+            first = next(i for i, title in ids.items() if title == "Parts")
+            mem.update(first, content="Party planning moved; see the new page.")
+            found = []
+            for query in ("par*", "pars* deploy*", "part* parking map"):
+                for filters in (Filters(), Filters(as_of=before)):
+                    for match in ("all", "most", "any"):
+                        hits = mem.store.search(query, filters, match)
+                        found.append([(ids[h.record.id], h.score) for h in hits])
+            scores.append(found)
+    for hits, pg_hits in zip(*scores, strict=True):
+        assert [t for t, _ in hits] == [t for t, _ in pg_hits]
+        assert [s for _, s in hits] == pytest.approx([s for _, s in pg_hits], rel=1e-9)
+    assert sum(len(hits) >= 2 for hits in scores[0]) >= 5
 
 
 def test_migration_4_gives_an_existing_stores_memories_their_terms(pg_store: str) -> None:

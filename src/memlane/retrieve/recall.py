@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from memlane.model import Filters, Record, replace
+from memlane.model import Filters, Link, Record, replace
 from memlane.retrieve import lanes
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
 from memlane.retrieve.expand import LINK_BUDGET, Neighbour, neighbours
@@ -164,7 +164,11 @@ def _neighbours(
     if budget <= 0 or not hits:
         return []
     presented = [s.record.id for s in hits]
-    links = {memory_id: store.links(memory_id) for memory_id in presented}
+    links: dict[str, list[Link]] = {memory_id: [] for memory_id in presented}
+    for link in store.links_touching(presented):
+        for end in dict.fromkeys((link.source, link.target)):
+            if end in links:
+                links[end].append(link)
     found = neighbours(presented, links, budget=NEIGHBOURS_READ)
     if not found:
         return []

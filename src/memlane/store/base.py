@@ -219,6 +219,10 @@ class Store(Protocol):
 
     def links(self, memory_id: str) -> list[Link]: ...
 
+    def links_touching(self, memory_ids: Sequence[str]) -> list[Link]:
+        """Every link with one of these memories at either end, in one read, in the
+        order `links` gives them."""
+
     def sessions(self, project: str | None = None) -> list[Session]:
         """Sessions, newest first (only this project's when given)."""
 

@@ -6,6 +6,7 @@ which memlane.store.dialect writes the effective rows and the shared filters.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from functools import partial
 from typing import Any, NamedTuple
@@ -96,11 +97,33 @@ def word_params(found: Sequence[Word], params: dict[str, Any]) -> None:
     for i, word in enumerate(found):
         params[f"k{i}"] = word.terms[0]
         params[f"ks{i}"] = list(word.terms)
+        if word.prefix:  # the end of the terms that start with it, in code point order
+            params[f"kn{i}"] = _after(word.terms[0])
 
 
-def has_word(alias: str, i: int, word: Word) -> str:
-    """SQL: the row of `alias` holds word i."""
+def _after(prefix: str) -> str:
+    """The least text after every text that starts with `prefix` (code point order)."""
+    following = ord(prefix[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates are not text
+        following = 0xE000
+    if following > sys.maxunicode:
+        return _after(prefix[:-1]) if len(prefix) > 1 else chr(sys.maxunicode) * 2
+    return prefix[:-1] + chr(following)
+
+
+def prefixed(i: int) -> str:
+    """SQL: the stored memories' terms that start with (prefix) word i, from term_df
+    (its key is in code point order, "C")."""
+    return f"ARRAY(SELECT term FROM term_df WHERE term >= %(k{i})s AND term < %(kn{i})s)"
+
+
+def has_word(alias: str, i: int, word: Word, vocabulary: bool = False) -> str:
+    """SQL: the row of `alias` holds word i. With `vocabulary` (a memory, not a
+    version), a prefix word is the terms that start with it (parameter kx{i}, see
+    prefixed), which the index finds; otherwise each row's terms are read."""
     if word.prefix:
+        if vocabulary:
+            return f"({alias}.terms ?| %(kx{i})s::text[])"
         return (
             f"EXISTS (SELECT 1 FROM jsonb_object_keys({alias}.terms) k "
             f"WHERE starts_with(k, %(k{i})s))"
@@ -124,20 +147,23 @@ def frequency(alias: str, i: int, word: Word) -> str:
 def scored(table: str, alias: str, found: Sequence[Word], match: str) -> str:
     """SQL: the rows of `table` the step matches, as (seq, src, score): src is `alias`,
     the score FTS5's bm25 (see bm25); each word's weighted count read once a row."""
-    held = matching(alias, found, match)
+    vocabulary = table == "memory"
+    held = matching(alias, found, match, vocabulary)
     counts = ", ".join(f"{frequency(alias, i, w)} AS f{i}" for i, w in enumerate(found))
+    score = bm25(alias, found, match, vocabulary)
     return (
-        f"SELECT {alias}.seq, '{alias}' AS src, {bm25(alias, found, match)} AS score "
+        f"SELECT {alias}.seq, '{alias}' AS src, {score} AS score "
         f"FROM {table} {alias} CROSS JOIN LATERAL (SELECT {counts}) w WHERE {held}"
     )
 
 
-def _held(alias: str, found: Sequence[Word]) -> str:
+def _held(alias: str, found: Sequence[Word], vocabulary: bool) -> str:
     """SQL: how many of the words the row of `alias` holds."""
-    return "(" + " + ".join(f"({has_word(alias, i, w)})::int" for i, w in enumerate(found)) + ")"
+    held = (f"({has_word(alias, i, w, vocabulary)})::int" for i, w in enumerate(found))
+    return "(" + " + ".join(held) + ")"
 
 
-def matching(alias: str, found: Sequence[Word], match: str) -> str | None:
+def matching(alias: str, found: Sequence[Word], match: str, vocabulary: bool = False) -> str | None:
     """SQL: the rows of `alias` the step matches: every word, all but one, or any;
     None where SQLite's fts_query has no query for the step.
 
@@ -146,7 +172,7 @@ def matching(alias: str, found: Sequence[Word], match: str) -> str | None:
     the few rows to count words in. At 10^4 memories, counting every row's words took
     22 ms a search; the write policy searches so for each line it adds.
     """
-    held = [has_word(alias, i, w) for i, w in enumerate(found)]
+    held = [has_word(alias, i, w, vocabulary) for i, w in enumerate(found)]
     if not held:
         return None
     if match == "all":
@@ -154,11 +180,11 @@ def matching(alias: str, found: Sequence[Word], match: str) -> str | None:
     if match == "most":
         if not _MOST_MIN <= len(held) <= _MOST_MAX:
             return None
-        return f"({held[0]} OR {held[1]}) AND {_held(alias, found)} >= {len(held) - 1}"
+        return f"({held[0]} OR {held[1]}) AND {_held(alias, found, vocabulary)} >= {len(held) - 1}"
     return "(" + " OR ".join(held) + ")" if len(held) > 1 else None
 
 
-def bm25(alias: str, found: Sequence[Word], match: str) -> str:
+def bm25(alias: str, found: Sequence[Word], match: str, vocabulary: bool) -> str:
     """SQL: FTS5's bm25 of the row for the step's query. Each word's IDF is the
     parameter {alias}idf{i}, the table's mean length {alias}avgdl.
 
@@ -167,7 +193,7 @@ def bm25(alias: str, found: Sequence[Word], match: str) -> str:
     word counts n-1 times; a row with n-1 of them matches one group, once.
     """
     n = len(found)
-    times = f"(CASE WHEN {_held(alias, found)} = {n} THEN {n - 1} ELSE 1 END)"
+    times = f"(CASE WHEN {_held(alias, found, vocabulary)} = {n} THEN {n - 1} ELSE 1 END)"
     times = times if match == "most" else "1"
     parts = []
     for i in range(n):

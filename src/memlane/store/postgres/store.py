@@ -62,10 +62,11 @@ POOL_TIMEOUT_S = 60.0
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
 _SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
 _ADJACENT_SQL = (
-    "SELECT (SELECT p.id FROM memory p WHERE p.session_id = m.session_id AND p.seq < m.seq "
-    "ORDER BY p.seq DESC LIMIT 1), "
+    "SELECT m.id, (SELECT p.id FROM memory p WHERE p.session_id = m.session_id "
+    "AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
     "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.id = %s AND m.session_id IS NOT NULL"
+    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.id = ANY(%s::text[]) "
+    "AND m.session_id IS NOT NULL"
 )
 _ANCHORS = (
     "(SELECT COALESCE(json_agg(l.target ORDER BY l.created_at), '[]')::text FROM link l "
@@ -92,6 +93,16 @@ MIN_EF_SEARCH, MAX_EF_SEARCH = 40, 1000
 # few hundred turns) it left one of the exact top 10 out in 42 of 786 questions. An
 # exact scan cost 4-5 ms at 5,000 rows here (pgserver's PostgreSQL 16).
 EXACT_ROWS = 5_000
+
+
+def _document_frequency(table: str, i: int, word: sql.Word) -> str:
+    """SQL: how many rows of `table` hold word i: kept in term_df for a memory's term,
+    counted otherwise (through the index for a memory's prefix word)."""
+    if table == "memory" and word.prefix:
+        return f"(SELECT count(*) FROM memory a WHERE a.terms ?| {sql.prefixed(i)})"
+    if table == "memory" and len(word.terms) == 1:
+        return f"(SELECT df FROM term_df WHERE term = %(k{i})s)"
+    return f"(SELECT count(*) FROM {table} a WHERE {sql.has_word('a', i, word)})"
 
 
 class _Statistics(NamedTuple):
@@ -380,45 +391,47 @@ class PostgresStore:
         """
         params: dict[str, Any] = {}
         sql.word_params(found, params)
-        pending = _PENDING if writing else "FALSE"
         heads = [
             "current_setting('plan_cache_mode')",
             "set_config('plan_cache_mode', 'force_generic_plan', true)",
-            f"({pending})",
+            f"({_PENDING if writing else 'FALSE'})",
         ]
-        idfs: dict[str, list[float]] = {}
-        empty: tuple[Any, ...] = ("auto", "", False, 0, 0, *[0] * len(found))  # never read
         tables = {"m": ("memory", "SELECT n, tokens FROM term_total")}
         if versions:
             tables["v"] = (
                 "memory_version",
                 "SELECT count(*), COALESCE(sum(term_count), 0) FROM memory_version",
             )
+        # A prefix word's terms among the memories' (see sql.has_word), in the same row.
+        expanded = [i for i, word in enumerate(found) if word.prefix]
+        expansions: list[list[str]] = []
+        idfs: dict[str, list[float]] = {}
         for prefix, (table, totals) in tables.items():
-            counts = []  # each word's document frequency, in the same round trip
-            for i, word in enumerate(found):
-                if table == "memory" and not word.prefix and len(word.terms) == 1:
-                    counts.append(f"(SELECT df FROM term_df WHERE term = %(k{i})s)")
-                else:
-                    counts.append(
-                        f"(SELECT count(*) FROM {table} a WHERE {sql.has_word('a', i, word)})"
-                    )
+            counts = [_document_frequency(table, i, word) for i, word in enumerate(found)]
+            if table == "memory":
+                counts += [sql.prefixed(i) for i in expanded]
             got = conn.execute(
                 f"SELECT {', '.join(heads)}, t.*, {', '.join(counts)} FROM ({totals}) t", params
             ).fetchone()
-            current, _, waiting, rows, tokens, *frequencies = got or empty
+            got = got or ("auto", "", False, 0, 0, *[0] * len(found), *[[]] * len(expanded))
+            current, _, waiting, rows, tokens, *frequencies = got
             plan, heads = plan or str(current), ["1", "1", "FALSE"]
             if waiting:
                 return _Statistics(found, params, plan, pending=True)
+            if table == "memory":
+                frequencies, expansions = frequencies[: len(found)], frequencies[len(found) :]
             params[f"{prefix}avgdl"] = float(tokens) / rows if rows else 1.0
             idfs[prefix] = [sql.idf(float(rows or 0), float(df or 0)) for df in frequencies]
         # Rarest first: the highest IDF over the memories, a word the index can find
-        # (not a prefix) before one it cannot.
+        # fully (not a prefix, see sql.has_word) before one it may not.
         order = sorted(range(len(found)), key=lambda i: (found[i].prefix, -idfs["m"][i]))
         found = [found[i] for i in order]
         sql.word_params(found, params)
-        for prefix, scores in idfs.items():
-            for i, j in enumerate(order):
+        starting = dict(zip(expanded, expansions, strict=True))
+        for i, j in enumerate(order):
+            if found[i].prefix:
+                params[f"kx{i}"] = list(starting[j])
+            for prefix, scores in idfs.items():
                 params[f"{prefix}idf{i}"] = scores[j]
         return _Statistics(found, params, plan)
 
@@ -513,6 +526,15 @@ class PostgresStore:
                 f"SELECT {LINK_COLUMNS} FROM link WHERE source = %s OR target = %s "
                 "ORDER BY created_at, seq",
                 (memory_id, memory_id),
+            ).fetchall()
+        return [_link(r) for r in rows]
+
+    def links_touching(self, memory_ids: Sequence[str]) -> list[Link]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {LINK_COLUMNS} FROM link WHERE source = ANY(%(ids)s::text[]) "
+                "OR target = ANY(%(ids)s::text[]) ORDER BY created_at, seq",
+                {"ids": list(memory_ids)},
             ).fetchall()
         return [_link(r) for r in rows]
 
@@ -696,13 +718,9 @@ class PostgresStore:
         return int(row[0]) if row else 0
 
     def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        out: dict[str, tuple[str, ...]] = {}
         with self._conn() as conn:
-            for memory_id in memory_ids:
-                row = conn.execute(_ADJACENT_SQL, (memory_id,)).fetchone()
-                if row is not None:
-                    out[memory_id] = tuple(str(i) for i in row if i is not None)
-        return out
+            rows = conn.execute(_ADJACENT_SQL, (list(memory_ids),)).fetchall()
+        return {str(r[0]): tuple(str(i) for i in r[1:] if i is not None) for r in rows}
 
     def vector_epoch(self) -> int:
         return int(self.meta("vector_epoch") or 0)

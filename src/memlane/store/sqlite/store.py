@@ -84,10 +84,10 @@ _SYNCHRONOUS = {"full", "normal"}
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
 # The memories written just before and after one in its session (index memory_session).
 _ADJACENT_SQL = (
-    "SELECT (SELECT p.id FROM memory p WHERE p.session_id = m.session_id AND p.seq < m.seq "
-    "ORDER BY p.seq DESC LIMIT 1), "
+    "SELECT m.id, (SELECT p.id FROM memory p WHERE p.session_id = m.session_id "
+    "AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
     "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.id = ? AND m.session_id IS NOT NULL"
+    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.session_id IS NOT NULL AND "
 )
 # Rows per INSERT statement: well under SQLite's 32,766 bound variables.
 _ROWS_PER_INSERT = 100
@@ -651,6 +651,16 @@ class SQLiteStore:
         )
         return [_link(r) for r in rows]
 
+    def links_touching(self, memory_ids: Sequence[str]) -> list[Link]:
+        params: dict[str, Any] = {}
+        ends = [sql.SQLITE.one_of(end, end, memory_ids, params) for end in ("source", "target")]
+        rows = self.conn.execute(
+            f"SELECT {_LINK_COLUMNS} FROM link WHERE {' OR '.join(ends)} "
+            "ORDER BY created_at, rowid",
+            params,
+        )
+        return [_link(r) for r in rows]
+
     def sessions(self, project: str | None = None) -> list[Session]:
         where, params = ("WHERE project = ?", (project,)) if project else ("", ())
         rows = self.conn.execute(
@@ -819,12 +829,10 @@ class SQLiteStore:
         return int(row[0])
 
     def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        out: dict[str, tuple[str, ...]] = {}
-        for memory_id in memory_ids:
-            row = self.conn.execute(_ADJACENT_SQL, (memory_id,)).fetchone()
-            if row is not None:
-                out[memory_id] = tuple(str(i) for i in row if i is not None)
-        return out
+        params: dict[str, Any] = {}
+        query = _ADJACENT_SQL + sql.SQLITE.one_of("m.id", "id", memory_ids, params)
+        rows = self.conn.execute(query, params)
+        return {str(r[0]): tuple(str(i) for i in r[1:] if i is not None) for r in rows}
 
     def vector_epoch(self) -> int:
         return int(self.meta("vector_epoch") or 0)
