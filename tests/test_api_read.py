@@ -624,7 +624,7 @@ def test_keyword_scores_by_id_are_the_searchs_own(mem, match):
 def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monkeypatch):
     # Ranking starts with the newest matches only; a filtered page it cannot fill
     # widens to every match.
-    monkeypatch.setattr("memlane.store.sqlite.store.RANK_CAP", 3)
+    monkeypatch.setattr("memlane.store.base.RANK_CAP", 3)
     old = mem.add("Deploy from the release branch only.", kind="decision")
     for i in range(8):
         mem.add(f"Deploy note number {i}.")
@@ -636,10 +636,10 @@ def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monk
 def test_any_word_ranks_a_rare_words_older_matches_beside_a_common_words_newer_ones(
     mem, monkeypatch
 ):
-    # SQLite ranks at most ANY_RANK_CAP matches of an "any word" step at first (here 6,
+    # A store ranks at most ANY_RANK_CAP matches of an "any word" step at first (here 6,
     # 3 a word); the newest 6 matches of "deploy OR kestrel" are all deploy notes, yet
     # the kestrel notes, older and rarer (BM25 puts them first), must be the ones found.
-    monkeypatch.setattr("memlane.store.sqlite.store.ANY_RANK_CAP", 6)
+    monkeypatch.setattr("memlane.store.base.ANY_RANK_CAP", 6)
     rare = [mem.add(f"The kestrel cluster hosts service {i}.").id for i in range(3)]
     for i in range(8):
         mem.add(f"Deploy note number {i}.")

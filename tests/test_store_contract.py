@@ -647,6 +647,46 @@ def test_prefix_words_score_alike_on_both_backends_now_and_as_of(
     assert sum(len(hits) >= 2 for hits in scores[0]) >= 5
 
 
+def test_many_matches_rank_the_same_newest_first_on_both_backends(
+    tmp_path: Path, pg_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past a cap of matches, a search ranks the newest first (for "any", each word's
+    # newest, sharing the cap): the same memories with the same scores on both
+    # backends, and a page they cannot fill widens to every match.
+    monkeypatch.setattr("memlane.store.base.RANK_CAP", 4)
+    monkeypatch.setattr("memlane.store.base.ANY_RANK_CAP", 6)
+    rng = random.Random(7)
+    words = ["deploy", "cache", "kestrel", "ledger", "proxy", "queue"]
+    texts = [
+        " ".join(rng.choice(words[:2] if i % 3 else words) for _ in range(rng.randint(3, 9)))
+        for i in range(30)
+    ]
+    queries = ["deploy", "deploy cache", "kestrel ledger deploy", "kes* queue cache", "proxy"]
+    results = []
+    for location in (str(tmp_path / "capped.db"), pg_store):
+        with _open(location) as mem:
+            ids = {mem.add(text, title=f"Note {i}").id: i for i, text in enumerate(texts)}
+            found = []
+            for query in queries:
+                for match in ("all", "most", "any"):
+                    for limit in (3, 8, 40):
+                        hits = mem.store.search(query, Filters(limit=limit), match)
+                        found.append([(ids[h.record.id], h.score) for h in hits])
+            results.append(found)
+    monkeypatch.setattr("memlane.store.base.RANK_CAP", 10**6)
+    monkeypatch.setattr("memlane.store.base.ANY_RANK_CAP", 10**6)
+    with _open(pg_store) as mem:
+        uncapped = [
+            [ids[h.record.id] for h in mem.store.search(q, Filters(limit=3), "any")]
+            for q in queries
+        ]
+    for hits, pg_hits in zip(*results, strict=True):
+        assert [i for i, _ in hits] == [i for i, _ in pg_hits]
+        assert [s for _, s in hits] == pytest.approx([s for _, s in pg_hits], rel=1e-9)
+    capped = [[i for i, _ in results[1][q * 9 + 6]] for q in range(len(queries))]
+    assert capped != uncapped  # the caps changed what was ranked
+
+
 def test_migration_4_gives_an_existing_stores_memories_their_terms(pg_store: str) -> None:
     from memlane.store.postgres import PostgresStore
 

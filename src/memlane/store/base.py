@@ -63,6 +63,12 @@ class Selection(msgspec.Struct, frozen=True):
 EMBED_PROFILE_META = "embed_profile"
 # The keyword ladder's steps, strictest first: `match` of Store.search.
 SEARCH_STEPS = ("all", "most", "any")
+# Matches a search ranks before it widens to every match, on every backend: the newest
+# RANK_CAP (see SQLiteStore._rank_floor), for "any" ANY_RANK_CAP shared among the
+# words (see SQLiteStore._windows). At 10^5 memories a 5,000-match "any" step took 29
+# ms a query on SQLite; the memories sharing every word or all but one came before it.
+RANK_CAP = 5000
+ANY_RANK_CAP = 1000
 
 
 class Writer(Protocol):

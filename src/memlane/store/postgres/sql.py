@@ -195,14 +195,39 @@ def bm25(alias: str, found: Sequence[Word], match: str, vocabulary: bool) -> str
     n = len(found)
     times = f"(CASE WHEN {_held(alias, found, vocabulary)} = {n} THEN {n - 1} ELSE 1 END)"
     times = times if match == "most" else "1"
+    return f"({times} * (" + " + ".join(_word_score(alias, i) for i in range(n)) + "))"
+
+
+def _word_score(alias: str, i: int) -> str:
+    """SQL: word i's part of the row's bm25 (its weighted count read as w.f{i})."""
+    f = f"w.f{i}"
+    return (
+        f"%({alias}idf{i})s * {f} * {K1 + 1} / ({f} + {K1} * "
+        f"({1 - B} + {B} * {alias}.term_count / %({alias}avgdl)s))"
+    )
+
+
+def windows(found: Sequence[Word], floors: Sequence[bool]) -> str:
+    """SQL: the memories holding any word as (seq, src, score), each word's matches
+    above its floor only (parameter wf{i}, where floors[i]), scored by the sum of
+    their words' parts of bm25: what SQLite ranks at first for an "any" step of many
+    matches (see SQLiteStore._windows)."""
     parts = []
-    for i in range(n):
-        f = f"w.f{i}"
-        parts.append(
-            f"%({alias}idf{i})s * {f} * {K1 + 1} / ({f} + {K1} * "
-            f"({1 - B} + {B} * {alias}.term_count / %({alias}avgdl)s))"
+    for i, word in enumerate(found):
+        part = (
+            f"SELECT m.seq, {_word_score('m', i)} AS score FROM memory m CROSS JOIN LATERAL "
+            f"(SELECT {frequency('m', i, word)} AS f{i}) w WHERE {has_word('m', i, word, True)}"
         )
-    return f"({times} * (" + " + ".join(parts) + "))"
+        parts.append(part + (f" AND m.seq > %(wf{i})s" if floors[i] else ""))
+    return (
+        f"SELECT seq, 'm' AS src, sum(score) AS score FROM ({' UNION ALL '.join(parts)}) x "
+        "GROUP BY seq"
+    )
+
+
+def newest(held: str, skip: str) -> str:
+    """SQL: the seq of the memory after the newest `skip` (a parameter) that hold."""
+    return f"(SELECT m.seq FROM memory m WHERE {held} ORDER BY m.seq DESC OFFSET {skip} LIMIT 1)"
 
 
 def idf(rows: float, hits: float) -> float:

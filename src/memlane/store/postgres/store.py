@@ -39,6 +39,7 @@ from memlane.model import (
     WakeRitual,
     class_of,
 )
+from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
@@ -112,6 +113,8 @@ class _Statistics(NamedTuple):
     params: dict[str, Any]
     plan: str  # the plan_cache_mode before the search
     pending: bool = False  # rows of the transaction to fill first; nothing else read
+    counts: tuple[int, ...] = ()  # memories holding each word
+    positions: tuple[int, ...] = ()  # each word's place in the query
 
 
 # A write transaction's rows whose terms are not filled yet (see schema.fill_terms).
@@ -332,22 +335,74 @@ class PostgresStore:
                 with conn.cursor() as cur:
                     schema.fill_terms(cur)
                 stats = self._word_statistics(conn, found, versions, False, stats.plan)
-            query = self._match_query(stats.found, stats.params, filters, match, full)
-            cursor = conn.execute(query, stats.params)
-            rows = cursor.fetchall()
+            params = stats.params
+
+            def run(hits: str) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
+                query = self._match_query(hits, stats.found, params, filters, match, full)
+                cursor = conn.execute(query, params)
+                return cursor.fetchall(), tuple(d.name for d in cursor.description or ())
+
+            # The newest matches first, as SQLite ranks them; every match if they do not
+            # fill the page.
+            newest = None if versions else self._newest_matches(conn, stats, match)
+            got = run(newest) if newest is not None else None
+            if got is None or filters.limit is None or len(got[0]) < filters.limit:
+                got = run(sql.scored("memory", "m", stats.found, match))
             if writing:  # see _word_statistics
                 conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (stats.plan,))
-            return rows, tuple(d.name for d in cursor.description or ())
+            return got
+
+    def _newest_matches(self, conn: Conn, stats: _Statistics, match: str) -> str | None:
+        """The step's matches to rank first when there are more than a cap, as SQLite
+        ranks them (see base.RANK_CAP): the newest RANK_CAP, or for "any" each word's
+        newest, ANY_RANK_CAP in all (sql.windows); None: rank every match. The words'
+        counts tell most steps they are under the cap without another round trip."""
+        found, counts, params = stats.found, stats.counts, stats.params
+        cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
+        # At most this many match: a row with all words but one holds one of the rarest two.
+        bound = (
+            sum(counts) if match == "any" else sum(counts[:2]) if match == "most" else min(counts)
+        )
+        if bound <= cap:
+            return None
+        held = sql.matching("m", found, match, True)
+        if match != "any" or max(counts) <= cap:
+            params["cap"] = cap
+            floor = conn.execute(f"SELECT {sql.newest(str(held), '%(cap)s')}", params).fetchone()
+            if floor is None or floor[0] is None:
+                return None
+            if match != "any":
+                params["floor"] = floor[0]
+                return sql.scored("memory", "m", found, match) + " AND m.seq > %(floor)s"
+        # Each word's window, as SQLiteStore._windows shares the cap: fewest matches
+        # first (then query order), a word under its share giving the rest to the others.
+        known = [min(c, cap + 1) for c in counts]
+        shares, left = {}, cap
+        ranked = sorted(range(len(found)), key=lambda i: (known[i], stats.positions[i]))
+        for rank, i in enumerate(ranked):
+            share = max(1, left // (len(found) - rank))
+            if known[i] > share:
+                shares[i] = params[f"ws{i}"] = share
+            left -= min(known[i], share)
+        if shares:
+            floors = ", ".join(
+                sql.newest(sql.has_word("m", i, found[i], True), f"%(ws{i})s") for i in shares
+            )
+            got = conn.execute(f"SELECT {floors}", params).fetchone() or ()
+            for i, floor in zip(shares, got, strict=True):
+                params[f"wf{i}"] = floor
+        return sql.windows(found, [i in shares for i in range(len(found))])
 
     def _match_query(
         self,
+        hits: str,
         found: Sequence[sql.Word],
         params: dict[str, Any],
         filters: Filters,
         match: str,
         full: bool,
     ) -> str:
-        hits = sql.scored("memory", "m", found, match)
+        """The search statement over `hits` (seq, src, score) of the memories."""
         if filters.as_of is not None:
             # As in SQLite: each table's scores over its own best, plus the ladder step,
             # so a version's perfect match is not outranked by another table's scale.
@@ -405,6 +460,7 @@ class PostgresStore:
         # A prefix word's terms among the memories' (see sql.has_word), in the same row.
         expanded = [i for i, word in enumerate(found) if word.prefix]
         expansions: list[list[str]] = []
+        holding: list[int] = []
         idfs: dict[str, list[float]] = {}
         for prefix, (table, totals) in tables.items():
             counts = [_document_frequency(table, i, word) for i, word in enumerate(found)]
@@ -420,6 +476,7 @@ class PostgresStore:
                 return _Statistics(found, params, plan, pending=True)
             if table == "memory":
                 frequencies, expansions = frequencies[: len(found)], frequencies[len(found) :]
+                holding = [int(df or 0) for df in frequencies]
             params[f"{prefix}avgdl"] = float(tokens) / rows if rows else 1.0
             idfs[prefix] = [sql.idf(float(rows or 0), float(df or 0)) for df in frequencies]
         # Rarest first: the highest IDF over the memories, a word the index can find
@@ -433,7 +490,8 @@ class PostgresStore:
                 params[f"kx{i}"] = list(starting[j])
             for prefix, scores in idfs.items():
                 params[f"{prefix}idf{i}"] = scores[j]
-        return _Statistics(found, params, plan)
+        ordered = tuple(holding[j] for j in order)
+        return _Statistics(found, params, plan, counts=ordered, positions=tuple(order))
 
     def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]]:
         """The k memories whose best current vector of `profile` (entry or chunk) is

@@ -37,6 +37,7 @@ from memlane.model import (
     WakeRitual,
     effective_resonance,
 )
+from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.sqlite import backup, schema, sql
@@ -64,13 +65,6 @@ _COUNTERS = {
     "surfaced": ("surfaced_count", "last_surfaced"),
     "activation": ("activation_count", "last_activated"),
 }
-# Matches ranked before a search widens to every match (see SQLiteStore._rank_floor).
-RANK_CAP = 5000
-# The "any word" step matches most of a large store (any of several common words): it
-# ranks ANY_RANK_CAP matches first, shared among the words (see SQLiteStore._windows).
-# At 10^5 memories a 5,000-match step took 29 ms a query; the memories sharing every
-# word or all but one came before it.
-ANY_RANK_CAP = 1000
 # Bytes of the file read through a memory map. Trigger: a new process (a cold `memlane
 # recall`, a hook) starts with an empty page cache. Why: each page it reads was a
 # read() into SQLite's cache; mapped, it is read in place from the OS cache. Outcome:
@@ -536,7 +530,7 @@ class SQLiteStore:
         query_text = sql.fts_query(text, match)
         if query_text is None:
             return _Matches([])
-        cap = ANY_RANK_CAP if match == "any" else RANK_CAP
+        cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
         floor = self._rank_floor(query_text, cap) if filters.as_of is None else None
         if floor is not None:
             params: dict[str, Any] = {}
