@@ -10,6 +10,7 @@ conftest.py).
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import os
 import random
@@ -538,6 +539,31 @@ def test_export_import_between_backends_is_lossless(
         found = b.search("Acme")
         assert found and found[0].record.title == "History"
         assert len(b.history(found[0].record.id)) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_import_reports_a_record_the_store_refuses_and_lands_the_rest(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # A link to a memory that is nowhere is refused by the store (PostgreSQL loads a
+    # kind in chunks and then says which record); the same link twice is one link.
+    with _open(_location(backend, tmp_path, request, "origin")) as mem:
+        a = mem.add("Service A calls service B over gRPC.").id
+        b = mem.add("Service B owns the orders table.").id
+        mem.link(a, b, "related", reason="same flow")
+        lines = list(mem.export_jsonl(**EVERYTHING))
+    links = [line for line in lines if '"kind":"link"' in line]  # (the write may link too)
+    link = next(line for line in links if f'"target":"{b}"' in line)
+    orphan = json.loads(link) | {"target": "m-nowhere0"}
+    lines += [json.dumps(orphan), link]
+    with _open(_location(backend, tmp_path, request, "copy")) as copy:
+        report = copy.import_jsonl(lines)
+        assert [n for n, _ in report.errors] == [len(lines) - 1]
+        assert "refused by the store" in report.errors[0][1]
+        assert report.counts["link"] == {"added": len(links), "unchanged": 1}
+        assert report.counts["memory"] == {"added": 2}
+        assert (a, b) in [(x.source, x.target) for x in copy.links(a)]
+        assert "m-nowhere0" not in {x.target for x in copy.links(a)}
 
 
 # ---- the server specifics: schema, backup, concurrency -----------------------------------

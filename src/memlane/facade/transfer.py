@@ -10,6 +10,7 @@ changes nothing the second time.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -217,18 +218,21 @@ class TransferOps(Core):
         by_kind = sorted(checked, key=lambda item: _ORDER[item[1]])
         landed: list[str] = []
         with self._transaction() as w:
-            for number, kind, row in by_kind:
+            for kind, group in itertools.groupby(by_kind, key=lambda item: item[1]):
+                batch = list(group)
+                rows = [row for _, _, row in batch]
                 if kind == "memory" and mode is not None:
-                    row = self._screened_row(row, mode, report)
-                try:
-                    outcome = w.load(kind, row, allow_tombstones)
-                except Invalid as exc:
-                    report.errors.append((number, str(exc)))
-                    continue
-                report.count(kind, outcome)
-                if kind == "memory" and outcome in ("added", "tombstoned"):
-                    w.journal("import", [row["id"]], self.agent)
-                    landed.append(row["id"])
+                    rows = [self._screened_row(row, mode, report) for row in rows]
+                outcomes = w.load_many(kind, rows, allow_tombstones)
+                for (number, _, _), row, outcome in zip(batch, rows, outcomes, strict=True):
+                    if isinstance(outcome, Invalid):
+                        report.errors.append((number, str(outcome)))
+                        continue
+                    report.count(kind, outcome)
+                    if kind == "memory" and outcome in ("added", "tombstoned"):
+                        landed.append(row["id"])
+            if landed:
+                w.journal("import", landed, self.agent)
         report.errors.sort()
         report.unembedded = len(self._embed_ids(landed))
         return report

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import msgspec
 
+from memlane.errors import Invalid
 from memlane.model import (
     Entity,
     EntityMatch,
@@ -96,6 +97,12 @@ class Writer(Protocol):
 
     def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
         """Put one checked record in: added | unchanged | tombstoned | conflict."""
+
+    def load_many(
+        self, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
+    ) -> list[str | Invalid]:
+        """`load` each checked record of one kind, in order: its outcome, or Invalid
+        for one the store refuses (the others still land)."""
 
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
         """Cache an authored phrase's vector under a key that holds no phrase text."""

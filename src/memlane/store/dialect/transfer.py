@@ -146,6 +146,25 @@ def stored_record(d: Dialect, conn: Connection, kind: str, row: Mapping[str, Any
     ).fetchone()
 
 
+def stored_keys(
+    d: Dialect, conn: Connection, kind: str, rows: Sequence[Mapping[str, Any]]
+) -> set[tuple[Any, ...]]:
+    """The keys among these records' that are stored already (locked as stored_record
+    locks them)."""
+    keys = _KEYS[kind]
+    tuples = ", ".join(f"({d.marks(len(keys))})" for _ in rows)
+    found = conn.execute(
+        f"SELECT {', '.join(keys)} FROM {TABLES[kind][0]} "
+        f"WHERE ({', '.join(keys)}) IN (VALUES {tuples}){d.row_lock}",
+        [row[k] for row in rows for k in keys],
+    ).fetchall()
+    return {tuple(r) for r in found}
+
+
+def record_key(kind: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(row[k] for k in _KEYS[kind])
+
+
 def insert_record(d: Dialect, kind: str, row: Mapping[str, Any]) -> str:
     """The INSERT of a record (its values: the row's, in order)."""
     return f"INSERT INTO {TABLES[kind][0]}({', '.join(row)}) VALUES ({d.marks(len(row))})"

@@ -5,9 +5,11 @@ log (see memlane.store.dialect)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from memlane.errors import Invalid
 from memlane.model import LinkType, RegistryEntry, Reminder, Session, WakeGuess, WakeRitual
 from memlane.store.dialect import Connection, Dialect, wake
 from memlane.timeutil import to_text, utcnow
@@ -22,6 +24,20 @@ class SharedWrites:
 
     def _marks(self, count: int) -> str:
         return self.dialect.marks(count)
+
+    def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
+        raise NotImplementedError
+
+    def load_many(
+        self, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
+    ) -> list[str | Invalid]:
+        out: list[str | Invalid] = []
+        for row in rows:
+            try:
+                out.append(self.load(kind, row, allow_tombstones))
+            except Invalid as exc:
+                out.append(exc)
+        return out
 
     def put_reminder(self, reminder: Reminder) -> None:
         self._conn.execute(

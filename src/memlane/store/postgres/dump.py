@@ -8,7 +8,7 @@ are of one instant.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -23,6 +23,7 @@ from memlane.store.sqlite.rows import decode
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 _LOCAL = frozenset({"seq", "terms", "term_count"})  # local numbering, derived keyword terms
+LOAD_CHUNK = 1000  # records an import puts in per statement batch
 
 
 # (location, kind) -> columns: the schema of a database changes only by migration.
@@ -77,6 +78,52 @@ def _rows(conn: Conn, location: str, kind: str, s: Selection) -> Iterator[dict[s
 def check(conn: Conn, location: str, kind: str, record: Mapping[str, Any]) -> dict[str, Any]:
     """A record fit to load (Invalid saying what is wrong otherwise; see check_record)."""
     return shared.check_record(POSTGRES, kind, record, partial(columns, conn, location), decode)
+
+
+def load_many(
+    conn: Conn, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
+) -> list[str | Invalid]:
+    """`load` for many records of one kind: those whose key is new go in together.
+
+    Trigger: `import`, the way a store moves to a server. Why: a record at a time was
+    four round trips (look up, savepoint, insert, release): importing 10^4 memories
+    with their 55,000 mentions took 60 s here, SQLite 9 s. Outcome: per chunk, one
+    look-up of the stored keys and one savepoint around the new records' INSERTs (a
+    pipeline); a chunk the store refuses (say a link to a memory not there) is loaded
+    a record at a time to say which.
+    """
+    out: list[str | Invalid] = []
+    for start in range(0, len(rows), LOAD_CHUNK):
+        chunk = rows[start : start + LOAD_CHUNK]
+        stored = shared.stored_keys(POSTGRES, conn, kind, chunk)
+        keys = [shared.record_key(kind, row) for row in chunk]
+        new = [row for row, key in zip(chunk, keys, strict=True) if key not in stored]
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                if new:  # psycopg sends them in one pipeline
+                    cur.executemany(
+                        shared.insert_record(POSTGRES, kind, new[0]),
+                        [list(row.values()) for row in new],
+                    )
+        except psycopg.errors.IntegrityError:
+            out.extend(_one_by_one(conn, kind, chunk, allow_tombstones))
+            continue
+        for row, key in zip(chunk, keys, strict=True):
+            out.extend(_one_by_one(conn, kind, [row], allow_tombstones) if key in stored
+                       else ["added"])  # fmt: skip
+    return out
+
+
+def _one_by_one(
+    conn: Conn, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
+) -> list[str | Invalid]:
+    out: list[str | Invalid] = []
+    for row in rows:
+        try:
+            out.append(load(conn, kind, row, allow_tombstones))
+        except Invalid as exc:
+            out.append(exc)
+    return out
 
 
 def load(conn: Conn, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
-from memlane.errors import Unavailable
+from memlane.errors import Invalid, Unavailable
 from memlane.model import (
     Link,
     LinkType,
@@ -253,6 +253,12 @@ class PostgresWriter(SharedWrites):
     def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
         self.serialize()
         return dump_sql.load(self._conn, kind, row, allow_tombstones)
+
+    def load_many(
+        self, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
+    ) -> list[str | Invalid]:
+        self.serialize()
+        return dump_sql.load_many(self._conn, kind, rows, allow_tombstones)
 
     def delete_link(self, link_id: str) -> Link | None:
         number = link_id.strip().removeprefix("l-")
