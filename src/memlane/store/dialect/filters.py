@@ -83,6 +83,18 @@ def select_sql(
     return sql + (" WHERE " + " AND ".join(clauses) if clauses else "")
 
 
+def adjacent_sql(d: Dialect, memory_ids: Sequence[str], params: Params) -> str:
+    """(id, the id written just before, just after) in its session, for each of these
+    memories in a session (any liveness or visibility; index memory_session)."""
+    return (
+        "SELECT m.id, (SELECT p.id FROM memory p WHERE p.session_id = m.session_id "
+        "AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
+        "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+        "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.session_id IS NOT NULL AND "
+        + d.one_of("m.id", "id", memory_ids, params)
+    )
+
+
 def order_limit(d: Dialect, filters: Filters, params: Params) -> str:
     sql = f" ORDER BY {_ORDER.get(filters.order, _ORDER['recent'])}"
     if filters.limit is not None:

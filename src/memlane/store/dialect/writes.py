@@ -5,7 +5,7 @@ log (see memlane.store.dialect)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -21,12 +21,10 @@ class SharedWrites:
 
     dialect: ClassVar[Dialect]
     _conn: Connection
+    load: Callable[[str, Mapping[str, Any], bool], str]  # the backend's, one record
 
     def _marks(self, count: int) -> str:
         return self.dialect.marks(count)
-
-    def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
-        raise NotImplementedError
 
     def load_many(
         self, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool

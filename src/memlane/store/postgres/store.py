@@ -41,6 +41,7 @@ from memlane.model import (
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.dialect import filters as shared
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
@@ -62,13 +63,6 @@ POOL_MIN, POOL_MAX = 1, 4
 POOL_TIMEOUT_S = 60.0
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
 _SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
-_ADJACENT_SQL = (
-    "SELECT m.id, (SELECT p.id FROM memory p WHERE p.session_id = m.session_id "
-    "AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
-    "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.id = ANY(%s::text[]) "
-    "AND m.session_id IS NOT NULL"
-)
 _ANCHORS = (
     "(SELECT COALESCE(json_agg(l.target ORDER BY l.created_at), '[]')::text FROM link l "
     "WHERE l.source = e.id AND l.type = 'anchor') AS anchors"
@@ -365,15 +359,15 @@ class PostgresStore:
         )
         if bound <= cap:
             return None
-        held = sql.matching("m", found, match, True)
         # Trigger: the transaction plans generically since the words' statistics. Why: a
         # generic plan reads every match of a common word from the heap to find its
         # newest few (an index scan from the newest row stops early): 88 ms at 10^5.
         # Outcome: these statements go with their values in the text, planned for them.
         literal = psycopg.ClientCursor(conn)
         if match != "any" or max(counts) <= cap:
+            held = str(sql.matching("m", found, match, True))
             params["cap"] = cap
-            floor = literal.execute(f"SELECT {sql.newest(str(held), '%(cap)s')}", params).fetchone()
+            floor = literal.execute(f"SELECT {sql.newest(held, '%(cap)s')}", params).fetchone()
             if floor is None or floor[0] is None:
                 return None
             if match != "any":
@@ -584,13 +578,7 @@ class PostgresStore:
         return [version_from_row(dict(zip(names, r, strict=True))) for r in rows]  # type: ignore[arg-type]
 
     def links(self, memory_id: str) -> list[Link]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {LINK_COLUMNS} FROM link WHERE source = %s OR target = %s "
-                "ORDER BY created_at, seq",
-                (memory_id, memory_id),
-            ).fetchall()
-        return [_link(r) for r in rows]
+        return self.links_touching([memory_id])
 
     def links_touching(self, memory_ids: Sequence[str]) -> list[Link]:
         with self._conn() as conn:
@@ -781,8 +769,10 @@ class PostgresStore:
         return int(row[0]) if row else 0
 
     def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        params: dict[str, Any] = {}
+        query = shared.adjacent_sql(sql.POSTGRES, memory_ids, params)
         with self._conn() as conn:
-            rows = conn.execute(_ADJACENT_SQL, (list(memory_ids),)).fetchall()
+            rows = conn.execute(query, params).fetchall()
         return {str(r[0]): tuple(str(i) for i in r[1:] if i is not None) for r in rows}
 
     def vector_epoch(self) -> int:

@@ -39,6 +39,7 @@ from memlane.model import (
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.sqlite import backup, schema, sql
 from memlane.store.sqlite import dump as dump_sql
@@ -76,13 +77,6 @@ BUSY_TIMEOUT_S = 60.0
 _BEGIN_ATTEMPTS = 5
 _SYNCHRONOUS = {"full", "normal"}
 _USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
-# The memories written just before and after one in its session (index memory_session).
-_ADJACENT_SQL = (
-    "SELECT m.id, (SELECT p.id FROM memory p WHERE p.session_id = m.session_id "
-    "AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
-    "(SELECT n.id FROM memory n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-    "ORDER BY n.seq LIMIT 1) FROM memory m WHERE m.session_id IS NOT NULL AND "
-)
 # Rows per INSERT statement: well under SQLite's 32,766 bound variables.
 _ROWS_PER_INSERT = 100
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
@@ -638,12 +632,7 @@ class SQLiteStore:
         return [version_from_row(r) for r in rows]
 
     def links(self, memory_id: str) -> list[Link]:
-        rows = self.conn.execute(
-            f"SELECT {_LINK_COLUMNS} FROM link WHERE source = ? OR target = ? "
-            "ORDER BY created_at, rowid",
-            (memory_id, memory_id),
-        )
-        return [_link(r) for r in rows]
+        return self.links_touching([memory_id])
 
     def links_touching(self, memory_ids: Sequence[str]) -> list[Link]:
         params: dict[str, Any] = {}
@@ -824,8 +813,7 @@ class SQLiteStore:
 
     def adjacent(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         params: dict[str, Any] = {}
-        query = _ADJACENT_SQL + sql.SQLITE.one_of("m.id", "id", memory_ids, params)
-        rows = self.conn.execute(query, params)
+        rows = self.conn.execute(shared.adjacent_sql(sql.SQLITE, memory_ids, params), params)
         return {str(r[0]): tuple(str(i) for i in r[1:] if i is not None) for r in rows}
 
     def vector_epoch(self) -> int:
