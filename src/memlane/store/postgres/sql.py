@@ -16,8 +16,6 @@ from memlane.store.dialect import filters as shared
 from memlane.store.sqlite.rows import COLUMNS
 
 MEMORY_COLUMNS = ", ".join(COLUMNS)
-# "Most words" is tried between "all" and "any" for this many words (as in SQLite).
-_MOST_MIN, _MOST_MAX = 3, 6
 
 
 def _tags_any(tags: tuple[str, ...], params: Params) -> str:
@@ -172,16 +170,16 @@ def matching(alias: str, found: Sequence[Word], match: str, vocabulary: bool = F
     the few rows to count words in. At 10^4 memories, counting every row's words took
     22 ms a search; the write policy searches so for each line it adds.
     """
-    held = [has_word(alias, i, w, vocabulary) for i, w in enumerate(found)]
-    if not held:
+    from memlane.store.sqlite.sql import has_step
+
+    if not has_step(match, len(found)):
         return None
+    held = [has_word(alias, i, w, vocabulary) for i, w in enumerate(found)]
     if match == "all":
         return " AND ".join(held)
     if match == "most":
-        if not _MOST_MIN <= len(held) <= _MOST_MAX:
-            return None
         return f"({held[0]} OR {held[1]}) AND {_held(alias, found, vocabulary)} >= {len(held) - 1}"
-    return "(" + " OR ".join(held) + ")" if len(held) > 1 else None
+    return "(" + " OR ".join(held) + ")"
 
 
 def bm25(alias: str, found: Sequence[Word], match: str, vocabulary: bool) -> str:

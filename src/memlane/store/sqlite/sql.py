@@ -42,16 +42,22 @@ def fts_query(text: str, match: str = "all") -> str | None:
     is nothing to search, or when the mode would only repeat a narrower one.
     """
     unique = fts_terms(text)
-    if not unique:
+    if not has_step(match, len(unique)):
         return None
     if match == "all":
         return " AND ".join(unique)
     if match == "most":
-        if not _MOST_MIN <= len(unique) <= _MOST_MAX:
-            return None
         groups = itertools.combinations(unique, len(unique) - 1)
         return " OR ".join("(" + " AND ".join(group) + ")" for group in groups)
-    return " OR ".join(unique) if len(unique) > 1 else None
+    return " OR ".join(unique)
+
+
+def has_step(match: str, words: int) -> bool:
+    """Whether the step has a query for this many words, on either backend: "most"
+    for 3-6, "any" from 2 (it would only repeat "all" otherwise)."""
+    if match == "most":
+        return _MOST_MIN <= words <= _MOST_MAX
+    return words > 1 if match == "any" else words > 0
 
 
 def fts_terms(text: str) -> list[str]:
