@@ -439,6 +439,18 @@ def test_entities(mem: Memory) -> None:
     assert "paris" in {a.lower() for a in mem.entity("Acme Corp").aliases}
 
 
+def test_the_entities_a_memory_names_most_named_first(mem: Memory) -> None:
+    meeting = mem.add("Alice met Bob at Acme Corp in Paris.", title="Meeting").id
+    hire = mem.add("Alice joined Acme Corp as CTO.", title="Hire").id
+    named = mem.entities_of(meeting)
+    counts = {e.name: e.mentions for e in named}
+    assert counts["Acme Corp"] == 2 and counts["Paris"] == 1
+    assert named[0].mentions == 2 and named[-1].mentions == 1
+    mem.retire(hire)
+    assert {e.name: e.mentions for e in mem.entities_of(meeting)}["Acme Corp"] == 1
+    assert mem.entities_of(mem.add("no names here at all").id) == []
+
+
 def test_sessions(mem: Memory) -> None:
     session = mem.create_session(type="work", project="proj")
     added = mem.add("Found the flaky test cause.", session_id=session.id).id

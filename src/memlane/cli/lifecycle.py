@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, state
 from memlane.cli.render import record_dict, record_line
 from memlane.model import REINFORCE_CAP, Reminder, Session
 
@@ -56,10 +56,18 @@ def feedback_cmd(memory_id: str, outcome: str | None, as_json: bool) -> None:
 @click.command("review")
 @click.option("--limit", type=int, help="At most N.")
 @click.option("--scope", help="Scope (default: this project and global; 'all': everything).")
+@click.option("--tui", is_flag=True, help="Walk them in the terminal browser, acting on each.")
 @json_option
-def review_cmd(limit: int | None, scope: str | None, as_json: bool) -> None:
+def review_cmd(limit: int | None, scope: str | None, tui: bool, as_json: bool) -> None:
     """Important memories whose recall has decayed since their last review: check,
     refine or retire them (most decayed first)."""
+    if tui:
+        from memlane.cli.browse import DEFAULT_LIMIT, on_terminal, run_browser
+
+        if not on_terminal():
+            fail("--tui needs a terminal; without it, review lists the memories due")
+        run_browser("kind", scope, DEFAULT_LIMIT, review=True, review_limit=limit)
+        return
     settings = state().settings
     due = memory().review(
         settings["review_threshold"], settings["review_min_importance"], limit, scope=scope

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "reembed": "embedding:reembed_cmd",
     "recent": "read:recent_cmd",
     "history": "read:history_cmd",
+    "browse": "browse:browse_cmd",
     "stats": "read:stats_cmd",
     "doctor": "read:doctor_cmd",
     "journal": "read:journal_cmd",

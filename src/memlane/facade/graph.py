@@ -15,6 +15,7 @@ from memlane.model import (
     UNREINFORCING_LINKS,
     Entity,
     EntityKind,
+    Filters,
     Link,
     LinkType,
     Record,
@@ -44,6 +45,29 @@ class EntityMerge(msgspec.Struct, frozen=True):
     aliases: tuple[str, ...]
     mentions: int
     done: bool
+
+
+class Linked(msgspec.Struct, frozen=True):
+    """A link of a memory, with the memory at its other end (live or not)."""
+
+    link: Link
+    other: Record
+
+    @property
+    def outgoing(self) -> bool:
+        return self.link.target == self.other.id
+
+
+class Neighbourhood(msgspec.Struct, frozen=True):
+    """A memory one hop out: its typed links and the entities it names."""
+
+    record: Record
+    links: tuple[Linked, ...]
+    entities: tuple[Entity, ...]
+
+    @property
+    def contradicted(self) -> bool:
+        return any(n.link.type is LinkType.CONTRADICTS for n in self.links)
 
 
 class GraphOps(Core):
@@ -122,6 +146,29 @@ class GraphOps(Core):
                 out.append(link)
         return out
 
+    def neighbourhood(self, memory_id: str) -> Neighbourhood:
+        """A memory, the memories it links to or from (ended ones too: a link to a
+        superseded memory is history) and the entities it names, all as this agent
+        may see them."""
+        record = self._load(self.store, memory_id)
+        found = self.store.links(record.id)
+        ends = tuple({link.target if link.source == record.id else link.source for link in found})
+        others = {
+            r.id: r
+            for r in self.store.query(Filters(
+                ids=ends, viewer=self.agent, include_private=self.agent is not None,
+                include_superseded=True, limit=None,
+            ))
+        } if ends else {}  # fmt: skip
+        linked: dict[tuple[str, ...], Linked] = {}
+        for link in found:
+            other = link.target if link.source == record.id else link.source
+            # A symmetric link is stored both ways: it is one edge.
+            way = () if link.type in SYMMETRIC_LINKS else (link.source,)
+            if other in others:
+                linked.setdefault((other, link.type.value, *way), Linked(link, others[other]))
+        return Neighbourhood(record, tuple(linked.values()), tuple(self.entities_of(record.id)))
+
     def unlink(self, link_id: str) -> Link:
         """Delete a link by its id (both directions of a symmetric one)."""
         with self._transaction() as w:
@@ -159,6 +206,13 @@ class GraphOps(Core):
         if found is None:
             raise NotFound(f"no entity {name!r}")
         return found
+
+    def entities_of(self, memory_id: str) -> list[Entity]:
+        """The entities a memory names (most named first), each counted over the live
+        memories this agent may see."""
+        record = self._load(self.store, memory_id)
+        self._entities_current()
+        return self.store.entities_of(record.id, self.agent)
 
     def mentioning(self, name: str, limit: int = SHOW_LIMIT) -> tuple[Entity, Records]:
         """An entity and the live memories this agent may see that name it, newest first."""

@@ -301,6 +301,10 @@ class Store(Protocol):
         """The entities behind these aliases and the memories naming each (at most `cap`;
         the caller filters them)."""
 
+    def entities_of(self, memory_id: str, viewer: str | None) -> list[Entity]:
+        """The entities a memory names, each with the live memories `viewer` may see
+        that name it, most named first."""
+
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
     ) -> list[JournalEntry]:

@@ -92,6 +92,19 @@ def find_entity(d: Dialect, conn: Connection, alias: str, viewer: str | None) ->
     return found[0] if found else None
 
 
+def entities_of(d: Dialect, conn: Connection, memory_id: str, viewer: str | None) -> list[Entity]:
+    """The entities one memory names, each counted over the visible live memories that
+    name it (0 when only this one does and it is no longer live), most named first."""
+    rows = conn.execute(
+        "SELECT e.id, e.name, e.type, e.created_at, COUNT(m.id) AS n FROM mention x "
+        "JOIN entity e ON e.id = x.entity_id JOIN mention n ON n.entity_id = e.id "
+        f"LEFT JOIN memory m ON m.id = n.memory_id AND {_visible_live(d)} "
+        f"WHERE x.memory_id = {d.param('memory')} GROUP BY e.id ORDER BY n DESC, e.name",
+        {"memory": memory_id, "viewer": viewer},
+    ).fetchall()
+    return _with_aliases(d, conn, rows)
+
+
 def _with_aliases(d: Dialect, conn: Connection, rows: list[Any]) -> list[Entity]:
     ids = [str(row[0]) for row in rows]
     aliases: dict[str, list[str]] = {}

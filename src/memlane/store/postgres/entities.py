@@ -22,6 +22,7 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 merge = partial(shared.merge_entities, POSTGRES)
 listing = partial(shared.entity_listing, POSTGRES)
 find = partial(shared.find_entity, POSTGRES)
+of_memory = partial(shared.entities_of, POSTGRES)
 
 
 def set_mentions(conn: Conn, mentions: Mapping[str, Sequence[Mention]]) -> None:

@@ -712,6 +712,10 @@ class PostgresStore:
         with self._conn() as conn:
             return entity_sql.mentioned(conn, aliases, cap)
 
+    def entities_of(self, memory_id: str, viewer: str | None) -> list[Entity]:
+        with self._conn() as conn:
+            return entity_sql.of_memory(conn, memory_id, viewer)
+
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
     ) -> list[JournalEntry]:

@@ -22,6 +22,7 @@ from memlane.timeutil import to_text, utcnow
 merge = partial(shared.merge_entities, SQLITE)
 listing = partial(shared.entity_listing, SQLITE)
 find = partial(shared.find_entity, SQLITE)
+of_memory = partial(shared.entities_of, SQLITE)
 
 
 def set_mentions(conn: sqlite3.Connection, mentions: Mapping[str, Sequence[Mention]]) -> None:

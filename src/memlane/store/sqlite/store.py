@@ -750,6 +750,9 @@ class SQLiteStore:
     def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
         return entity_sql.mentioned(self.conn, aliases, cap)
 
+    def entities_of(self, memory_id: str, viewer: str | None) -> list[Entity]:
+        return entity_sql.of_memory(self.conn, memory_id, viewer)
+
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
     ) -> list[JournalEntry]:

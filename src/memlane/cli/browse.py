@@ -1,0 +1,70 @@
+"""`memlane browse`: the terminal browser, or a grouped summary without a terminal."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, state
+from memlane.cli.render import record_dict
+from memlane.tui import view
+
+# The browser's default, kept here too: the summary must not import Textual.
+DEFAULT_LIMIT = 2_000
+
+
+def on_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def run_browser(
+    by: str, scope: str | None, limit: int, review: bool, review_limit: int | None = None
+) -> None:
+    """The Textual browser over this store; a one-line error without the tui extra.
+    `scope` None: this project and global."""
+    try:
+        from memlane.tui.app import Browser
+    except ImportError:
+        fail("the browser needs the tui extra: pip install 'memlane[tui]'")
+    mem = memory()
+    settings = state().settings
+    Browser(
+        mem, by=by, scope=scope, limit=limit, review=review, store_label=str(mem.stats().path),
+        review_options=(
+            settings["review_threshold"], settings["review_min_importance"], review_limit
+        ),
+    ).run()  # fmt: skip
+
+
+@in_section("memory ops")
+@click.command("browse")
+@click.option("--by", type=click.Choice(view.GROUPINGS), default="kind", show_default=True,
+              help="Group the tree by kind, scope, tag or session.")  # fmt: skip
+@click.option("--scope", default="all", show_default=True,
+              help="Scope to show: project:NAME, global, all.")  # fmt: skip
+@click.option("--limit", type=click.IntRange(min=1), default=DEFAULT_LIMIT, show_default=True,
+              help="At most N memories, newest first.")  # fmt: skip
+@click.option("--review", is_flag=True, help="Start by walking the memories due for review.")
+@json_option
+def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> None:
+    """Look through memories in the terminal: a tree by kind, scope, tag or session, each
+    memory's card, search, history, graph neighbourhood; reinforce, review, invalidate
+    or retire after a confirmation. Without a terminal (or with --json), prints the
+    groups instead."""
+    if on_terminal() and not as_json:
+        run_browser(by, scope, limit, review)
+        return
+    mem = memory()
+    mine = mem.agent is not None  # its own private memories too
+    found = mem.list(mem.filters(scope=scope, limit=limit + 1, include_private=mine))
+    shown, more = found[:limit], len(found) > limit
+    groups = view.group(shown, by)
+    if as_json:
+        emit_json({
+            "by": by, "count": len(shown), "more": more,
+            "groups": [{"label": g.label, "count": len(g.records),
+                        "memories": [record_dict(r) for r in g.records]} for g in groups],
+        })  # fmt: skip
+        return
+    click.echo(view.summary(groups, by, len(shown), more=more), nl=False)

@@ -1,0 +1,1 @@
+"""The terminal browser (`memlane browse`, the optional extra `memlane[tui]`)."""

@@ -1,0 +1,195 @@
+"""What the browser shows, as plain data and text: groups of memories, a memory's
+card as Markdown, the diff between its versions, its neighbourhood as rows, and the
+grouped summary printed when there is no terminal. Pure: no Textual, no store.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+import msgspec
+
+from memlane.facade.graph import Linked, Neighbourhood
+from memlane.model import SYMMETRIC_LINKS, Record, Version, effective_resonance
+from memlane.retrieve.present import provenance_marks
+from memlane.retrieve.score import Scored
+
+GROUPINGS = ("kind", "scope", "tag", "session")
+NO_TAG = "(no tag)"
+NO_SESSION = "(no session)"
+# Memories a group lists in the piped summary (the browser's tree lists them all).
+SUMMARY_PER_GROUP = 5
+
+
+class Group(msgspec.Struct, frozen=True):
+    label: str
+    records: tuple[Record, ...]  # newest first
+
+
+def _keys(by: str) -> Callable[[Record], tuple[str, ...]]:
+    if by == "kind":
+        return lambda r: (r.kind.value,)
+    if by == "scope":
+        return lambda r: (r.scope,)
+    if by == "tag":
+        return lambda r: r.tags or (NO_TAG,)
+    if by == "session":
+        return lambda r: (r.session_id or NO_SESSION,)
+    raise ValueError(f"group by one of {', '.join(GROUPINGS)}, not {by!r}")
+
+
+def newest(record: Record) -> datetime:
+    return record.occurred_at or record.created_at
+
+
+def group(records: Iterable[Record], by: str) -> list[Group]:
+    """Memories grouped by kind, scope, tag (a memory under each of its tags) or
+    session; the largest group first, each newest first."""
+    keys = _keys(by)
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        for key in keys(record):
+            groups.setdefault(key, []).append(record)
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return [
+        Group(label, tuple(sorted(members, key=lambda r: (newest(r), r.id), reverse=True)))
+        for label, members in ordered
+    ]
+
+
+def matches(record: Record, needle: str) -> bool:
+    """The live filter: `needle` (any case) in the id, title, body or a tag."""
+    if not needle:
+        return True
+    low = needle.casefold()
+    haystack = (record.id, record.title, record.body, *record.tags)
+    return any(low in text.casefold() for text in haystack)
+
+
+def _when(t: datetime | None) -> str:
+    return t.strftime("%Y-%m-%d %H:%M") if t else "-"
+
+
+def label(record: Record) -> str:
+    """A memory's line in the tree and in tables."""
+    lock = " (private)" if record.visibility.value == "private" else ""
+    return f"{record.title}{lock}{provenance_marks(record)}"
+
+
+def _inline(text: str) -> str:
+    """Text safe on one Markdown list line (no line breaks, no emphasis markers)."""
+    return " ".join(text.split()).replace("*", "\\*").replace("_", "\\_")
+
+
+def arrow(n: Linked) -> str:
+    """Which way a link points: both for symmetric types (related, contradicts...)."""
+    if n.link.type in SYMMETRIC_LINKS:
+        return "<->"
+    return "->" if n.outgoing else "<-"
+
+
+def card(hood: Neighbourhood, versions: int, now: datetime) -> str:
+    """A memory as Markdown: title, body, then its metadata, links and entities."""
+    r = hood.record
+    clock = r.last_activated or r.created_at
+    resonance = effective_resonance(r.importance, r.resonance_type, clock, now)
+    rows = [
+        ("id", r.id),
+        ("state", r.tombstone_text),
+        ("kind", r.kind.value),
+        ("scope", r.scope),
+        ("tags", ", ".join(r.tags) or "-"),
+        ("importance", f"{r.importance} (effective {resonance:.1f})"),
+        ("trust", f"confidence {r.confidence:.2f}, trust score {r.trust_score:.2f}"),
+        ("taint", r.taint.value),
+        ("source", " / ".join(x for x in (r.source_type.value, r.source_agent, r.source_ref) if x)),
+        ("visibility", r.visibility.value + (f" ({r.owner})" if r.owner else "")),
+        ("occurred", _when(r.occurred_at)),
+        ("created", _when(r.created_at)),
+        ("updated", _when(r.updated_at)),
+        ("valid", f"{_when(r.valid_from)} .. {_when(r.valid_until) if r.valid_until else 'now'}"),
+        ("versions", str(versions)),
+        ("session", r.session_id or "-"),
+    ]
+    lines = [f"# {r.title}", "", r.body, "", "---", ""]
+    lines += [f"- **{name}**: {_inline(value)}" for name, value in rows]
+    lines += ["", f"## Links ({len(hood.links)})", ""]
+    for n in hood.links:
+        way = arrow(n)
+        mark = "" if n.other.live else f" ({n.other.tombstone_text})"
+        lines.append(
+            f"- {n.link.type.value} {way} **{_inline(label(n.other))}** `{n.other.id}`{_inline(mark)}"
+        )
+    lines += ["", f"## Entities ({len(hood.entities)})", ""]
+    lines += [
+        f"- **{_inline(e.name)}** {e.kind.value}, {_named_by(e.mentions)}" for e in hood.entities
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _named_by(count: int) -> str:
+    return f"named by {count} memor{'y' if count == 1 else 'ies'}"
+
+
+def neighbourhood_rows(hood: Neighbourhood) -> list[tuple[str, str, str, str]]:
+    """One hop out as table rows: (what, relation, id or kind, title or name)."""
+    rows = []
+    for n in hood.links:
+        rows.append(("memory", f"{arrow(n)} {n.link.type.value}", n.other.id, label(n.other)))
+    for e in hood.entities:
+        rows.append(("entity", "names", e.kind.value, f"{e.name} ({_named_by(e.mentions)})"))
+    return rows
+
+
+def version_text(version: Version) -> list[str]:
+    return [*f"{version.title}\n\n{version.body}".splitlines(), *_tags(version)]
+
+
+def _tags(version: Version) -> list[str]:
+    tags = version.fields.get("tags") or ()
+    return [f"tags: {', '.join(tags)}"] if tags else []
+
+
+def history_text(versions: Sequence[Version]) -> str:
+    """Every version, oldest first, each with a unified diff from the one before."""
+    out: list[str] = []
+    for before, after in zip([None, *versions[:-1]], versions, strict=True):
+        until = _when(after.valid_until) if after.valid_until else "now"
+        out.append(f"v{after.number}  {_when(after.valid_from)} .. {until}  ({after.reason})")
+        if before is None:
+            out += [f"  {line}" for line in version_text(after)]
+        else:
+            diff = difflib.unified_diff(
+                version_text(before), version_text(after),
+                f"v{before.number}", f"v{after.number}", lineterm="", n=1,
+            )  # fmt: skip
+            out += [f"  {line}" for line in diff] or ["  (no change in title, body or tags)"]
+        out.append("")
+    return "\n".join(out)
+
+
+def score_rows(hits: Sequence[Scored]) -> list[tuple[str, ...]]:
+    """Recall results as table rows: score, id, title and the score's parts."""
+    rows: list[tuple[str, ...]] = []
+    for s in hits:
+        parts = "  ".join(f"{k} {v:.2f}" for k, v in s.parts.items() if v)
+        rows.append((f"{s.score:.3f}", s.record.id, label(s.record), parts))
+    return rows
+
+
+def summary(groups: Sequence[Group], by: str, shown: int, *, more: bool = False) -> str:
+    """The read-only summary printed instead of the browser when there is no terminal;
+    `more`: the store holds more than the `shown` newest."""
+    head = f"{shown} live memories by {by}"
+    if more:
+        head += " (the newest only: narrow with --scope or raise --limit)"
+    lines = [head, ""]
+    for g in groups:
+        lines.append(f"{g.label} ({len(g.records)})")
+        for r in g.records[:SUMMARY_PER_GROUP]:
+            lines.append(f"  {r.id}  {_when(newest(r))}  {label(r)}")
+        if len(g.records) > SUMMARY_PER_GROUP:
+            lines.append(f"  ... {len(g.records) - SUMMARY_PER_GROUP} more")
+    return "\n".join(lines) + "\n"
