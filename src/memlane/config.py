@@ -375,6 +375,13 @@ SETTINGS: tuple[Setting, ...] = (
         "[...]} confining it to those scopes; a malformed file refuses to start.",
     ),
     Setting(
+        "web_token",
+        "MEMLANE_WEB_TOKEN",
+        lambda: None,
+        "Token `memlane web` requires when bound to anything but loopback (given once as "
+        "?token=, then kept in a cookie). Never printed.",
+    ),
+    Setting(
         "hook_dir",
         "MEMLANE_HOOK_DIR",
         lambda: str(data_dir() / "hooks"),

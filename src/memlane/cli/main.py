@@ -72,6 +72,7 @@ COMMANDS: dict[str, str] = {
     "backup": "backup:backup_cmd",
     "seed": "seed:seed",
     "serve": "serve:serve_cmd",
+    "web": "web:web_cmd",
     "import": "transfer:import_group",
     "export": "transfer:export_cmd",
     "migrate-store": "migrate:migrate_store_cmd",

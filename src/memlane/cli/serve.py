@@ -54,7 +54,7 @@ def serve_cmd(address: str | None, as_json: bool) -> None:
     host, port = _address(address)
     tokens = _tokens(s)
     url = app.endpoint(host, port)
-    if not _loopback(host):
+    if not loopback(host):
         note(f"{host} is not a loopback address: anyone who can reach it needs only a token")
     if as_json:
         scoped = sum(1 for grant in tokens.values() if grant.scopes is not None)
@@ -74,7 +74,7 @@ def _address(text: str) -> tuple[str, int]:
     return host or LOOPBACK, int(port)
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:

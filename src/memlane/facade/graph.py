@@ -57,6 +57,13 @@ class Linked(msgspec.Struct, frozen=True):
     def outgoing(self) -> bool:
         return self.link.target == self.other.id
 
+    @property
+    def arrow(self) -> str:
+        """Which way the link points: both ways for symmetric types (related...)."""
+        if self.link.type in SYMMETRIC_LINKS:
+            return "<->"
+        return "->" if self.outgoing else "<-"
+
 
 class Neighbourhood(msgspec.Struct, frozen=True):
     """A memory one hop out: its typed links and the entities it names."""

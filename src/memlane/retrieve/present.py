@@ -1,12 +1,17 @@
-"""How memories are shown to a model: between fences, with provenance marks. Pure.
+"""How memories are shown: to a model between fences, with provenance marks; to a
+person as a titled line and a history of changes. Pure.
 
 Shared by every interface that puts memory text in front of a model (the CLI's text
-output, the hooks' injected context, the MCP server).
+output, the hooks' injected context, the MCP server) or a person (the browser, the web
+view).
 """
 
 from __future__ import annotations
 
-from memlane.model import Record, Taint
+import difflib
+from collections.abc import Sequence
+
+from memlane.model import Record, Taint, Version
 
 # What a read says of a file: source that is no longer what a memory was written about.
 STALE_STATES = frozenset({"changed", "vanished"})
@@ -27,3 +32,33 @@ def provenance_marks(record: Record) -> str:
 def fenced(kind: str, lines: list[str]) -> list[str]:
     """Text a model will read, between fences it cannot mistake for instructions."""
     return [f"<memlane-{kind}>", *lines, f"</memlane-{kind}>"]
+
+
+def titled(record: Record) -> str:
+    """A memory's one line for a person: its title, (private), provenance marks."""
+    lock = " (private)" if record.visibility.value == "private" else ""
+    return f"{record.title}{lock}{provenance_marks(record)}"
+
+
+def version_lines(version: Version) -> list[str]:
+    """A version's title, body and tags as lines, the unit the history diffs."""
+    tags = version.fields.get("tags") or ()
+    return [*f"{version.title}\n\n{version.body}".splitlines(),
+            *([f"tags: {', '.join(tags)}"] if tags else [])]  # fmt: skip
+
+
+def changes(versions: Sequence[Version]) -> list[tuple[Version, list[str]]]:
+    """Each version (oldest first) with what it changed: the first one's lines whole,
+    every later one's unified diff from the version before (empty: nothing shown
+    changed, as when only metadata did)."""
+    out: list[tuple[Version, list[str]]] = []
+    for before, after in zip([None, *versions[:-1]], versions, strict=True):
+        if before is None:
+            out.append((after, version_lines(after)))
+            continue
+        diff = difflib.unified_diff(
+            version_lines(before), version_lines(after),
+            f"v{before.number}", f"v{after.number}", lineterm="", n=1,
+        )  # fmt: skip
+        out.append((after, list(diff)))
+    return out

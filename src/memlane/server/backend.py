@@ -20,31 +20,19 @@ T = TypeVar("T")
 Work = Callable[[Memory, Grant], T]
 
 
-class Backend:
-    """Runs tool work against one Memory, one call at a time, on one thread.
+class StoreThread:
+    """One Memory, opened and used on one worker thread, one call at a time.
 
-    Trigger: tool calls arrive concurrently (several HTTP clients, or one client's
+    Trigger: requests arrive concurrently (several HTTP clients, or one client's
     parallel calls). Why: a SQLite connection belongs to the thread that opened it,
     and the facade's caches are not shared between threads. Outcome: every call runs
     on the one worker thread that opened the Memory, in arrival order; the event loop
     stays free to take the next request meanwhile.
     """
 
-    def __init__(
-        self,
-        opener: Callable[[], Memory],
-        *,
-        grant: Grant = EVERY_SCOPE,
-        inject_budget: int = 1500,
-        authenticated: bool = False,
-    ) -> None:
-        """`opener` makes the Memory (on the worker thread). `grant` is what a request
-        without a token may touch (stdio, in-process); with `authenticated` (HTTP)
-        every request must carry a token's grant instead."""
+    def __init__(self, opener: Callable[[], Memory]) -> None:
+        """`opener` makes the Memory (on the worker thread)."""
         self._opener = opener
-        self._grant = grant
-        self._authenticated = authenticated
-        self.inject_budget = inject_budget
         self._memory: Memory | None = None
         self._executor: ThreadPoolExecutor | None = None
 
@@ -64,30 +52,56 @@ class Backend:
             self._executor = None
 
     def _open(self) -> None:
-        memory = self._opener()
-        memory.default_taint = Taint.UNTRUSTED_TOOL  # an agent surface (reference/002)
-        self._memory = memory
+        self._memory = self._opener()
 
     def _close(self) -> None:
         if self._memory is not None:
             self._memory.close()
             self._memory = None
 
+    async def run(self, work: Callable[[Memory], T]) -> T:
+        """`work(memory)` on the store's thread, awaited."""
+        if self._executor is None:
+            raise RuntimeError("the store thread is not open: use it in a with block")
+        return await asyncio.wrap_future(self._executor.submit(self._with_memory, work))
+
+    def _with_memory(self, work: Callable[[Memory], T]) -> T:
+        assert self._memory is not None
+        return work(self._memory)
+
+
+class Backend(StoreThread):
+    """The MCP tools' StoreThread: each call carries the request's grant, and memlane's
+    errors become the tool errors a model reads."""
+
+    def __init__(
+        self,
+        opener: Callable[[], Memory],
+        *,
+        grant: Grant = EVERY_SCOPE,
+        inject_budget: int = 1500,
+        authenticated: bool = False,
+    ) -> None:
+        """`grant` is what a request without a token may touch (stdio, in-process);
+        with `authenticated` (HTTP) every request must carry a token's grant instead."""
+        super().__init__(opener)
+        self._grant = grant
+        self._authenticated = authenticated
+        self.inject_budget = inject_budget
+
+    def _open(self) -> None:
+        super()._open()
+        assert self._memory is not None
+        self._memory.default_taint = Taint.UNTRUSTED_TOOL  # an agent surface (reference/002)
+
     async def call(self, ctx: Context[Any, Any], work: Work[T]) -> T:
         """`work(memory, grant)` on the store's thread; a MemlaneError becomes the
         tool error the model reads (the one place they are mapped)."""
-        if self._executor is None:
-            raise RuntimeError("the backend is not open: use it in a with block")
         try:
             grant = self.grant_of(ctx)
-            future = self._executor.submit(self._run, work, grant)
-            return await asyncio.wrap_future(future)
+            return await self.run(lambda memory: work(memory, grant))
         except MemlaneError as exc:
             raise tool_error(exc) from None
-
-    def _run(self, work: Work[T], grant: Grant) -> T:
-        assert self._memory is not None
-        return work(self._memory, grant)
 
     def grant_of(self, ctx: Context[Any, Any]) -> Grant:
         """The request's grant: its token's over HTTP, the backend's otherwise."""

@@ -244,10 +244,10 @@ class Review(Screen[None]):
     retire each memory in place, or skip it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "confirm", "confirm"),
-        Binding("e", "edit", "edit"),
-        Binding("i", "invalidate", "invalidate"),
-        Binding("x", "retire", "retire"),
+        Binding("c", "act('confirm')", "confirm"),
+        Binding("e", "act('edit')", "edit"),
+        Binding("i", "act('invalidate')", "invalidate"),
+        Binding("x", "act('retire')", "retire"),
         Binding("n", "skip", "skip"),
         Binding("escape,q", "close", "back"),
     ]
@@ -303,21 +303,16 @@ class Review(Screen[None]):
         self.browser.reload()
         self._show()
 
-    def action_confirm(self) -> None:
-        if (r := self._current()) is not None:
+    def action_act(self, name: str) -> None:
+        """confirm, edit, invalidate or retire the memory on screen."""
+        if (r := self._current()) is None:
+            return
+        if name == "confirm":
             self.moving_on.run(lambda: self.browser.memory.reviewed(r.id), "reviewed")
-
-    def action_edit(self) -> None:
-        if (r := self._current()) is not None:
+        elif name == "edit":
             self.staying.edit(r)
-
-    def action_invalidate(self) -> None:
-        if (r := self._current()) is not None:
-            self.moving_on.invalidate(r)
-
-    def action_retire(self) -> None:
-        if (r := self._current()) is not None:
-            self.moving_on.retire(r)
+        else:
+            getattr(self.moving_on, name)(r)
 
     def action_skip(self) -> None:
         self.position = min(self.position + 1, len(self.due))
@@ -352,10 +347,10 @@ class Browser(App[None]):
         Binding("h", "history", "history"),
         Binding("g", "graph", "graph"),
         Binding("r", "reload", "reload"),
-        Binding("f", "reinforce", "reinforce", show=False),
-        Binding("m", "reviewed", "reviewed", show=False),
-        Binding("i", "invalidate", "invalidate", show=False),
-        Binding("x", "retire", "retire", show=False),
+        Binding("f", "act('reinforce')", "reinforce", show=False),
+        Binding("m", "act('reviewed')", "reviewed", show=False),
+        Binding("i", "act('invalidate')", "invalidate", show=False),
+        Binding("x", "act('retire')", "retire", show=False),
         Binding("v", "review", "review"),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
@@ -560,21 +555,10 @@ class Browser(App[None]):
         self.reload()
         self.notify("reloaded")
 
-    def action_reinforce(self) -> None:
+    def action_act(self, name: str) -> None:
+        """A write on the selected memory, asked first (see Actions)."""
         if (r := self.current()) is not None:
-            self.actions.reinforce(r)
-
-    def action_reviewed(self) -> None:
-        if (r := self.current()) is not None:
-            self.actions.reviewed(r)
-
-    def action_invalidate(self) -> None:
-        if (r := self.current()) is not None:
-            self.actions.invalidate(r)
-
-    def action_retire(self) -> None:
-        if (r := self.current()) is not None:
-            self.actions.retire(r)
+            getattr(self.actions, name)(r)
 
     def action_review(self) -> None:
         options = self.review_options or ()

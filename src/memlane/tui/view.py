@@ -5,15 +5,14 @@ grouped summary printed when there is no terminal. Pure: no Textual, no store.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 import msgspec
 
-from memlane.facade.graph import Linked, Neighbourhood
-from memlane.model import SYMMETRIC_LINKS, Record, Version, effective_resonance
-from memlane.retrieve.present import provenance_marks
+from memlane.facade.graph import Neighbourhood
+from memlane.model import Record, Version, effective_resonance
+from memlane.retrieve.present import changes, titled
 from memlane.retrieve.score import Scored
 
 GROUPINGS = ("kind", "scope", "tag", "session")
@@ -72,22 +71,12 @@ def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else "-"
 
 
-def label(record: Record) -> str:
-    """A memory's line in the tree and in tables."""
-    lock = " (private)" if record.visibility.value == "private" else ""
-    return f"{record.title}{lock}{provenance_marks(record)}"
+label = titled  # a memory's line in the tree and in tables
 
 
 def _inline(text: str) -> str:
     """Text safe on one Markdown list line (no line breaks, no emphasis markers)."""
     return " ".join(text.split()).replace("*", "\\*").replace("_", "\\_")
-
-
-def arrow(n: Linked) -> str:
-    """Which way a link points: both for symmetric types (related, contradicts...)."""
-    if n.link.type in SYMMETRIC_LINKS:
-        return "<->"
-    return "->" if n.outgoing else "<-"
 
 
 def card(hood: Neighbourhood, versions: int, now: datetime) -> str:
@@ -117,7 +106,7 @@ def card(hood: Neighbourhood, versions: int, now: datetime) -> str:
     lines += [f"- **{name}**: {_inline(value)}" for name, value in rows]
     lines += ["", f"## Links ({len(hood.links)})", ""]
     for n in hood.links:
-        way = arrow(n)
+        way = n.arrow
         mark = "" if n.other.live else f" ({n.other.tombstone_text})"
         lines.append(
             f"- {n.link.type.value} {way} **{_inline(label(n.other))}** `{n.other.id}`{_inline(mark)}"
@@ -137,35 +126,19 @@ def neighbourhood_rows(hood: Neighbourhood) -> list[tuple[str, str, str, str]]:
     """One hop out as table rows: (what, relation, id or kind, title or name)."""
     rows = []
     for n in hood.links:
-        rows.append(("memory", f"{arrow(n)} {n.link.type.value}", n.other.id, label(n.other)))
+        rows.append(("memory", f"{n.arrow} {n.link.type.value}", n.other.id, label(n.other)))
     for e in hood.entities:
         rows.append(("entity", "names", e.kind.value, f"{e.name} ({_named_by(e.mentions)})"))
     return rows
 
 
-def version_text(version: Version) -> list[str]:
-    return [*f"{version.title}\n\n{version.body}".splitlines(), *_tags(version)]
-
-
-def _tags(version: Version) -> list[str]:
-    tags = version.fields.get("tags") or ()
-    return [f"tags: {', '.join(tags)}"] if tags else []
-
-
 def history_text(versions: Sequence[Version]) -> str:
     """Every version, oldest first, each with a unified diff from the one before."""
     out: list[str] = []
-    for before, after in zip([None, *versions[:-1]], versions, strict=True):
-        until = _when(after.valid_until) if after.valid_until else "now"
-        out.append(f"v{after.number}  {_when(after.valid_from)} .. {until}  ({after.reason})")
-        if before is None:
-            out += [f"  {line}" for line in version_text(after)]
-        else:
-            diff = difflib.unified_diff(
-                version_text(before), version_text(after),
-                f"v{before.number}", f"v{after.number}", lineterm="", n=1,
-            )  # fmt: skip
-            out += [f"  {line}" for line in diff] or ["  (no change in title, body or tags)"]
+    for version, lines in changes(versions):
+        until = _when(version.valid_until) if version.valid_until else "now"
+        out.append(f"v{version.number}  {_when(version.valid_from)} .. {until}  ({version.reason})")
+        out += [f"  {line}" for line in lines] or ["  (no change in title, body or tags)"]
         out.append("")
     return "\n".join(out)
 

@@ -1,0 +1,167 @@
+"""The web view's pages as HTML: search with score parts, a memory with its history,
+the graph. Pure: every text from the store is escaped here, and a memory's body is
+rendered from Markdown with raw HTML off (markdown-it also refuses javascript: links).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from html import escape
+from urllib.parse import urlencode
+
+from markdown_it import MarkdownIt
+
+from memlane.facade.graph import Neighbourhood
+from memlane.model import Record, Version, effective_resonance
+from memlane.retrieve.present import changes, titled
+from memlane.retrieve.recall import RecallResult, why
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #222; background: #fafafa; }
+header { background: #1f2d3d; color: #fff; padding: .6em 1.2em; display: flex; gap: 1.5em;
+         align-items: center; }
+header a { color: #fff; text-decoration: none; font-weight: 600; }
+header form { flex: 1; display: flex; gap: .5em; }
+header input[type=search] { flex: 1; padding: .35em .6em; font-size: 15px; }
+main { padding: 1em 1.4em; max-width: 1100px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .3em .5em; border-bottom: 1px solid #ddd; vertical-align: top; }
+.parts span { display: inline-block; margin-right: .6em; font-size: 12px; color: #555; }
+.why { font-size: 12px; color: #666; }
+.meta { display: grid; grid-template-columns: max-content 1fr; gap: .15em 1em; font-size: 14px; }
+.meta dt { font-weight: 600; color: #555; }
+.meta dd { margin: 0; }
+pre.diff { background: #fff; border: 1px solid #ddd; padding: .5em; white-space: pre-wrap; }
+pre.diff .add { background: #e6ffed; } pre.diff .del { background: #ffeef0; }
+.ended { color: #888; text-decoration: line-through; }
+.contradicts { color: #d62728; font-weight: 600; }
+svg.graph { background: #fff; border: 1px solid #ddd; max-width: 100%; height: auto; }
+svg.graph .label { font: 12px system-ui, sans-serif; fill: #222; }
+svg.graph .edge-label { font: 10px system-ui, sans-serif; fill: #777; }
+svg.graph a.ended .label { fill: #999; }
+svg.graph a.contradicted .label { fill: #d62728; font-weight: 600; }
+.legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .4em 1.2em;
+          font-size: 13px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #333;
+          border-radius: 6px; margin-right: .3em; vertical-align: middle; }
+.stroke { display: inline-block; width: 26px; margin-right: .3em; vertical-align: middle; }
+.nodes { columns: 2; font-size: 14px; }
+"""
+
+
+def layout(title: str, body: str, query: str = "") -> str:
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)} · memlane</title><style>{STYLE}</style></head><body>"
+        '<header><a href="/">memlane</a><form action="/" method="get">'
+        f'<input type="search" name="q" value="{escape(query)}" placeholder="recall…" '
+        'aria-label="query" autofocus><button type="submit">Recall</button></form></header>'
+        f"<main>{body}</main></body></html>"
+    )
+
+
+def _when(t: datetime | None) -> str:
+    return t.strftime("%Y-%m-%d %H:%M") if t else "-"
+
+
+def memory_href(memory_id: str) -> str:
+    return f"/memory/{escape(memory_id)}"
+
+
+def graph_href(start: str, opened: Sequence[str] = ()) -> str:
+    return "/graph?" + urlencode([("id", start), *(("open", key) for key in opened)])
+
+
+def search_page(query: str, result: RecallResult | None) -> str:
+    if result is None:
+        body = "<p>Recall memories: type what you want to know above.</p>"
+        return layout("search", body, query)
+    rows = []
+    for hit in result.hits:
+        r = hit.record
+        parts = "".join(
+            f"<span>{escape(name)} {value:.2f}</span>" for name, value in hit.parts.items() if value
+        )
+        rows.append(
+            f'<tr><td>{hit.score:.3f}</td><td><a href="{memory_href(r.id)}">'
+            f"{escape(titled(r))}</a><div class=why>{escape(why(hit))}</div></td>"
+            f"<td>{escape(r.kind.value)}</td><td>{escape(r.scope)}</td>"
+            f'<td class="parts">{parts}</td></tr>'
+        )
+    found = f"<p>{len(result.hits)} results for <b>{escape(query)}</b>"
+    found += f" ({result.omitted} left out by the budget)</p>" if result.omitted else "</p>"
+    table = (
+        "<table class=results><thead><tr><th>score</th><th>memory</th><th>kind</th>"
+        f"<th>scope</th><th>score parts</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    return layout(f"recall {query}", found + (table if rows else "<p>Nothing found.</p>"), query)
+
+
+def _history(versions: Sequence[Version]) -> str:
+    out = []
+    for version, lines in changes(versions):
+        until = _when(version.valid_until) if version.valid_until else "now"
+        spans = []
+        for line in lines:
+            cls = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+            spans.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
+        out.append(
+            f"<h3>v{version.number} <small>{_when(version.valid_from)} .. {until} · "
+            f"{escape(version.reason)}</small></h3>"
+            f'<pre class="diff">{chr(10).join(spans) or "(no change in title, body or tags)"}</pre>'
+        )
+    return "".join(out)
+
+
+def memory_page(hood: Neighbourhood, versions: Sequence[Version], now: datetime) -> str:
+    r = hood.record
+    clock = r.last_activated or r.created_at
+    resonance = effective_resonance(r.importance, r.resonance_type, clock, now)
+    meta = [
+        ("id", r.id), ("state", r.tombstone_text), ("kind", r.kind.value), ("scope", r.scope),
+        ("tags", ", ".join(r.tags) or "-"),
+        ("importance", f"{r.importance} (effective {resonance:.1f})"),
+        ("trust", f"confidence {r.confidence:.2f}, trust score {r.trust_score:.2f}"),
+        ("taint", r.taint.value), ("source", r.source_ref or r.source_type.value),
+        ("visibility", r.visibility.value), ("created", _when(r.created_at)),
+        ("updated", _when(r.updated_at)), ("occurred", _when(r.occurred_at)),
+        ("versions", str(len(versions))),
+    ]  # fmt: skip
+    links = "".join(
+        f'<li class="{"contradicts" if n.link.type.value == "contradicts" else ""}">'
+        f"{escape(n.link.type.value)} {escape(n.arrow)} "
+        f'<a href="{memory_href(n.other.id)}" class="{"" if n.other.live else "ended"}">'
+        f"{escape(titled(n.other))}</a></li>"
+        for n in hood.links
+    )
+    entities = "".join(
+        f"<li>{escape(e.name)} <small>({escape(e.kind.value)}, {e.mentions})</small></li>"
+        for e in hood.entities
+    )
+    body = (
+        f"<h1>{escape(titled(r))}</h1>"
+        f'<p><a href="{graph_href(r.id)}">graph view</a></p>'
+        f'<div class="body">{_MARKDOWN.render(r.body)}</div>'
+        '<dl class="meta">'
+        + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta)
+        + f"</dl><h2>Links ({len(hood.links)})</h2><ul>{links}</ul>"
+        f"<h2>Entities ({len(hood.entities)})</h2><ul>{entities}</ul>"
+        f"<h2>History</h2>{_history(versions)}"
+    )
+    return layout(r.title, body)
+
+
+def graph_page(centre: Record, drawing: str, legend: str, nodes: str) -> str:
+    body = (
+        f'<h1>Graph around <a href="{memory_href(centre.id)}">{escape(centre.title)}</a></h1>'
+        "<p>Click a node to open its neighbourhood (links and entities, one hop).</p>"
+        f"{legend}{drawing}<h2>Nodes</h2>{nodes}"
+    )
+    return layout(f"graph {centre.title}", body)
+
+
+def message_page(title: str, text: str) -> str:
+    return layout(title, f"<h1>{escape(title)}</h1><p>{escape(text)}</p>")

@@ -1,0 +1,219 @@
+"""`memlane web`: a small local web view, read-only: recall with score parts, a
+memory with its history, and the graph around it, served by Starlette and uvicorn
+(what the MCP SDK brings already).
+
+Private memories show only to their owner (the Memory is opened as MEMLANE_AGENT).
+On loopback no token is asked; bound to anything else, every request needs the token,
+given once as ?token= (kept in a cookie) or as a bearer header.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from html import escape
+from typing import Any
+from urllib.parse import urlencode
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memlane.errors import Invalid, MemlaneError, NotFound
+from memlane.memory import Memory
+from memlane.model import Record
+from memlane.server import graphview, pages
+from memlane.server.backend import StoreThread
+from memlane.timeutil import utcnow
+
+COOKIE = "memlane_web"
+# Nodes a graph holds at most, and memories an opened entity adds.
+MAX_NODES = 80
+ENTITY_FANOUT = 12
+RECALL_LIMIT = 20
+
+
+def memory_key(memory_id: str) -> str:
+    return f"m:{memory_id}"
+
+
+def entity_key(name: str) -> str:
+    return f"e:{name}"
+
+
+def explore(memory: Memory, start: str, opened: Sequence[str]) -> graphview.Graph:
+    """The graph around memory `start`: its neighbourhood, and each opened node's
+    (a memory's links and entities, an entity's memories), at most MAX_NODES nodes."""
+    centre = memory.get(start)
+    graph = graphview.Graph()
+    graph.add(_memory_node(centre, memory.neighbourhood(centre.id).contradicted), None)
+    for key in dict.fromkeys([memory_key(centre.id), *opened]):
+        if key in graph.nodes and len(graph.nodes) < MAX_NODES:
+            _expand(memory, graph, key)
+    return graph
+
+
+def _memory_node(record: Record, contradicted: bool) -> graphview.Node:
+    return graphview.Node(
+        memory_key(record.id), record.title, record.kind.value, record.live, contradicted
+    )
+
+
+def _expand(memory: Memory, graph: graphview.Graph, key: str) -> None:
+    kind, _, name = key.partition(":")
+    if kind == "m":
+        hood = memory.neighbourhood(name)
+        for n in hood.links:
+            other = memory_key(n.other.id)
+            contradicted = n.link.type.value == "contradicts"
+            graph.add(_memory_node(n.other, contradicted), key)
+            if contradicted:  # both ends of a contradiction are marked
+                graph.nodes[key] = msgspec.structs.replace(graph.nodes[key], contradicted=True)
+            ends = (key, other) if n.outgoing else (other, key)
+            graph.connect(graphview.Edge(*ends, n.link.type.value))
+        for e in hood.entities:
+            graph.add(graphview.Node(entity_key(e.name), e.name, "entity"), key)
+            graph.connect(graphview.Edge(key, entity_key(e.name), "names"))
+    elif kind == "e":
+        _, records = memory.mentioning(name, ENTITY_FANOUT)
+        for record in records:
+            graph.add(_memory_node(record, False), key)
+            graph.connect(graphview.Edge(memory_key(record.id), key, "names"))
+
+
+def _node_list(graph: graphview.Graph, start: str, opened: Sequence[str]) -> str:
+    items = []
+    shown = {memory_key(start), *opened}  # already expanded
+    for key, node in graph.nodes.items():
+        expand = pages.graph_href(start, [*opened, key]) if key not in shown else None
+        page = pages.memory_href(key[2:]) if not node.is_entity else None
+        links = [f'<a href="{escape(h)}">{t}</a>' for h, t in ((page, "page"), (expand, "expand"))
+                 if h]  # fmt: skip
+        items.append(f"<li>{escape(node.label)} <small>({escape(node.kind)})</small> "
+                     f"{' · '.join(links)}</li>")  # fmt: skip
+    return f'<ul class="nodes">{"".join(items)}</ul>'
+
+
+class Views:
+    """The pages, each read on the store's thread."""
+
+    def __init__(self, store: StoreThread, now: Callable[[], datetime] = utcnow) -> None:
+        self.store, self.now = store, now
+
+    async def search(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        if not query:
+            return HTMLResponse(pages.search_page("", None))
+        found = await self.store.run(lambda m: m.recall(query, limit=RECALL_LIMIT, scope="all"))
+        return HTMLResponse(pages.search_page(query, found))
+
+    async def memory(self, request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+
+        def read(m: Memory) -> str:
+            hood = m.neighbourhood(memory_id)
+            return pages.memory_page(hood, m.history(hood.record.id), self.now())
+
+        return HTMLResponse(await self.store.run(read))
+
+    async def graph(self, request: Request) -> Response:
+        start = request.query_params.get("id", "")
+        opened = request.query_params.getlist("open")
+        if not start:
+            raise Invalid("the graph needs ?id=MEMORY")
+
+        def read(m: Memory) -> str:
+            graph = explore(m, start, opened)
+            centre = m.get(start)
+            shown = {memory_key(centre.id), *opened}  # a click on one opens its page
+            hrefs = {
+                key: pages.graph_href(centre.id, [*opened, key]) if key not in shown
+                else pages.memory_href(key[2:]) if key.startswith("m:") else "#"
+                for key in graph.nodes
+            }  # fmt: skip
+            drawing = graphview.svg(graph, hrefs)
+            legend = graphview.legend(
+                (n.kind for n in graph.nodes.values()), (e.type for e in graph.edges)
+            )
+            return pages.graph_page(centre, drawing, legend, _node_list(graph, centre.id, opened))
+
+        return HTMLResponse(await self.store.run(read))
+
+
+async def _errors(request: Request, exc: Exception) -> Response:
+    status = 404 if isinstance(exc, NotFound) else 400
+    return HTMLResponse(pages.message_page("Not found" if status == 404 else "Bad request",
+                                           str(exc)), status)  # fmt: skip
+
+
+class TokenGate:
+    """Every request carries the token: a bearer header, the cookie, or ?token= (which
+    sets the cookie and redirects to the same page without it)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.token = app, token
+
+    def _matches(self, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        header = request.headers.get("authorization", "")
+        bearer = header[7:] if header.lower().startswith("bearer ") else None
+        if self._matches(bearer) or self._matches(request.cookies.get(COOKIE)):
+            await self.app(scope, receive, send)
+            return
+        response: Response
+        if self._matches(request.query_params.get("token")):
+            rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            target = request.url.replace(query=urlencode(rest))
+            response = RedirectResponse(str(target), 303)
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+        else:
+            response = HTMLResponse(pages.message_page(
+                "Token required", "This view needs its token: open it with ?token=..."), 401
+            )  # fmt: skip
+        await response(scope, receive, send)
+
+
+def build_app(
+    opener: Callable[[], Memory], *, token: str | None = None, now: Callable[[], datetime] = utcnow
+) -> ASGIApp:
+    """The web view over the Memory `opener` makes (on its own thread); with `token`,
+    every request must carry it."""
+    store = StoreThread(opener)
+    views = Views(store, now)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> Any:
+        with store:
+            yield
+
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        MemlaneError: _errors
+    }
+    app = Starlette(
+        routes=[
+            Route("/", views.search),
+            Route("/memory/{memory_id}", views.memory),
+            Route("/graph", views.graph),
+        ],
+        exception_handlers=handlers,
+        lifespan=lifespan,
+    )
+    return TokenGate(app, token) if token else app
+
+
+def serve(opener: Callable[[], Memory], host: str, port: int, token: str | None) -> None:
+    """Serve the web view on host:port until interrupted."""
+    import uvicorn
+
+    uvicorn.run(build_app(opener, token=token), host=host, port=port, log_level="warning")
