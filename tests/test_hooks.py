@@ -8,6 +8,7 @@ where the shapes come from); the gold set for the gate in tests/hook_gold.py.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -393,24 +394,30 @@ def test_codex_rollouts_are_captured(run, db_path, project):
     assert not any("environment_context" in b or "sandbox" in b for b in bodies)
 
 
+# A stand-in for MEMLANE_LLM_CMD. Modes: good (JSON lines in a fence), slow (sleeps
+# past any timeout), malformed (chatter and an invented kind, every time), fixes (as
+# malformed, until the prompt says its last answer was rejected).
 FAKE_LLM = """\
 import json, sys, time
 text = sys.stdin.read()
-if "{sleep}" == "yes":
+mode = "{mode}"
+if mode == "slow":
     time.sleep(30)
-print("Here are the memories:")
+if mode == "malformed" or (mode == "fixes" and "was rejected" not in text):
+    print("Here are the memories:")
+    print(json.dumps({{"kind": "opinion", "content": "memlane is neat"}}))
+    sys.exit(0)
 print("```jsonl")
 if "pnpm" in text:
     print(json.dumps({{"kind": "convention", "content": "The web app installs packages with pnpm; CI rejects npm and yarn lockfiles.", "importance": 7, "tags": ["web"]}}))
 print(json.dumps({{"kind": "decision", "content": "Search stays client-side until the index passes 10k items."}}))
-print(json.dumps({{"kind": "opinion", "content": "memlane is neat"}}))
 print("```")
 """
 
 
-def fake_llm(tmp_path: Path, sleep: bool = False) -> str:
-    script = tmp_path / ("slow_llm.py" if sleep else "fake_llm.py")
-    script.write_text(FAKE_LLM.format(sleep="yes" if sleep else "no"), encoding="utf-8")
+def fake_llm(tmp_path: Path, mode: str = "good") -> str:
+    script = tmp_path / f"{mode}_llm.py"
+    script.write_text(FAKE_LLM.format(mode=mode), encoding="utf-8")
     return f"{sys.executable} {script}"
 
 
@@ -426,18 +433,45 @@ def test_the_llm_command_turns_a_transcript_into_typed_memories(
     convention = next(r for r in records if r.body.startswith("The web app installs"))
     assert {"captured", "llm", "web"} <= set(convention.tags) and convention.importance == 7
     assert convention.taint is Taint.UNTRUSTED_TOOL
-    assert not any("neat" in r.body for r in records)  # an invented kind is skipped
     [entry] = log_entries(hook_dir)
     details = entry["details"]
     assert details["mode"] == "llm" and details["llm_calls"] == 1
-    assert details["llm_breach"] is None and details["llm_skipped_lines"] == 2
+    assert details["llm_breach"] is None and details["llm_malformed"] == []
+
+
+def test_a_malformed_llm_answer_is_asked_again_once_with_the_error(
+    run, cli_env, tmp_path, db_path, project, hook_dir
+):
+    copy_transcript("claude-code", project)
+    cli_env["MEMLANE_LLM_CMD"] = fake_llm(tmp_path, "fixes")
+    hook(run, "session-end", payload("claude-code", "session-end", project))
+    bodies = {r.body for r in captured_records(db_path)}
+    assert "Search stays client-side until the index passes 10k items." in bodies
+    assert not any("neat" in body for body in bodies)
+    details = log_entries(hook_dir)[0]["details"]
+    assert details["llm_calls"] == 2 and details["llm_malformed"] == []
+
+
+def test_an_llm_answer_malformed_twice_is_skipped_whole_and_reported(
+    run, cli_env, tmp_path, db_path, project, hook_dir
+):
+    copy_transcript("claude-code", project)
+    cli_env["MEMLANE_LLM_CMD"] = fake_llm(tmp_path, "malformed")
+    hook(run, "session-end", payload("claude-code", "session-end", project))
+    records = captured_records(db_path)
+    assert not any("neat" in r.body or "llm" in r.tags for r in records)  # nothing half-parsed
+    assert "No, use pnpm here, not npm." in {r.body for r in records}  # the cues read it
+    details = log_entries(hook_dir)[0]["details"]
+    assert details["llm_calls"] == 2 and details["llm_breach"] is None
+    [why] = details["llm_malformed"]
+    assert why.startswith("line 1: JSON is malformed")
 
 
 def test_an_llm_budget_breach_stops_is_logged_and_falls_back(
     run, cli_env, tmp_path, db_path, project, hook_dir
 ):
     copy_transcript("claude-code", project)
-    cli_env["MEMLANE_LLM_CMD"] = fake_llm(tmp_path, sleep=True)
+    cli_env["MEMLANE_LLM_CMD"] = fake_llm(tmp_path, "slow")
     cli_env["MEMLANE_LLM_TIMEOUT"] = "1"
     hook(run, "pre-compact", payload("claude-code", "pre-compact", project))
     [entry] = log_entries(hook_dir)
@@ -725,14 +759,46 @@ def test_an_llm_failure_or_timeout_stops_the_run():
     assert late.calls == 0 and late.breach.startswith("timeout")
 
 
-def test_llm_answers_are_parsed_leniently():
-    answer = "\n".join([
-        "Sure! Here you go:", "```", json.dumps({"kind": "decision", "content": "Use pnpm."}),
-        json.dumps({"kind": "decision", "content": "  "}), json.dumps(["not", "an", "object"]),
-        json.dumps({"kind": "vibe", "content": "x"}), "```",
-    ])  # fmt: skip
-    items, skipped = llm.parse_items(answer)
-    assert items == [{"kind": "decision", "content": "Use pnpm."}] and skipped == 4
+def test_llm_answers_are_checked_against_the_schema_line_by_line():
+    good = json.dumps({"kind": "decision", "content": "Use pnpm.", "tags": ["web"]})
+    [item] = llm.parse_proposals(f"```jsonl\n{good}\n\n```")
+    assert (item.kind, item.content, item.tags, item.importance) == (
+        "decision",
+        "Use pnpm.",
+        ["web"],
+        llm.PROPOSED_IMPORTANCE,
+    )
+    for bad, why in [
+        ("Sure! Here you go:", "JSON is malformed"),
+        (json.dumps({"kind": "vibe", "content": "x"}), "`$.kind`"),
+        (json.dumps({"kind": "fact", "content": "  "}), "content is empty"),
+        (json.dumps({"kind": "fact", "content": "x", "importance": 11}), "`$.importance`"),
+        (json.dumps(["not", "an", "object"]), "got `array`"),
+    ]:
+        with pytest.raises(llm.Malformed, match=re.escape(why)):
+            llm.parse_proposals(f"{good}\n{bad}")  # one bad line rejects the answer
+
+
+def test_the_retry_carries_the_error_and_counts_against_the_budget():
+    turns = [Turn(USER, "we decided to use pnpm")]
+    line = json.dumps({"kind": "decision", "content": "Use pnpm."})
+    runner = FakeRunner([(0, "Sure!"), (0, line)])
+    done = llm.run("model", turns, llm.Budget(calls=5, tokens=10_000, seconds=60), runner=runner)
+    assert [i.content for i in done.items] == ["Use pnpm."] and done.calls == 2
+    assert "rejected: line 1: JSON is malformed" in runner.inputs[1]
+    one_call = llm.run("model", turns, llm.Budget(calls=1, tokens=10_000, seconds=60),
+                       runner=FakeRunner([(0, "Sure!")]))  # fmt: skip
+    assert one_call.items == () and one_call.breach.startswith("calls")
+    assert one_call.left == tuple(turns)
+
+
+def test_what_the_model_answers_counts_in_the_token_budget():
+    turns = [Turn(USER, f"turn {i} " + "x" * 3000) for i in range(40)]  # ~30k tokens
+    huge = "\n".join(json.dumps({"kind": "fact", "content": "y" * 3000}) for _ in range(10))
+    runner = FakeRunner([(0, huge)] * 5)
+    done = llm.run("model", turns, llm.Budget(calls=5, tokens=20_000, seconds=60), runner=runner)
+    # Two pieces of ~8k tokens fit in 20k, but not after an answer of ~7.5k.
+    assert done.calls == 1 and done.breach.startswith("tokens") and done.tokens > 15_000
 
 
 def test_cursors_round_trip_and_belong_to_one_transcript(tmp_path):

@@ -405,7 +405,7 @@ SETTINGS: tuple[Setting, ...] = (
         "llm_max_tokens",
         "MEMLANE_LLM_MAX_TOKENS",
         lambda: 32000,
-        "Most transcript tokens (4 characters each) sent to MEMLANE_LLM_CMD in one capture.",
+        "Most tokens (4 characters each) sent to MEMLANE_LLM_CMD and read from it in one capture.",
         _count,
     ),
     Setting(

@@ -47,7 +47,7 @@ RECENT_LIMIT = 8
 RECENT_DAYS = 7
 # A captured statement is worth a little more than an unmarked note (5): someone said
 # it was a rule or a decision.
-CAPTURE_IMPORTANCE = 6
+CAPTURE_IMPORTANCE = llm.PROPOSED_IMPORTANCE
 CAPTURE_TAG = "captured"
 CUE, LLM = "cue", "llm"
 # The settings' defaults (memlane.config), for callers that build Options by hand.
@@ -193,7 +193,7 @@ def capture(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
         proposals += [from_llm(item) for item in run.items]
         unread = run.left
         details.update(llm_calls=run.calls, llm_tokens=run.tokens, llm_breach=run.breach,
-                       llm_skipped_lines=run.skipped_lines)  # fmt: skip
+                       llm_malformed=list(run.malformed))  # fmt: skip
     proposals += [from_cue(c) for c in extract.extract(unread)]
     captured, known, refused = write(open_memory, event, proposals) if proposals else ((), 0, 0)
     if options.hook_dir:
@@ -214,21 +214,16 @@ def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
     return fields
 
 
-def from_llm(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A model's proposal as add fields; only the fields memlane expects, checked."""
-    importance = item.get("importance")
-    given = item.get("tags")
-    tags: list[Any] = given if isinstance(given, list) else []
+def from_llm(item: llm.Proposal) -> dict[str, Any]:
+    """A model's proposal (checked against its schema) as add fields."""
     fields: dict[str, Any] = {
-        "content": str(item["content"]).strip(),
-        "kind": item["kind"],
-        "tags": [CAPTURE_TAG, "llm", *(str(t) for t in tags[:8] if isinstance(t, str))],
-        "importance": importance
-        if isinstance(importance, int) and 1 <= importance <= 10
-        else CAPTURE_IMPORTANCE,
+        "content": item.content.strip(),
+        "kind": item.kind,
+        "tags": [CAPTURE_TAG, "llm", *item.tags],
+        "importance": item.importance,
     }
-    if isinstance(item.get("title"), str) and item["title"].strip():
-        fields["title"] = item["title"].strip()
+    if item.title and item.title.strip():
+        fields["title"] = item.title.strip()
     return fields
 
 
