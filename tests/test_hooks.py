@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from memlane import Context, Invalid, Memory
-from memlane.hooks import context, extract, gate, host, llm, state, transcript
+from memlane.hooks import context, events, extract, gate, host, llm, state, transcript
 from memlane.hooks.transcript import ASSISTANT, USER, Turn
 from memlane.model import Kind, Record, Reminder, Taint, replace
 from memlane.retrieve.recall import RecallResult
@@ -488,6 +488,53 @@ def test_no_llm_tokens_means_no_llm_call(run, cli_env, tmp_path, db_path, projec
     details = log_entries(hook_dir)[0]["details"]
     assert details["llm_calls"] == 0 and details["llm_breach"].startswith("tokens")
     assert captured_records(db_path)  # the cue extractor still captured
+
+
+# ---- memlane extract --transcript ---------------------------------------------------------
+
+
+def test_extract_reads_a_transcript_once_and_then_only_its_new_turns(
+    run, db_path, project, hook_dir
+):
+    path = copy_transcript("claude-code", project)
+    first = run("extract", "--transcript", str(path), "--json")
+    assert first.exit_code == 0, first.stderr
+    done = first.json()
+    assert done["mode"] == "cue" and done["turns"] > 0 and done["captured"]
+    records = {r.body: r for r in captured_records(db_path)}
+    pnpm = records["No, use pnpm here, not npm."]
+    assert pnpm.kind is Kind.LESSON and pnpm.confidence == events.CUE_CONFIDENCE < 0.6
+    again = run("extract", "--transcript", str(path), "--json").json()
+    assert again["turns"] == 0 and again["captured"] == []  # the cursor remembers
+    line = {"type": "user", "message": {"role": "user", "content":
+            "Decision: the release branch is cut every second Monday."}}  # fmt: skip
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+    later = run("extract", "--transcript", str(path))
+    assert later.exit_code == 0 and "from 1 new turns (cue)" in later.stdout
+    assert "[decision]" in later.stdout
+    assert any(r.body.endswith("cut every second Monday.") for r in captured_records(db_path))
+
+
+def test_extract_asks_the_llm_command_when_it_is_set_unless_told_not_to(
+    run, cli_env, tmp_path, db_path, project, hook_dir
+):
+    path = copy_transcript("claude-code", project)
+    cli_env["MEMLANE_LLM_CMD"] = fake_llm(tmp_path)
+    cue_only = run("extract", "--transcript", str(path), "--no-llm", "--json").json()
+    assert cue_only["mode"] == "cue" and "llm_calls" not in cue_only
+    asked = run("extract", "--transcript", str(path), "--json").json()  # its own cursor
+    assert asked["mode"] == "llm" and asked["llm_calls"] == 1 and asked["turns"] > 0
+    decision = next(r for r in captured_records(db_path) if r.body.startswith("Search stays"))
+    assert "llm" in decision.tags and decision.confidence == 0.6
+
+
+def test_extract_refuses_what_it_cannot_read_in_one_line(run, tmp_path):
+    missing = run("extract", "--transcript", str(tmp_path / "none.jsonl"))
+    assert missing.exit_code == 2 and "none.jsonl" in missing.stderr
+    assert missing.stderr.strip().count("\n") == 0
+    forced = run("extract", "--transcript", __file__, "--llm")
+    assert forced.exit_code == 2 and "MEMLANE_LLM_CMD" in forced.stderr
 
 
 # ---- the gate (pure) ---------------------------------------------------------------------

@@ -78,6 +78,7 @@ COMMANDS: dict[str, str] = {
     "migrate-store": "migrate:migrate_store_cmd",
     "install": "install:install_cmd",
     "hook": "hooks:hook_cmd",
+    "extract": "extract:extract_cmd",
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
     "bench": "bench:bench_cmd",

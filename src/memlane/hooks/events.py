@@ -49,6 +49,10 @@ RECENT_DAYS = 7
 # it was a rule or a decision.
 CAPTURE_IMPORTANCE = llm.PROPOSED_IMPORTANCE
 CAPTURE_TAG = "captured"
+# A cue phrase matched, but nothing read the sentence in its context: a capture by the
+# deterministic extractor is believed less than a model's (or a person's) note (0.6),
+# and still above the passive floor (0.25), so hooks show it.
+CUE_CONFIDENCE = 0.45
 CUE, LLM = "cue", "llm"
 # The settings' defaults (memlane.config), for callers that build Options by hand.
 DEFAULT_LLM_BUDGET = llm.Budget(calls=4, tokens=32000, seconds=20)
@@ -181,8 +185,23 @@ def capture(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
     path = event.transcript_path
     if not path or not Path(path).is_file():
         return Outcome("no-transcript")
-    mode = LLM if options.llm_cmd and event.name != STOP else CUE
-    session = event.session_id or path
+    use_llm = bool(options.llm_cmd) and event.name != STOP
+    return capture_transcript(path, event.session_id, event.host, open_memory, options, use_llm)
+
+
+def capture_transcript(
+    path: str,
+    session_id: str | None,
+    host: str,
+    open_memory: OpenMemory,
+    options: Options,
+    use_llm: bool,
+) -> Outcome:
+    """The turns of the transcript at `path` not read before (a cursor per session and
+    mode in the hook dir) into memories: through `options.llm_cmd` under its budget when
+    `use_llm`, and the cue extractor for every turn it did not take."""
+    mode = LLM if use_llm and options.llm_cmd else CUE
+    session = session_id or path
     cursors = state.load_cursors(options.hook_dir, session, path) if options.hook_dir else {}
     chunk = transcript.read(path, cursors.get(mode, 0))
     details: dict[str, Any] = {"mode": mode, "turns": len(chunk.turns)}
@@ -195,7 +214,9 @@ def capture(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
         details.update(llm_calls=run.calls, llm_tokens=run.tokens, llm_breach=run.breach,
                        llm_malformed=list(run.malformed))  # fmt: skip
     proposals += [from_cue(c) for c in extract.extract(unread)]
-    captured, known, refused = write(open_memory, event, proposals) if proposals else ((), 0, 0)
+    captured, known, refused = (
+        write(open_memory, session_id, host, proposals) if proposals else ((), 0, 0)
+    )
     if options.hook_dir:
         state.save_cursors(options.hook_dir, session, path, {**cursors, mode: chunk.end})
     details.update(proposed=len(proposals), known=known, refused=refused)
@@ -208,6 +229,7 @@ def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
         "kind": candidate.kind,
         "tags": [CAPTURE_TAG, f"cue-{candidate.family}"],
         "importance": CAPTURE_IMPORTANCE,
+        "confidence": CUE_CONFIDENCE,
     }
     if candidate.role == transcript.USER:
         fields["signal"] = "user"  # the person said it: grounded as a user statement
@@ -228,17 +250,16 @@ def from_llm(item: llm.Proposal) -> dict[str, Any]:
 
 
 def write(
-    open_memory: OpenMemory, event: Event, proposals: Sequence[Mapping[str, Any]]
+    open_memory: OpenMemory, session: str | None, host: str, proposals: Sequence[Mapping[str, Any]]
 ) -> tuple[tuple[str, ...], int, int]:
     """Each proposal through `Memory.add`: the ids of the rows it added, how many it
     found known already (refreshed or skipped as duplicates) and how many it refused."""
     mem = open_memory()
     project = mem.context.project
-    session = event.session_id
     common: dict[str, Any] = {
         "taint": "untrusted_tool",
         "source_type": "agent_session",
-        "source_agent": mem.agent or event.host,
+        "source_agent": mem.agent or host,
         # Conventions and decisions belong to the project, not to the branch they were
         # said on; outside a project they are global.
         "scope": f"project:{project}" if project else "global",
