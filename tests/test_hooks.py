@@ -537,6 +537,70 @@ def test_extract_refuses_what_it_cannot_read_in_one_line(run, tmp_path):
     assert forced.exit_code == 2 and "MEMLANE_LLM_CMD" in forced.stderr
 
 
+# ---- corrections and the review queue ----------------------------------------------------
+
+
+def test_corrections_queue_what_a_person_corrected_without_opening_the_store(
+    run, cli_env, db_path, project, hook_dir
+):
+    path = copy_transcript("claude-code", project)
+    mined = run("corrections", "--transcript", str(path), "--json")
+    assert mined.exit_code == 0, mined.stderr
+    found = mined.json()
+    assert found["scope"] == "project:proj" and found["queued"] == found["count"] == 2
+    by_type = {item["type"]: item for item in found["items"]}
+    assert by_type["correction"]["message"] == "No, use pnpm here, not npm."
+    assert by_type["correction"]["patterns"] == ["no-then-instruction"]
+    remembered = by_type["remember"]
+    assert "[REDACTED:" in remembered["message"] and remembered["redacted"]  # no secret kept
+    assert not Path(cli_env["MEMLANE_DB"]).exists()  # read-only: no store was made
+    again = run("corrections", "--transcript", str(path), "--json").json()
+    assert again["queued"] == 0  # each once
+    listed = run("queue", "list", "--json").json()
+    assert [i["id"] for i in listed["items"]] == [i["id"] for i in found["items"]]
+    assert run("queue", "clear").exit_code == 2  # no selector: refused, nothing wiped
+    assert run("queue", "clear", "--id", "q-nothere").exit_code == 2
+    first = found["items"][0]["id"]
+    assert run("queue", "clear", "--id", first, "--json").json()["removed"] == [first]
+    assert run("queue", "clear", "--drop-stale", "--json").json()["removed"] == []  # fresh
+    assert len(run("queue", "list", "--json").json()["items"]) == 1
+    assert run("queue", "clear", "--all").exit_code == 0
+    assert run("queue", "list", "--json").json()["count"] == 0
+
+
+def test_mined_corrections_grow_surer_with_each_cue_and_ignore_the_agent():
+    turns = [
+        Turn(USER, "No, use ruff instead of flake8. Why is that slow?"),
+        Turn(ASSISTANT, "No, use the cache. Remember that it expires."),
+        Turn(USER, "Remember that staging resets nightly. Ok thanks."),
+    ]
+    found = extract.corrections(turns)
+    assert [(c.message, c.type, c.turn) for c in found] == [
+        ("No, use ruff instead of flake8.", "correction", 0),
+        ("Remember that staging resets nightly.", "remember", 2),
+    ]
+    assert found[0].patterns == ("no-then-instruction", "use-instead")
+    assert found[0].confidence == 0.8 and found[1].confidence == 0.7  # two cues each
+
+
+def test_drop_stale_removes_old_unsure_items_only(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    from memlane.hooks import queue
+
+    long_ago = datetime(2026, 1, 1, tzinfo=UTC)
+    items = [
+        queue.queued(extract.Correction("Remember that A is B.", "remember", (), 0.6, 0), "t", long_ago),
+        queue.queued(extract.Correction("No, use C here.", "correction", (), 0.8, 1), "t", long_ago),
+        queue.queued(extract.Correction("Remember that D.", "remember", (), 0.6, 2), "t",
+                     long_ago + timedelta(days=30)),
+    ]  # fmt: skip
+    queue.add(tmp_path, "global", items)
+    gone = queue.clear(tmp_path, "global", stale=True, now=long_ago + timedelta(days=40))
+    assert [q.message for q in gone] == ["Remember that A is B."]
+    assert len(queue.load(tmp_path, "global")) == 2
+
+
 # ---- the gate (pure) ---------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,3 +51,109 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
         note(f"the model stopped early: {details['llm_breach']}")
     for why in details.get("llm_malformed", []):
         note(f"an answer was skipped as malformed: {why}")
+
+
+def _hook_dir() -> Path:
+    return Path(state().settings["hook_dir"]).expanduser()
+
+
+def _queue_scope(given: str | None) -> str:
+    """The queue's scope: the one given, else this project's (global outside one),
+    found without opening the store."""
+    from memlane.scope import GLOBAL, detect_context, load_aliases, parse_scope
+
+    if given:
+        return parse_scope(given)
+    aliases = load_aliases(Path(state().settings["project_aliases"]).expanduser())
+    project = detect_context(Path.cwd(), aliases).project
+    return f"project:{project}" if project else GLOBAL
+
+
+def _queued_line(item: Any) -> str:
+    return f"{item.id}  {item.confidence:.2f}  [{item.type}] {item.message}"
+
+
+@in_section("hooks")
+@click.command("corrections")
+@click.option("--transcript", "path", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A Claude Code (or Codex) transcript, JSON lines.")  # fmt: skip
+@click.option("--scope", help="The queue to add them to (default: this project's).")
+@click.option("--no-queue", is_flag=True, help="Only print them; queue nothing.")
+@json_option
+def corrections_cmd(path: Path, scope: str | None, no_queue: bool, as_json: bool) -> None:
+    """Mine a transcript for what a person corrected ("no, use X instead") or asked to
+    be remembered, into the review queue (`memlane queue list`). Read-only: the store
+    is never opened; what clears review is added with `memlane add --signal user`."""
+    from memlane.hooks import queue, transcript
+    from memlane.hooks.extract import corrections
+    from memlane.timeutil import utcnow
+
+    source = str(path.resolve())
+    found = corrections(transcript.read(source).turns)
+    now = utcnow()
+    items = [queue.queued(c, source, now) for c in found]
+    where = _queue_scope(scope)
+    added = [] if no_queue else queue.add(_hook_dir(), where, items)
+    if as_json:
+        emit_json({"count": len(items), "queued": len(added), "scope": where,
+                   "items": [queue.as_dict(q) for q in items]})  # fmt: skip
+        return
+    for item in items:
+        click.echo(_queued_line(item))
+    if not no_queue:
+        note(
+            f"{len(added)} new in the {where} review queue ({len(items) - len(added)} there already)"
+        )
+
+
+@in_section("hooks")
+@click.group("queue")
+def queue_group() -> None:
+    """The review queue of mined corrections (see `memlane corrections`)."""
+
+
+@queue_group.command("list")
+@click.option("--scope", help="The queue (default: this project's).")
+@json_option
+def queue_list_cmd(scope: str | None, as_json: bool) -> None:
+    """The corrections waiting for review, oldest first."""
+    from memlane.hooks import queue
+
+    where = _queue_scope(scope)
+    items = queue.load(_hook_dir(), where)
+    if as_json:
+        emit_json({"scope": where, "count": len(items), "items": [queue.as_dict(q) for q in items]})
+        return
+    for item in items:
+        click.echo(_queued_line(item))
+    if not items:
+        note(f"the {where} review queue is empty")
+
+
+@queue_group.command("clear")
+@click.option("--id", "ids", multiple=True, help="A reviewed item to remove (repeatable).")
+@click.option("--all", "everything", is_flag=True, help="Empty the queue.")
+@click.option("--drop-stale", is_flag=True,
+              help="Remove items queued over 14 days ago with confidence below 0.7.")  # fmt: skip
+@click.option("--scope", help="The queue (default: this project's).")
+@json_option
+def queue_clear_cmd(
+    ids: tuple[str, ...], everything: bool, drop_stale: bool, scope: str | None, as_json: bool
+) -> None:
+    """Remove reviewed items (--id), every item (--all) or stale ones (--drop-stale):
+    exactly one of them, so a bare `clear` never empties a queue by mistake."""
+    from memlane.hooks import queue
+
+    if sum((bool(ids), everything, drop_stale)) != 1:
+        raise click.UsageError("give exactly one of --id, --all, --drop-stale")
+    where = _queue_scope(scope)
+    known = {q.id for q in queue.load(_hook_dir(), where)}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise click.UsageError(f"not in the {where} queue: {', '.join(unknown)}")
+    removed = queue.clear(_hook_dir(), where, ids=ids, everything=everything, stale=drop_stale)
+    if as_json:
+        emit_json({"scope": where, "removed": [q.id for q in removed]})
+        return
+    click.echo(f"removed {len(removed)} from the {where} review queue")

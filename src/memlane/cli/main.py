@@ -79,6 +79,8 @@ COMMANDS: dict[str, str] = {
     "install": "install:install_cmd",
     "hook": "hooks:hook_cmd",
     "extract": "extract:extract_cmd",
+    "corrections": "extract:corrections_cmd",
+    "queue": "extract:queue_group",
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
     "bench": "bench:bench_cmd",

@@ -48,30 +48,40 @@ _CORRECTION_NEXT = (
 _LEAD = r"^(?:(?:ok(?:ay)?|also|and|btw|oh|hmm|so)[,.!]?\s+)?"
 # Verbs of a working rule ("we don't merge on red"), not of a state ("we don't know").
 _ACTS = r"(?:use|allow|commit|merge|push|deploy|write|add|put|run|ship|store|log|call)\b"
-CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (family, re.compile(pattern, re.IGNORECASE))
-    for family, pattern in (
-        (CORRECTION, _LEAD + r"(?:no|nope|wrong|not quite|actually)[,.!:;]\s*" + _CORRECTION_NEXT),
-        (CORRECTION, r"^that'?s (?:wrong|not right|incorrect|not how)\b"),
-        (CORRECTION, r"\bdon'?t (?:use|call|add|put|write|run)\b.*[,;]\s*(?:use|call|run)\b"),
-        (CORRECTION, r"\buse \S.{0,60}? instead\b|\binstead of \S.{0,60}?,\s*use\b"),
-        (CORRECTION, _LEAD + r"(?:please\s+)?stop (?:using|doing|adding|calling|writing)\b"),
-        (PREFERENCE, r"\bI(?:'d| would) rather\b|\bI (?:really |much |strongly )?prefer\b"),
-        (PREFERENCE, r"\bI (?:don'?t|do not) (?:like|want)\b|\bI (?:hate|dislike)\b"),
-        (PREFERENCE, _LEAD + r"(?:please\s+)?(?:always|never)\s+\w+"),
-        (PREFERENCE, r"(?:^|,\s*)(?:from now on|going forward|in (?:the )?future|next time)\b"),
-        (DECISION, r"\b(?:we|I)(?:'ve| have)? (?:decided|agreed|chose|settled on)\b"),
-        (DECISION, r"\b(?:we(?:'re| are)|I'?m) going (?:with|to go with)\b"),
-        (DECISION, r"\b(?:we|I)(?:'ll| will) go with\b|^let'?s (?:go|stick) with\b"),
-        (DECISION, r"^(?:the )?decision(?: is)?\s*:|\bthe decision is\b"),
-        (CONVENTION, r"^(?:convention|rule|policy|standard)\s*:"),
-        (CONVENTION, r"\b(?:our|the) (?:convention|rule|policy) is\b|\bby convention\b"),
-        (CONVENTION, r"\bin this (?:repo|repository|project|codebase|team),? we\b"),
-        (CONVENTION, r"\bwe (?:always|never|usually) \w+|\bwe (?:don'?t|do not) " + _ACTS),
-        (REMEMBER, _LEAD + r"(?:remember|note|keep in mind|fyi|for the record)\s*(?:that\b|:)"),
-        (REMEMBER, r"\bremember that\b|\bfor future reference\b"),
+# (family, name, pattern): the name says which cue matched (`corrections` reports it).
+CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (family, name, re.compile(pattern, re.IGNORECASE))
+    for family, name, pattern in (
+        (CORRECTION, "no-then-instruction",
+         _LEAD + r"(?:no|nope|wrong|not quite|actually)[,.!:;]\s*" + _CORRECTION_NEXT),
+        (CORRECTION, "thats-wrong", r"^that'?s (?:wrong|not right|incorrect|not how)\b"),
+        (CORRECTION, "dont-x-use-y",
+         r"\bdon'?t (?:use|call|add|put|write|run)\b.*[,;]\s*(?:use|call|run)\b"),
+        (CORRECTION, "use-instead",
+         r"\buse \S.{0,60}? instead\b|\binstead of \S.{0,60}?,\s*use\b"),
+        (CORRECTION, "stop-doing",
+         _LEAD + r"(?:please\s+)?stop (?:using|doing|adding|calling|writing)\b"),
+        (PREFERENCE, "rather-prefer",
+         r"\bI(?:'d| would) rather\b|\bI (?:really |much |strongly )?prefer\b"),
+        (PREFERENCE, "dislike", r"\bI (?:don'?t|do not) (?:like|want)\b|\bI (?:hate|dislike)\b"),
+        (PREFERENCE, "always-never", _LEAD + r"(?:please\s+)?(?:always|never)\s+\w+"),
+        (PREFERENCE, "from-now-on",
+         r"(?:^|,\s*)(?:from now on|going forward|in (?:the )?future|next time)\b"),
+        (DECISION, "decided", r"\b(?:we|I)(?:'ve| have)? (?:decided|agreed|chose|settled on)\b"),
+        (DECISION, "going-with", r"\b(?:we(?:'re| are)|I'?m) going (?:with|to go with)\b"),
+        (DECISION, "go-with", r"\b(?:we|I)(?:'ll| will) go with\b|^let'?s (?:go|stick) with\b"),
+        (DECISION, "decision-label", r"^(?:the )?decision(?: is)?\s*:|\bthe decision is\b"),
+        (CONVENTION, "rule-label", r"^(?:convention|rule|policy|standard)\s*:"),
+        (CONVENTION, "our-rule",
+         r"\b(?:our|the) (?:convention|rule|policy) is\b|\bby convention\b"),
+        (CONVENTION, "in-this-repo", r"\bin this (?:repo|repository|project|codebase|team),? we\b"),
+        (CONVENTION, "we-always",
+         r"\bwe (?:always|never|usually) \w+|\bwe (?:don'?t|do not) " + _ACTS),
+        (REMEMBER, "remember-label",
+         _LEAD + r"(?:remember|note|keep in mind|fyi|for the record)\s*(?:that\b|:)"),
+        (REMEMBER, "remember-that", r"\bremember that\b|\bfor future reference\b"),
     )
-)
+)  # fmt: skip
 # The assistant's own labelled lines: "Decision: ...", "**Convention:** ...".
 _LABEL = re.compile(
     r"^\W*(decision|convention|lesson(?: learned)?|root cause|note for future sessions)\W*:\s*",
@@ -124,10 +134,15 @@ def family_of(sentence: str, role: str) -> str | None:
     if role == ASSISTANT:
         label = _LABEL.match(sentence)
         return _LABEL_FAMILY[" ".join(label.group(1).lower().split())] if label else None
-    for family, pattern in CUES:
+    for family, _, pattern in CUES:
         if pattern.search(sentence):
             return family
     return None
+
+
+def cues_in(sentence: str) -> list[tuple[str, str]]:
+    """Every cue a person's sentence matches: (family, name), in CUES order."""
+    return [(family, name) for family, name, pattern in CUES if pattern.search(sentence)]
 
 
 def extract(turns: Iterable[Turn]) -> list[Candidate]:
@@ -144,4 +159,46 @@ def extract(turns: Iterable[Turn]) -> list[Candidate]:
             found.setdefault(key, Candidate(KINDS[family], sentence, family, turn.role))
             if len(found) >= MAX_CANDIDATES:
                 return list(found.values())
+    return list(found.values())
+
+
+# ---- corrections: what a person corrected or asked to be remembered -----------------
+
+# Families `corrections` mines, and how sure a match of each makes it: a correction
+# says the agent was wrong ("no, use X"); "remember that ..." asks to keep a fact.
+MINED = {CORRECTION: 0.7, REMEMBER: 0.6}
+# Each further cue the same sentence matches adds this, up to the cap.
+CONFIRMING = 0.1
+MAX_CONFIDENCE = 0.9
+
+
+class Correction(msgspec.Struct, frozen=True):
+    """A person's correction (or note to remember) found in a transcript, for review."""
+
+    message: str
+    type: str  # correction or remember
+    patterns: tuple[str, ...]  # the cues it matched
+    confidence: float
+    turn: int  # its turn's index among the transcript's turns
+
+
+def corrections(turns: Iterable[Turn]) -> list[Correction]:
+    """What people said to correct the agent or to be remembered, in the order said,
+    each distinct sentence once (questions, code and quotes never)."""
+    found: dict[str, Correction] = {}
+    for index, turn in enumerate(turns):
+        if turn.role != USER:
+            continue
+        for sentence in sentences(turn.text):
+            cues = cues_in(sentence) if standalone(sentence) else []
+            mined = [(family, name) for family, name in cues if family in MINED]
+            if not mined:
+                continue
+            family = mined[0][0]
+            sure = MINED[family] + CONFIRMING * (len(cues) - 1)
+            key = " ".join(re.findall(r"\w+", sentence.casefold()))
+            found.setdefault(key, Correction(
+                sentence, family, tuple(name for _, name in cues),
+                round(min(MAX_CONFIDENCE, sure), 2), index,
+            ))  # fmt: skip
     return list(found.values())

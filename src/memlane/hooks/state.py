@@ -42,12 +42,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def safe_file(directory: Path, key: str) -> Path:
+    """A JSON file in `directory` for `key`: a readable prefix of it and a hash, so any
+    key (slashes, dots, a thousand characters) is a safe, unique file name."""
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    safe = re.sub(r"[^\w.-]", "_", key)[:40]
+    return directory / f"{safe}-{digest}.json"
+
+
 def cursor_file(directory: Path, session_id: str) -> Path:
-    """Where a session's cursors live: a readable prefix of its id and a hash, so any
-    id (slashes, dots, a thousand characters) is a safe, unique file name."""
-    digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:16]
-    safe = re.sub(r"[^\w.-]", "_", session_id)[:40]
-    return directory / CURSOR_DIR / f"{safe}-{digest}.json"
+    """Where a session's cursors live."""
+    return safe_file(directory / CURSOR_DIR, session_id)
 
 
 def load_cursors(directory: Path, session_id: str, transcript: str) -> dict[str, int]:
@@ -69,13 +74,17 @@ def save_cursors(
     directory: Path, session_id: str, transcript: str, offsets: Mapping[str, int]
 ) -> None:
     """Write the cursors atomically (a crash leaves the old file or the new one)."""
-    path = cursor_file(directory, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = json.dumps({"transcript": transcript, "offsets": dict(offsets)})
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cursor-")
+    write_atomic(cursor_file(directory, session_id), payload)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace the file's text whole: a crash leaves the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".write-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(payload)
+            out.write(text)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
