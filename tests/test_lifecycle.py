@@ -93,7 +93,7 @@ def aged(mem, memory_id, days):
 
 
 def test_review_due_ness_with_a_pinned_clock():
-    from memlane.facade.lifecycle import due_for_review, recall_probability
+    from memlane.lifecycle.review import due_for_review, recall_probability
     from memlane.model import Kind, Record, replace
     from memlane.timeutil import utcnow
 

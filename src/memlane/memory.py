@@ -71,6 +71,7 @@ from memlane.facade.health import HealthOps
 from memlane.facade.lifecycle import LifecycleOps
 from memlane.facade.pack import PackOps
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
+from memlane.facade.reflect import ReflectOps
 from memlane.facade.registries import RegistryOps
 from memlane.facade.transfer import TransferOps
 from memlane.facade.vectors import VectorOps
@@ -91,6 +92,7 @@ class Memory(
     LifecycleOps,
     ConsolidateOps,
     PackOps,
+    ReflectOps,
     WakeOps,
     BackupOps,
     TransferOps,

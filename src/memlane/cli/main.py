@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "reinforce": "lifecycle:reinforce_cmd",
     "feedback": "lifecycle:feedback_cmd",
     "review": "lifecycle:review_cmd",
+    "reflect": "reflect:reflect_cmd",
     "reviewed": "lifecycle:reviewed_cmd",
     "remind": "lifecycle:remind_cmd",
     "reminders": "lifecycle:reminders",

@@ -4,12 +4,17 @@ reinforcement and usage feedback (reference/000 "Reinforcement", reference/002
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
 from memlane.lazy import lazy_module
+from memlane.lifecycle.review import (
+    REVIEW_MIN_IMPORTANCE,
+    REVIEW_THRESHOLD,
+    due_for_review,
+)
 from memlane.model import (
     REINFORCE_CAP,
     Kind,
@@ -21,7 +26,6 @@ from memlane.model import (
     reinforced,
     replace,
 )
-from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import days_between, utcnow
 
@@ -34,34 +38,7 @@ else:  # the write policy loads with the first write: a read never runs it
 # TRUST_VIOLATION_FLOOR_DROP, applied at the violated_count 1 -> 2 crossing).
 TRUST_VIOLATION_DROP = 0.15
 _SECOND_VIOLATION = 2
-# Review resurfacing (reference/003): a memory is due once its recall probability since
-# it was last reviewed fell below REVIEW_THRESHOLD (0.5: one half-life of its class),
-# if it matters (importance REVIEW_MIN_IMPORTANCE or more). Both are settings.
-REVIEW_THRESHOLD = 0.5
-REVIEW_MIN_IMPORTANCE = 5
 GROWTH_WEEKS = 8
-
-
-def recall_probability(record: Record, now: datetime) -> float:
-    """exp(-ln 2 · days since the last review (else creation) / the class half-life)."""
-    anchor = record.reviewed_at or record.created_at
-    days = days_between(anchor, now)
-    return decay(days, half_life_days(record.memory_class, HALF_LIFE_DAYS))
-
-
-def due_for_review(
-    records: list[Record],
-    now: datetime,
-    threshold: float = REVIEW_THRESHOLD,
-    min_importance: int = REVIEW_MIN_IMPORTANCE,
-) -> list[tuple[Record, float]]:
-    """The records due for review with their recall probability, most decayed first."""
-    due = [
-        (r, p)
-        for r in records
-        if r.importance >= min_importance and (p := recall_probability(r, now)) < threshold
-    ]
-    return sorted(due, key=lambda pair: (pair[1], pair[0].id))
 
 
 class LifecycleOps(Core):

@@ -1,35 +1,32 @@
-"""Capture with a model: `MEMLANE_LLM_CMD` turns a transcript into typed memories,
-under a budget it cannot exceed, in answers it must get exactly right.
+"""Capture with a model: `MEMLANE_LLM_CMD` (asked through lifecycle.llm's Model, under
+its budget) turns a transcript into typed memories.
 
-The command is split like a shell line and run without a shell. Its stdin is an
-instruction followed by a piece of the transcript; its stdout is one JSON object per
-line (a ``` fence around them is allowed): {"kind", "content", "title"?,
-"importance"?, "tags"?}, checked against `Proposal`. An answer with any other line is
-malformed: the command is asked once more, told what was wrong; a second malformed
-answer is skipped whole and reported, so nothing half-parsed is ever stored.
+Its stdin is an instruction followed by a piece of the transcript; its stdout is one
+JSON object per line (a ``` fence around them is allowed): {"kind", "content",
+"title"?, "importance"?, "tags"?}, checked against `Proposal`. An answer with any other
+line is malformed, asked again once, then skipped whole and reported.
 
-The budget is per run: at most `calls` runs of the command (a retry is one), `tokens`
-tokens sent and received in all (4 characters a token, as recall counts), `seconds`
-spent in all (each run's timeout is what is left). The transcript is sent oldest piece
-first; before a piece that would break the budget, or after a run that fails or times
-out, the capture stops and says why (`breach`). The turns never sent, and those of a
-piece whose answers were malformed, are returned, so the caller reads them another way.
-Whatever the model returns is a proposal: it goes through the write policy like any
-other write.
+The transcript is sent oldest piece first; when the budget is spent, or a run fails or
+times out, the capture stops and says why (`breach`). The turns never sent, and those
+of a piece whose answers were malformed, are returned, so the caller reads them another
+way. Whatever the model returns is a proposal: it goes through the write policy like
+any other write.
 """
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 import msgspec
 
 from memlane.hooks.transcript import Turn
+from memlane.lifecycle.llm import NESTED_ENV as NESTED_ENV
+from memlane.lifecycle.llm import Budget as Budget
+from memlane.lifecycle.llm import Malformed as Malformed
+from memlane.lifecycle.llm import Model, Runner, Spent
 from memlane.retrieve.budget import CHARS_PER_TOKEN, estimate_tokens
 
 # Kinds a captured memory may have; an answer with any other is malformed.
@@ -39,17 +36,11 @@ CapturedKind = Literal[
 # What a proposal without an importance gets: a little more than an unmarked note (5):
 # someone said it was worth keeping.
 PROPOSED_IMPORTANCE = 6
-T = TypeVar("T")
 # Transcript tokens in one run: large enough for a stretch of conversation, small
 # enough for a small, fast model's context.
 CHUNK_TOKENS = 8000
-# A model's answer is read up to this size and at most this many memories from a run,
-# so a runaway answer cannot flood the store.
-MAX_OUTPUT_BYTES = 256 * 1024
+# At most this many memories from one run, so a runaway answer cannot flood the store.
 MAX_ITEMS_PER_CALL = 20
-# Set in the command's environment: a hook started inside it (the command may be an
-# agent host itself) does nothing, so a capture never captures itself.
-NESTED_ENV = "MEMLANE_IN_HOOK"
 INSTRUCTION = """\
 You extract durable memories from a conversation between a person and a coding agent.
 Print one JSON object per line (JSON Lines) and nothing else, one for each decision,
@@ -82,10 +73,6 @@ class Proposal(msgspec.Struct, frozen=True):
             raise ValueError("content is empty")
 
 
-class Malformed(ValueError):
-    """An answer that does not follow its schema; the message says where and why."""
-
-
 def parse_proposals(answer: str) -> list[Proposal]:
     """Every line of an answer as a Proposal (blank lines and ``` fences aside); the
     first line that is not one makes the whole answer Malformed."""
@@ -101,74 +88,6 @@ def parse_proposals(answer: str) -> list[Proposal]:
     if len(found) > MAX_ITEMS_PER_CALL:
         raise Malformed(f"{len(found)} memories; at most {MAX_ITEMS_PER_CALL} in one answer")
     return found
-
-
-RETRY = """
-
-Your previous answer was rejected: {error}
-Answer again: print only JSON objects, one per line, exactly as described above.
-"""
-
-
-class Budget(msgspec.Struct, frozen=True):
-    calls: int
-    tokens: int
-    seconds: float
-
-
-class Spent(Exception):
-    """The run may not go on: its budget is spent, or the command failed or timed out."""
-
-
-Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
-
-
-class Model:
-    """The command, asked under one budget: every answer parsed by the caller's schema,
-    a malformed one asked again once with the error (module docstring)."""
-
-    def __init__(
-        self,
-        command: str,
-        budget: Budget,
-        *,
-        runner: Runner = subprocess.run,
-        clock: Callable[[], float] = time.monotonic,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        self.argv = shlex.split(command)
-        self.budget, self.runner, self.clock = budget, runner, clock
-        self.env = {**(os.environ if environ is None else environ), NESTED_ENV: "1"}
-        self.started = clock()
-        self.calls = self.tokens = 0
-        self.malformed: list[str] = []  # why each skipped answer was rejected
-
-    def ask(self, prompt: str, parse: Callable[[str], T]) -> T | None:
-        """The parsed answer to `prompt`; None when two answers were malformed (the
-        second error is kept in `malformed`). Raises Spent when the run must stop."""
-        try:
-            return parse(self._run(prompt))
-        except Malformed as exc:
-            first = str(exc)
-        try:
-            return parse(self._run(prompt + RETRY.format(error=first)))
-        except Malformed as exc:
-            self.malformed.append(str(exc))
-            return None
-
-    def _run(self, prompt: str) -> str:
-        if not self.argv:
-            raise Spent("no command")
-        cost = estimate_tokens(prompt)
-        remaining = self.budget.seconds - (self.clock() - self.started)
-        breach = _breach(self.calls, self.tokens + cost, remaining, self.budget)
-        if breach is not None:
-            raise Spent(breach)
-        self.calls += 1
-        self.tokens += cost
-        answer = _call(self.runner, self.argv, prompt, remaining, self.env)
-        self.tokens += estimate_tokens(answer)  # what it answered counts too
-        return answer
 
 
 class LlmRun(msgspec.Struct, frozen=True):
@@ -231,32 +150,3 @@ def run(
             items += found
     return LlmRun(tuple(items), model.calls, model.tokens, tuple(unread), breach,
                   tuple(model.malformed))  # fmt: skip
-
-
-def _breach(calls: int, tokens: int, remaining: float, budget: Budget) -> str | None:
-    """Why the next run may not start, or None."""
-    if calls >= budget.calls:
-        return f"calls: {budget.calls} runs used"
-    if tokens > budget.tokens:
-        return f"tokens: the next run would bring the total to {tokens} > {budget.tokens}"
-    if remaining <= 0:
-        return f"timeout: {budget.seconds:g} s spent"
-    return None
-
-
-def _call(
-    runner: Runner, argv: list[str], prompt: str, seconds: float, env: Mapping[str, str]
-) -> str:
-    """One run's stdout; Spent when it failed or timed out."""
-    try:
-        done = runner(
-            argv, input=prompt.encode("utf-8"), capture_output=True, timeout=seconds,
-            env=dict(env), check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise Spent(f"timeout: a run outlasted the {seconds:.0f} s left") from None
-    except OSError as exc:
-        raise Spent(f"failed: {argv[0]}: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        raise Spent(f"failed: {argv[0]} exited {done.returncode}")
-    return bytes(done.stdout[:MAX_OUTPUT_BYTES]).decode("utf-8", "replace")

@@ -1,0 +1,129 @@
+"""`memlane reflect`: insights from new memories, and pack operations for approval."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.lifecycle.reflect import BATCH_SIZE, MIN_NEW, Proposal
+
+
+def _proposal_dict(p: Proposal) -> dict[str, Any]:
+    return {"id": p.id, "op": p.op, "ids": list(p.ids), "reason": p.reason,
+            "content": p.content, "title": p.title, "diff": p.diff}  # fmt: skip
+
+
+def _show(p: Proposal) -> None:
+    names = ", ".join(p.ids) or "nothing"
+    click.echo(f"{p.id}  {p.op} ({names}): {p.reason}")
+    for line in p.diff.splitlines():
+        colour = "green" if line.startswith("+") else "red" if line.startswith("-") else None
+        click.secho(f"    {line}", fg=colour)
+
+
+def _model() -> Any:
+    from memlane.lifecycle.llm import Budget, Model
+
+    s = state().settings
+    if not s["llm_cmd"]:
+        return None
+    return Model(s["llm_cmd"], Budget(s["llm_max_calls"], s["llm_max_tokens"], s["llm_timeout"]))
+
+
+@in_section("lifecycle")
+@click.command("reflect")
+@click.option("--days", type=click.IntRange(min=1),
+              help="Without a watermark yet, only memories of the last N days.")  # fmt: skip
+@click.option("--min-new", type=click.IntRange(min=0), default=MIN_NEW, show_default=True,
+              help="Skip the run while fewer memories are new (the novelty gate).")  # fmt: skip
+@click.option("--batch-size", type=click.IntRange(min=1), default=BATCH_SIZE, show_default=True,
+              help="Memories per batch, oldest first.")  # fmt: skip
+@click.option("--drain", is_flag=True, help="Every batch until none is left (or the budget is).")
+@click.option("--scope", help="Scope (default: this project and global).")
+@click.option("--list", "listing", is_flag=True, help="Only list the proposals waiting.")
+@click.option("--apply", "apply_ids", multiple=True, metavar="ID",
+              help="Apply these waiting proposals (repeatable).")  # fmt: skip
+@json_option
+def reflect_cmd(
+    days: int | None, min_new: int, batch_size: int, drain: bool, scope: str | None,
+    listing: bool, apply_ids: tuple[str, ...], as_json: bool,
+) -> None:  # fmt: skip
+    """Reflect on the memories not reflected on yet: with MEMLANE_LLM_CMD, 3-5 insights
+    stored as `insight` memories linked to their sources, and operations on the curated
+    pack (add, rewrite, merge, retire) shown as a diff of the pack and applied only on
+    approval (--apply ID, or asked one by one on a terminal). Without it, the
+    deterministic part: clusters of alike memories, the stale and the contradicting."""
+    mem = memory()
+    if apply_ids:
+        _apply(mem, list(apply_ids), scope, as_json)
+        return
+    if listing:
+        waiting = mem.proposals(scope)
+        if as_json:
+            emit_json({"proposals": [_proposal_dict(p) for p in waiting]})
+            return
+        for p in waiting:
+            _show(p)
+        if not waiting:
+            note("no proposals are waiting")
+        return
+    done = mem.reflect(_model(), scope=scope, days=days, min_new=min_new,
+                       batch_size=batch_size, drain=drain)  # fmt: skip
+    if as_json:
+        emit_json({
+            "scope": done.scope, "new": done.new, "reflected": done.reflected,
+            "insights": list(done.insights), "skipped": done.skipped, "breach": done.breach,
+            "malformed": list(done.malformed), "calls": done.calls, "tokens": done.tokens,
+            "proposals": [_proposal_dict(p) for p in done.proposals],
+            "findings": None if done.findings is None else {
+                "clusters": [list(c) for c in done.findings.clusters],
+                "stale": [{"id": i, "recall_probability": p} for i, p in done.findings.stale],
+                "contradictions": [list(pair) for pair in done.findings.contradictions],
+            },
+        })  # fmt: skip
+        return
+    _report(mem, done, scope)
+
+
+def _report(mem: Any, done: Any, scope: str | None) -> None:
+    click.echo(f"{done.new} new memories in {done.scope}; reflected on {done.reflected}")
+    if done.skipped:
+        note(done.skipped)
+    for memory_id in done.insights:
+        click.echo(f"insight {memory_id}  {mem.get(memory_id).title}")
+    if done.findings is not None:
+        f = done.findings
+        for cluster in f.clusters:
+            click.echo(f"alike: {', '.join(cluster)}")
+        for memory_id, chance in f.stale:
+            click.echo(f"stale: {memory_id} (recall probability {chance:.2f})")
+        for a, b in f.contradictions:
+            click.echo(f"contradicting: {a} and {b}")
+    if done.breach:
+        note(f"stopped early: {done.breach}; {done.new - done.reflected} memories wait")
+    for why in done.malformed:
+        note(f"a batch's answers were malformed and it waits for the next run: {why}")
+    for p in done.proposals:
+        _show(p)
+    if done.proposals and sys.stdin.isatty() and sys.stdout.isatty():
+        chosen = [p.id for p in done.proposals if click.confirm(f"Apply {p.id} ({p.op})?")]
+        if chosen:
+            _apply(mem, chosen, scope, False)
+    elif done.proposals:
+        note("apply any with: memlane reflect --apply ID")
+
+
+def _apply(mem: Any, ids: list[str], scope: str | None, as_json: bool) -> None:
+    applied = mem.apply_proposals(ids, scope)
+    if as_json:
+        emit_json({"applied": [{"id": a.proposal.id, "op": a.proposal.op,
+                                "result": list(a.result), "error": a.error} for a in applied]})  # fmt: skip
+        return
+    for a in applied:
+        if a.error:
+            note(f"{a.proposal.id} failed: {a.error}")
+        else:
+            click.echo(f"applied {a.proposal.id} ({a.proposal.op}): {', '.join(a.result)}")

@@ -1,0 +1,37 @@
+"""Review resurfacing (reference/003 "Review"): which memories are due for a look. Pure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memlane.model import Record
+from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
+from memlane.timeutil import days_between
+
+# Review resurfacing (reference/003): a memory is due once its recall probability since
+# it was last reviewed fell below REVIEW_THRESHOLD (0.5: one half-life of its class),
+# if it matters (importance REVIEW_MIN_IMPORTANCE or more). Both are settings.
+REVIEW_THRESHOLD = 0.5
+REVIEW_MIN_IMPORTANCE = 5
+
+
+def recall_probability(record: Record, now: datetime) -> float:
+    """exp(-ln 2 · days since the last review (else creation) / the class half-life)."""
+    anchor = record.reviewed_at or record.created_at
+    days = days_between(anchor, now)
+    return decay(days, half_life_days(record.memory_class, HALF_LIFE_DAYS))
+
+
+def due_for_review(
+    records: list[Record],
+    now: datetime,
+    threshold: float = REVIEW_THRESHOLD,
+    min_importance: int = REVIEW_MIN_IMPORTANCE,
+) -> list[tuple[Record, float]]:
+    """The records due for review with their recall probability, most decayed first."""
+    due = [
+        (r, p)
+        for r in records
+        if r.importance >= min_importance and (p := recall_probability(r, now)) < threshold
+    ]
+    return sorted(due, key=lambda pair: (pair[1], pair[0].id))
