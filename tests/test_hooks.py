@@ -537,6 +537,40 @@ def test_extract_refuses_what_it_cannot_read_in_one_line(run, tmp_path):
     assert forced.exit_code == 2 and "MEMLANE_LLM_CMD" in forced.stderr
 
 
+# ---- a whole recorded session, against hand labels --------------------------------------
+
+SESSION = Path(__file__).parent / "transcripts" / "coding_session.jsonl"
+SESSION_LABELS = SESSION.with_name("coding_session.labels.json")
+
+
+def test_the_cue_extractor_on_a_whole_coding_session_keeps_only_what_was_labelled(run):
+    """tests/transcripts: 315 lines of a coding session (148 turns), labelled by hand
+    before the extractor ran: 42 statements worth keeping. The extractor trades recall
+    for precision by design (a model, when configured, reads the rest)."""
+    out = run("eval", "extract", "--transcript", str(SESSION), "--labels", str(SESSION_LABELS),
+              "--json")  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    result = out.json()
+    assert result["turns"] == 148 and result["labelled"] == 42
+    assert result["precision"] >= 0.9  # measured: 23 of 23
+    assert result["recall"] >= 0.5  # measured: 23 of 42
+    families = {v["family"] for v in result["verdicts"]}
+    assert {"correction", "preference", "decision", "convention", "remember"} <= families
+    # The assistant's own labelled lines count; its other sentences never do.
+    assert {v["role"] for v in result["verdicts"]} == {"user", "assistant"}
+    assert all(v["text"].startswith(("Root cause:", "Decision:", "Lesson learned:"))
+               for v in result["verdicts"] if v["role"] == "assistant")  # fmt: skip
+
+
+def test_extraction_scores_fold_case_and_spaces_and_list_what_was_missed():
+    from memlane.evaluation.extraction import score
+
+    result = score([("No,  use pnpm.", "correction", "user"), ("Hello there.", "remember", "user")],
+                   ["no, use PNPM.", "We deploy on Fridays."])  # fmt: skip
+    assert (result.kept, result.right, result.precision, result.recall) == (2, 1, 0.5, 0.5)
+    assert result.missed == ("We deploy on Fridays.",)
+
+
 # ---- corrections and the review queue ----------------------------------------------------
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+import msgspec
 
 from memlane.cli.common import emit_json, in_section, json_option, recall_settings, state
 from memlane.evaluation import locomo
@@ -90,3 +91,32 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
                 f"{name:<18}{int(s['questions']):>6}{s['r@5']:>8.3f}{s['r@10']:>8.3f}"
                 f"{s['hit@10']:>8.3f}{s['ndcg@10']:>9.3f}{s['mrr']:>8.3f}"
             )
+
+
+@eval_group.command("extract")
+@click.option("--transcript", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A Claude Code (or Codex) transcript, JSON lines.")  # fmt: skip
+@click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False),
+              help='Hand labels: {"keep": [{"text": SENTENCE, "kind": KIND}, ...]}.')  # fmt: skip
+@json_option
+def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
+    """Precision and recall of the deterministic (cue-phrase) extractor on a transcript
+    against hand labels: what `extract --no-llm` and the capture hooks would keep."""
+    from memlane.evaluation import extraction
+    from memlane.hooks import extract
+    from memlane.hooks import transcript as reading
+
+    turns = reading.read(transcript).turns
+    kept = [(c.content, c.family, c.role) for c in extract.extract(turns)]
+    result = extraction.score(kept, extraction.load_labels(Path(labels).read_text("utf-8")))
+    if as_json:
+        emit_json({"turns": len(turns), **msgspec.to_builtins(result)})
+        return
+    for v in result.verdicts:
+        click.echo(f"{'right' if v.right else 'WRONG'}  {v.family:<10} {v.role:<9} {v.text}")
+    for text in result.missed:
+        click.echo(f"missed                     {text}")
+    click.echo(
+        f"{len(turns)} turns: kept {result.kept}, right {result.right} of {result.labelled} "
+        f"labelled; precision {result.precision:.3f}, recall {result.recall:.3f}"
+    )

@@ -10,7 +10,7 @@ short or too long to stand alone are never kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -35,9 +35,12 @@ KINDS = {
 # still passes: 3 words); a longer one is a paragraph, not a rule.
 MIN_WORDS = 3
 MAX_WORDS = 60
-# Candidates from one capture, at most: a transcript that trips the cues this often
-# is not stating rules.
+# Candidates from one capture, at most: MAX_CANDIDATES, or one every TURNS_PER_CANDIDATE
+# turns in a longer one. A stretch that trips the cues more often than that is not
+# stating rules (a pasted document, a list read aloud). A flat 20 cut a whole coding
+# session's capture (148 turns, tests/transcripts) after its 20th of 23 right ones.
 MAX_CANDIDATES = 20
+TURNS_PER_CANDIDATE = 4
 
 # The word after "No," / "Actually," that makes the sentence a correction, not a
 # reply ("No problem", "No, thanks").
@@ -145,8 +148,9 @@ def cues_in(sentence: str) -> list[tuple[str, str]]:
     return [(family, name) for family, name, pattern in CUES if pattern.search(sentence)]
 
 
-def extract(turns: Iterable[Turn]) -> list[Candidate]:
+def extract(turns: Sequence[Turn]) -> list[Candidate]:
     """Candidate memories in the order said, each distinct statement once."""
+    cap = max(MAX_CANDIDATES, len(turns) // TURNS_PER_CANDIDATE)
     found: dict[str, Candidate] = {}
     for turn in turns:
         if turn.role not in (USER, ASSISTANT):
@@ -157,7 +161,7 @@ def extract(turns: Iterable[Turn]) -> list[Candidate]:
                 continue
             key = " ".join(re.findall(r"\w+", sentence.casefold()))
             found.setdefault(key, Candidate(KINDS[family], sentence, family, turn.role))
-            if len(found) >= MAX_CANDIDATES:
+            if len(found) >= cap:
                 return list(found.values())
     return list(found.values())
 
