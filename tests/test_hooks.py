@@ -410,7 +410,8 @@ if mode == "malformed" or (mode == "fixes" and "was rejected" not in text):
 print("```jsonl")
 if "pnpm" in text:
     print(json.dumps({{"kind": "convention", "content": "The web app installs packages with pnpm; CI rejects npm and yarn lockfiles.", "importance": 7, "tags": ["web"]}}))
-print(json.dumps({{"kind": "decision", "content": "Search stays client-side until the index passes 10k items."}}))
+print(json.dumps({{"kind": "decision", "content": "Search stays client-side until the index passes 10k items.", "entities": ["search"]}}))
+print(json.dumps({{"kind": "relation", "subject": "web app", "predicate": "depends on", "object": "search-api", "importance": 5}}))
 print("```")
 """
 
@@ -437,6 +438,11 @@ def test_the_llm_command_turns_a_transcript_into_typed_memories(
     details = entry["details"]
     assert details["mode"] == "llm" and details["llm_calls"] == 1
     assert details["llm_breach"] is None and details["llm_malformed"] == []
+    relation = next(r for r in records if "relation" in r.tags)
+    assert relation.body == "web app depends on search-api." and relation.kind is Kind.FACT
+    assert {"entity:web app", "entity:search-api"} <= set(relation.tags)
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        assert {e.name for e in mem.entities_of(relation.id)} >= {"web app", "search-api"}
 
 
 def test_a_malformed_llm_answer_is_asked_again_once_with_the_error(
@@ -913,8 +919,13 @@ def test_llm_answers_are_checked_against_the_schema_line_by_line():
         ["web"],
         llm.PROPOSED_IMPORTANCE,
     )
+    [rel] = llm.parse_proposals(json.dumps({"kind": "relation", "subject": "a", "predicate": "uses",
+                                            "object": "b", "content": "Since 2025."}))  # fmt: skip
+    assert (rel.text, rel.about) == ("a uses b. Since 2025.", ["a", "b"])
     for bad, why in [
         ("Sure! Here you go:", "JSON is malformed"),
+        (json.dumps({"kind": "relation", "subject": "a", "object": "b"}), "needs subject"),
+        (json.dumps({"kind": "fact", "content": "x", "subject": "a"}), "only a relation"),
         (json.dumps({"kind": "vibe", "content": "x"}), "`$.kind`"),
         (json.dumps({"kind": "fact", "content": "  "}), "content is empty"),
         (json.dumps({"kind": "fact", "content": "x", "importance": 11}), "`$.importance`"),

@@ -237,11 +237,19 @@ def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
 
 
 def from_llm(item: llm.Proposal) -> dict[str, Any]:
-    """A model's proposal (checked against its schema) as add fields."""
+    """A model's proposal (checked against its schema) as add fields: the entities it
+    names as `entity:` tags (memlane's entities then link them), a relation as a fact."""
+    relation = item.kind == "relation"
     fields: dict[str, Any] = {
-        "content": item.content.strip(),
-        "kind": item.kind,
-        "tags": [CAPTURE_TAG, "llm", *item.tags],
+        "content": item.text,
+        "kind": "fact" if relation else item.kind,
+        "tags": [
+            CAPTURE_TAG,
+            "llm",
+            *(["relation"] if relation else []),
+            *item.tags,
+            *(f"entity:{name}" for name in item.about),
+        ],
         "importance": item.importance,
     }
     if item.title and item.title.strip():

@@ -44,11 +44,14 @@ MAX_ITEMS_PER_CALL = 20
 INSTRUCTION = """\
 You extract durable memories from a conversation between a person and a coding agent.
 Print one JSON object per line (JSON Lines) and nothing else, one for each decision,
-preference, convention, correction of the agent, procedure or lasting fact that would
-help in a future session. Fields: "kind" (one of decision, preference, convention,
-lesson, procedure, fact, constraint; a correction is a lesson), "content" (one or two
-self-contained sentences that name the tool, file or project they are about),
-optionally "title" (a few words), "importance" (1-10) and "tags" (short words).
+preference, convention, correction of the agent, procedure, bug fixed or lasting fact
+that would help in a future session. Fields: "kind" (one of decision, preference,
+convention, lesson, procedure, fact, constraint; a correction or a bug fixed is a
+lesson), "content" (one or two self-contained sentences that name the tool, file or
+project they are about), "importance" (1-10), and optionally "title" (a few words),
+"tags" (short words) and "entities" (the names of the services, tools, files or people
+it is about). A relation between two named things is a line of kind "relation" with
+"subject", "predicate" and "object" (e.g. "invoicer", "depends on", "tax service").
 Leave out small talk, one-off steps of the task at hand, what the code already says,
 and every secret (keys, tokens, passwords). Print nothing if nothing is durable.
 
@@ -57,20 +60,47 @@ Conversation:
 
 
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+# An entity name: short enough that "entity:NAME" stays a tag (64 characters at most).
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=56)]
 
 
 class Proposal(msgspec.Struct, frozen=True):
     """One memory a model proposes: the schema of each line of its answer."""
 
-    kind: CapturedKind
-    content: Annotated[str, msgspec.Meta(max_length=4000)]
+    kind: CapturedKind | Literal["relation"]
+    content: Annotated[str, msgspec.Meta(max_length=4000)] = ""
     title: Annotated[str, msgspec.Meta(max_length=200)] | None = None
     importance: Annotated[int, msgspec.Meta(ge=1, le=10)] = PROPOSED_IMPORTANCE
     tags: Annotated[list[Tag], msgspec.Meta(max_length=8)] = []
+    entities: Annotated[list[Name], msgspec.Meta(max_length=8)] = []
+    # A relation's three parts (kind "relation" only).
+    subject: Name | None = None
+    predicate: Annotated[str, msgspec.Meta(min_length=1, max_length=60)] | None = None
+    object: Name | None = None
 
     def __post_init__(self) -> None:
-        if not self.content.strip():
+        parts = (self.subject, self.predicate, self.object)
+        if self.kind == "relation":
+            if not all(p and p.strip() for p in parts):
+                raise ValueError("a relation needs subject, predicate and object")
+        elif any(p is not None for p in parts):
+            raise ValueError("only a relation has subject, predicate and object")
+        elif not self.content.strip():
             raise ValueError("content is empty")
+
+    @property
+    def text(self) -> str:
+        """The memory's content: a relation's parts as a sentence (and its content)."""
+        if self.kind != "relation":
+            return self.content.strip()
+        said = f"{self.subject} {self.predicate} {self.object}."
+        return f"{said} {self.content.strip()}".strip()
+
+    @property
+    def about(self) -> list[str]:
+        """The entities it names: a relation's two ends, else those given."""
+        ends = [self.subject, self.object] if self.kind == "relation" else self.entities
+        return [e.strip() for e in ends if e and e.strip()]
 
 
 def parse_proposals(answer: str) -> list[Proposal]:
