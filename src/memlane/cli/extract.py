@@ -9,12 +9,16 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
 
+transcript_option = click.option(
+    "--transcript", "path", required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A Claude Code (or Codex) transcript, JSON lines.",
+)  # fmt: skip
+
 
 @in_section("hooks")
 @click.command("extract")
-@click.option("--transcript", "path", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A Claude Code (or Codex) transcript, JSON lines.")  # fmt: skip
+@transcript_option
 @click.option("--session", help="The session it belongs to (default: the file's path).")
 @click.option("--llm/--no-llm", "use_llm", default=None,
               help="Ask MEMLANE_LLM_CMD (the default when it is set) or only the cue-phrase "
@@ -75,9 +79,7 @@ def _queued_line(item: Any) -> str:
 
 @in_section("hooks")
 @click.command("corrections")
-@click.option("--transcript", "path", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A Claude Code (or Codex) transcript, JSON lines.")  # fmt: skip
+@transcript_option
 @click.option("--scope", help="The queue to add them to (default: this project's).")
 @click.option("--no-queue", is_flag=True, help="Only print them; queue nothing.")
 @json_option
