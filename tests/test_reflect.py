@@ -67,7 +67,7 @@ def test_insights_are_stored_linked_to_their_sources_and_each_memory_reflected_o
                    and link.source == insight.id}  # fmt: skip
         assert derives == set(ids[:2])
     again = reflect(run)  # the watermark: nothing is new, insights are never re-read
-    assert again["new"] == 0 and again["skipped"].startswith("0 new memories")
+    assert again["new"] == 0 and again["skipped"] == "no new memories to reflect on"
     add_notes(run, [("Rollbacks use the previous release's image tag.", "procedure")])
     assert reflect(run)["new"] == 1  # only what came since
 

@@ -121,7 +121,9 @@ class ReflectOps(Core):
         since = now - timedelta(days=days) if days else None
         todo = policy.unreflected(records, mark, since)
         base = Reflection(scope=key, new=len(todo), reflected=0)
-        if len(todo) < max(min_new, 1):
+        if not todo:
+            return msgspec.structs.replace(base, skipped="no new memories to reflect on")
+        if len(todo) < min_new:
             return msgspec.structs.replace(
                 base, skipped=f"{len(todo)} new memories; the novelty gate wants {min_new}"
             )
