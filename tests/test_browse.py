@@ -377,10 +377,18 @@ def still(mem: Memory, seeded: dict[str, str], tmp_path: Path) -> Iterator[Memor
 
 @pytest.mark.sqlite_only
 @pytest.mark.anyio
-async def test_the_main_screen_matches_its_snapshot(still: Memory) -> None:
+async def test_the_main_screen_matches_its_snapshot(still: Memory, tmp_path: Path) -> None:
     app = browser(still)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        # The card's Markdown renders its blocks asynchronously: on a busy machine one
+        # pause is not enough (a parallel run caught it empty).
+        card = app.query_one("#card", Markdown)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if card.children:
+                break
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
         svg = app.export_screenshot(title="memlane browse")
     path = SNAPSHOTS / "browse_main.svg"
     if os.environ.get("MEMLANE_UPDATE_SNAPSHOTS") or not path.exists():
@@ -388,9 +396,11 @@ async def test_the_main_screen_matches_its_snapshot(still: Memory) -> None:
         path.write_text(svg, encoding="utf-8")
         if not os.environ.get("MEMLANE_UPDATE_SNAPSHOTS"):
             pytest.fail(f"wrote a new snapshot {path.name}: check it, then commit it")
+    actual = tmp_path / "browse_main.svg"
+    actual.write_text(svg, encoding="utf-8")
     assert svg == path.read_text(encoding="utf-8"), (
-        "the main screen changed: look at it, and if it is right, run again with "
-        "MEMLANE_UPDATE_SNAPSHOTS=1"
+        f"the main screen changed ({actual}): look at it, and if it is right, run again "
+        "with MEMLANE_UPDATE_SNAPSHOTS=1"
     )
     for text in ("Deploy", "Tooling", "PR&#160;style", "m-fixed000"):
         assert text in svg

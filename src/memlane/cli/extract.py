@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.timeutil import utcnow
 
 transcript_option = click.option(
     "--transcript", "path", required=True,
@@ -89,7 +90,6 @@ def corrections_cmd(path: Path, scope: str | None, no_queue: bool, as_json: bool
     is never opened; what clears review is added with `memlane add --signal user`."""
     from memlane.hooks import queue, transcript
     from memlane.hooks.extract import corrections
-    from memlane.timeutil import utcnow
 
     source = str(path.resolve())
     found = corrections(transcript.read(source).turns)

@@ -380,6 +380,7 @@ class Browser(App[None]):
         self.records: list[Record] = []
         self.more = False
         self.selected: str | None = None
+        self._card_text: str | None = None
         self.actions = Actions(self, lambda record: self._after_write(record))
 
     # ---- layout ----------------------------------------------------------------
@@ -432,7 +433,7 @@ class Browser(App[None]):
             self.call_after_refresh(tree.move_cursor, target)
             self._show(target.data)
         else:
-            self.query_one("#card", Markdown).update("No memories match.")
+            self._set_card("No memories match.")
 
     def _subtitle(self, shown: int) -> None:
         where = f"scope {self.scope}" if self.scope else "this project and global"
@@ -455,7 +456,14 @@ class Browser(App[None]):
             text = self.card(self.memory.get(memory_id))
         except MemlaneError as exc:
             text = f"**{exc}**"
-        self.query_one("#card", Markdown).update(text)
+        self._set_card(text)
+
+    def _set_card(self, text: str) -> None:
+        """Render the card, unless it already shows this text: the tree highlights the
+        same memory again after every rebuild, and a second render would blank it."""
+        if text != self._card_text:
+            self._card_text = text
+            self.query_one("#card", Markdown).update(text)
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
