@@ -128,6 +128,25 @@ def test_pack_operations_wait_for_approval_with_the_pack_diff(
     assert "p-nothere" in unknown.stderr
 
 
+def test_on_a_terminal_each_proposal_is_asked_about_and_only_a_yes_is_applied(
+    run: Callable[..., CliResult], cli_env: dict[str, str], db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    import memlane.cli.reflect
+
+    monkeypatch.setattr(memlane.cli.reflect, "on_terminal", lambda: True)
+    add_notes(run)
+    use_model(cli_env, "good")
+    out = run("reflect", input="n\nn\ny\n")  # add: no, merge: no, retire: yes
+    assert out.exit_code == 0, out.stderr
+    assert out.stdout.count("Apply p-") == 3 and "applied p-" in out.stdout
+    waiting = run("reflect", "--list", "--json").json()["proposals"]
+    assert [p["op"] for p in waiting] == ["add", "merge"]
+    retired = out.stdout.split("applied p-")[1].split(": ")[1].strip()
+    with opened(db_path) as mem:
+        assert not mem.get(retired).live
+
+
 def test_a_malformed_batch_is_asked_again_once_then_waits_for_the_next_run(
     run: Callable[..., CliResult], cli_env: dict[str, str], db_path: Path
 ) -> None:

@@ -24,6 +24,10 @@ def _show(p: Proposal) -> None:
         click.secho(f"    {line}", fg=colour)
 
 
+def on_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def _model() -> Any:
     from memlane.lifecycle.llm import Budget, Model
 
@@ -108,7 +112,7 @@ def _report(mem: Any, done: Any, scope: str | None) -> None:
         note(f"a batch's answers were malformed and it waits for the next run: {why}")
     for p in done.proposals:
         _show(p)
-    if done.proposals and sys.stdin.isatty() and sys.stdout.isatty():
+    if done.proposals and on_terminal():
         chosen = [p.id for p in done.proposals if click.confirm(f"Apply {p.id} ({p.op})?")]
         if chosen:
             _apply(mem, chosen, scope, False)
