@@ -7,7 +7,6 @@ lands without review (`memlane add --signal user` takes what clears it).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -103,4 +102,4 @@ def clear(
 
 
 def as_dict(item: Queued) -> dict[str, object]:
-    return json.loads(msgspec.json.encode(item))  # type: ignore[no-any-return]
+    return msgspec.to_builtins(item)  # type: ignore[no-any-return]
