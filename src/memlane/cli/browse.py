@@ -28,6 +28,7 @@ def run_browser(
     except ImportError:
         fail("the browser needs the tui extra: pip install 'memlane[tui]'")
     mem = memory()
+    mem.filters(scope=scope)  # a bad scope is a one-line error here, not a crash inside
     settings = state().settings
     Browser(
         mem, by=by, scope=scope, limit=limit, review=review, store_label=str(mem.stats().path),
