@@ -167,6 +167,21 @@ def test_a_malformed_batch_is_asked_again_once_then_waits_for_the_next_run(
         assert len([r for r in mem.list(scope="all", limit=0) if r.kind is Kind.INSIGHT]) == 3
 
 
+def test_one_reflection_at_a_time_and_not_during_a_consolidation(
+    run: Callable[..., CliResult], cli_env: dict[str, str], db_path: Path
+) -> None:
+    add_notes(run)
+    use_model(cli_env, "good")
+    with opened(db_path) as other, other.maintenance_lock("consolidate"):
+        busy = run("reflect")
+        assert busy.exit_code == 2 and busy.stderr.count("\n") == 1
+        assert "consolidate" in busy.stderr
+        cli_env.pop("MEMLANE_LLM_CMD")
+        assert reflect(run)["findings"] is not None  # reading needs no lock
+    use_model(cli_env, "good")
+    assert reflect(run)["reflected"] == 5  # the lock is free again
+
+
 def test_a_slow_model_stops_the_run_on_its_budget(
     run: Callable[..., CliResult], cli_env: dict[str, str]
 ) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -58,6 +59,8 @@ class Writes(Protocol):
               **fields: Any) -> WriteResult: ...  # fmt: skip
 
     def retire(self, memory_id: str, reason: str | None = None) -> Record: ...
+
+    def maintenance_lock(self, operation: str = ...) -> AbstractContextManager[None]: ...
 
 
 class Reflection(msgspec.Struct, frozen=True):
@@ -132,7 +135,10 @@ class ReflectOps(Core):
                 base, skipped="no model (MEMLANE_LLM_CMD): the deterministic findings only",
                 findings=self._findings(todo[:batch_size], now),
             )  # fmt: skip
-        return self._run_batches(model, base, filters, todo, batch_size, drain, now)
+        # Single flight, with consolidate and organize too: each rewrites memories a
+        # batch may name. A run while another holds the lock is a Conflict.
+        with self._writes().maintenance_lock("reflect"):
+            return self._run_batches(model, base, filters, todo, batch_size, drain, now)
 
     def _run_batches(
         self,
@@ -234,6 +240,10 @@ class ReflectOps(Core):
         """Carry out the approved proposals (in the order given) through the write
         path; each leaves the pending list, done or failed with the reason."""
         key = self._reflect_scope(scope)[1]
+        with self._writes().maintenance_lock("reflect --apply"):
+            return self._apply_pending(key, ids)
+
+    def _apply_pending(self, key: str, ids: Sequence[str]) -> list[Applied]:
         pending = {p.id: p for p in self._pending(key)}
         if unknown := [i for i in ids if i not in pending]:
             raise NotFound(
