@@ -39,6 +39,7 @@ pre.diff .add { background: #e6ffed; } pre.diff .del { background: #ffeef0; }
 .ended { color: #888; text-decoration: line-through; }
 .contradicts { color: #d62728; font-weight: 600; }
 svg.graph { background: #fff; border: 1px solid #ddd; max-width: 100%; height: auto; }
+svg.graph .label, svg.graph .edge-label { paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 svg.graph .label { font: 12px system-ui, sans-serif; fill: #222; }
 svg.graph .edge-label { font: 10px system-ui, sans-serif; fill: #777; }
 svg.graph a.ended .label { fill: #999; }
