@@ -112,7 +112,7 @@ def test_opening_an_entity_adds_the_memories_naming_it(
 def test_explore_keeps_one_node_per_memory_and_one_edge_per_link(
     mem: Memory, seeded: dict[str, str]
 ) -> None:
-    graph = explore(mem, seeded["deploy"], [f"m:{seeded['tooling']}", f"m:{seeded['day']}"])
+    _, graph = explore(mem, seeded["deploy"], [f"m:{seeded['tooling']}", f"m:{seeded['day']}"])
     assert len(graph.nodes) == len(set(graph.nodes))
     pairs = [(frozenset((e.source, e.target)), e.type) for e in graph.edges]
     assert len(pairs) == len(set(pairs))

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the core loads only when an interface opens a Memory
     from memlane.embed import Embedder
     from memlane.memory import Memory
     from memlane.retrieve.recall import RecallOptions
+    from memlane.scope import Context
     from memlane.write.settings import Thresholds
 
 APP = "memlane"
@@ -475,6 +476,15 @@ def resolve(
 # Every interface (CLI, MCP server, hooks) opens its Memory here, so they cannot drift.
 
 
+def context_for(s: Mapping[str, Any], cwd: Path | None = None) -> Context:
+    """The project (and branch) `cwd` (the working directory by default) is in, under
+    the settings' project aliases: what every interface's Memory writes from."""
+    from memlane.scope import detect_context, load_aliases
+
+    aliases = load_aliases(Path(s["project_aliases"]).expanduser())
+    return detect_context(cwd or Path.cwd(), aliases)
+
+
 def open_memory(
     s: Mapping[str, Any], db: str | None = None, *, cwd: Path | None = None,
     agent: str | None = None,
@@ -483,15 +493,13 @@ def open_memory(
     context detected from `cwd` (the working directory by default); `agent` stands in
     when the `agent` setting is unset."""
     from memlane.memory import Memory
-    from memlane.scope import detect_context, load_aliases
     from memlane.write.settings import Limits
 
     profile = s["embed_profile"]
-    aliases = load_aliases(Path(s["project_aliases"]).expanduser())
     memory = Memory.open(
         db or s["db"],
         agent=s["agent"] or agent,
-        context=detect_context(cwd or Path.cwd(), aliases),
+        context=context_for(s, cwd),
         limits=Limits(s["max_body_bytes"], s["max_title_chars"], s["max_tags"], s["max_tag_chars"]),
         synchronous=s["sqlite_synchronous"],
         # A factory: an operation that needs no vectors never loads numpy or a model.

@@ -57,9 +57,7 @@ def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> 
         run_browser(by, scope, limit, review)
         return
     mem = memory()
-    mine = mem.agent is not None  # its own private memories too
-    found = mem.list(mem.filters(scope=scope, limit=limit + 1, include_private=mine))
-    shown, more = found[:limit], len(found) > limit
+    shown, more = view.newest_live(mem, scope, limit)
     groups = view.group(shown, by)
     if as_json:
         emit_json({

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from memlane import config
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
 from memlane.timeutil import utcnow
 
@@ -65,12 +66,11 @@ def _hook_dir() -> Path:
 def _queue_scope(given: str | None) -> str:
     """The queue's scope: the one given, else this project's (global outside one),
     found without opening the store."""
-    from memlane.scope import GLOBAL, detect_context, load_aliases, parse_scope
+    from memlane.scope import GLOBAL, parse_scope
 
     if given:
         return parse_scope(given)
-    aliases = load_aliases(Path(state().settings["project_aliases"]).expanduser())
-    project = detect_context(Path.cwd(), aliases).project
+    project = config.context_for(state().settings).project
     return f"project:{project}" if project else GLOBAL
 
 

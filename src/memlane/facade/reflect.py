@@ -96,11 +96,13 @@ class ReflectOps(Core):
         key = ",".join(filters.scopes) if filters.scopes is not None else "all"
         return filters, key
 
-    def _packed(self, records: Sequence[Record], now: datetime, where: str) -> list[Record]:
+    def _packed(
+        self, records: Sequence[Record], now: datetime, where: str
+    ) -> tuple[list[Record], packing.Pack]:
+        """The memories a pack may hold (what a passive read admits), and the pack."""
         floor = self.recall_settings.passive_floor
         admitted = [r for r in records if passive_ok(r, floor)]
-        ids = set(packing.pack(admitted, now, packing.PACK_MAX_BYTES, None, where).ids)
-        return [r for r in admitted if r.id in ids]
+        return admitted, packing.pack(admitted, now, packing.PACK_MAX_BYTES, None, where)
 
     def reflect(
         self,
@@ -156,8 +158,9 @@ class ReflectOps(Core):
         while done < len(todo) and (drain or done == 0):
             batch = todo[done : done + batch_size]
             records = self.list(filters)  # with the last batch's insights
-            packed = self._packed(records, now, base.scope)
-            ids, shown = [r.id for r in batch], [r.id for r in packed]
+            admitted, pack = self._packed(records, now, base.scope)
+            packed = [r for r in admitted if r.id in set(pack.ids)]
+            ids, shown = [r.id for r in batch], list(pack.ids)
 
             def parse(text: str, ids: list[str] = ids, shown: list[str] = shown) -> policy.Answer:
                 return policy.parse(text, ids, shown)
@@ -170,7 +173,7 @@ class ReflectOps(Core):
             if answer is None:  # malformed twice: this batch waits for the next run
                 break
             insights += self._store_insights(answer.insights)
-            proposals += self._propose(answer.ops, records, now, base.scope)
+            proposals += self._propose(answer.ops, admitted, pack.markdown, now, base.scope)
             with self._transaction() as w:
                 w.set_meta(f"{policy.WATERMARK_META}:{base.scope}",
                            policy.encode_mark(policy.mark_of(batch[-1])))  # fmt: skip
@@ -200,15 +203,14 @@ class ReflectOps(Core):
     def _propose(
         self,
         ops: Sequence[policy.Op],
-        records: list[Record],
+        admitted: list[Record],
+        before: str,
         now: datetime,
         key: str,
     ) -> list[policy.Proposal]:
+        """Each operation with the diff from the pack `before` to the pack after it."""
         if not ops:
             return []
-        floor = self.recall_settings.passive_floor
-        admitted = [r for r in records if passive_ok(r, floor)]
-        before = packing.pack(admitted, now, packing.PACK_MAX_BYTES, None, key).markdown
         made = []
         for op in ops:
             after = packing.pack(policy.pack_after(admitted, op, now), now,

@@ -10,7 +10,7 @@ short or too long to stand alone are never kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 
@@ -148,21 +148,34 @@ def cues_in(sentence: str) -> list[tuple[str, str]]:
     return [(family, name) for family, name, pattern in CUES if pattern.search(sentence)]
 
 
+def statements(turns: Iterable[Turn], roles: Iterable[str]) -> Iterator[tuple[int, Turn, str]]:
+    """Each sentence of these roles' turns that can stand alone, in the order said:
+    (turn index, turn, sentence)."""
+    wanted = set(roles)
+    for index, turn in enumerate(turns):
+        if turn.role in wanted:
+            for sentence in sentences(turn.text):
+                if standalone(sentence):
+                    yield index, turn, sentence
+
+
+def same_words(sentence: str) -> str:
+    """What makes two statements one: their words, case aside."""
+    return " ".join(re.findall(r"\w+", sentence.casefold()))
+
+
 def extract(turns: Sequence[Turn]) -> list[Candidate]:
     """Candidate memories in the order said, each distinct statement once."""
     cap = max(MAX_CANDIDATES, len(turns) // TURNS_PER_CANDIDATE)
     found: dict[str, Candidate] = {}
-    for turn in turns:
-        if turn.role not in (USER, ASSISTANT):
-            continue
-        for sentence in sentences(turn.text):
-            family = family_of(sentence, turn.role) if standalone(sentence) else None
-            if family is None:
-                continue
-            key = " ".join(re.findall(r"\w+", sentence.casefold()))
-            found.setdefault(key, Candidate(KINDS[family], sentence, family, turn.role))
+    for _, turn, sentence in statements(turns, (USER, ASSISTANT)):
+        family = family_of(sentence, turn.role)
+        if family is not None:
+            found.setdefault(
+                same_words(sentence), Candidate(KINDS[family], sentence, family, turn.role)
+            )
             if len(found) >= cap:
-                return list(found.values())
+                break
     return list(found.values())
 
 
@@ -190,19 +203,14 @@ def corrections(turns: Iterable[Turn]) -> list[Correction]:
     """What people said to correct the agent or to be remembered, in the order said,
     each distinct sentence once (questions, code and quotes never)."""
     found: dict[str, Correction] = {}
-    for index, turn in enumerate(turns):
-        if turn.role != USER:
+    for index, _, sentence in statements(turns, (USER,)):
+        cues = cues_in(sentence)
+        family = next((f for f, _ in cues if f in MINED), None)
+        if family is None:
             continue
-        for sentence in sentences(turn.text):
-            cues = cues_in(sentence) if standalone(sentence) else []
-            mined = [(family, name) for family, name in cues if family in MINED]
-            if not mined:
-                continue
-            family = mined[0][0]
-            sure = MINED[family] + CONFIRMING * (len(cues) - 1)
-            key = " ".join(re.findall(r"\w+", sentence.casefold()))
-            found.setdefault(key, Correction(
-                sentence, family, tuple(name for _, name in cues),
-                round(min(MAX_CONFIDENCE, sure), 2), index,
-            ))  # fmt: skip
+        sure = MINED[family] + CONFIRMING * (len(cues) - 1)
+        found.setdefault(same_words(sentence), Correction(
+            sentence, family, tuple(name for _, name in cues),
+            round(min(MAX_CONFIDENCE, sure), 2), index,
+        ))  # fmt: skip
     return list(found.values())

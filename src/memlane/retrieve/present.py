@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from datetime import datetime
 
-from memlane.model import Record, Taint, Version
+from memlane.model import Record, Taint, Version, effective_resonance
 
 # What a read says of a file: source that is no longer what a memory was written about.
 STALE_STATES = frozenset({"changed", "vanished"})
@@ -62,3 +63,40 @@ def changes(versions: Sequence[Version]) -> list[tuple[Version, list[str]]]:
         )  # fmt: skip
         out.append((after, list(diff)))
     return out
+
+
+def stamp(at: datetime | None) -> str:
+    """An instant to the minute, for people ("-": none)."""
+    return at.strftime("%Y-%m-%d %H:%M") if at else "-"
+
+
+def interval(start: datetime, end: datetime | None) -> str:
+    return f"{stamp(start)} .. {stamp(end) if end else 'now'}"
+
+
+def facts(record: Record, versions: int, now: datetime) -> list[tuple[str, str]]:
+    """A memory's metadata for a person, as (name, value): what the browser's card and
+    the web view's page show beside its text."""
+    r = record
+    resonance = effective_resonance(
+        r.importance, r.resonance_type, r.last_activated or r.created_at, now
+    )
+    sources = (r.source_type.value, r.source_agent, r.source_ref)
+    return [
+        ("id", r.id),
+        ("state", r.tombstone_text),
+        ("kind", r.kind.value),
+        ("scope", r.scope),
+        ("tags", ", ".join(r.tags) or "-"),
+        ("importance", f"{r.importance} (effective {resonance:.1f})"),
+        ("trust", f"confidence {r.confidence:.2f}, trust score {r.trust_score:.2f}"),
+        ("taint", r.taint.value),
+        ("source", " / ".join(x for x in sources if x)),
+        ("visibility", r.visibility.value + (f" ({r.owner})" if r.owner else "")),
+        ("occurred", stamp(r.occurred_at)),
+        ("created", stamp(r.created_at)),
+        ("updated", stamp(r.updated_at)),
+        ("valid", interval(r.valid_from, r.valid_until)),
+        ("versions", str(versions)),
+        ("session", r.session_id or "-"),
+    ]

@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 from markdown_it import MarkdownIt
 
 from memlane.facade.graph import Neighbourhood
-from memlane.model import Record, Version, effective_resonance
-from memlane.retrieve.present import changes, titled
+from memlane.model import Record, Version
+from memlane.retrieve.present import changes, facts, interval, titled
 from memlane.retrieve.recall import RecallResult, why
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
@@ -64,10 +64,6 @@ def layout(title: str, body: str, query: str = "") -> str:
     )
 
 
-def _when(t: datetime | None) -> str:
-    return t.strftime("%Y-%m-%d %H:%M") if t else "-"
-
-
 def memory_href(memory_id: str) -> str:
     return f"/memory/{escape(memory_id)}"
 
@@ -104,13 +100,12 @@ def search_page(query: str, result: RecallResult | None) -> str:
 def _history(versions: Sequence[Version]) -> str:
     out = []
     for version, lines in changes(versions):
-        until = _when(version.valid_until) if version.valid_until else "now"
         spans = []
         for line in lines:
             cls = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
             spans.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
         out.append(
-            f"<h3>v{version.number} <small>{_when(version.valid_from)} .. {until} · "
+            f"<h3>v{version.number} <small>{interval(version.valid_from, version.valid_until)} · "
             f"{escape(version.reason)}</small></h3>"
             f'<pre class="diff">{chr(10).join(spans) or "(no change in title, body or tags)"}</pre>'
         )
@@ -119,18 +114,7 @@ def _history(versions: Sequence[Version]) -> str:
 
 def memory_page(hood: Neighbourhood, versions: Sequence[Version], now: datetime) -> str:
     r = hood.record
-    clock = r.last_activated or r.created_at
-    resonance = effective_resonance(r.importance, r.resonance_type, clock, now)
-    meta = [
-        ("id", r.id), ("state", r.tombstone_text), ("kind", r.kind.value), ("scope", r.scope),
-        ("tags", ", ".join(r.tags) or "-"),
-        ("importance", f"{r.importance} (effective {resonance:.1f})"),
-        ("trust", f"confidence {r.confidence:.2f}, trust score {r.trust_score:.2f}"),
-        ("taint", r.taint.value), ("source", r.source_ref or r.source_type.value),
-        ("visibility", r.visibility.value), ("created", _when(r.created_at)),
-        ("updated", _when(r.updated_at)), ("occurred", _when(r.occurred_at)),
-        ("versions", str(len(versions))),
-    ]  # fmt: skip
+    meta = facts(r, len(versions), now)
     links = "".join(
         f'<li class="{"contradicts" if n.link.type.value == "contradicts" else ""}">'
         f"{escape(n.link.type.value)} {escape(n.arrow)} "

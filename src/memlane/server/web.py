@@ -46,16 +46,17 @@ def entity_key(name: str) -> str:
     return f"e:{name}"
 
 
-def explore(memory: Memory, start: str, opened: Sequence[str]) -> graphview.Graph:
-    """The graph around memory `start`: its neighbourhood, and each opened node's
-    (a memory's links and entities, an entity's memories), at most MAX_NODES nodes."""
+def explore(memory: Memory, start: str, opened: Sequence[str]) -> tuple[Record, graphview.Graph]:
+    """Memory `start` and the graph around it: its neighbourhood, and each opened
+    node's (a memory's links and entities, an entity's memories), at most MAX_NODES
+    nodes. Expanding a node marks it contradicted when one of its links is."""
     centre = memory.get(start)
     graph = graphview.Graph()
-    graph.add(_memory_node(centre, memory.neighbourhood(centre.id).contradicted), None)
+    graph.add(_memory_node(centre, False), None)
     for key in dict.fromkeys([memory_key(centre.id), *opened]):
         if key in graph.nodes and len(graph.nodes) < MAX_NODES:
             _expand(memory, graph, key)
-    return graph
+    return centre, graph
 
 
 def _memory_node(record: Record, contradicted: bool) -> graphview.Node:
@@ -86,11 +87,17 @@ def _expand(memory: Memory, graph: graphview.Graph, key: str) -> None:
             graph.connect(graphview.Edge(memory_key(record.id), key, "names"))
 
 
+def _expand_href(start: str, opened: Sequence[str], key: str) -> str | None:
+    """The graph with `key` opened too; None when it is open already (or the centre)."""
+    if key == memory_key(start) or key in opened:
+        return None
+    return pages.graph_href(start, [*opened, key])
+
+
 def _node_list(graph: graphview.Graph, start: str, opened: Sequence[str]) -> str:
     items = []
-    shown = {memory_key(start), *opened}  # already expanded
     for key, node in graph.nodes.items():
-        expand = pages.graph_href(start, [*opened, key]) if key not in shown else None
+        expand = _expand_href(start, opened, key)
         page = pages.memory_href(key[2:]) if not node.is_entity else None
         links = [f'<a href="{escape(h)}">{t}</a>' for h, t in ((page, "page"), (expand, "expand"))
                  if h]  # fmt: skip
@@ -128,14 +135,13 @@ class Views:
             raise Invalid("the graph needs ?id=MEMORY")
 
         def read(m: Memory) -> str:
-            graph = explore(m, start, opened)
-            centre = m.get(start)
-            shown = {memory_key(centre.id), *opened}  # a click on one opens its page
+            centre, graph = explore(m, start, opened)
+            # A click opens a node's neighbourhood; on an open one, its page.
             hrefs = {
-                key: pages.graph_href(centre.id, [*opened, key]) if key not in shown
-                else pages.memory_href(key[2:]) if key.startswith("m:") else "#"
+                key: _expand_href(centre.id, opened, key)
+                or (pages.memory_href(key[2:]) if key.startswith("m:") else "#")
                 for key in graph.nodes
-            }  # fmt: skip
+            }
             drawing = graphview.svg(graph, hrefs)
             legend = graphview.legend(
                 (n.kind for n in graph.nodes.values()), (e.type for e in graph.edges)

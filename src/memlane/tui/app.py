@@ -406,11 +406,7 @@ class Browser(App[None]):
 
     def reload(self) -> None:
         """Read the live memories again and rebuild the tree, keeping the selection."""
-        mine = self.memory.agent is not None  # its own private memories too
-        chosen = self.memory.filters(scope=self.scope, limit=self.limit + 1, include_private=mine)
-        found = self.memory.list(chosen)
-        self.more = len(found) > self.limit
-        self.records = found[: self.limit]
+        self.records, self.more = view.newest_live(self.memory, self.scope, self.limit)
         self._fill()
 
     def _fill(self) -> None:

@@ -1,6 +1,7 @@
 """What the browser shows, as plain data and text: groups of memories, a memory's
 card as Markdown, the diff between its versions, its neighbourhood as rows, and the
-grouped summary printed when there is no terminal. Pure: no Textual, no store.
+grouped summary printed when there is no terminal. No Textual; one read (`newest`),
+the rest pure.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from datetime import datetime
 import msgspec
 
 from memlane.facade.graph import Neighbourhood
-from memlane.model import Record, Version, effective_resonance
-from memlane.retrieve.present import changes, titled
+from memlane.memory import Memory
+from memlane.model import Record, Version
+from memlane.retrieve.present import changes, facts, interval, stamp, titled
 from memlane.retrieve.score import Scored
 
 GROUPINGS = ("kind", "scope", "tag", "session")
@@ -37,6 +39,14 @@ def _keys(by: str) -> Callable[[Record], tuple[str, ...]]:
     if by == "session":
         return lambda r: (r.session_id or NO_SESSION,)
     raise ValueError(f"group by one of {', '.join(GROUPINGS)}, not {by!r}")
+
+
+def newest_live(memory: Memory, scope: str | None, limit: int) -> tuple[list[Record], bool]:
+    """The newest `limit` live memories of `scope` the agent may see (its own private
+    ones too), and whether there are more."""
+    mine = memory.agent is not None
+    found = memory.list(memory.filters(scope=scope, limit=limit + 1, include_private=mine))
+    return found[:limit], len(found) > limit
 
 
 def newest(record: Record) -> datetime:
@@ -67,10 +77,6 @@ def matches(record: Record, needle: str) -> bool:
     return any(low in text.casefold() for text in haystack)
 
 
-def _when(t: datetime | None) -> str:
-    return t.strftime("%Y-%m-%d %H:%M") if t else "-"
-
-
 label = titled  # a memory's line in the tree and in tables
 
 
@@ -82,28 +88,8 @@ def _inline(text: str) -> str:
 def card(hood: Neighbourhood, versions: int, now: datetime) -> str:
     """A memory as Markdown: title, body, then its metadata, links and entities."""
     r = hood.record
-    clock = r.last_activated or r.created_at
-    resonance = effective_resonance(r.importance, r.resonance_type, clock, now)
-    rows = [
-        ("id", r.id),
-        ("state", r.tombstone_text),
-        ("kind", r.kind.value),
-        ("scope", r.scope),
-        ("tags", ", ".join(r.tags) or "-"),
-        ("importance", f"{r.importance} (effective {resonance:.1f})"),
-        ("trust", f"confidence {r.confidence:.2f}, trust score {r.trust_score:.2f}"),
-        ("taint", r.taint.value),
-        ("source", " / ".join(x for x in (r.source_type.value, r.source_agent, r.source_ref) if x)),
-        ("visibility", r.visibility.value + (f" ({r.owner})" if r.owner else "")),
-        ("occurred", _when(r.occurred_at)),
-        ("created", _when(r.created_at)),
-        ("updated", _when(r.updated_at)),
-        ("valid", f"{_when(r.valid_from)} .. {_when(r.valid_until) if r.valid_until else 'now'}"),
-        ("versions", str(versions)),
-        ("session", r.session_id or "-"),
-    ]
     lines = [f"# {r.title}", "", r.body, "", "---", ""]
-    lines += [f"- **{name}**: {_inline(value)}" for name, value in rows]
+    lines += [f"- **{name}**: {_inline(value)}" for name, value in facts(r, versions, now)]
     lines += ["", f"## Links ({len(hood.links)})", ""]
     for n in hood.links:
         way = n.arrow
@@ -136,8 +122,8 @@ def history_text(versions: Sequence[Version]) -> str:
     """Every version, oldest first, each with a unified diff from the one before."""
     out: list[str] = []
     for version, lines in changes(versions):
-        until = _when(version.valid_until) if version.valid_until else "now"
-        out.append(f"v{version.number}  {_when(version.valid_from)} .. {until}  ({version.reason})")
+        span = interval(version.valid_from, version.valid_until)
+        out.append(f"v{version.number}  {span}  ({version.reason})")
         out += [f"  {line}" for line in lines] or ["  (no change in title, body or tags)"]
         out.append("")
     return "\n".join(out)
@@ -162,7 +148,7 @@ def summary(groups: Sequence[Group], by: str, shown: int, *, more: bool = False)
     for g in groups:
         lines.append(f"{g.label} ({len(g.records)})")
         for r in g.records[:SUMMARY_PER_GROUP]:
-            lines.append(f"  {r.id}  {_when(newest(r))}  {label(r)}")
+            lines.append(f"  {r.id}  {stamp(newest(r))}  {label(r)}")
         if len(g.records) > SUMMARY_PER_GROUP:
             lines.append(f"  ... {len(g.records) - SUMMARY_PER_GROUP} more")
     return "\n".join(lines) + "\n"
