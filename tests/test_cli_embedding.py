@@ -92,3 +92,14 @@ def test_embed_draws_a_progress_bar_on_a_terminal_only(run, cli_env, tmp_path):
     assert "embedding" in drawn and "100%" in drawn
     piped = run("embed", "--all")  # the test runner's stderr is not a terminal
     assert piped.exit_code == 0 and "embedding" not in piped.stderr
+
+
+def test_long_only_embeds_again_only_texts_longer_than_n_tokens(run):
+    short = add(run, "Hyperparameterisation notwithstanding, internationalisation.")  # 3 words
+    long = add(run, "Runbook: " + " ".join(f"step{i}" for i in range(40)))  # hash: words
+    alone = json.loads(run("embed", "--long-only", "30", "--json").stdout)
+    assert alone["ids"] == [long]
+    both = json.loads(run("embed", "--all", "--long-only", "2", "--json").stdout)
+    assert sorted(both["ids"]) == sorted([short, long])
+    bad = run("embed", "--long-only", "0")
+    assert bad.exit_code == 2 and "--long-only" in bad.stderr

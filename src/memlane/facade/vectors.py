@@ -42,9 +42,17 @@ class VectorOps(Core):
         long_only: int | None = None,
         progress: Progress | None = None,
     ) -> EmbedOutcome:
-        """Embed one memory, the pending ones (missing or stale vectors), or all live ones;
-        `long_only` N narrows to bodies of at least N characters. `progress(done, total)`
-        is told after each batch."""
+        """Embed one memory, the pending ones (missing or stale vectors), or all live ones.
+        `progress(done, total)` is told after each batch.
+
+        `long_only` N keeps those whose embedded text is longer than N of the profile's
+        tokens (reference/000's `--long-only`: entries a smaller window once truncated,
+        now to be chunked); without an id or `pending` it looks at all live memories.
+        """
+        if long_only is not None:
+            if long_only < 1:
+                raise Invalid(f"--long-only must be at least 1 token, got {long_only}")
+            all = all or (memory_id is None and not pending)
         if sum((memory_id is not None, pending, all)) != 1:
             raise Invalid("embed takes exactly one of: an id, --pending, --all")
         embedder = self._need_embedder()
@@ -55,7 +63,7 @@ class VectorOps(Core):
         else:
             records = self.list(scope="all", limit=0, include_private=self.agent is not None)
         if long_only is not None:
-            records = [r for r in records if len(r.body) >= long_only]
+            records = [r for r in records if _tokens(embedder, r) > long_only]
         return self._embed_all(embedder, records, progress)
 
     def _embed_all(
@@ -269,3 +277,8 @@ class VectorOps(Core):
         read = self._as_read([item.record for item in items], sources)
         return tuple(item if r is item.record else replace(item, record=r)
                      for item, r in zip(items, read, strict=True))  # fmt: skip
+
+
+def _tokens(embedder: Embedder, record: Record) -> int:
+    """How many of the profile's tokens the text embedded for `record` holds."""
+    return len(embedder.token_spans(normalize.document_text(record)))
