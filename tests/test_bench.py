@@ -41,3 +41,23 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
 def test_bench_refuses_bad_sizes(run):
     result = run("bench", "--sizes", "ten")
     assert result.exit_code == 2 and "--sizes" in result.stderr
+
+
+def test_the_goal_column_says_whether_each_measured_goal_was_met():
+    from memlane.benchmark.report import goal_cell
+
+    def result(memories, hybrid, cold):
+        return {"memories": memories, "recall_hybrid": {"p50_ms": hybrid},
+                "cold_recall": {"hybrid": {"p50_ms": cold} if cold else {"runs": 0}}}  # fmt: skip
+
+    goals = {"recall_hybrid_p50_ms": {"100000": 20.0, "1000000": 80.0},
+             "cold_recall_p50_ms": {"100000": 400.0}}  # fmt: skip
+    data = {"goals": goals, "results": [result(100_000, 21.5, 399.0)]}
+    assert goal_cell(data, "recall_hybrid_p50_ms") == (
+        "<= 20 @ 100,000: MISSED, <= 80 @ 1,000,000"  # 10^6 was not run
+    )
+    assert goal_cell(data, "cold_recall_p50_ms") == "<= 400 @ 100,000: met"
+    data = {"goals": goals, "results": [result(100_000, 7.9, None), result(1_000_000, 80.0, None)]}
+    assert goal_cell(data, "recall_hybrid_p50_ms") == "<= 20 @ 100,000: met, <= 80 @ 1,000,000: met"
+    assert goal_cell(data, "cold_recall_p50_ms") == "<= 400 @ 100,000"  # no cold runs
+    assert goal_cell(data, None) == ""

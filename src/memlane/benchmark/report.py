@@ -73,11 +73,26 @@ def _index(index: dict[str, Any]) -> str:
     return f"sign codes, {index['rows']:,} rows, {index['rescored']:,} re-scored"
 
 
-def _goal(data: dict[str, Any], key: str | None) -> str:
+# The measured value each goal is judged on, from one size's results (None: not measured).
+GOAL_VALUES: dict[str, Callable[[dict[str, Any]], float | None]] = {
+    "recall_hybrid_p50_ms": lambda r: r["recall_hybrid"]["p50_ms"],
+    "cold_recall_p50_ms": lambda r: r["cold_recall"]["hybrid"].get("p50_ms"),
+}
+
+
+def goal_cell(data: dict[str, Any], key: str | None) -> str:
+    """The goal of a row at each size, and whether this run met it where it ran that size."""
     if key is None:
         return ""
-    goals = data["goals"].get(key, {})
-    return ", ".join(f"<= {v:g} @ {int(n):,}" for n, v in goals.items())
+    measured = {r["memories"]: GOAL_VALUES[key](r) for r in data["results"]}
+    parts = []
+    for size, limit in data["goals"].get(key, {}).items():
+        part = f"<= {limit:g} @ {int(size):,}"
+        value = measured.get(int(size))
+        if value is not None:
+            part += ": met" if value <= limit else ": MISSED"
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def _align(row: list[str], widths: list[int]) -> list[str]:
@@ -98,7 +113,9 @@ def text(data: dict[str, Any]) -> str:
         f"machine: {m['cpu_count']} cpu {m['cpu']}, python {m['python']}, sqlite {m['sqlite']}",
         *speed_line(m),
     ]
-    cells = [[name, *(str(get(r)) for r in results), _goal(data, goal)] for name, get, goal in ROWS]
+    cells = [
+        [name, *(str(get(r)) for r in results), goal_cell(data, goal)] for name, get, goal in ROWS
+    ]
     header = ["memories", *(f"{r['memories']:,}" for r in results), "goal"]
     widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
     lines = ["  ".join(_align(row, widths)) for row in [header, *cells]]
