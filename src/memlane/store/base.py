@@ -64,6 +64,19 @@ class Selection(msgspec.Struct, frozen=True):
 EMBED_PROFILE_META = "embed_profile"
 # The keyword ladder's steps, strictest first: `match` of Store.search.
 SEARCH_STEPS = ("all", "most", "any")
+# "Most words" is tried between "all" and "any" for queries of this many words: with
+# fewer, it equals "any"; with more, the combinations grow too many to be cheap.
+MOST_WORDS = (3, 6)
+
+
+def has_step(match: str, words: int) -> bool:
+    """Whether a ladder step has a query for this many words, on every backend: "most"
+    for MOST_WORDS, "any" from 2 (it would only repeat "all" otherwise)."""
+    if match == "most":
+        return MOST_WORDS[0] <= words <= MOST_WORDS[1]
+    return words > 1 if match == "any" else words > 0
+
+
 # Matches a search ranks before it widens to every match, on every backend: the newest
 # RANK_CAP (see SQLiteStore._rank_floor), for "any" ANY_RANK_CAP shared among the
 # words (see SQLiteStore._windows). At 10^5 memories a 5,000-match "any" step took 29

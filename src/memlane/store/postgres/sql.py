@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
+from memlane.store.base import has_step
 from memlane.store.dialect import Dialect, Params
 from memlane.store.dialect import filters as shared
 from memlane.store.sqlite.rows import COLUMNS
@@ -170,8 +171,6 @@ def matching(alias: str, found: Sequence[Word], match: str, vocabulary: bool = F
     the few rows to count words in. At 10^4 memories, counting every row's words took
     22 ms a search; the write policy searches so for each line it adds.
     """
-    from memlane.store.sqlite.sql import has_step
-
     if not has_step(match, len(found)):
         return None
     held = [has_word(alias, i, w, vocabulary) for i, w in enumerate(found)]

@@ -7,6 +7,7 @@ import itertools
 import re
 from functools import partial
 
+from memlane.store.base import has_step
 from memlane.store.dialect import Dialect, Params
 from memlane.store.dialect import filters as shared
 from memlane.store.sqlite.rows import COLUMNS
@@ -25,9 +26,6 @@ STOPWORDS = frozenset(
     those through to too under until up very was we were what when where which while who
     whom why will with would you your yours""".split()
 )
-# "Most words" is tried between "all" and "any" for queries of this many words: with
-# fewer, it equals "any"; with more, the combinations grow too many to be cheap.
-_MOST_MIN, _MOST_MAX = 3, 6
 # Tokens as FTS5's unicode61 tokenizer sees them; a trailing * asks for a prefix.
 _TOKEN = re.compile(r"[^\W_]+\*?")
 
@@ -50,14 +48,6 @@ def fts_query(text: str, match: str = "all") -> str | None:
         groups = itertools.combinations(unique, len(unique) - 1)
         return " OR ".join("(" + " AND ".join(group) + ")" for group in groups)
     return " OR ".join(unique)
-
-
-def has_step(match: str, words: int) -> bool:
-    """Whether the step has a query for this many words, on either backend: "most"
-    for 3-6, "any" from 2 (it would only repeat "all" otherwise)."""
-    if match == "most":
-        return _MOST_MIN <= words <= _MOST_MAX
-    return words > 1 if match == "any" else words > 0
 
 
 def fts_terms(text: str) -> list[str]:
