@@ -174,7 +174,7 @@ class GraphOps(Core):
             way = () if link.type in SYMMETRIC_LINKS else (link.source,)
             if other in others:
                 linked.setdefault((other, link.type.value, *way), Linked(link, others[other]))
-        return Neighbourhood(record, tuple(linked.values()), tuple(self.entities_of(record.id)))
+        return Neighbourhood(record, tuple(linked.values()), tuple(self._named_by(record)))
 
     def unlink(self, link_id: str) -> Link:
         """Delete a link by its id (both directions of a symmetric one)."""
@@ -217,7 +217,9 @@ class GraphOps(Core):
     def entities_of(self, memory_id: str) -> list[Entity]:
         """The entities a memory names (most named first), each counted over the live
         memories this agent may see."""
-        record = self._load(self.store, memory_id)
+        return self._named_by(self._load(self.store, memory_id))
+
+    def _named_by(self, record: Record) -> list[Entity]:
         self._entities_current()
         return self.store.entities_of(record.id, self.agent)
 
