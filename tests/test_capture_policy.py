@@ -1,32 +1,30 @@
 """The capture policy as pure functions: secret redaction and injection signals over the
-corpora in capture_corpus.py, plus properties of redact on generated text. No database."""
+labelled corpora shipped in memlane/evaluation/corpora, plus properties of redact on
+generated text. No database."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capture_corpus import BENIGN_INSTRUCTIONS, BENIGN_LOOKALIKES, INJECTIONS, SECRETS
-from memlane.write.injection import FAMILIES, injection_signals, is_injection
-from memlane.write.secrets import KINDS, Redaction, find_secrets, redact
+from memlane.evaluation import screening
+from memlane.write.injection import injection_signals, is_injection
+from memlane.write.secrets import Redaction, find_secrets, redact
 
-SECRET_TEXTS = [text for text, _, _ in SECRETS]
-INJECTION_TEXTS = [text for text, _ in INJECTIONS]
+SECRET_CASES = screening.load(screening.corpus_files("secrets"))
+INJECTION_CASES = screening.load(screening.corpus_files("injection"))
+SECRETS = [c for c in SECRET_CASES if c.label == "secret"]
+LOOKALIKES = [c for c in SECRET_CASES if c.label == "benign"]
+INJECTIONS = [c for c in INJECTION_CASES if c.label == "injection"]
+IMPERATIVES = [c for c in INJECTION_CASES if c.label == "benign"]
 
 
-def _ids(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    """`kind-3` for the third example of a kind: failures name the corpus entry."""
-    seen: Counter[str] = Counter()
-    ids = []
-    for row in rows:
-        seen[row[1]] += 1
-        ids.append(f"{row[1]}-{seen[row[1]]}")
-    return ids
+def _spans(text: str) -> list[tuple[int, int]]:
+    return [(r.start, r.end) for r in find_secrets(text)]
 
 
 def _assert_spans_valid(text: str, found: list[Redaction]) -> None:
@@ -39,120 +37,152 @@ def _assert_spans_valid(text: str, found: list[Redaction]) -> None:
 # ---- the corpora themselves ------------------------------------------------------------
 
 
-def test_corpora_are_large_and_cover_every_kind_and_family():
-    assert len(SECRETS) >= 70 and len(BENIGN_LOOKALIKES) >= 70
-    assert len(INJECTIONS) >= 40 and len(BENIGN_INSTRUCTIONS) >= 60
-    kinds = Counter(kind for _, kind, _ in SECRETS)
-    assert set(kinds) == set(KINDS) and min(kinds.values()) >= 5
-    assert {family for _, family in INJECTIONS} == set(FAMILIES)
-    for text, _, secret in SECRETS:
-        assert secret in text
+def test_corpora_are_large_varied_and_well_formed():
+    assert len(SECRETS) >= 150 and len(LOOKALIKES) >= 150
+    assert len({c.kind for c in SECRETS}) >= 25
+    assert len(INJECTIONS) >= 150 and len(IMPERATIVES) >= 150
+    assert len({c.lang for c in INJECTIONS}) >= 5
+    for case in SECRETS:
+        assert case.secrets and all(value in case.text for value in case.secrets), case.id
+    assert not any(c.secrets for c in LOOKALIKES)
+    ids = [c.id for c in SECRET_CASES + INJECTION_CASES]
+    assert len(ids) == len(set(ids))
 
 
-# ---- secrets -----------------------------------------------------------------------------
+def test_a_bad_corpus_line_is_named():
+    from memlane.errors import Invalid
+
+    path = screening.CORPORA.parent.parent.parent.parent / "tests" / "no-such.jsonl"
+    with pytest.raises(FileNotFoundError):
+        screening.load([path])
+    with pytest.raises(Invalid, match=r"bad\.jsonl:1"):
+        _load_text('{"id": 1}')
 
 
-@pytest.mark.parametrize(("text", "kind", "secret"), SECRETS, ids=_ids(SECRETS))
-def test_every_secret_is_redacted_and_named(text, kind, secret):
+def _load_text(text: str) -> list[screening.Case]:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bad.jsonl"
+        path.write_text(text, encoding="utf-8")
+        return screening.load([path])
+
+
+# ---- the targets, on every shipped corpus ---------------------------------------------------
+
+
+def test_secrets_meet_their_targets_on_the_corpora():
+    report = screening.score_secrets(SECRET_CASES, _spans)
+    misses = [f"{c.id} {c.kind}" for c in report.misses]
+    alarms = [f"{c.id} {c.kind}" for c in report.false_alarms]
+    assert report.meets_targets(), (report.overall.as_dict(), misses, alarms)
+
+
+def test_injections_meet_their_targets_on_the_corpora():
+    report = screening.score_injection(INJECTION_CASES, is_injection)
+    misses = [f"{c.id} {c.kind} {c.lang}" for c in report.misses]
+    alarms = [f"{c.id} {c.kind} {c.lang}" for c in report.false_alarms]
+    assert report.meets_targets(), (report.overall.as_dict(), misses, alarms)
+
+
+def test_the_scorer_counts_a_fragment_left_behind_as_a_miss():
+    case = screening.Case("x", "secret", "password_prose", "pw: Tr0ub4dor&3x", ("Tr0ub4dor&3x",))
+    partial = screening.score_secrets([case], lambda t: [(4, 13)])
+    whole = screening.score_secrets([case], lambda t: [(4, 16)])
+    assert partial.overall.caught == 0 and whole.overall.caught == 1
+    benign = screening.Case("y", "benign", "uuid", "id 1b4e28ba-2fa1-11d2-883f-0016d3cca427")
+    assert screening.score_secrets([benign], lambda t: [(0, 2)]).overall.flagged == 1
+
+
+# ---- secrets: what users wrote that broke the promise ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Remember that the staging DB password is hunter2-Sup3rS3cret!", "hunter2-Sup3rS3cret"),
+        ("staging password: Tr0ub4dor&3x", "Tr0ub4dor&3x"),
+        ("password=hunter2-but-longer-8841", "hunter2-but-longer-8841"),
+        ("DB_PASSWORD: 'Wint3r!sComing#2026'", "Wint3r!sComing#2026"),
+        ("url:https://x/y?token=ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6", "ghp_aB3dE6"),
+        ("mysql -u root -pS3cr3tPass! db", "S3cr3tPass"),
+        ("PGPASSWORD=pa55word psql -h db", "pa55word"),
+        ("my debit card PIN is 4417, don't share it", "4417"),
+        ("Das Passwort für den Staging-Server ist Cd3m3hC$1P!Jh.", "Cd3m3hC$1P!Jh"),
+        ("数据库密码是QUhJ#!9LhG，记得下周改掉。", "QUhJ#!9LhG"),
+        ("curl -u deploy:Qx7plV2z https://ci.internal/api", "Qx7plV2z"),
+    ],
+)
+def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
     redacted, found = redact(text)
-    assert secret not in redacted
-    assert [item.kind for item in found] == [kind]
-    assert f"[REDACTED:{kind}]" in redacted
+    assert found and secret not in redacted
+    assert not any(piece in redacted for piece in (secret[-4:], secret[:4]) if len(secret) > 8)
 
 
-@pytest.mark.parametrize("text", BENIGN_LOOKALIKES)
-def test_benign_lookalikes_come_back_unchanged(text):
-    redacted, found = redact(text)
-    assert found == []
-    assert redacted is text
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password is required for login",
+        "Set the password with --password-file /run/secrets/db",
+        "rotate the api key every 90 days",
+        "TOKEN_TTL=3600",
+        "password: ${DB_PASSWORD}",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the token refresh",
+        "the cache key is user:42:profile:v3",
+        "AKIAIOSFODNN7EXAMPLE is the documented example access key",
+    ],
+)
+def test_talk_about_secrets_is_not_a_secret(text):
+    assert redact(text) == (text, [])
 
 
-@pytest.mark.parametrize("text", SECRET_TEXTS + BENIGN_LOOKALIKES)
-def test_redact_is_idempotent(text):
-    once, _ = redact(text)
-    twice, found = redact(once)
-    assert twice == once and found == []
-
-
-@pytest.mark.parametrize(("text", "kind", "secret"), SECRETS, ids=_ids(SECRETS))
-def test_offsets_point_into_the_original_text(text, kind, secret):
-    found = find_secrets(text)
-    _assert_spans_valid(text, found)
-    assert any(secret in text[item.start : item.end] for item in found)
-
-
-def test_a_credential_keeps_its_key():
-    assert redact("DB_PASSWORD=s3cr3t-Pa55")[0] == "DB_PASSWORD=[REDACTED:credential]"
-    assert redact('{"password": "Tr0ub4dor&3"}')[0] == '{"password": "[REDACTED:credential]"}'
-
-
-def test_a_connection_string_loses_only_its_password():
+def test_a_credential_keeps_its_key_and_a_url_its_host():
+    assert redact("DB_PASSWORD=s3cr3t-Pa55")[0] == "DB_PASSWORD=[REDACTED:password]"
+    assert redact('{"password": "Tr0ub4dor&3"}')[0] == '{"password": "[REDACTED:password]"}'
     text = "postgres://app:Xk29fjQ7@db:5432/app"
     assert redact(text)[0] == "postgres://app:[REDACTED:connection_string]@db:5432/app"
 
 
-def test_overlapping_detectors_give_one_span_named_by_the_most_specific():
+def test_overlapping_findings_give_one_span_named_by_the_most_specific():
     key = "sk-Fq3ZpL8mWv2XkR9tYb6NcJ4hGd7Ts1QeUa5oVi0Mn"
     redacted, found = redact(f"OPENAI_API_KEY={key}")
     assert redacted == "OPENAI_API_KEY=[REDACTED:openai_key]"
     assert [item.kind for item in found] == ["openai_key"]
 
 
-def test_several_secrets_are_reported_in_order():
-    text = "user=app password=Zq8-wLm2vR url=redis://:Pq7Lx2Nv9K@cache:6379 id=AKIAQX4M7ZPL2VNB6RTY"
-    redacted, found = redact(text)
-    assert [item.kind for item in found] == ["credential", "connection_string", "aws_access_key"]
-    assert "Zq8-wLm2vR" not in redacted and "Pq7Lx2Nv9K" not in redacted
-    assert "AKIAQX4M7ZPL2VNB6RTY" not in redacted
-    _assert_spans_valid(text, found)
+def test_base64_of_a_key_file_is_a_secret_and_base64_of_prose_is_not():
+    import base64
 
-
-# ---- injection ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("text", "family"), INJECTIONS, ids=_ids(INJECTIONS))
-def test_every_injection_is_flagged_with_its_family(text, family):
-    assert injection_signals(text) == [family]
-    assert is_injection(text)
-
-
-@pytest.mark.parametrize("text", BENIGN_INSTRUCTIONS)
-def test_no_benign_instruction_is_flagged(text):
-    assert injection_signals(text) == []
-    assert not is_injection(text)
-
-
-def test_secret_lookalikes_and_secrets_are_not_injections():
-    assert not any(is_injection(text) for text in SECRET_TEXTS + BENIGN_LOOKALIKES)
-
-
-# ---- precision and recall ---------------------------------------------------------------
-
-
-def _precision_recall(positives: list[bool], negatives: list[bool]) -> tuple[float, float]:
-    """From detector verdicts on texts that should fire and on texts that should not."""
-    tp, fn = sum(positives), positives.count(False)
-    fp = sum(negatives)
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-
-
-def test_both_detectors_are_exact_on_the_corpora():
-    secrets = _precision_recall(
-        [[r.kind for r in find_secrets(text)] == [kind] for text, kind, _ in SECRETS],
-        [bool(find_secrets(text)) for text in BENIGN_LOOKALIKES],
+    pem = (
+        "-----BEGIN PRIVATE KEY-----\n"
+        + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 3
+        + "\n-----END PRIVATE KEY-----"
     )
-    injections = _precision_recall(
-        [injection_signals(text) == [family] for text, family in INJECTIONS],
-        [is_injection(text) for text in BENIGN_INSTRUCTIONS],
-    )
-    assert secrets == (1.0, 1.0)
-    assert injections == (1.0, 1.0)
+    encoded = base64.b64encode(pem.encode()).decode()
+    assert [r.kind for r in find_secrets(f"CI_KEY_B64={encoded}")] == ["encoded_secret"]
+    prose = base64.b64encode(b"just a readme paragraph about memlane and its tests").decode()
+    assert find_secrets(f"content: {prose}") == []
 
 
-# ---- properties --------------------------------------------------------------------------
+# ---- redaction properties ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", SECRETS, ids=lambda c: c.id)
+def test_offsets_point_into_the_original_text(case):
+    found = find_secrets(case.text)
+    _assert_spans_valid(case.text, found)
+
+
+@pytest.mark.parametrize("case", SECRET_CASES, ids=lambda c: c.id)
+def test_redact_is_idempotent(case):
+    once, _ = redact(case.text)
+    twice, found = redact(once)
+    assert twice == once and found == []
+
 
 _FRAGMENTS = st.one_of(
-    st.sampled_from(SECRET_TEXTS + BENIGN_LOOKALIKES + INJECTION_TEXTS + BENIGN_INSTRUCTIONS),
+    st.sampled_from([c.text for c in SECRET_CASES + INJECTION_CASES]),
     st.text(max_size=60),
     st.text(alphabet="abcXYZ0189+/=_-:@ \n\"'", max_size=60),
 )
@@ -177,12 +207,18 @@ def test_text_without_secrets_is_never_changed(text):
         assert redact(text)[0] is text
 
 
-@pytest.mark.parametrize("unit", ["a-", "a.", "sk-", "a:b@", '"a":"', "Bearer "])
+@pytest.mark.parametrize(
+    "unit", ["a-", "a.", "sk-", "a:b@", '"a":"', "Bearer ", "password is ", "pw: a1", "| a |\n"]
+)
 def test_redact_stays_linear_on_long_repetitive_input(unit):
-    """A 64 KiB body of one repeated fragment once took 24 s (a key could start at every
-    `-`); every detector must start a match at most once per run of name characters."""
+    """A 64 KiB body of one repeated fragment must not make any detector backtrack."""
     text = unit * (64 * 1024 // len(unit))
     start = time.perf_counter()
     redact(text)
     injection_signals(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 5.0
+
+
+def test_secret_kinds_are_named_for_people():
+    kinds = Counter(r.kind for c in SECRETS for r in find_secrets(c.text))
+    assert {"password", "pin", "passphrase", "credential", "github_token"} <= set(kinds)

@@ -157,6 +157,7 @@ class Memory(
         self._check_embed_profile(draft.no_embed)
         [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
         with self._transaction() as w:
+            w.keep([draft.record.dedup_hash] if captured.keeps else [])
             result = self._persist(w, draft, doc, self._batch(vectors=doc is not None))
             if result.landed and result.id is not None and doc is not None:
                 self._with_rows(w, {result.id: doc})
@@ -312,6 +313,7 @@ class Memory(
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
         docs = dict(zip(drafts, self._embed_drafts(wanted), strict=True))
         with self._transaction() as w:
+            w.keep(d.record.dedup_hash for n, d in drafts.items() if captures[n].keeps)
             batch = self._batch(vectors=any(d is not None for d in docs.values()))
             out.update(self._policy_lines(w, drafts, docs, batch))
             landed = {
@@ -468,6 +470,7 @@ class Memory(
             new = patching.apply_patch(old, patch, self.limits)
             if (new.title, new.body, new.tags) != (old.title, old.body, old.tags):
                 new, captured = self._screened(new, capture_mode)
+                w.keep([new.dedup_hash] if captured.keeps else [])
             if new != old:
                 new = self._pinned(new)  # a revision is about the file as it is now
             if new.category != old.category:

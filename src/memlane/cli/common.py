@@ -42,8 +42,17 @@ class State(msgspec.Struct):
 
     def close(self) -> None:
         if self._memory is not None:
+            _tell_redactions(self._memory.redactions)
             self._memory.close()
             self._memory = None
+
+
+def _tell_redactions(found: Sequence[tuple[str, str]]) -> None:
+    """Secrets the store's door redacted that no write result reported: which fields."""
+    if found:
+        fields = ", ".join(dict.fromkeys(field for field, _ in found))
+        kinds = ", ".join(dict.fromkeys(kind for _, kind in found))
+        note(f"redacted {len(found)} secret(s) from {fields} ({kinds})")
 
 
 def state() -> State:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memlane import config
+from memlane.cli.capture import CAPTURE_MODE
 from memlane.cli.common import (
     emit_json,
     fail,
@@ -100,8 +101,9 @@ def _tokens(s: dict[str, Any]) -> dict[str, Grant]:
     show_default=True,
     help="Scope to keep the graph in (the MCP server's graph tools read and write global).",
 )
+@CAPTURE_MODE
 @json_option
-def import_mcp_memory_cmd(file: str, scope: str, as_json: bool) -> None:
+def import_mcp_memory_cmd(file: str, scope: str, capture_mode: str | None, as_json: bool) -> None:
     """Load FILE (- for stdin), the official MCP memory server's memory.jsonl: each
     entity with its observations, and the relations between them."""
     from memlane.server.graph import KnowledgeGraph, parse_jsonl
@@ -111,6 +113,8 @@ def import_mcp_memory_cmd(file: str, scope: str, as_json: bool) -> None:
     mem = memory()
     # The file's text was written by agents through that server: it is tool output.
     mem.default_taint = Taint.UNTRUSTED_TOOL
+    if capture_mode is not None:
+        mem.capture_mode = capture_mode
     loaded = KnowledgeGraph(mem, where, [where]).load(entities, relations)
     if as_json:
         emit_json({"scope": where, **loaded})

@@ -90,9 +90,7 @@ def import_group() -> None:
 
 @import_group.command("jsonl")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--capture-mode", type=CAPTURE_MODE,
-              help="Screen each memory as add does (auto redacts secrets): for files "
-              "from elsewhere.")  # fmt: skip
+@CAPTURE_MODE
 @click.option("--allow-tombstones", is_flag=True,
               help="Let a record end a live memory of the same id (trusted files only).")  # fmt: skip
 @json_option
@@ -124,8 +122,9 @@ def import_jsonl_cmd(
 
 @import_group.command("markdown")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@CAPTURE_MODE
 @json_option
-def import_markdown_cmd(directory: Path, as_json: bool) -> None:
+def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool) -> None:
     """Add one memory per *.md file of DIRECTORY (front matter: title, tags, kind,
     category, importance, scope, private...; the body is the content) through the
     write policy. Importing the same folder again adds nothing."""
@@ -140,7 +139,7 @@ def import_markdown_cmd(directory: Path, as_json: bool) -> None:
                 fields.setdefault("kind", meta["memory_kind"])
             result = mem.add(body, session_id=f"import:{directory.resolve()}",
                              source_ref=meta.get("source_ref") or f"file:{file.resolve()}",
-                             **fields)  # fmt: skip
+                             capture_mode=capture_mode, **fields)  # fmt: skip
             added.append({"file": str(file), "id": result.id, "status": result.status.value})
         except (MemlaneError, OSError, UnicodeDecodeError) as exc:
             failed.append({"file": str(file), "error": str(exc)})

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.retrieve.served import Index
     from memlane.write import draft, pipeline
     from memlane.write.draft import WriteContext
+    from memlane.write.screen import ScreenedWriter
 else:  # the write policy loads with the first write: a read never runs it
     draft = lazy_module("memlane.write.draft")
     pipeline = lazy_module("memlane.write.pipeline")
@@ -138,6 +139,9 @@ class Core:
         self.recall_settings = _default_recall_settings()
         self.write_policy = Thresholds()
         self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
+        # (field, kind) of every secret the store's door redacted (write.screen) that
+        # no write result reported: interfaces tell the user.
+        self.redactions: list[tuple[str, str]] = []
         # The taint of writes that name none: a person at the CLI is trusted_internal;
         # agent surfaces (MCP, hooks) set untrusted_tool (reference/002).
         self.default_taint = Taint.TRUSTED_INTERNAL
@@ -191,11 +195,20 @@ class Core:
         return record
 
     @contextmanager
-    def _transaction(self) -> Iterator[Writer]:
-        """One write transaction; registry lookups cached inside it stay consistent."""
+    def _transaction(self) -> Iterator[ScreenedWriter]:
+        """One write transaction; registry lookups cached inside it stay consistent.
+
+        Every text it writes passes the capture policy (write.screen) unless the write
+        says its capture mode keeps a memory's text (`keep`). What the screen
+        redacted is added to `redactions`.
+        """
+        from memlane.write.screen import ScreenedWriter
+
         self._categories = set()
-        with self.store.write() as w:
+        with self.store.write() as inner:
+            w = ScreenedWriter(inner)
             yield w
+        self.redactions += w.found
 
     def _check_category(self, category: str) -> None:
         """Refuse an unregistered category (looked up once per transaction)."""

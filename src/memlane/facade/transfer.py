@@ -13,19 +13,13 @@ import io
 import itertools
 import json
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
-from memlane.lazy import lazy_module
 from memlane.store import Selection
-
-if TYPE_CHECKING:
-    from memlane.write import normalize
-else:  # the write policy loads with the first write: a read never runs it
-    normalize = lazy_module("memlane.write.normalize")
 
 FORMAT, FORMAT_VERSION = "memlane-export", 1
 HEADER = {"kind": FORMAT, "version": FORMAT_VERSION}
@@ -207,22 +201,23 @@ class TransferOps(Core):
     ) -> ImportReport:
         """Load a JSONL export. Every line is checked before anything is written; a bad
         line is reported by number and skipped, the good ones land in one transaction.
-        `capture_mode` screens each new memory as `add` would (redaction, injection
-        tags) for a file from elsewhere; `allow_tombstones` lets a record end a live
-        memory of the same id."""
-        from memlane.write.capture import parse_mode
+        Every record's text is screened as `add` screens it (secrets redacted,
+        injection tagged) unless `capture_mode` keeps it (reviewed, manual: for a
+        trusted file); `allow_tombstones` lets a record end a live memory of the same
+        id."""
+        from memlane.write.capture import CaptureMode, parse_mode
 
         report = ImportReport()
-        mode = parse_mode(capture_mode) if capture_mode else None
+        mode = parse_mode(capture_mode or self.capture_mode)
         checked = self._checked(lines, report)
         by_kind = sorted(checked, key=lambda item: _ORDER[item[1]])
         landed: list[str] = []
         with self._transaction() as w:
+            if mode is not CaptureMode.AUTO:
+                w.keep_everything()
             for kind, group in itertools.groupby(by_kind, key=lambda item: item[1]):
                 batch = list(group)
                 rows = [row for _, _, row in batch]
-                if kind == "memory" and mode is not None:
-                    rows = [self._screened_row(row, mode, report) for row in rows]
                 outcomes = w.load_many(kind, rows, allow_tombstones)
                 for (number, _, _), row, outcome in zip(batch, rows, outcomes, strict=True):
                     if isinstance(outcome, Invalid):
@@ -233,6 +228,7 @@ class TransferOps(Core):
                         landed.append(row["id"])
             if landed:
                 w.journal("import", landed, self.agent)
+            report.redactions = len(w.found)
         report.errors.sort()
         report.unembedded = len(self._embed_ids(landed))
         return report
@@ -257,18 +253,6 @@ class TransferOps(Core):
             except (ValueError, Invalid) as exc:
                 report.errors.append((number, str(exc).splitlines()[0]))
         return out
-
-    def _screened_row(self, row: dict[str, Any], mode: Any, report: ImportReport) -> dict[str, Any]:
-        """A memory from an untrusted file, through the capture policy."""
-        from memlane.write.capture import capture
-
-        tags = json.loads(row["tags"] or "[]")
-        got = capture({"title": row["title"], "content": row["body"], "tags": tags}, mode)
-        report.redactions += len(got.redacted)
-        title, body = got.fields["title"], got.fields["content"]
-        return {**row, "title": title, "body": body,
-                "tags": json.dumps(got.fields["tags"], ensure_ascii=False),
-                "dedup_hash": normalize.dedup_hash(title, body)}  # fmt: skip
 
 
 _ORDER = {kind: i for i, kind in enumerate(

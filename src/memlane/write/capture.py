@@ -23,7 +23,11 @@ from memlane.model import REDACTED_TAG as REDACTED_TAG
 from memlane.write.injection import injection_signals
 from memlane.write.secrets import find_secrets, redact
 
-_TEXT_FIELDS = ("title", "content", "body")
+# The fields whose text a model reads back (checked for instructions to a model) and
+# every other free-text field of a write (screened for secrets too).
+_READ_FIELDS = ("title", "content", "body")
+_TEXT_FIELDS = (*_READ_FIELDS, "source_ref", "domain", "supersede_reason", "reason")
+_LIST_FIELDS = ("tags", "applicability", "wake_phrases", "wake_phrase")
 
 
 class CaptureMode(StrEnum):
@@ -37,6 +41,12 @@ class Captured(msgspec.Struct, frozen=True):
     redacted: tuple[str, ...] = ()  # kinds of the secrets replaced, in order found
     kept: tuple[str, ...] = ()  # kinds of what looks like a secret but was kept
     injection: tuple[str, ...] = ()  # instruction families the text matched
+    mode: CaptureMode = CaptureMode.AUTO
+
+    @property
+    def keeps(self) -> bool:
+        """Whether the write's text lands as given (reviewed, manual)."""
+        return self.mode is not CaptureMode.AUTO
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -73,19 +83,24 @@ def capture(fields: Mapping[str, Any], mode: CaptureMode = CaptureMode.AUTO) -> 
     for name in _TEXT_FIELDS:
         value = out.get(name)
         if isinstance(value, str):
-            families += injection_signals(value)
+            if name in _READ_FIELDS:
+                families += injection_signals(value)
             out[name], kinds = _screen(value, mode)
             found += kinds
-    tags = out.get("tags")
-    if isinstance(tags, str):
-        tags = [t for t in tags.split(",")]
-    if isinstance(tags, (list, tuple)):
-        screened = []
-        for tag in tags:
-            text, kinds = _screen(tag, mode) if isinstance(tag, str) else (tag, [])
-            screened.append(text)
+    for name in _LIST_FIELDS:
+        value = out.get(name)
+        if isinstance(value, str) and name != "wake_phrase":
+            value = value.split(",")
+        if isinstance(value, (list, tuple)):
+            screened = []
+            for item in value:
+                text, kinds = _screen(item, mode) if isinstance(item, str) else (item, [])
+                screened.append(text)
+                found += kinds
+            out[name] = screened
+        elif isinstance(value, str):
+            out[name], kinds = _screen(value, mode)
             found += kinds
-        out["tags"] = screened
     extra = []
     if found and mode is CaptureMode.AUTO:
         extra.append(REDACTED_TAG)
@@ -95,7 +110,7 @@ def capture(fields: Mapping[str, Any], mode: CaptureMode = CaptureMode.AUTO) -> 
         out["tags"] = [*(out.get("tags") or []), *extra]
     redacted = tuple(found) if mode is CaptureMode.AUTO else ()
     kept = () if mode is CaptureMode.AUTO else tuple(found)
-    return Captured(out, redacted, kept, tuple(dict.fromkeys(families)))
+    return Captured(out, redacted, kept, tuple(dict.fromkeys(families)), mode)
 
 
 def _screen(text: str, mode: CaptureMode) -> tuple[str, list[str]]:

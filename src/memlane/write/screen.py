@@ -1,0 +1,318 @@
+"""The capture policy at the store's door: every text a write puts into the store.
+
+`add` and its siblings run the capture policy on the fields they are given and report
+what it did (write.capture). Everything else memlane writes (successors, merges,
+summaries, reasons, journal lines, link reasons, reminders, registry entries, wake
+logs, imported rows, entity names) passes through `ScreenedWriter`, which wraps the
+store's Writer for one transaction:
+
+- a secret in any free-text field becomes `[REDACTED:<kind>]`, and a memory so changed
+  is tagged `auto-redacted`;
+- a memory whose title or body reads as instructions to a model is tagged
+  `injection-risk`, whoever wrote it;
+- a memory's text that is already stored is never rewritten (a tombstone or a counter
+  update does not redact what a deliberate `manual` capture kept), and the text of a
+  memory whose capture mode keeps secrets (`kept` hashes, or `keep_all`) lands as given;
+- what it redacted is collected in `found`, (field, kind) pairs, for the caller to tell.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from memlane.errors import Invalid
+from memlane.model import (
+    INJECTION_TAG,
+    REDACTED_TAG,
+    Link,
+    LinkType,
+    Mention,
+    Record,
+    RegistryEntry,
+    Reminder,
+    Session,
+    Version,
+    WakeGuess,
+    WakeRitual,
+    replace,
+)
+from memlane.store import Writer
+from memlane.write.injection import is_injection
+from memlane.write.normalize import dedup_hash
+from memlane.write.secrets import find_secrets, redact
+
+# A memory's free-text fields: single strings, and tuples of strings.
+RECORD_TEXTS = ("title", "body", "source_ref", "domain", "supersede_reason")
+RECORD_LISTS = ("tags", "applicability", "wake_phrases")
+# The same fields as stored columns (lists as JSON arrays), in memory and version rows.
+_ROW_TEXTS: dict[str, tuple[str, ...]] = {
+    "memory": RECORD_TEXTS,
+    "version": (*RECORD_TEXTS[:4], "reason"),
+    "link": ("reason",),
+    "reminder": ("text",),
+}
+_ROW_LISTS: dict[str, tuple[str, ...]] = {"memory": RECORD_LISTS, "version": RECORD_LISTS}
+
+
+class Screen:
+    """Redaction of single texts, remembering what it found."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, str]] = []  # (field, kind)
+
+    def text(self, value: str, where: str) -> str:
+        clean, spans = redact(value)
+        self.found += [(where, s.kind) for s in spans]
+        return clean
+
+    def optional(self, value: str | None, where: str) -> str | None:
+        return None if value is None else self.text(value, where)
+
+    def texts(self, values: Iterable[str], where: str) -> tuple[str, ...]:
+        return tuple(self.text(v, where) for v in values)
+
+    def record(self, record: Record, before: Record | None = None) -> Record:
+        """A memory as it may be stored: every text field that differs from `before`
+        (the stored row; None for a new memory) redacted, tagged for what was found."""
+        changes: dict[str, Any] = {}
+        count = len(self.found)
+        for name in RECORD_TEXTS:
+            value = getattr(record, name)
+            if value is not None and (before is None or value != getattr(before, name)):
+                changes[name] = self.text(value, name)
+        for name in RECORD_LISTS:
+            value = getattr(record, name)
+            if before is None or value != getattr(before, name):
+                changes[name] = self.texts(value, name)
+        tags = list(changes.get("tags", record.tags))
+        if len(self.found) > count and REDACTED_TAG not in tags:
+            tags.append(REDACTED_TAG)
+        title, body = changes.get("title", record.title), changes.get("body", record.body)
+        text_changed = before is None or (title, body) != (before.title, before.body)
+        if text_changed and INJECTION_TAG not in tags and is_injection(f"{title}\n{body}"):
+            tags.append(INJECTION_TAG)
+        changes["tags"] = tuple(tags)
+        if (title, body) != (record.title, record.body):
+            changes["dedup_hash"] = dedup_hash(title, body)
+        screened = replace(record, **changes)
+        return record if screened == record else screened
+
+    def row(self, kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        """An imported row (see Store.check_record) with its free text redacted."""
+        out = dict(row)
+        for name in _ROW_TEXTS.get(kind, ()):
+            if isinstance(out.get(name), str):
+                out[name] = self.text(out[name], name)
+        for name in _ROW_LISTS.get(kind, ()):
+            if isinstance(out.get(name), str):
+                items = _list(out[name])
+                screened = self.texts(items, name)
+                if list(screened) != items:
+                    out[name] = _json_list(screened)
+        if kind in ("memory", "version") and out != row:
+            out["dedup_hash"] = dedup_hash(out["title"], out["body"])
+        if kind == "memory":
+            tags = list(_list(out["tags"]))
+            if out != row and REDACTED_TAG not in tags:
+                tags.append(REDACTED_TAG)
+            if INJECTION_TAG not in tags and is_injection(f"{out['title']}\n{out['body']}"):
+                tags.append(INJECTION_TAG)
+            if tags != _list(out["tags"]):
+                out["tags"] = _json_list(tags)
+        if kind == "registry" and isinstance(out.get("data"), str):
+            data = json.loads(out["data"])
+            clean = self.data(data) if isinstance(data, dict) else data
+            if clean != data:
+                out["data"] = json.dumps(clean, ensure_ascii=False)
+        if kind in ("entity", "alias"):
+            name = "name" if kind == "entity" else "alias"
+            self.refuse(str(out[name]), f"entity {name}")
+        return out
+
+    def data(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A registry entry's fields, their string values redacted."""
+        return {k: self.text(v, k) if isinstance(v, str) else v for k, v in data.items()}
+
+    def refuse(self, value: str, what: str) -> None:
+        """A name that identifies something (a registry key, an entity) cannot be
+        redacted without breaking what refers to it: one holding a secret is refused."""
+        found = find_secrets(value)
+        if found:
+            raise Invalid(f"the {what} holds what looks like a secret ({found[0].kind})")
+
+
+def _list(value: str) -> list[str]:
+    parsed = json.loads(value or "[]")
+    return [str(v) for v in parsed] if isinstance(parsed, list) else []
+
+
+def _json_list(values: Iterable[str]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+class ScreenedWriter:
+    """A store Writer whose every write of text goes through a Screen (see the module)."""
+
+    def __init__(self, inner: Writer) -> None:
+        self._inner = inner
+        self._kept: set[str] = set()  # dedup hashes of memories whose text lands as given
+        self._keep_all = False
+        self.screen = Screen()
+
+    @property
+    def found(self) -> list[tuple[str, str]]:
+        return self.screen.found
+
+    def keep(self, dedup_hashes: Iterable[str]) -> None:
+        """The memories with these hashes land as written: their capture mode (reviewed,
+        manual) keeps what looks like a secret."""
+        self._kept.update(dedup_hashes)
+
+    def keep_everything(self) -> None:
+        """Every memory and imported row of this transaction lands as written."""
+        self._keep_all = True
+
+    def _keeps(self, record: Record) -> bool:
+        return self._keep_all or record.dedup_hash in self._kept
+
+    def _record(self, record: Record, before: Record | None) -> Record:
+        if self._keeps(record):
+            return record
+        return self.screen.record(record, before)
+
+    # ---- memories ------------------------------------------------------------------
+
+    def insert(self, records: Sequence[Record]) -> list[str]:
+        return self._inner.insert([self._record(r, None) for r in records])
+
+    def replace(self, record: Record, prior: Version | None) -> None:
+        self._inner.replace(self._record(record, self._inner.get(record.id)), prior)
+
+    def load(self, kind: str, row: Mapping[str, Any], allow_tombstones: bool) -> str:
+        return self._inner.load(kind, self._row(kind, row), allow_tombstones)
+
+    def load_many(
+        self, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
+    ) -> list[str | Invalid]:
+        screened: list[Mapping[str, Any]] = []
+        refused: dict[int, Invalid] = {}
+        for i, row in enumerate(rows):
+            try:
+                screened.append(self._row(kind, row))
+            except Invalid as exc:
+                refused[i] = exc
+        loaded = iter(self._inner.load_many(kind, screened, allow_tombstones))
+        return [refused[i] if i in refused else next(loaded) for i in range(len(rows))]
+
+    def _row(self, kind: str, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        return row if self._keep_all else self.screen.row(kind, row)
+
+    # ---- other text ------------------------------------------------------------------
+
+    def add_link(self, link: Link) -> None:
+        self._inner.add_link(replace(link, reason=self.screen.optional(link.reason, "reason")))
+
+    def journal(
+        self,
+        operation: str,
+        memory_ids: Sequence[str | None],
+        actor: str | None,
+        detail: str | None = None,
+    ) -> None:
+        self._inner.journal(operation, memory_ids, actor, self.screen.optional(detail, "reason"))
+
+    def put_reminder(self, reminder: Reminder) -> None:
+        self._inner.put_reminder(replace(reminder, text=self.screen.text(reminder.text, "text")))
+
+    def put_registry(self, entry: RegistryEntry) -> None:
+        self.screen.refuse(entry.key, f"{entry.registry} name")
+        self._inner.put_registry(replace(entry, data=self.screen.data(entry.data)))
+
+    def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
+        """Entity names come from memory text: a name holding a secret is not kept."""
+        self._inner.set_mentions({
+            memory_id: [m for m in found if not find_secrets(f"{m.name} {m.alias}")]
+            for memory_id, found in mentions.items()
+        })  # fmt: skip
+
+    def put_ritual(self, ritual: WakeRitual) -> None:
+        sequence = tuple((i, self.screen.text(t, "title")) for i, t in ritual.sequence)
+        response = self.screen.optional(ritual.last_response, "response")
+        self._inner.put_ritual(replace(ritual, sequence=sequence, last_response=response))
+
+    def put_guess(self, guess: WakeGuess) -> None:
+        self._inner.put_guess(replace(
+            guess, title=self.screen.text(guess.title, "title"),
+            guess=self.screen.text(guess.guess, "guess"),
+            phrases=self.screen.texts(guess.phrases, "wake phrase"),
+        ))  # fmt: skip
+
+    # ---- no free text: passed through ------------------------------------------------
+
+    def get(self, memory_id: str) -> Record | None:
+        return self._inner.get(memory_id)
+
+    def find_duplicate(
+        self, dedup_hash: str, session_id: str, owner: str | None, author: str | None, category: str
+    ) -> str | None:
+        return self._inner.find_duplicate(dedup_hash, session_id, owner, author, category)
+
+    def score_guess(
+        self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
+    ) -> None:
+        self._inner.score_guess(guess, scores, vector)
+
+    def put_phrase_vector(self, key: str, vector: bytes) -> None:
+        self._inner.put_phrase_vector(key, vector)
+
+    def put_session(self, session: Session) -> None:
+        self._inner.put_session(session)
+
+    def close_session(self, session_id: str, at: datetime) -> bool:
+        return self._inner.close_session(session_id, at)
+
+    def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
+        return self._inner.dismiss_reminder(reminder_id, agent, at)
+
+    def delete_link(self, link_id: str) -> Link | None:
+        return self._inner.delete_link(link_id)
+
+    def remove_link(self, source: str, target: str, type: LinkType) -> bool:
+        return self._inner.remove_link(source, target, type)
+
+    def delete(self, memory_id: str) -> None:
+        self._inner.delete(memory_id)
+
+    def merge_entities(self, source: str, target: str) -> None:
+        self._inner.merge_entities(source, target)
+
+    def remove_registry(self, registry: str, key: str) -> bool:
+        return self._inner.remove_registry(registry, key)
+
+    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
+        self._inner.ensure_session(session_id, at, agent)
+
+    def put_vectors(
+        self,
+        memory_id: str,
+        profile: str,
+        vectors: Sequence[tuple[int, bytes]],
+        dim: int,
+        content_hash: str,
+    ) -> None:
+        self._inner.put_vectors(memory_id, profile, vectors, dim, content_hash)
+
+    def drop_vectors(self) -> None:
+        self._inner.drop_vectors()
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._inner.set_meta(key, value)
+
+    def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
+        return self._inner.swap_meta(key, expected, value)
+
+    def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
+        self._inner.touch(memory_ids, counter, at)

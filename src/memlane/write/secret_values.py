@@ -1,0 +1,503 @@
+"""Secrets that are named, then given: "the staging password is X", `DB_PASSWORD=X`,
+`--token X`, `<password>X</password>`, a table's password column, "PIN 4417",
+"la contraseña es X", "密码是X". Pure functions.
+
+A label (a word that names a secret, in prose or as a key) is found first; the value
+is read after it, and judged. What is never a value: a placeholder or a reference to
+where the secret lives (`${DB_PASSWORD}`, `os.environ[...]`, a path or URL), a word
+or an identifier made of words (`required`, `qa_reader`), an email address, a host
+name, an IP address, a date, a time, a version, a number with a unit, a ticket id.
+
+Labels are of four families, which name the redaction and say what a value may look
+like: `password` (letters with digits or symbols; digits alone from six), `passphrase`
+(also words joined or, after a colon, spaced), `pin` (digits, or recovery-code groups)
+and `credential` (tokens, keys, secrets: random-looking values). A weak label (`key`,
+`login`, `auth`) only takes a value that could be nothing else but a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from memlane.write.secret_labels import (
+    CREDENTIAL,
+    FAMILIES,
+    PASSPHRASE,
+    PASSWORD,
+    PIN,
+    key_family,
+    label_family,
+    labels,
+    names_secret,
+    weak_key,
+)
+from memlane.write.secret_tokens import (
+    PIECES,
+    WORDY_FRACTION,
+    Span,
+    has_letter_and_digit,
+    is_path,
+    is_placeholder,
+    shannon_entropy,
+    wordiness,
+)
+
+KINDS = FAMILIES
+
+
+class Label(NamedTuple):
+    family: str
+    weak: bool
+    end: int  # where the value may start
+    direct: bool  # a key, flag or markup: the value follows at once
+
+
+# ---- what a value may not be ----------------------------------------------------------------
+
+_NOT_VALUE = re.compile(
+    r"""[^@\s]+@[\w-]+(?:\.[\w-]+)+                            # email address
+      | \d{1,3}(?:\.\d{1,3}){3}(?:[:/]\d+)?                    # IPv4, with a port or prefix
+      | [0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?:/\d+)?    # IPv6
+      | \d{4}-\d{2}-\d{2}(?:[T\s]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?
+      | \d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?                  # a time
+      | \d{1,2}[./-]\d{1,2}[./-]\d{2,4}                         # a date
+      | v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?                     # a version
+      | [\w.-]+@v?\d+(?:\.\d+)+                                 # package@version
+      | [$€£¥]?\d+(?:[.,]\d+)*[\s-]?(?:ms|s|sec|secs|m|min|mins|h|hrs?|d|days?|w|mo|y
+         |kb|mb|gb|tb|k|x|%|px|chars?|characters?|bits?|bytes?|digits?)  # a quantity
+      | [A-Z][A-Z0-9]+-\d+ | [#!]\d+                              # a ticket, an issue
+      | [$€£¥]\d[\d.,]*                                           # money
+      | [\w.-]+\.(?:txt|json|ya?ml|pem|key|crt|env|conf|cfg|ini|md|py|sh|toml|gpg|kdbx|p12
+         |pfx|sql|gz|tgz|zip|tar|log|csv|db|dump|bak|png|jpe?g|pdf|html?|js|ts|go|rs|java|rb)
+      | [\w.]*[(\[].*                                             # a code expression
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+# A host name: dot-separated labels ending in a common top-level domain.
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9-]+\.)+(?:com|net|org|io|dev|app|ai|co|cloud|local|lan|internal|corp|example"
+    r"|test|de|uk|fr|es|it|nl|jp|cn|ru|eu|us|ca|au|in|br|ch|se|pl|me|sh|gg|so|xyz|tech|site)"
+    r"(?::\d+)?",
+    re.IGNORECASE,
+)
+_UUID = re.compile(r"\{?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\}?")
+_HEXLIKE = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but of to in on at for with from by is are was were be been it its this "
+    "that these those as so if not no yes all any some each my your our their his her".split()
+)
+# Words (or marks) between a label and its value that leave the value linked to it.
+_LINKS = frozenset(
+    ": = - — – → => := | / is was are be now currently set to ist lautet war est était es era "
+    "é è jest je är er zijn это 是 为 為 は が 는 은 이 가 です".split()
+)
+_QUOTES = {'"': '"', "'": "'", "`": "`", "«": "»", "“": "”", "‘": "’", "「": "」", "『": "』"}
+# Sentence punctuation after a value. A `!` or `?` glued to a value stays with it (a
+# redaction one character too long loses nothing; one too short leaves a fragment).
+_TRAILING = ".,;:)]}>\"'»」』、。，；：）"
+_LEADING = "([{<\"'`«「『（=:"
+_WORD_MARKS = "'’-._"  # marks that join words, not the symbols a password mixes in
+MIN_VALUE = 4  # shorter values are counts, flags and toy examples
+MIN_PASSWORD = 5
+STRONG_LENGTH = 12  # a value this long of 3+ character classes is unmistakable
+RANDOM_LENGTH = 16  # a token this long of letters and digits, not words, is random
+DIGIT_RUNS = 3  # digits scattered through letters in this many runs: random, not a name
+MIN_LINKED_DIGITS = 6  # digits alone: a password right after its label from this long
+
+
+def _classes(value: str) -> int:
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() and c not in _WORD_MARKS for c in value),
+        )
+    )
+
+
+def _is_reference(value: str) -> bool:
+    return (
+        is_path(value)
+        or "://" in value
+        or value.startswith(("arn:", "vault:", "env:", "file:", "op://", "~/", "/", "${", "$("))
+    )
+
+
+def _identifier(value: str) -> bool:
+    """Made of words: `qa_reader`, `svc-etl`, `release.bot`, `DB_PASSWORD`."""
+    return re.fullmatch(r"[\w.-]+", value) is not None and wordiness(value) >= WORDY_FRACTION
+
+
+def is_random(value: str) -> bool:
+    """Long and random: hex, base32, base62 or base64 of 16+ characters, not words (or
+    digits scattered through it, which names never have)."""
+    if len(value) < RANDOM_LENGTH:
+        return False
+    if value.isalpha():  # letters alone: random when no words hide in mixed case
+        return _classes(value) == 2 and wordiness(value) < WORDY_FRACTION / 2
+    if not has_letter_and_digit(value):
+        return False
+    if len(re.findall(r"\d+", value)) >= DIGIT_RUNS and len(re.findall(r"[A-Za-z]+", value)) > 3:
+        return True
+    return wordiness(value) < WORDY_FRACTION and shannon_entropy(value) >= 3.0
+
+
+def _unmistakable(value: str) -> bool:
+    """A value no prose would hold but as a secret (what a weak label needs)."""
+    if _HEXLIKE.fullmatch(value) or _UUID.fullmatch(value):
+        return False  # digests, commit ids and request ids look the same
+    return is_random(value) or (len(value) >= STRONG_LENGTH and _classes(value) >= 3)
+
+
+def is_value(
+    value: str, family: str, weak: bool = False, quoted: bool = False, linked: bool = True
+) -> bool:
+    """Whether `value`, read after a label of `family`, is the secret itself.
+
+    Trigger: the value is not `linked` to its label (words stand between them). Why: a
+    sentence that names a password may go on to other things. Outcome: it must prove
+    more: no quoted words, no bare hex or UUIDs for tokens, no digits alone.
+    """
+    core = value.rstrip("!?") or value
+    if len(value) < MIN_VALUE or is_placeholder(core) or _is_reference(value):
+        return False
+    if _NOT_VALUE.fullmatch(core) or _HOST.fullmatch(core):
+        return False
+    if weak:
+        return is_random(core) and not _HEXLIKE.fullmatch(core) and not _UUID.fullmatch(core)
+    if family == PIN:
+        return _pin(value)
+    if core.isdigit():
+        return family == PASSWORD and linked and len(core) >= MIN_LINKED_DIGITS
+    if family == PASSPHRASE and _joined_words(core):
+        return True
+    if quoted and " " in value:
+        return family == PASSPHRASE and linked
+    if family == CREDENTIAL:
+        hexlike = _HEXLIKE.fullmatch(core) or _UUID.fullmatch(core)
+        if hexlike:
+            return len(core) >= (RANDOM_LENGTH if linked else 2 * RANDOM_LENGTH) and (
+                linked or not _UUID.fullmatch(core)
+            )
+        return _unmistakable(core) or (linked and quoted and _classes(core) >= 3)
+    if core.isalpha() or (_identifier(core) and not any(c.isdigit() for c in core)):
+        return linked and (quoted or is_random(core))
+    if not linked:
+        return _unmistakable(core) or _classes(core) >= 3
+    return len(value) >= MIN_PASSWORD and _classes(value) >= 2
+
+
+_CODE = re.compile(r"\d{4,12}|\d{3,5}(?:[ -]\d{3,5}){1,3}|[0-9a-z]{4,6}(?:-[0-9a-z]{4,6}){1,3}")
+
+
+def _pin(value: str, listed: bool = False) -> bool:
+    """Digits, or groups of a recovery code (`4e062-e3418`, `6471 6869`); in a list of
+    codes any such group counts, alone it needs four digits."""
+    if _CODE.fullmatch(value) is None:
+        return False
+    return listed or sum(c.isdigit() for c in value) >= MIN_VALUE
+
+
+def _joined_words(value: str) -> bool:
+    """Three or more words joined by `-`, `_`, `.` or `+` (diceware style), or CamelCase."""
+    parts = [p for p in re.split(r"[-_.+]", value) if p]
+    return (len(parts) >= 3 and all(p.isalnum() for p in parts)) or len(PIECES.findall(value)) >= 3
+
+
+# ---- reading the value after a label ------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]"  # one CJK, kana, hangul, thai
+    r"|[\u3000-\u303f\uff00-\uffef]"  # CJK and full-width punctuation
+    r"|[^\s\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef\u0e00-\u0e7f]+"
+)
+_NEW_KEY = re.compile(r"[A-Za-z_][\w.-]*=\S")
+_SENTENCE_END = frozenset("。！？；")
+WINDOW = 12  # tokens after a label that may hold its value
+_SPACED_WORDS = re.compile(r"[ \t]*([a-z]{3,10}(?:[ \t]+[a-z]{3,10}){2,9})[ \t]*(?=$|[\n.,;])")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?P<item>\S(?:.*\S)?)[ \t]*$")
+
+
+def _strip(token: str) -> tuple[int, str]:
+    """(offset, value) of a token without the punctuation around it."""
+    lead = len(token) - len(token.lstrip(_LEADING))
+    value = token[lead:]
+    while value and value[-1] in _TRAILING + "!?":
+        if value[-1] in "!?" and len(value) > 1 and value[-2] not in _TRAILING:
+            break
+        value = value[:-1]
+    return lead, value
+
+
+def _ends_sentence(token: str) -> bool:
+    last = token[-1]
+    if last in _SENTENCE_END:
+        return True
+    if last in "!?":
+        return len(token) == 1 or token[-2] in _TRAILING
+    return last in ".;" and not (len(token) > 1 and token[-2] in "./")
+
+
+def _quoted(text: str, start: int) -> tuple[int, int] | None:
+    """The span inside a quote opening at `start` (to its closing quote, one line)."""
+    close = _QUOTES.get(text[start]) if start < len(text) else None
+    if close is None:
+        return None
+    end = start + 1
+    while end < len(text) and text[end] != "\n":
+        if text[end] == "\\" and close == '"':
+            end += 2
+            continue
+        if text[end] == close:
+            return start + 1, end
+        end += 1
+    return None
+
+
+def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
+    """The spans of the values that `label` gives, read from label.end: the words of
+    its line; the lines below when its line ends with a colon (a list of codes, or a
+    token on its own line); the next line when its sentence asks for the secret."""
+    family, weak = label.family, label.weak
+    pos = label.end
+    line_end = text.find("\n", pos)
+    stop = line_end if line_end >= 0 else len(text)
+    rest = text[pos:stop]
+    if family == PASSPHRASE and rest.lstrip().startswith(":"):
+        spaced = _SPACED_WORDS.match(text, pos + rest.index(":") + 1)
+        if spaced and not _FUNCTION_WORDS.intersection(spaced[1].split()):
+            yield spaced.span(1)
+            return
+    if family == PIN and rest.rstrip().endswith((":", "：")) and line_end >= 0:
+        yield from _listed(text, line_end + 1, family, weak)
+        return
+    found = list(_words_after(text, pos, stop, label))
+    yield from found
+    if found or line_end < 0:
+        return
+    if rest.rstrip().endswith((":", "：")):
+        yield from _listed(text, line_end + 1, family, weak)
+    elif rest.rstrip().endswith("?"):
+        yield from _reply(text, line_end + 1, label)
+
+
+_SPEAKER = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .@-]{1,24}:[ \t]+)?")
+
+
+def _reply(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
+    """A question naming a secret ("what's the vpn pw again?") answered on the next
+    line, after the speaker's name: only a value that proves itself counts."""
+    line_end = text.find("\n", pos)
+    stop = line_end if line_end >= 0 else len(text)
+    speaker = _SPEAKER.match(text, pos, stop)
+    start = speaker.end() if speaker else pos
+    strict = Label(label.family, label.weak, start, direct=False)
+    for span in _words_after(text, start, stop, strict, linked=False):
+        yield span
+        return
+
+
+def _words_after(
+    text: str, pos: int, stop: int, label: Label, linked: bool = True
+) -> Iterator[tuple[int, int]]:
+    seen = 0
+    while seen < WINDOW:
+        match = _TOKEN.search(text, pos, stop)
+        if match is None:
+            return
+        token, start = match[0], match.start()
+        opens = start == 0 or text[start - 1].isspace() or text[start - 1] in "(:=[{,"
+        inside = _quoted(text, start) if opens else None
+        if inside is not None:
+            value = text[inside[0] : inside[1]]
+            if is_value(value, label.family, label.weak, quoted=True, linked=linked):
+                yield inside
+            pos, seen, linked = inside[1] + 1, seen + 1, False
+            continue
+        if _NEW_KEY.match(token):
+            return  # another field begins: `trace_id=...`
+        lead, value = _strip(token)
+        if len(token) > 1 and is_placeholder(token):
+            return  # the label was given a template or a placeholder, not a secret
+        if value and is_value(value, label.family, label.weak, linked=linked):
+            yield start + lead, start + lead + len(value)
+        elif len(value) >= MIN_VALUE and (is_placeholder(value) or _is_reference(value)):
+            return  # the label was given a reference, not a secret
+        if _ends_sentence(token):
+            return
+        linked = not value or value.lower() in _LINKS
+        pos, seen = match.end(), seen + 1
+
+
+def _listed(text: str, pos: int, family: str, weak: bool) -> Iterator[tuple[int, int]]:
+    """The values on the lines below a label that ends its line: a list of recovery
+    codes, or one token on the next line."""
+    for line in _lines_from(text, pos):
+        item = _LIST_ITEM.match(text, line[0], line[1])
+        if item is None:
+            return
+        value = item["item"]
+        if family == PIN:
+            ok = _pin(value, listed=True)
+        else:
+            ok = " " not in value and is_value(value, family, weak)
+        if not ok:
+            return
+        yield item.span("item")
+        if family != PIN:
+            return
+
+
+def _lines_from(text: str, pos: int) -> Iterator[tuple[int, int]]:
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        yield pos, end
+        pos = end + 1
+
+
+# ---- finding labels ---------------------------------------------------------------------------
+
+# A key and its separator: `DB_PASSWORD=`, `"password": `, `password => `, `$env:TOKEN = `.
+# Not after `:` or `/` (`arn:...:secret:prod/db` and `vault/secret/x` are names, not keys),
+# nor after `-` or `.`: a key starts once per run of name characters, which keeps the
+# scan linear on long `a-a-a-...` runs.
+_KEY = re.compile(
+    r"(?:\$env:|(?<![\w.:/-]))(?P<key>[A-Za-z_][\w.-]*+)"
+    r"""(?P<sep>["']?[ \t]*(?::=|=>|[:=])[ \t]*)"""
+)
+# The value of a key: quoted (escapes kept inside double quotes), or bare to a space.
+_BARE = re.compile(r"[^\s\"'`,;<>&]+(?:&[^\s\"'`,;<>&=]*)*")
+_QUERY_VALUE = re.compile(r"[^\s&#\"'<>]+")
+_FLAG = re.compile(r"(?<![\w-])--?(?P<key>[A-Za-z][\w-]*+)(?:=|[ \t]+)(?=\S)")
+_XML_TAG = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]*)>(?P<value>[^<\n]{1,300})</(?P=key)>")
+_XML_ATTR = re.compile(
+    r"""(?:key|name)=["'](?P<key>[^"'\n]{1,80})["'][ \t]+value=["'](?P<value>[^"'\n]*)["']"""
+    r"""|<property[ \t]+name=["'](?P<pkey>[^"'\n]{1,80})["'][^>\n]*>(?P<pvalue>[^<\n]+)<"""
+)
+# Commands whose short flags take a password: flag pattern, then the value.
+_COMMAND_FLAGS = re.compile(
+    r"""\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;]*?[ \t]-p(?P<attached>[^\s-][^\s]*)"""
+    r"""|\b(?:sshpass|mongo|mongosh|mongodump)\b[^\n|;]*?[ \t]-p[ \t]+(?P<p>\S+)"""
+    r"""|\b(?:docker|podman|helm|buildah|skopeo|nerdctl)[ \t]+(?:registry[ \t]+)?login\b[^\n|;]*?[ \t]-p[ \t]+(?P<login>\S+)"""
+    r"""|\bredis-cli\b[^\n|;]*?[ \t]-a[ \t]+(?P<redis>\S+)"""
+    r"""|\bldap\w+\b[^\n|;]*?[ \t]-w[ \t]+(?P<ldap>\S+)"""
+    r"""|-pass(?:in|out)?[ \t]+pass:(?P<openssl>\S+)"""
+    r"""|\bhtpasswd\b(?:[ \t]+-\w+)*?[ \t]+-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+(?P<htpasswd>\S+)"""
+    r"""|\bsmbclient\b[^\n|;]*?-U[ \t]+\S+?%(?P<smb>\S+)"""
+    r"""|(?<![\w-])(?:-u|--user)[ \t]+["']?[\w.@+-]+:(?P<curl>[^\s"']+)"""
+)  # fmt: skip
+# What every _COMMAND_FLAGS pattern holds: scanned first, as it is rarely there.
+_COMMANDS = re.compile(
+    r"mysql|mariadb|sshpass|mongo|login|redis-cli|ldap|pass:|htpasswd|smbclient|-u[ \t]|--user"
+)
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.MULTILINE)
+
+
+def _prose(text: str) -> Iterator[Span]:
+    for found in labels(text):
+        label = Label(found.family, found.weak, found.end, direct=False)
+        for start, end in values_after(text, label):
+            yield start, end, found.family
+
+
+def _assignments(text: str) -> Iterator[Span]:
+    for match in _KEY.finditer(text):
+        key = match["key"]
+        if not names_secret(key):
+            continue
+        family, weak = key_family(key), weak_key(key)
+        in_query = match.start() > 0 and text[match.start() - 1] in "?&"
+        span = _direct_value(text, match.end(), in_query)
+        if span is not None and _direct_ok(text, span, family, weak):
+            yield span[0], span[1], family
+
+
+def _direct_value(text: str, pos: int, in_query: bool = False) -> tuple[int, int] | None:
+    """A key's value at `pos`: inside quotes, or a bare run (sentence punctuation off;
+    in a URL's query, to the next `&`)."""
+    if pos >= len(text):
+        return None
+    inside = _quoted(text, pos)
+    if inside is not None:
+        return inside
+    bare = (_QUERY_VALUE if in_query else _BARE).match(text, pos)
+    if bare is None:
+        return None
+    lead, value = _strip(bare[0])
+    return (pos + lead, pos + lead + len(value)) if value else None
+
+
+def _direct_ok(text: str, span: tuple[int, int], family: str, weak: bool) -> bool:
+    value = text[span[0] : span[1]]
+    quoted = span[0] > 0 and text[span[0] - 1] in _QUOTES
+    if quoted and family == CREDENTIAL and not weak:
+        # `"password": "sunshine"` counts; `EXPIRED_TOKEN = "expired_token"` does not.
+        return is_value(value, PASSWORD, quoted=True) and not names_secret(value)
+    return is_value(value, family, weak, quoted) and not names_secret(value)
+
+
+def _flags(text: str) -> Iterator[Span]:
+    for match in _FLAG.finditer(text):
+        if names_secret(match["key"]) and not match["key"].endswith(("-file", "-stdin", "-env")):
+            span = _direct_value(text, match.end())
+            family = key_family(match["key"])
+            if span is not None and _direct_ok(text, span, family, weak_key(match["key"])):
+                yield span[0], span[1], family
+    if _COMMANDS.search(text) is None:
+        return
+    for match in _COMMAND_FLAGS.finditer(text):
+        group = match.lastgroup or ""
+        inside = _quoted(text, match.start(group))
+        start, end = inside if inside is not None else match.span(group)
+        value = text[start:end]
+        if not is_placeholder(value) and not value.startswith(("$", "`")):
+            yield start, end, PASSWORD
+
+
+def _markup(text: str) -> Iterator[Span]:
+    for match in _XML_TAG.finditer(text):
+        if names_secret(match["key"]) and _direct_ok(text, match.span("value"), PASSWORD, False):
+            yield match.start("value"), match.end("value"), key_family(match["key"])
+    for match in _XML_ATTR.finditer(text):
+        key, value = ("key", "value") if match["key"] is not None else ("pkey", "pvalue")
+        if names_secret(match[key]) and _direct_ok(text, match.span(value), PASSWORD, False):
+            yield match.start(value), match.end(value), key_family(match[key])
+
+
+def _tables(text: str) -> Iterator[Span]:
+    """Markdown tables: the cells under a header that names a secret."""
+    rows = list(_TABLE_ROW.finditer(text))
+    columns: dict[int, str] = {}
+    for row in rows:
+        cells = row[1].split("|")
+        if all(set(c.strip()) <= set("-: ") for c in cells):
+            continue
+        names = {i: _header_family(c) for i, c in enumerate(cells)}
+        if not columns and any(names.values()):
+            columns = {i: f for i, f in names.items() if f}
+            continue
+        offset = row.start(1)
+        for i, cell in enumerate(cells):
+            family = columns.get(i)
+            value = cell.strip()
+            if family and value and is_value(value, family, quoted=True):
+                start = offset + cell.index(value)
+                yield start, start + len(value), family
+            offset += len(cell) + 1
+
+
+def _header_family(cell: str) -> str | None:
+    return label_family(cell)
+
+
+def value_spans(text: str) -> Iterator[Span]:
+    """Every labelled secret value in the text, by detector."""
+    yield from _markup(text)
+    yield from _assignments(text)
+    yield from _flags(text)
+    yield from _tables(text)
+    yield from _prose(text)
