@@ -125,7 +125,7 @@ def load(paths: Iterable[Path]) -> list[Case]:
     """Every case of these files; Invalid naming the file and line of a bad one."""
     cases = []
     for path in paths:
-        for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        for number, line in enumerate(path.read_text("utf-8").split("\n"), start=1):
             if not line.strip():
                 continue
             try:

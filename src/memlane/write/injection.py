@@ -1,139 +1,320 @@
 """Instruction-shaped text aimed at a model: the second half of the capture policy.
 
 A memory is read back into a model's context, so a stored "ignore previous instructions"
-is a prompt injection waiting to be recalled. Each family below is a few phrasings of
-an instruction TO THE MODEL; a match tags the memory `injection-risk`.
+is a prompt injection waiting to be recalled. A match tags the memory `injection-risk`
+(passive reads never surface it) and names the families it matched:
 
-Precision first: memories are full of imperatives aimed at engineers ("ignore the flaky
-test", "update the lockfile", "act as a proxy", "you are now able to deploy"). A pattern
-only fires when the object of the verb is the model's own instructions, identity, memory
-or conversation partner. "The user" means the person the model is talking with: hiding
-something from THE USER is the signal; "do not tell customers about the beta" is a
-product decision, not an attack.
+- override: the model's instructions are to be ignored, or are void;
+- role_hijack: the model is given another identity or a mode without rules;
+- impersonation: a conversation turn or a header (`System:`, `<|im_start|>`, "Message
+  from Anthropic") followed by orders to the model;
+- fence_break: a closed delimiter (`</memlane-recall>`, "END OF CONTEXT") followed by
+  orders to the model;
+- addressed: a note to the model ("Note to AI agents:", "Assistant, ...") with orders;
+- exfiltration: secrets, the conversation or the model's context sent somewhere;
+- concealment: the user is not to know what the model does;
+- memory_poisoning: the model's memory or standing rules are to be rewritten;
+- tool_abuse: a harmful command, or a risky one pressed on the model.
+
+Precision first: memories are full of imperatives aimed at engineers ("ignore the
+flaky test", "delete the build folder", "act as the reviewer", "System: Ubuntu 22.04",
+"send the report to finance@"). Each pattern needs the object of the act to be the
+model's own instructions, identity, memory, user or secrets, or a header to be
+followed by orders. Text is prepared first, so obfuscation does not hide it: zero-width
+and Unicode tag characters, look-alike letters, letter-spaced words, HTML entities and
+base64 blobs are undone (write.injection_patterns, write.injection_lexicon).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
+import html
 import re
+import unicodedata
 
-_FLAGS = re.IGNORECASE | re.VERBOSE
+from memlane.write import injection_lexicon as lexicon
+from memlane.write import injection_patterns as en
 
-# Filler words tolerated between the verb and its object ("ignore ALL OF THE previous").
-_DETERMINERS = r"(?:(?:all|any|of|the|your|my|these|those|every|such)\s+)*"
-_INSTRUCTIONS = (
-    r"(?:instructions?|rules?|guidelines?|directives?|prompts?|guidance|constraints?"
-    r"|commands?|orders|programming|system\s+prompt)"
-)
-_MEMORY = r"(?:memory|memories|knowledge[\s-]+base|memory\s+store|long[\s-]+term\s+memory)"
-# "Ignore the previous instructions IN THE README" talks about a document, not the model.
-_DOCUMENT = (
-    r"(?:readme|docs?|documentation|wiki|runbook|ticket|issue|pr|changelog|file|page"
-    r"|section|guide|confluence|comment|commit|script|makefile|dockerfile)"
-)
+_FLAGS = re.IGNORECASE | re.MULTILINE
+# Patterns written over several lines: the line breaks and their indentation go.
+_CONTINUATION = re.compile(r"\n\s*")
 
-_OVERRIDE = (
-    rf"""\b(?:ignore|disregard|forget|override|bypass)\s+{_DETERMINERS}
-        (?:previous|prior|above|earlier|preceding|original|initial)\s+
-        {_INSTRUCTIONS}\b(?!\s+(?:in|from|on|of)\s+(?:the\s+|this\s+|that\s+)?{_DOCUMENT}\b)""",
-    rf"\b(?:ignore|disregard|forget|override)\s+(?:all\s+)?(?:of\s+)?your\s+{_INSTRUCTIONS}",
-    r"""\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:that\s+)?
-        (?:you\s+(?:were|have\s+been|'ve\s+been|was)\s+(?:told|taught|instructed|given)
-        |you\s+know|(?:written\s+|said\s+)?above(?![\w-])(?!\s+(?:line|row))|before\s+this)""",
-    r"\b(?:your|the)\s+(?:previous|old|original)\s+instructions\s+(?:are|were)\s+"
-    r"(?:void|cancel+ed|revoked|null|no\s+longer\s+(?:valid|apply))",
+# Families matched on their own, in English and in the lexicon's languages.
+_SELF_EVIDENT: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("override", en.OVERRIDE + lexicon.OVERRIDE),
+    ("role_hijack", en.ROLE_HIJACK + lexicon.ROLE_HIJACK),
+    ("exfiltration", en.EXFILTRATION),
+    ("concealment", en.CONCEALMENT + lexicon.CONCEALMENT),
+    ("memory_poisoning", en.MEMORY_POISONING + lexicon.MEMORY_POISONING),
 )
-
-_AI_ROLE = (
-    r"(?:assistant|ai|a\.i\.|model|language\s+model|llm|chatbot|bot|agent|persona|character"
-    r"|dan|jailbroken|unrestricted|unfiltered|uncensored|evil|rogue|different\s+ai)\b"
+# Markers that are an attack only when orders to the model follow them.
+_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("impersonation", en.ROLE_MARKER),
+    ("fence_break", en.FENCE_BREAK),
+    ("addressed", (*en.ADDRESSED, lexicon.ADDRESSED)),
 )
-# Up to two words between the article and the role ("an unrestricted AI"), not a phrase
-# that moves the role elsewhere ("a member OF the model review board").
-_FILLER_WORDS = r"(?:(?!(?:of|for|on|in|at|to|with)\b)[\w-]+\s+){0,2}"
-_YOU_ARE = r"you(?:\s+are|'re)"
-_ROLE_HIJACK = (
-    rf"\b{_YOU_ARE}\s+now\s+(?:a|an|the|my)\s+{_FILLER_WORDS}{_AI_ROLE}",
-    rf"\b{_YOU_ARE}\s+now\s+(?:dan|jailbroken|unrestricted|unfiltered|uncensored|free\s+of)\b",
-    rf"""\bfrom\s+now\s+on,?\s+(?:{_YOU_ARE}|you\s+will\s+be|you\s+shall\s+be)\s+
-        (?:(?:a|an|the|my)\s+{_FILLER_WORDS}{_AI_ROLE}|dan\b|no\s+longer\s+(?:bound|restricted))""",
-    r"""\bfrom\s+now\s+on,?\s+you\s+(?:will|must|shall)\s+(?:only\s+)?
-        (?:respond|answer|reply|speak|obey|ignore)\b""",
-    r"""\b(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:were|are)\s+)?(?:an?\s+|the\s+|my\s+)?
-        (?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|dan\b|different\s+(?:ai|assistant|model)
-        |ai\s+(?:without|with\s+no|that\s+has\s+no)\b)""",
-    r"\bact\s+as\s+if\s+you\s+(?:have|had)\s+no\s+(?:restrictions|rules|guidelines|filters|limits)",
-    r"\bnew\s+system\s+prompt\s*:",
-    r"\b(?:enter|enable|activate|switch\s+to)\s+(?:dan|jailbreak|jailbroken|unrestricted)\s+mode",
-    r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:ai|assistant|model)\s+"
-    r"(?:without|with\s+no|that\s+has\s+no)\b",
-    r"<\|im_start\|>\s*system|\[/?INST\]|<<SYS>>",
-)
-
-_SECRET_OBJECT = (
-    r"(?:this|that|it|these|any\s+of\s+(?:this|that|these)|anything"
-    r"|(?:this|these|the|my|your)\s+(?:instructions?|rules?|prompt|conversation))"
-)
-_NOT = r"(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t)"
-_CONCEALMENT = (
-    rf"""\b{_NOT}\s+
-        (?:tell|mention|reveal|disclose|say|repeat|explain|show)\s+{_SECRET_OBJECT}\s+to\s+the\s+user\b""",
-    rf"""\b{_NOT}\s+(?:tell|inform)\s+the\s+user\s+(?:about\s+)?
-        (?:this|these|that\s+you|what\s+you|anything\s+about\s+(?:this|these))\b""",
-    r"\bdon'?t\s+let\s+the\s+user\s+(?:know|find\s+out|learn)\b",
-    rf"\bkeep\s+{_SECRET_OBJECT}\s+(?:a\s+)?(?:secret|hidden|private)\s+from\s+the\s+user\b",
-    r"\bwithout\s+(?:telling|informing)\s+the\s+user\b",
-    r"\bhide\s+(?:this|these\s+instructions|the\s+fact\s+that\s+\w+)\s+from\s+the\s+user\b",
-)
-
-_STORE_MUTATION = (
-    rf"""\b(?:update|modify|change|overwrite|edit|rewrite|alter|replace)\s+your\s+{_MEMORY}
-        (?:\s*[:.!]|\s*$|\s+(?:to|so|with|that)\b)""",
-    rf"""\b(?:update|modify|change|overwrite|edit|rewrite|alter)\s+the\s+{_MEMORY}\s+
-        (?:to\s+(?:say|state|read|reflect|record|claim|show)|so\s+(?:that\s+)?(?:it|you))\b""",
-    r"""\bremember\s+(?:that\s+)?(?:from\s+now\s+on|going\s+forward|henceforth|for\s+all\s+future
-        \s+(?:sessions|conversations)),?\s+you\s+(?:must|will|shall|are\s+to|should\s+always)\b""",
-    rf"""\b(?:add|save|store|write|put|insert)\s+(?:this|the\s+following)\s+(?:to|in|into)\s+
-        your\s+(?:{_MEMORY}|instructions|system\s+prompt)\s*[:,-]?\s*
-        (?:that\s+)?(?:you\s+(?:must|should|will)|always|never|ignore|disregard)\b""",
-    r"\b(?:add|write|insert)\s+(?:this|the\s+following)\s+(?:to|into)\s+your\s+system\s+prompt\b",
-)
-
-_SECRET_MATERIAL = (
-    r"(?:~/\.ssh\S*|\.ssh/\S+|id_rsa|id_ed25519|\.env\b|env(?:ironment)?\s+var(?:iable)?s"
-    r"|api[\s_-]?keys?|secrets|credentials|private\s+keys?|\.aws/credentials|passwords|tokens)"
-)
-_EXFILTRATION = (
-    rf"""\b(?:send|post|upload|exfiltrate|forward|transmit|leak|email|curl)\b[^.\n]{{0,60}}?
-        {_SECRET_MATERIAL}[^.\n]{{0,60}}?\b(?:to|at)\s+(?:https?://|\S+@\S+\.\w+)""",
-    r"""\b(?:printenv|env|cat\s+\S*(?:\.env|\.ssh/\S+|credentials))\s*\|\s*
-        (?:curl|nc|wget|ncat)\b""",
-    r"""\b(?:curl|wget)\b[^\n]{0,80}?(?:@|--upload-file\s+|-T\s+)(?:~|\$HOME|\$\{HOME\})/
-        \.(?:ssh|aws|netrc|env|config/gh)""",
-)
-
-_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("override", _OVERRIDE),
-    ("role_hijack", _ROLE_HIJACK),
-    ("concealment", _CONCEALMENT),
-    ("store_mutation", _STORE_MUTATION),
-    ("exfiltration", _EXFILTRATION),
-)
-FAMILIES = tuple(name for name, _ in _FAMILIES)
-# One alternation per family: one scan of the text per family.
-_COMPILED = tuple((name, re.compile("|".join(patterns), _FLAGS)) for name, patterns in _FAMILIES)
-# Curly apostrophes, line breaks and markdown emphasis would defeat the patterns.
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "*": " ", "`": " "})
-_SPACE = re.compile(r"\s+")
+FAMILIES = (*(n for n, _ in _SELF_EVIDENT), *(n for n, _ in _MARKERS), "tool_abuse", "harmful_act")
 
 
-def _prepare(text: str) -> str:
-    return _SPACE.sub(" ", text.translate(_APOSTROPHES))
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    joined = "|".join(f"(?:{_CONTINUATION.sub('', p)})" for p in patterns)
+    return re.compile(joined, _FLAGS)
+
+
+_SELF = tuple((name, _compile(patterns)) for name, patterns in _SELF_EVIDENT)
+_MARK = tuple((name, _compile(patterns)) for name, patterns in _MARKERS)
+_SECRET_SHOWN = rf"{lexicon.PRINT}[^.\n]{{0,40}}?(?:{lexicon.SECRETS}|{en.SECRET_STUFF})"
+_DIRECTIVE = _compile((*en.DIRECTIVE, *lexicon.DIRECTIVE, *en.HARM, *en.TOOL_ABUSE, _SECRET_SHOWN))
+_HARM = _compile(en.HARM)
+_HARM_ANY = _compile(lexicon.HARM)
+_ADDRESSED = _compile((*en.ADDRESSED, lexicon.ADDRESSED))
+# Where an act is said to the model: the start of a sentence or clause (an imperative),
+# after a word that opens one ("please", "also", "then"), or after a name of the model.
+_CLAUSE_START = re.compile(
+    r"(?:(?:^|[.!?:;,>\n(\]]\s*)(?:(?:please|pls|plz|kindly|now|also|just|first|simply|immediately|quickly"
+    r"|quietly|silently|p\.?s\.?)[,:]?\s+)?|\b(?:and|then|to)\s+)\W{0,2}$",
+    re.IGNORECASE,
+)
+# An act forbidden, not ordered: "never disable branch protection".
+_FORBIDDEN = re.compile(
+    rf"(?:\b(?:never|not|don'?t|do\s+not|doesn'?t|mustn'?t|must\s+not|shouldn'?t|avoid|without|no\s+one"
+    rf"|nobody|prohibited|forbidden|refuse[sd]?|won'?t|cannot|can'?t)\b|{lexicon.NEGATION})[^.;\n]{{0,40}}$",
+    re.IGNORECASE,
+)
+# Verbs an imperative sentence opens with: a sentence that begins with one orders.
+_IMPERATIVE = re.compile(
+    r"(?:^|[.!?;\n]\s*)(?:(?:please|pls|plz|kindly|now|also|just|first|then|quickly|quietly|silently|urgent\w*"
+    r"|important|p\.?s\.?)[:,!]?\s+)*(?:run|use|add|delete|remove|open|set|change|disable|merge|approve|push"
+    r"|install|post|send|transfer|comment|mark|drop|grant|make|create|write|update|replace|put|copy|move|edit"
+    r"|modify|execute|call|fetch|download|upload|include|append|enable|turn|skip|tell|say|report|answer"
+    r"|respond|give|share|paste|store|save|remember|keep|hide|leave|squash|force|switch|configure|expose"
+    r"|invite|pay|wire|reply|rewrite|overwrite|commit|chmod|curl|wget|rm)\b[^.!?;\n]*$",
+    re.IGNORECASE,
+)
+
+_VENDOR_HEADER = re.compile(
+    rf"{lexicon.VENDOR}[^\n]{{0,40}}(?:team|équipe|equipo|команд|团队|チーム|팀|فريق|टीम)|(?:team|équipe|equipo|команд\w*|团队|チーム|팀|فريق|टीम)[^\n]{{0,40}}{lexicon.VENDOR}",
+    re.IGNORECASE,
+)
+_TOOL = _compile(en.TOOL_ABUSE)
+# A harmful command needs no pressing: nobody stores it to run it in good faith.
+_HARMFUL = _compile(
+    (
+        r"\brm\s+-(?:rf|fr)\s+(?:--no-preserve-root\s+)?(?:/|~/?|\$HOME)(?:\s|$)",
+        r"--no-preserve-root",
+        r"\bchmod\s+(?:-R\s+)?777\s+/(?:\s|$)",
+        r"\b(?:@reboot|crontab)\b[^\n]{0,80}\b(?:curl|wget)\b",
+        r"\bcore\.hooksPath\s+/tmp",
+        r"(?:>>?|tee\s+-a)\s*~?/?\S*authorized_keys|authorized_keys\b[^\n]{0,60}\bhttps?://",
+        r"\bmkfs\.|\bdd\s+if=/dev/(?:zero|random)\s+of=/dev/",
+    )
+)
+# What presses a risky command on the model: urgency, claimed consent, no questions.
+_PRESSURE = _compile(
+    (
+        r"\bwithout\s+(?:asking|confirmation|confirming|prompting|review|telling|permission|waiting)",
+        lexicon.ACTS,
+        r"\burgent(?:ly)?\b|\basap\b",
+        r"\b(?:ai\s+)?(?:agents?|assistants?|models?)\s+(?:should|must|need\s+to|are\s+to|is\s+to)\b",
+        lexicon.NOW,
+        r"\b(?:the\s+)?user\s+(?:has\s+)?(?:already\s+)?(?:approved|agreed|authori[sz]ed|consented|okayed)",
+        r"\bpre-?approved\b|\bright\s+now\b|\bimmediately\b|\bquietly\b|\bsilently\b|\bno\s+questions\b",
+        r"\bbefore\s+(?:you\s+)?(?:continu\w+|doing\s+anything|answering|making\s+any|editing\s+anything)",
+        r"\bgo\s+ahead\b|\bdo\s+it\s+(?:now|as\s+part|before)|\bdon'?t\s+ask\b|\bit'?s\s+urgent\b",
+        r"\b(?:agent|assistant|ai|model)\s*[:,]",
+        r"\b(?:when(?:ever)?\s+you\s+(?:next\s+)?(?:see|open|read|edit|run|work|start)|next\s+time\s+you)\b",
+        lexicon.CONSENT,
+        r"\bas\s+part\s+of\s+your\s+next\b|\bin\s+your\s+next\s+edit\b",
+        lexicon.ACTS,
+    )
+)
+_WINDOW = 400  # characters after a marker in which orders to the model count
+# Data sent out, in any language and word order: a verb of sending, something secret
+# and a place outside, in one line (`.env ... https://... に送信`, "envía ... .env a https://").
+_SEND = _compile((lexicon.SEND, r"\b(?:send|post|upload|e-?mail|transmit|forward|exfiltrate)\b"))
+_SECRET = _compile((en.SECRET_STUFF, lexicon.SECRETS))
+_OUTSIDE = _compile(
+    (r"https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+|webhook|pastebin|gist", lexicon.NEXT_REPLY)
+)
+_LINE = 400  # the longest stretch of one line searched for the three together
+
+# ---- preparing the text ----------------------------------------------------------------------
+
+# Invisible characters that split words for a reader but not for a model.
+_INVISIBLE = dict.fromkeys(
+    [*range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF, 0x00AD, 0x180E, 0x034F], None
+)
+# Letters of other scripts that look like Latin ones (in words that mix scripts).
+_CONFUSABLE = str.maketrans(
+    "аеорсухіјѕԁԛԝАВЕКМНОРСТХІЈЅαοτνρκιΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
+    "aeopcyxijsdqwABEKMHOPCTXIJSaotvpkiABEHIKMNOPTXYZ",
+)
+_WORDS = re.compile(r"\w+")
+_LATIN = re.compile(r"[A-Za-z]")
+# Words written letter by letter: "I G N O R E   A L L".
+_SPACED = re.compile(r"(?<!\w)(?:\w[ .]){3,}\w(?!\w)")
+_EMPHASIS = str.maketrans({"\u2019": "'", "\u02bc": "'", "*": " ", "`": " ", "~": " ", "\\": " "})
+_BLANKS = re.compile(r"[^\S\n]+")
+_ROT13 = re.compile(r"\brot-?13\b", re.IGNORECASE)
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+def _untag(text: str) -> str:
+    """Unicode tag characters (U+E0000 block) spell ASCII a reader never sees."""
+    return "".join(
+        chr(ord(c) - 0xE0000) if 0xE0020 <= ord(c) <= 0xE007E else c
+        for c in text
+        if not 0xE0000 <= ord(c) <= 0xE001F
+    )
+
+
+def _unmix(match: re.Match[str]) -> str:
+    """A word mixing Latin letters with look-alikes of other scripts, in Latin."""
+    word = match[0]
+    if word.isascii() or not _LATIN.search(word):
+        return word
+    return word.translate(_CONFUSABLE)
+
+
+def _decoded_blobs(text: str) -> list[str]:
+    """The text that base64 blobs in `text` encode (a hidden instruction to decode)."""
+    out = []
+    for match in _BASE64.finditer(text):
+        token = match[0].rstrip("=")
+        try:
+            raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_")
+        except (binascii.Error, ValueError):
+            continue
+        if raw and sum(32 <= b < 127 or b in (9, 10) for b in raw) / len(raw) > 0.95:
+            out.append(raw.decode("ascii", "replace"))
+    return out
+
+
+def prepare(text: str) -> str:
+    """The text as the patterns read it: visible, one script per word, spaced words
+    joined, one space between words, lines kept; base64 it holds decoded below it."""
+    if any(ord(c) >= 0xE0000 for c in text):
+        text = _untag(text)
+    text = unicodedata.normalize("NFKC", html.unescape(text)).translate(_INVISIBLE)
+    if not text.isascii():
+        text = _WORDS.sub(_unmix, text)
+    text = _SPACED.sub(lambda m: m[0].replace(" ", "").replace(".", ""), text)
+    text = _BLANKS.sub(" ", text.translate(_EMPHASIS))
+    blobs = _decoded_blobs(text) if len(text) >= 24 else []
+    if _ROT13.search(text):
+        blobs.append(codecs.decode(text, "rot13"))
+    return "\n".join([text, *blobs])
+
+
+# ---- deciding ---------------------------------------------------------------------------------
+
+
+# A quotation: opened after a space or bracket, closed before one; or in the brackets
+# other scripts quote with, anywhere.
+_QUOTED = re.compile(
+    r"""(?:^|(?<=[\s(\[:]))['"“‘«](?=\S)[^\n]+?(?<=\S)['"”’»](?=$|[\s.,;:!?)\]])|「[^」\n]+」|『[^』\n]+』"""
+    r"|(?<=[\s(])\([^()\n]{6,}\)",
+    re.M,
+)
+# Words that introduce a quotation as something talked about, not said to the model.
+_MENTION = re.compile(
+    r"(?:phrases?|sentences?|payloads?|strings?|text|words?|style|like|such\s+as|e\.g\.|says?|said"
+    r"|contain(?:s|ed|ing)?|reads?|called|named|patterns?|examples?|jailbreaks?|injections?|attacks?"
+    r"|prompts?|lines?|messages?|quotes?|snippets?|signals?|wording|tries|try|meaning|means|saying"
+    r"|decía|dice|disait|dit|sagte|sagt|diceva|dizia|diz|zei|zegt|mówił\w*|говорил\w*|сказано|dedi|diyor"
+    r"|说|写着|に)\W{0,4}$|['\"”’»]\s*$",
+    re.IGNORECASE,
+)
+
+
+# ... or named right after it: "an 'ignore previous instructions' payload".
+_NAMED = re.compile(
+    r"\W{0,3}(?:(?:is|was|are|were)\s+(?:a|an|the)?\s*(?:[\w-]+\s+){0,2}?)?(?:payloads?|phrases?|attacks?|strings?"
+    r"|jailbreaks?|injections?|prompts?|patterns?|examples?|trick|style|text|sentence)\b|と書かれ|という|と言う|라는|라고",
+    re.IGNORECASE,
+)
+
+
+def _mentioned(prepared: str, start: int, end: int) -> bool:
+    """Whether a match sits in a quotation that the text talks about ("the phrase
+    'ignore previous instructions' is a weak signal")."""
+    for quote in _QUOTED.finditer(prepared):
+        if quote.start() < start and end <= quote.end():
+            line_start = prepared.rfind("\n", 0, quote.start()) + 1
+            before = _MENTION.search(prepared, max(line_start, quote.start() - 60), quote.start())
+            return before is not None or _NAMED.match(prepared, quote.end()) is not None
+    return False
+
+
+def _said(prepared: str, pattern: re.Pattern[str]) -> bool:
+    """Whether some match of `pattern` is said, not quoted as a thing talked about."""
+    return any(not _mentioned(prepared, m.start(), m.end()) for m in pattern.finditer(prepared))
+
+
+def _ordered_after(prepared: str, pattern: re.Pattern[str]) -> bool:
+    """Whether some match of `pattern` is followed, within the window, by orders.
+
+    A window is searched once: a marker inside the last window searched adds only
+    the text past it (a text of repeated markers stays linear)."""
+    searched = 0
+    for match in pattern.finditer(prepared):
+        start, end = max(match.end(), searched), match.end() + _WINDOW
+        if start >= end:
+            continue
+        if _DIRECTIVE.search(prepared, max(match.end(), searched - 80), end):
+            return True
+        searched = end
+    return False
+
+
+def _ordered(prepared: str) -> bool:
+    """Whether an act against the user is said to the model: as an imperative, in a
+    note addressed to it, or with pressure on it; and not forbidden."""
+    addressed = _ADDRESSED.search(prepared) is not None
+    for match in _HARM_ANY.finditer(prepared):  # said in another language: no grammar to read
+        line_start = prepared.rfind("\n", 0, match.start()) + 1
+        if not _FORBIDDEN.search(prepared[max(line_start, match.start() - 60) : match.start()]):
+            return True
+    for match in _HARM.finditer(prepared):
+        line_start = prepared.rfind("\n", 0, match.start()) + 1
+        before = prepared[max(line_start, match.start() - 60) : match.start()]
+        if _FORBIDDEN.search(before):
+            continue
+        sentence = prepared[max(line_start, match.start() - 200) : match.start()]
+        if addressed or _CLAUSE_START.search(before) or _IMPERATIVE.search(sentence):
+            return True
+    return False
+
+
+def _sent_out(prepared: str) -> bool:
+    for line in prepared.split("\n"):
+        for start in range(0, max(len(line), 1), _LINE // 2):
+            part = line[start : start + _LINE]
+            if _SEND.search(part) and _SECRET.search(part) and _OUTSIDE.search(part):
+                return True
+    return False
 
 
 def injection_signals(text: str) -> list[str]:
     """The families of model-directed instructions found in the text; [] when benign."""
-    prepared = _prepare(text)
-    return [name for name, pattern in _COMPILED if pattern.search(prepared)]
+    prepared = prepare(text)
+    found = [name for name, pattern in _SELF if _said(prepared, pattern)]
+    if "exfiltration" not in found and _sent_out(prepared):
+        found.append("exfiltration")
+    found += [name for name, pattern in _MARK if _ordered_after(prepared, pattern)]
+    if _HARMFUL.search(prepared) or (_TOOL.search(prepared) and _PRESSURE.search(prepared)):
+        found.append("tool_abuse")
+    elif _ordered(prepared):
+        found.append("harmful_act")
+    if (
+        "impersonation" not in found
+        and _VENDOR_HEADER.search(prepared)
+        and _ordered_after(prepared, _VENDOR_HEADER)
+    ):
+        found.append("impersonation")
+    return found
 
 
 def is_injection(text: str) -> bool:
