@@ -531,7 +531,7 @@ def test_delete_removes_the_memory_versions_links_and_fts_rows(mem, db_path):
     other_id = note(mem, "Unrelated note")
     assert fts_hits(db_path, "version_fts", SECRET_WORD) == 1
 
-    assert mem.delete(memory_id) == memory_id
+    assert mem.delete(memory_id).ids == (memory_id,)
 
     with pytest.raises(NotFound):
         mem.get(memory_id)

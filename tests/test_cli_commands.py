@@ -1095,7 +1095,8 @@ def test_delete(run):
     stats = ok(run("stats", "--json")).json()
     assert (stats["total"], stats["versions"]) == (1, 0)
     payload = ok(run("delete", keep, "--json")).json()
-    assert payload == {"id": keep, "status": "deleted"}
+    assert payload == {"id": keep, "status": "deleted", "scrubbed": [], "removed": [],
+                       "unchanged": [], "packs": [], "warnings": []}  # fmt: skip
 
 
 # ---- registries ------------------------------------------------------------------------------

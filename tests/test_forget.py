@@ -84,7 +84,7 @@ def test_forget_a_whole_scope(db_path):
         with pytest.raises(Invalid):
             bob.forget_scope("all", confirm=True)
         gone = bob.forget_scope("project:alpha", confirm=True, reason="project closed")
-    assert len(gone) == 3 and a2 in gone
+    assert len(gone.ids) == 3 and a2 in gone.ids
     with Memory.open(db_path, agent="ada", context=Context()) as ada:
         assert ada.stats().total == 1 and ada.get(glob)
     files = _vacuumed(db_path)
@@ -97,7 +97,10 @@ def test_cli_forget(run):
     assert run("forget").exit_code == 2
     assert run("forget", memory_id, "--scope", "global").exit_code == 2
     done = run("forget", memory_id, "--reason", "duplicate", "--json")
-    assert done.exit_code == 0 and json.loads(done.stdout) == {"forgotten": [memory_id], "count": 1}
+    assert done.exit_code == 0 and json.loads(done.stdout) == {
+        "forgotten": [memory_id], "count": 1, "scrubbed": [], "removed": [], "unchanged": [],
+        "packs": [], "warnings": [],
+    }  # fmt: skip
     assert run("show", memory_id).exit_code == 1
     refused = run("forget", "--scope", "project:proj")
     assert refused.exit_code == 2 and "--confirm" in refused.stderr

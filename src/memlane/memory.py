@@ -65,7 +65,7 @@ from memlane.facade.core import (
     Records,
     Versions,
 )
-from memlane.facade.forget import ForgetOps
+from memlane.facade.forget import ForgetOps, Forgotten
 from memlane.facade.graph import GraphOps
 from memlane.facade.health import HealthOps
 from memlane.facade.lifecycle import LifecycleOps
@@ -525,6 +525,24 @@ class Memory(
         )
         return self._auto_anchored(result) if auto_anchor else result
 
+    def forget(
+        self, memory_id: str, reason: str | None = None, *, operation: str = "forget"
+    ) -> Forgotten:
+        """Forget a memory (see ForgetOps.forget), and write again without it every pack
+        file that held it."""
+        return self._packs_after(super().forget(memory_id, reason, operation=operation))
+
+    def forget_scope(
+        self, scope: str, *, confirm: bool = False, reason: str | None = None
+    ) -> Forgotten:
+        """Forget a scope (see ForgetOps.forget_scope), and write again the pack files
+        that held any of its memories."""
+        return self._packs_after(super().forget_scope(scope, confirm=confirm, reason=reason))
+
+    def _packs_after(self, done: Forgotten) -> Forgotten:
+        written, warnings = self.refresh_packs({*done.ids, *done.removed, *done.scrubbed})
+        return replace(done, packs=tuple(written), warnings=tuple(warnings))
+
     def doctor(
         self, backup_dir: Path | None = None, backup_every: timedelta | None = None
     ) -> list[Check]:
@@ -545,13 +563,15 @@ class Memory(
         **fields: Any,
     ) -> WriteResult:
         """A new memory replaces an old one, which stays for audit with `superseded_by`.
-        A public successor of a private memory needs `force`, as `update` does."""
+        A public successor of a private memory needs `force`, as `update` does. Its text
+        goes through the capture policy, as on add."""
         with self._transaction() as w:
             old = self._live(w, memory_id)
-            draft = drafting.build_draft(
-                {**drafting.inherited_fields(old), "content": content, "title": title, **fields},
-                self._write_context(),
+            captured = self._captured(
+                {**drafting.inherited_fields(old), "content": content, "title": title, **fields}
             )
+            draft = drafting.build_draft(captured.fields, self._write_context())
+            w.keep([draft.record.dedup_hash] if captured.keeps else [])
             _keeps_private([old], draft.record, force)
             self._check_category(draft.record.category)
             [new] = pipeline.land(w, [draft.record], core.new_id, self.agent)
@@ -564,7 +584,8 @@ class Memory(
             )
             self._journal(w, "supersede", old.id)
             w.add_link(Link(new.id, old.id, LinkType.SUPERSEDES, reason=reason))
-        return self._reembedded(WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title))
+        result = WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
+        return self._reembedded(with_capture(result, captured))
 
     def invalidate(self, memory_id: str, reason: str) -> Record:
         """End a memory's validity now, with the reason it is no longer true."""
@@ -594,7 +615,8 @@ class Memory(
         **fields: Any,
     ) -> WriteResult:
         """Merge memories into one new memory (importance: the maximum); the rest are
-        superseded. It is private when any source is (a public one needs `force`)."""
+        superseded. It is private when any source is (a public one needs `force`). Its
+        text goes through the capture policy, as on add; it carries its sources' marks."""
         warnings: Names = []
         with self._transaction() as w:
             sources: Records = []
@@ -611,9 +633,9 @@ class Memory(
                 "importance": max(s.importance for s in sources),
                 "tags": list(dict.fromkeys(t for s in sources for t in s.tags)),
             }
-            draft = drafting.build_draft(
-                {**inherited, "content": content, "title": title, **fields}, self._write_context()
-            )
+            captured = self._captured({**inherited, "content": content, "title": title, **fields})
+            draft = drafting.build_draft(captured.fields, self._write_context())
+            w.keep([draft.record.dedup_hash] if captured.keeps else [])
             _keeps_private(sources, draft.record, force)
             self._check_category(draft.record.category)
             [new] = pipeline.land(w, [draft.record], core.new_id, self.agent)
@@ -626,11 +648,10 @@ class Memory(
                     supersede_reason=f"merged into {new.id}",
                 )
                 w.add_link(Link(new.id, source.id, LinkType.SUPERSEDES, reason="merge"))
-        return self._reembedded(
-            WriteResult(
-                id=new.id, status=WriteStatus.ADDED, warnings=tuple(warnings), title=new.title
-            )
+        result = WriteResult(
+            id=new.id, status=WriteStatus.ADDED, warnings=tuple(warnings), title=new.title
         )
+        return self._reembedded(with_capture(result, captured))
 
 
 def _batch_fields(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:

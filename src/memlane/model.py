@@ -495,6 +495,30 @@ REDACTED_TAG = "auto-redacted"
 INJECTION_TAG = "injection-risk"
 
 
+def is_derivation(link: Link) -> bool:
+    """Whether a link records that its source's text was made from its target's: a
+    summary, an insight, a consolidation keeper or a merge (not a person's successor)."""
+    if link.type is LinkType.DERIVES:
+        return True
+    reason = link.reason or ""
+    return link.type is LinkType.SUPERSEDES and reason.startswith(("consolidated", "merge"))
+
+
+def inherit_marks(derived: Record, source: Record) -> Record:
+    """A derived memory as its source leaves it: flagged `injection-risk` when the source
+    is, as tainted as the worse of the two and trusted as the lesser. A derivation never
+    launders what its sources were."""
+    tags = derived.tags
+    if INJECTION_TAG in source.tags and INJECTION_TAG not in tags:
+        tags = (*tags, INJECTION_TAG)
+    return replace(
+        derived,
+        tags=tags,
+        taint=worst_taint(derived.taint, source.taint),
+        trust_score=min(derived.trust_score, source.trust_score),
+    )
+
+
 class Check(msgspec.Struct, frozen=True):
     """One `doctor` finding; when not ok, the command that fixes it."""
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
+from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.lifecycle.pack import PACK_MAX_BYTES, Pack
 
 
@@ -31,9 +30,11 @@ def pack_cmd(scope: str | None, out: Path | None, max_bytes: int, max_tokens: in
              include_private: bool, as_json: bool) -> None:  # fmt: skip
     """The most important live memories as markdown for a MEMORY.md / core.md tier:
     whole bullets grouped by topic, with provenance, under the budget."""
-    result = memory().pack(scope, max_bytes, max_tokens, include_private=include_private)
-    if out is not None:
-        _write(out, result.markdown)
+    mem = memory()
+    if out is None:
+        result = mem.pack(scope, max_bytes, max_tokens, include_private=include_private)
+    else:
+        result = mem.write_pack(out, scope, max_bytes, max_tokens, include_private=include_private)
     if as_json:
         emit_json(_pack_dict(result, out))
         return
@@ -52,14 +53,3 @@ def _pack_dict(result: Pack, out: Path | None) -> dict[str, object]:
         "out": str(out) if out is not None else None,
         "markdown": result.markdown,
     }
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace the file whole (an agent loading it never reads half a pack)."""
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        fail(f"cannot write {path}: {exc.strerror or exc}", 1)

@@ -11,7 +11,7 @@ from memlane.cli.read import filters_only
 from memlane.cli.render import record_dict
 from memlane.facade.vectors import RECALL_LIMIT
 from memlane.model import Record, as_dict
-from memlane.retrieve.present import provenance_marks
+from memlane.retrieve.present import defanged, provenance_marks
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation
@@ -100,17 +100,17 @@ def _print(
         click.echo("<memlane-recall>")
         for h in result.hits:
             r = h.record
-            click.echo(
+            click.echo(defanged(
                 f"- [{r.kind.value}] {r.title}{provenance_marks(r)} ({r.id}, {r.scope}; {why(h)})"
-            )
+            ))  # fmt: skip
             _body(r)
         for extra in result.extras:
             r, n = extra.record, extra.neighbour
             contested = " [CONTESTED]" if n.contested else ""
-            click.echo(
+            click.echo(defanged(
                 f"- [{r.kind.value}] {r.title}{contested}{provenance_marks(r)} "
                 f"({r.id}, {r.scope}; {n.link.value} link from {n.via})"
-            )
+            ))  # fmt: skip
             _body(r)
         click.echo("</memlane-recall>")
     if result.omitted:
@@ -126,7 +126,7 @@ def _print(
 
 def _body(record: Record) -> None:
     if record.body != record.title:
-        click.echo("  " + record.body.replace("\n", "\n  "))
+        click.echo("  " + defanged(record.body).replace("\n", "\n  "))
 
 
 def _extra_dict(extra: Extra) -> dict[str, Any]:

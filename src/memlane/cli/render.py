@@ -13,8 +13,8 @@ from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version
 # Moved down to retrieve.present (the hooks and the MCP server fence memories too);
 # re-exported for the CLI's modules.
 from memlane.retrieve.present import STALE_STATES as STALE_STATES
+from memlane.retrieve.present import defanged, provenance_marks
 from memlane.retrieve.present import fenced as fenced
-from memlane.retrieve.present import provenance_marks
 
 
 def plain(value: Any) -> Any:
@@ -165,13 +165,13 @@ _SHOWN = (
 
 def show_record(record: Record) -> None:
     click.echo(f"<memlane-memory id={record.id}>")
-    click.echo(f"{record.id}  {record.title}{provenance_marks(record)}")
+    click.echo(defanged(f"{record.id}  {record.title}{provenance_marks(record)}"))
     for name in _SHOWN:
         value = getattr(record, name)
         if value in (None, (), ""):
             continue
         text = ", ".join(value) if isinstance(value, tuple) else plain(value)
-        click.echo(f"  {name + ':':<18}{text}")
+        click.echo(defanged(f"  {name + ':':<18}{text}"))
     click.echo("")
-    click.echo(record.body)
+    click.echo(defanged(record.body))
     click.echo("</memlane-memory>")

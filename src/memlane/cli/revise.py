@@ -14,10 +14,12 @@ from memlane.cli.common import (
     in_section,
     json_option,
     memory,
+    note,
     pick_content,
     state,
 )
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
+from memlane.facade.forget import Forgotten
 from memlane.memory import Memory
 from memlane.model import Record, WriteResult
 from memlane.write.patch import CLEAR, Patch
@@ -363,11 +365,12 @@ def merge_cmd(
 @json_option
 def delete_cmd(memory_id: str, as_json: bool) -> None:
     """Delete a memory from every table and index (the journal keeps a line, no content)."""
-    deleted = memory().delete(memory_id)
+    done = memory().delete(memory_id)
     if as_json:
-        emit_json({"id": deleted, "status": "deleted"})
+        emit_json({"id": done.ids[0], "status": "deleted", **_copies_dict(done)})
     else:
-        click.echo(f"Deleted entry: {deleted}")
+        click.echo(f"Deleted entry: {done.ids[0]}")
+        _tell_copies(done)
 
 
 @in_section("memory ops")
@@ -385,13 +388,35 @@ def forget_cmd(
     if (memory_id is None) == (scope is None):
         raise click.UsageError("give a memory id or --scope S (not both)")
     mem = memory()
-    ids = (
-        [mem.forget(memory_id, reason)]
+    done = (
+        mem.forget(memory_id, reason)
         if memory_id
         else mem.forget_scope(scope or "", confirm=confirm, reason=reason)
     )
+    ids = list(done.ids)
     if as_json:
-        emit_json({"forgotten": ids, "count": len(ids)})
+        emit_json({"forgotten": ids, "count": len(ids), **_copies_dict(done)})
     else:
         click.echo(f"Forgot {len(ids)} memor{'y' if len(ids) == 1 else 'ies'}" +
                    (f": {ids[0]}" if len(ids) == 1 else ""))  # fmt: skip
+        _tell_copies(done)
+
+
+def _copies_dict(done: Forgotten) -> dict[str, list[str]]:
+    return {"scrubbed": list(done.scrubbed), "removed": list(done.removed),
+            "unchanged": list(done.unchanged), "packs": list(done.packs),
+            "warnings": list(done.warnings)}  # fmt: skip
+
+
+def _tell_copies(done: Forgotten) -> None:
+    """What forgetting did to the memories derived from what was forgotten."""
+    if done.scrubbed:
+        click.echo(f"Removed its text from {', '.join(done.scrubbed)}")
+    if done.removed:
+        click.echo(f"Forgot too, made only of its text: {', '.join(done.removed)}")
+    if done.unchanged:
+        note(f"derived from it, no sentence of it found (check them): {', '.join(done.unchanged)}")
+    if done.packs:
+        click.echo(f"Wrote again without it: {', '.join(done.packs)}")
+    for warning in done.warnings:
+        note(warning)

@@ -93,16 +93,41 @@ def _deferred(result: WriteResult, why: str) -> WriteResult:
 
 # Passive reads (hooks inject without being asked) hold back what could mislead a model.
 _PASSIVE_BLOCKED_TAGS = frozenset({"injection-risk"})
+# What passive reads learned of a text by reading it, by its dedup hash (bounded).
+_EMIT_VERDICTS: dict[str, bool] = {}
+_EMIT_VERDICTS_MAX = 4096
 
 
 def passive_ok(record: Record, floor: float) -> bool:
     """Whether a passive read may show a memory: not untrusted web, not an injection
-    risk, and at least `floor` sure."""
+    risk, and at least `floor` sure.
+
+    Trigger: every memory a passive read would emit. Why: a stored tag reflects the
+    tagger of the day it was written (an older store, a manual capture, text that
+    reached the store before the tagger knew its phrasing). Outcome: the text is read
+    again as it is emitted: one that reads as instructions to a model, or that holds a
+    secret (kept by a reviewed or manual capture), is held back too.
+    """
     return (
         record.taint is not Taint.UNTRUSTED_WEB
         and record.confidence >= floor
         and not _PASSIVE_BLOCKED_TAGS.intersection(record.tags)
+        and _emittable(record)
     )
+
+
+def _emittable(record: Record) -> bool:
+    verdict = _EMIT_VERDICTS.get(record.dedup_hash)
+    if verdict is None:
+        from memlane.write.injection import is_injection
+        from memlane.write.secrets import find_secrets
+
+        text = f"{record.title}\n{record.body}"
+        verdict = not is_injection(text) and not find_secrets(text)
+        if len(_EMIT_VERDICTS) >= _EMIT_VERDICTS_MAX:
+            _EMIT_VERDICTS.clear()
+        _EMIT_VERDICTS[record.dedup_hash] = verdict
+    return verdict
 
 
 class Core:

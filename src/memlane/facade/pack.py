@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memlane.errors import Invalid, NotFound
+import msgspec
+
+from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Records, new_id, passive_ok
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -38,6 +43,21 @@ else:  # the pure parts and the write policy load with the first pack or episode
 
 # What marks a memory as an episode's summary (with kind and category `summary`).
 EPISODE_TAG = "episode"
+# The store_meta key recording the pack files written (`write_pack`), so that
+# forgetting a memory can write them again without it.
+PACKS_META = "packs"
+
+
+class PackFile(msgspec.Struct, frozen=True):
+    """A pack written to a file: how to write it again, and what it held."""
+
+    scopes: list[str] | None
+    max_bytes: int
+    max_tokens: int | None
+    include_private: bool
+    agent: str | None
+    ids: list[str]
+    sha256: str
 
 
 class ClosedSession(Session, frozen=True):
@@ -53,7 +73,7 @@ class PackOps(Core):
 
     def pack(
         self,
-        scope: str | None = None,
+        scope: str | Sequence[str] | None = None,
         max_bytes: int = 32768,  # lifecycle.pack.PACK_MAX_BYTES (a test keeps them equal)
         max_tokens: int | None = None,
         *,
@@ -75,6 +95,61 @@ class PackOps(Core):
         if not result.ids and not result.omitted:
             raise Invalid(f"nothing to pack: no live memory in {where} belongs in a curated tier")
         return result
+
+    def write_pack(
+        self,
+        path: Path,
+        scope: str | Sequence[str] | None = None,
+        max_bytes: int = 32768,
+        max_tokens: int | None = None,
+        *,
+        include_private: bool = False,
+    ) -> packing.Pack:
+        """`pack` written to a file, replaced whole (an agent loading it never reads
+        half a pack), and recorded: forgetting a memory it holds writes it again."""
+        result = self.pack(scope, max_bytes, max_tokens, include_private=include_private)
+        _replace_file(path, result.markdown)
+        filters = self.filters(scope=scope, limit=0)
+        scopes = list(filters.scopes) if filters.scopes is not None else None
+        self._record_pack(path, PackFile(scopes, max_bytes, max_tokens, include_private,
+                                         self.agent, list(result.ids), _sha256(result.markdown)))  # fmt: skip
+        return result
+
+    def refresh_packs(self, gone: Collection[str]) -> tuple[list[str], list[str]]:
+        """The pack files written before that held one of `gone`, written again
+        without it: (paths rewritten, warnings for those that could not be)."""
+        written, warnings = [], []
+        for path, recorded in self._packs().items():
+            if not gone or not set(gone) & set(recorded.ids):
+                continue
+            file = Path(path)
+            problem = _stale(file, recorded, self.agent)
+            if problem:
+                warnings.append(f"{path}: {problem}; remove the forgotten text by hand")
+                continue
+            try:
+                self.write_pack(file, recorded.scopes,
+                                recorded.max_bytes, recorded.max_tokens,
+                                include_private=recorded.include_private)  # fmt: skip
+            except Invalid:  # nothing left to pack: the file goes, as its pack would be empty
+                file.unlink(missing_ok=True)
+                self._record_pack(file, None)
+            written.append(path)
+        return written, warnings
+
+    def _packs(self) -> dict[str, PackFile]:
+        raw = self.store.meta(PACKS_META)
+        return msgspec.json.decode(raw, type=dict[str, PackFile]) if raw else {}
+
+    def _record_pack(self, path: Path, recorded: PackFile | None) -> None:
+        packs = self._packs()
+        key = str(path.resolve())
+        if recorded is None:
+            packs.pop(key, None)
+        else:
+            packs[key] = recorded
+        with self._transaction() as w:
+            w.set_meta(PACKS_META, msgspec.json.encode(packs).decode())
 
     def close_session(self, session_id: str, *, summary: bool = True) -> ClosedSession:
         """End an open session. With `summary`, write an extractive summary memory of
@@ -160,3 +235,30 @@ def _summary_fields(
         "taint": worst_taint(*(r.taint for r in quoted)).value,
         "private": any(r.visibility is Visibility.PRIVATE for r in members),
     }
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _replace_file(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise Unavailable(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _stale(file: Path, recorded: PackFile, agent: str | None) -> str | None:
+    """Why a recorded pack file cannot be written again now (None: it can)."""
+    try:
+        current = file.read_text(encoding="utf-8")
+    except OSError:
+        return "the pack file is gone"
+    if _sha256(current) != recorded.sha256:
+        return "the pack file changed since memlane wrote it"
+    if recorded.include_private and recorded.agent != agent:
+        return f"it holds {recorded.agent}'s private memories"
+    return None

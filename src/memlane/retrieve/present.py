@@ -9,6 +9,7 @@ view).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -30,9 +31,21 @@ def provenance_marks(record: Record) -> str:
     return "".join(f" {mark}" for mark, applies in marks.items() if applies)
 
 
+# A fence tag (`<memlane-...>`, `</memlane-...>`) in a memory's own text.
+_FENCE_TAG = re.compile(r"<(\s*/?\s*)(memlane-)", re.IGNORECASE)
+
+
+def defanged(text: str) -> str:
+    """A memory's text as it may stand between memlane's fences: a fence tag it holds
+    is escaped (`&lt;/memlane-recall>`), so it can neither close the fence it sits in
+    nor open one a model would read as memlane's own."""
+    return _FENCE_TAG.sub(r"&lt;\1\2", text) if "memlane-" in text.lower() else text
+
+
 def fenced(kind: str, lines: list[str]) -> list[str]:
-    """Text a model will read, between fences it cannot mistake for instructions."""
-    return [f"<memlane-{kind}>", *lines, f"</memlane-{kind}>"]
+    """Text a model will read, between fences it cannot mistake for instructions (nor
+    break out of: see `defanged`)."""
+    return [f"<memlane-{kind}>", *(defanged(line) for line in lines), f"</memlane-{kind}>"]
 
 
 def titled(record: Record) -> str:

@@ -286,7 +286,9 @@ class MemoryTools:
         fact changed, use invalidate."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
-            return {"id": mem.forget(confined(mem, grant, id), reason), "forgotten": True}
+            done = mem.forget(confined(mem, grant, id), reason)
+            return {"id": done.ids[0], "forgotten": True, "scrubbed": list(done.scrubbed),
+                    "removed": list(done.removed)}  # fmt: skip
 
         return await self.backend.call(ctx, work)
 

@@ -142,6 +142,10 @@ class Writer(Protocol):
     def delete(self, memory_id: str) -> None:
         """Remove a memory from every table and index (the journal keeps its line)."""
 
+    def rewrite_version(self, version: Version) -> None:
+        """Replace the fields of one archived version (same memory, same number): what
+        forgetting does to a copy of forgotten text; nothing else rewrites history."""
+
     def add_link(self, link: Link) -> None: ...
 
     def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:

@@ -13,6 +13,8 @@ store's Writer for one transaction:
 - a memory's text that is already stored is never rewritten (a tombstone or a counter
   update does not redact what a deliberate `manual` capture kept), and the text of a
   memory whose capture mode keeps secrets (`kept` hashes, or `keep_all`) lands as given;
+- a link that records a derivation (a summary, an insight, a consolidation, a merge)
+  passes its source's `injection-risk` flag, taint and trust on to the derived memory;
 - what it redacted is collected in `found`, (field, kind) pairs, for the caller to tell.
 """
 
@@ -37,6 +39,8 @@ from memlane.model import (
     Version,
     WakeGuess,
     WakeRitual,
+    inherit_marks,
+    is_derivation,
     replace,
 )
 from memlane.store import Writer
@@ -55,6 +59,12 @@ _ROW_TEXTS: dict[str, tuple[str, ...]] = {
     "reminder": ("text",),
 }
 _ROW_LISTS: dict[str, tuple[str, ...]] = {"memory": RECORD_LISTS, "version": RECORD_LISTS}
+# Fields as a person knows them, in what a redaction note names.
+_LABELS = {"supersede_reason": "reason", "source_ref": "source ref", "wake_phrases": "wake phrases"}
+# A name this long found inside a redacted secret was cut from it, not named by chance.
+MIN_NAME_PIECE = 4
+# The outcome of an imported row left out because what it names was a secret.
+REDACTED = "redacted"
 
 
 class Screen:
@@ -62,11 +72,20 @@ class Screen:
 
     def __init__(self) -> None:
         self.found: list[tuple[str, str]] = []  # (field, kind)
+        self.values: set[str] = set()  # the secrets redacted, to refuse names cut from them
 
     def text(self, value: str, where: str) -> str:
         clean, spans = redact(value)
         self.found += [(where, s.kind) for s in spans]
+        self.values.update(value[s.start : s.end] for s in spans)
         return clean
+
+    def cut_from_secret(self, name: str) -> bool:
+        """Whether a name (an entity's) holds a secret or is a piece of one redacted in
+        this transaction (`Sup3rS3cret` of `hunter2-Sup3rS3cret!`)."""
+        if find_secrets(name):
+            return True
+        return len(name) >= MIN_NAME_PIECE and any(name in value for value in self.values)
 
     def optional(self, value: str | None, where: str) -> str | None:
         return None if value is None else self.text(value, where)
@@ -82,11 +101,11 @@ class Screen:
         for name in RECORD_TEXTS:
             value = getattr(record, name)
             if value is not None and (before is None or value != getattr(before, name)):
-                changes[name] = self.text(value, name)
+                changes[name] = self.text(value, _LABELS.get(name, name))
         for name in RECORD_LISTS:
             value = getattr(record, name)
             if before is None or value != getattr(before, name):
-                changes[name] = self.texts(value, name)
+                changes[name] = self.texts(value, _LABELS.get(name, name))
         tags = list(changes.get("tags", record.tags))
         if len(self.found) > count and REDACTED_TAG not in tags:
             tags.append(REDACTED_TAG)
@@ -105,7 +124,7 @@ class Screen:
         out = dict(row)
         for name in _ROW_TEXTS.get(kind, ()):
             if isinstance(out.get(name), str):
-                out[name] = self.text(out[name], name)
+                out[name] = self.text(out[name], _LABELS.get(name, name))
         for name in _ROW_LISTS.get(kind, ()):
             if isinstance(out.get(name), str):
                 items = _list(out[name])
@@ -127,9 +146,6 @@ class Screen:
             clean = self.data(data) if isinstance(data, dict) else data
             if clean != data:
                 out["data"] = json.dumps(clean, ensure_ascii=False)
-        if kind in ("entity", "alias"):
-            name = "name" if kind == "entity" else "alias"
-            self.refuse(str(out[name]), f"entity {name}")
         return out
 
     def data(self, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -139,9 +155,8 @@ class Screen:
     def refuse(self, value: str, what: str) -> None:
         """A name that identifies something (a registry key, an entity) cannot be
         redacted without breaking what refers to it: one holding a secret is refused."""
-        found = find_secrets(value)
-        if found:
-            raise Invalid(f"the {what} holds what looks like a secret ({found[0].kind})")
+        if self.cut_from_secret(value):
+            raise Invalid(f"the {what} holds what looks like a secret")
 
 
 def _list(value: str) -> list[str]:
@@ -160,6 +175,7 @@ class ScreenedWriter:
         self._inner = inner
         self._kept: set[str] = set()  # dedup hashes of memories whose text lands as given
         self._keep_all = False
+        self._dropped_entities: set[str] = set()
         self.screen = Screen()
 
     @property
@@ -197,15 +213,30 @@ class ScreenedWriter:
     def load_many(
         self, kind: str, rows: Sequence[Mapping[str, Any]], allow_tombstones: bool
     ) -> list[str | Invalid]:
+        """Rows screened, then loaded; an entity named by a piece of a secret is left
+        out with its aliases and mentions (outcome "redacted")."""
         screened: list[Mapping[str, Any]] = []
-        refused: dict[int, Invalid] = {}
+        outcomes: dict[int, str | Invalid] = {}
         for i, row in enumerate(rows):
             try:
-                screened.append(self._row(kind, row))
+                if self._dropped(kind, row):
+                    outcomes[i] = REDACTED
+                else:
+                    screened.append(self._row(kind, row))
             except Invalid as exc:
-                refused[i] = exc
+                outcomes[i] = exc
         loaded = iter(self._inner.load_many(kind, screened, allow_tombstones))
-        return [refused[i] if i in refused else next(loaded) for i in range(len(rows))]
+        return [outcomes[i] if i in outcomes else next(loaded) for i in range(len(rows))]
+
+    def _dropped(self, kind: str, row: Mapping[str, Any]) -> bool:
+        if self._keep_all:
+            return False
+        if kind == "entity" and self.screen.cut_from_secret(str(row.get("name", ""))):
+            self._dropped_entities.add(str(row.get("id")))
+            return True
+        if kind == "alias" and self.screen.cut_from_secret(str(row.get("alias", ""))):
+            return True
+        return kind in ("alias", "mention") and str(row.get("entity_id")) in self._dropped_entities
 
     def _row(self, kind: str, row: Mapping[str, Any]) -> Mapping[str, Any]:
         return row if self._keep_all else self.screen.row(kind, row)
@@ -213,7 +244,15 @@ class ScreenedWriter:
     # ---- other text ------------------------------------------------------------------
 
     def add_link(self, link: Link) -> None:
+        """A link, its reason screened; a derivation also passes the source's marks on
+        (see model.inherit_marks): taint travels with the text."""
         self._inner.add_link(replace(link, reason=self.screen.optional(link.reason, "reason")))
+        if is_derivation(link):
+            derived, source = self._inner.get(link.source), self._inner.get(link.target)
+            if derived is not None and source is not None:
+                marked = inherit_marks(derived, source)
+                if marked != derived:
+                    self._inner.replace(marked, None)
 
     def journal(
         self,
@@ -233,8 +272,9 @@ class ScreenedWriter:
 
     def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
         """Entity names come from memory text: a name holding a secret is not kept."""
+        cut = self.screen.cut_from_secret
         self._inner.set_mentions({
-            memory_id: [m for m in found if not find_secrets(f"{m.name} {m.alias}")]
+            memory_id: [m for m in found if not cut(m.name) and not cut(m.alias)]
             for memory_id, found in mentions.items()
         })  # fmt: skip
 
@@ -285,6 +325,9 @@ class ScreenedWriter:
 
     def delete(self, memory_id: str) -> None:
         self._inner.delete(memory_id)
+
+    def rewrite_version(self, version: Version) -> None:
+        self._inner.rewrite_version(version)
 
     def merge_entities(self, source: str, target: str) -> None:
         self._inner.merge_entities(source, target)

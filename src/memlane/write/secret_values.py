@@ -67,7 +67,7 @@ _NOT_VALUE = re.compile(
       | [\w.-]+@v?\d+(?:\.\d+)+                                 # package@version
       | [$€£¥]?\d+(?:[.,]\d+)*[\s-]?(?:ms|s|sec|secs|m|min|mins|h|hrs?|d|days?|w|mo|y
          |kb|mb|gb|tb|k|x|%|px|chars?|characters?|bits?|bytes?|digits?)  # a quantity
-      | [A-Z][A-Z0-9]+-\d+ | [#!]\d+                              # a ticket, an issue
+      | (?-i:[A-Z][A-Z0-9]+-\d+) | [#!]\d+                       # a ticket, an issue
       | [$€£¥]\d[\d.,]*                                           # money
       | [\w.-]+\.(?:txt|json|ya?ml|pem|key|crt|env|conf|cfg|ini|md|py|sh|toml|gpg|kdbx|p12
          |pfx|sql|gz|tgz|zip|tar|log|csv|db|dump|bak|png|jpe?g|pdf|html?|js|ts|go|rs|java|rb)

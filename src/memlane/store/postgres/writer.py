@@ -168,6 +168,14 @@ class PostgresWriter(SharedWrites):
         if cursor.rowcount != 1:
             raise Unavailable(f"memory {record.id} vanished during the write")
 
+    def rewrite_version(self, version: Version) -> None:
+        self.serialize()
+        self._conn.execute(
+            "DELETE FROM memory_version WHERE memory_id = %s AND number = %s",
+            (version.memory_id, version.number),
+        )
+        self._conn.execute(_VERSION_SQL, version_params(version))
+
     def delete(self, memory_id: str) -> None:
         self.serialize()
         named = [r[0] for r in self._conn.execute(

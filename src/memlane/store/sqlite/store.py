@@ -160,6 +160,14 @@ class SQLiteWriter(SharedWrites):
         if cursor.rowcount != 1:
             raise Unavailable(f"memory {record.id} vanished during the write")
 
+    def rewrite_version(self, version: Version) -> None:
+        # Delete and insert: the version index follows inserts and deletes only.
+        self._conn.execute(
+            "DELETE FROM memory_version WHERE memory_id = ? AND number = ?",
+            (version.memory_id, version.number),
+        )
+        self._conn.execute(_VERSION_SQL, version_params(version))
+
     def delete(self, memory_id: str) -> None:
         named = [r[0] for r in self._conn.execute(
             "SELECT entity_id FROM mention WHERE memory_id = ?", (memory_id,))]  # fmt: skip
