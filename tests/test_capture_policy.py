@@ -222,3 +222,38 @@ def test_redact_stays_linear_on_long_repetitive_input(unit):
 def test_secret_kinds_are_named_for_people():
     kinds = Counter(r.kind for c in SECRETS for r in find_secrets(c.text))
     assert {"password", "pin", "passphrase", "credential", "github_token"} <= set(kinds)
+
+
+# ---- the eval commands -------------------------------------------------------------------
+
+
+def test_eval_commands_report_the_shipped_corpora(run):
+    for corpus in ("secrets", "injection"):
+        report = run("eval", corpus, "--json")
+        assert report.exit_code == 0, report.stderr
+        body = report.json()
+        assert body["meets_targets"] is True and set(body["by_source"]) >= {f"{corpus}-a"}
+        text = run("eval", corpus).stdout
+        assert "targets (" in text and ": met" in text and "by kind:" in text
+
+
+def test_eval_takes_a_corpus_of_ones_own_and_lists_its_misses(run, tmp_path):
+    path = tmp_path / "mine.jsonl"
+    lines = [
+        {"id": "m1", "label": "secret", "kind": "password_prose",
+         "text": "the wifi password is Falcon7439&", "secrets": ["Falcon7439&"]},
+        {"id": "m2", "label": "secret", "kind": "password_prose",
+         "text": "my password is sunshine", "secrets": ["sunshine"]},
+        {"id": "m3", "label": "benign", "kind": "uuid",
+         "text": "request 1b4e28ba-2fa1-11d2-883f-0016d3cca427 failed", "secrets": []},
+    ]  # fmt: skip
+    path.write_text("".join(__import__("json").dumps(x) + "\n" for x in lines), encoding="utf-8")
+    report = run("eval", "secrets", "--corpus", str(path), "--misses")
+    assert report.exit_code == 0
+    assert "missed   m2" in report.stdout and "MISSED" in report.stdout
+    body = run("eval", "secrets", "--corpus", str(path), "--json").json()
+    assert body["overall"]["recall"] == 0.5 and body["overall"]["benign_flagged"] == 0.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n', encoding="utf-8")
+    refused = run("eval", "secrets", "--corpus", str(bad))
+    assert refused.exit_code == 2 and "bad.jsonl:1" in refused.stderr

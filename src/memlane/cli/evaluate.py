@@ -1,9 +1,11 @@
-"""`eval locomo`: retrieval quality on the LoCoMo development split."""
+"""`eval locomo`: retrieval quality on the LoCoMo development split; `eval secrets` and
+`eval injection`: the capture policy on its labelled corpora."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 import msgspec
@@ -16,7 +18,7 @@ from memlane.memory import Memory
 @in_section("admin")
 @click.group("eval")
 def eval_group() -> None:
-    """Measure retrieval quality on evaluation sets."""
+    """Measure retrieval quality and the capture policy on evaluation sets."""
 
 
 @eval_group.command("locomo")
@@ -119,4 +121,88 @@ def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
     click.echo(
         f"{len(turns)} turns: kept {result.kept}, right {result.right} of {result.labelled} "
         f"labelled; precision {result.precision:.3f}, recall {result.recall:.3f}"
+    )
+
+
+def _corpus_option(corpus: str) -> Any:
+    return click.option(
+        "--corpus", "files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+        help=f"A labelled JSONL file (repeatable; default: the shipped {corpus} corpora).",
+    )  # fmt: skip
+
+
+_MISSES = click.option("--misses", is_flag=True, help="Also list every case it got wrong.")
+
+
+@eval_group.command("secrets")
+@_corpus_option("secrets")
+@_MISSES
+@json_option
+def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> None:
+    """Secret redaction on labelled texts: recall (a secret counts only when redacted
+    whole) and precision, per kind and per corpus file."""
+    from memlane.evaluation import screening
+    from memlane.write.secrets import find_secrets
+
+    cases = screening.load([Path(f) for f in files] or screening.corpus_files("secrets"))
+    report = screening.score_secrets(cases, lambda t: [(r.start, r.end) for r in find_secrets(t)])
+    _report(report, misses, as_json)
+
+
+@eval_group.command("injection")
+@_corpus_option("injection")
+@_MISSES
+@json_option
+def eval_injection_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> None:
+    """Injection tagging on labelled texts: recall and the share of benign imperatives
+    tagged, per kind, per language and per corpus file."""
+    from memlane.evaluation import screening
+    from memlane.write.injection import is_injection
+
+    cases = screening.load([Path(f) for f in files] or screening.corpus_files("injection"))
+    _report(screening.score_injection(cases, is_injection), misses, as_json)
+
+
+def _report(report: Any, misses: bool, as_json: bool) -> None:
+    from memlane.evaluation import screening
+
+    target = screening.TARGETS[report.corpus]
+    if as_json:
+        payload = {
+            "corpus": report.corpus, "targets": target, "meets_targets": report.meets_targets(),
+            "overall": report.overall.as_dict(),
+            **{name: {k: t.as_dict() for k, t in sorted(getattr(report, name).items())}
+               for name in ("by_source", "by_kind", "by_lang")},
+            "misses": [msgspec.to_builtins(c) for c in report.misses],
+            "false_alarms": [msgspec.to_builtins(c) for c in report.false_alarms],
+        }  # fmt: skip
+        emit_json(payload)
+        return
+    click.echo(f"{'':<26}{'cases':>6}{'recall':>8}{'benign':>8}{'flagged':>9}{'precision':>10}")
+    _row("overall", report.overall)
+    for title, groups in (("file", report.by_source), ("kind", report.by_kind),
+                          ("language", report.by_lang)):  # fmt: skip
+        if len(groups) > 1:
+            click.echo(f"by {title}:")
+            for name, tally in sorted(groups.items()):
+                _row(f"  {name}", tally)
+    wanted = ", ".join(
+        f"{k} {'<=' if k == 'benign_flagged' else '>='} {v}" for k, v in target.items()
+    )
+    verdict = "met" if report.meets_targets() else "MISSED"
+    click.echo(f"targets ({wanted}): {verdict}")
+    if misses:
+        for case in report.misses:
+            click.echo(f"missed   {case.id} [{case.kind}] {case.text[:100]!r}")
+        for case in report.false_alarms:
+            click.echo(f"flagged  {case.id} [{case.kind}] {case.text[:100]!r}")
+
+
+def _row(name: str, tally: Any) -> None:
+    def show(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    click.echo(
+        f"{name:<26}{tally.positives + tally.benign:>6}{show(tally.recall):>8}{tally.benign:>8}"
+        f"{show(tally.flagged_share):>9}{show(tally.precision):>10}"
     )

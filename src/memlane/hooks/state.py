@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memlane.write.secrets import redact
+
 LOG_NAME = "hooks.log"
 # The log is rotated to hooks.log.1 past this size, so it never grows without bound.
 MAX_LOG_BYTES = 1024 * 1024
@@ -34,6 +36,7 @@ def log(directory: Path, entry: Mapping[str, Any]) -> None:
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_name(LOG_NAME + ".1"))
         line = json.dumps({"at": _now(), **entry}, ensure_ascii=False, default=str)
+        line, _ = redact(line)  # an error or a trace may quote what a person typed
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
 
