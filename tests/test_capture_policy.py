@@ -112,6 +112,46 @@ def test_the_scorer_counts_a_fragment_left_behind_as_a_miss():
         ("Das Passwort für den Staging-Server ist Cd3m3hC$1P!Jh.", "Cd3m3hC$1P!Jh"),
         ("数据库密码是QUhJ#!9LhG，记得下周改掉。", "QUhJ#!9LhG"),
         ("curl -u deploy:Qx7plV2z https://ci.internal/api", "Qx7plV2z"),
+        (
+            "LUKS passphrase for the backup disk is amber falcon river stone 17 — keep it offline",
+            "amber falcon river stone 17",
+        ),
+        (
+            "KeePass master passphrase:\nlantern orchid pebble summit walrus",
+            "lantern orchid pebble",
+        ),
+        ("use Gr4nite!Path as the password for the kiosk", "Gr4nite!Path"),
+        ("the wifi is 'HarborLight47' (passphrase)", "HarborLight47"),
+        ("root:marblefox88 on the lab router", "marblefox88"),
+        ("Jenkins admin: Administrator / Zq8#pL2!mv", "Zq8#pL2!mv"),
+        ("sqlplus app/Lk93jdQpz1@//db.corp.local:1521/SVC", "Lk93jdQpz1"),
+        ("redis.conf:\nrequirepass Hq7Lm2Vx9Pq4Rt8Zs1Wn", "Hq7Lm2Vx9Pq4Rt8Zs1Wn"),
+        ("define( 'DB_PASSWORD', 'Xy7^@kPq2M' );", "Xy7^@kPq2M"),
+        ("Cookie: sessionid=q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3", "q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3"),
+        ("~/.pgpass:\ndb.internal:5432:app:svc:Tq7*pL0%zR", "Tq7*pL0%zR"),
+        ("Grafana admin password\n  -> Wv3kLp9sQz", "Wv3kLp9sQz"),
+        (
+            '{"auths": {"ghcr.io": {"auth": "Y2ktYm90OlB3NyFrTG0yUXo="}}}',
+            "Y2ktYm90OlB3NyFrTG0yUXo=",
+        ),
+        ("Mật khẩu là sunriverbay42 nhé", "sunriverbay42"),
+        ("the password is lowercase, no spaces: tidepoolfern31", "tidepoolfern31"),
+        (
+            "BitLocker recovery key: 123456-234567-345678-456789-567890-678901-789012-890123",
+            "123456-234567-345678-456789-567890-678901-789012-890123",
+        ),
+        ("Le mot de passe est « Bq7=kLm9zX ».", "Bq7=kLm9zX"),
+        ("gate code 8812# after six", "8812"),
+        ("Kartın şifresi 0071, kimseye söyleme.", "0071"),
+        ("ssh ops@10.0.0.9 and at the prompt, type Rk4*+!Lm2q", "Rk4*+!Lm2q"),
+        (
+            "otpauth://totp/Acme:me@acme.dev?secret=JBSWY3DPEHPK3PXPQW&issuer=Acme",
+            "JBSWY3DPEHPK3PXPQW",
+        ),
+        (
+            "ssh-add asks for a passphrase for ~/.ssh/id_deploy\nme: it's amber.cobalt.heron42",
+            "amber.cobalt.heron42",
+        ),
     ],
 )
 def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
@@ -131,6 +171,18 @@ def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
         "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the token refresh",
         "the cache key is user:42:profile:v3",
         "AKIAIOSFODNN7EXAMPLE is the documented example access key",
+        "The host key fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 (ED25519)",
+        "Deploy key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl "
+        "ci@build",
+        "password: see 1Password vault 'Infra'",
+        "PASS: tests/test_auth.py::test_login_v2 (0.2s)",
+        "password hashing uses argon2id with m=65536,t=3,p=4",
+        "the passphrase is never written down anywhere",
+        "go install golang.org/x/tools/cmd/stringer2@v0.1.0",
+        "root:x:0:0:root:/root:/bin/bash",
+        "CI / CD and root / sudo access are separate",
+        "RFC 7617's example is Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+        "ssh to the bastion; at the prompt, type Ctrl+D to quit",
     ],
 )
 def test_talk_about_secrets_is_not_a_secret(text):

@@ -44,6 +44,7 @@ _VOCABULARY: dict[str, str] = {
     PIN: """pin, pin code, pincode, puk, door code, alarm code, gate code, lock code,
         unlock code, entry code, access code, safe code, security code, keypad code,
         garage code, door ? code, alarm ? code, gate ? code, backup codes, recovery codes,
+        recovery key, bitlocker key, disarm code,
         otp codes, 2fa codes, mfa codes, türcode, turcode, zugangscode, código de acceso,
         codigo de acceso, código pin, codice pin, пин, пин код""",
     CREDENTIAL: ", ".join(f"{q} {t}" for q in _KEYS for t in ("key", "secret", "token"))
@@ -51,7 +52,8 @@ _VOCABULARY: dict[str, str] = {
         bearer token, refresh token, registration token, personal access token, sas token,
         session token, id token, webhook secret, shared secret, otp secret, totp secret,
         2fa secret, mfa secret, pre shared key, preshared key, psk, totp seed, otp seed,
-        2fa seed, mfa seed, pat, api schlüssel, api schlussel, clé api, cle api, clé d api,
+        2fa seed, mfa seed, pat, key for the api, key for the ? api, key for ? api,
+        token for the api, token for the ? api, token for ? api, api schlüssel, api schlussel, clé api, cle api, clé d api,
         clave api, clave de api, chave de api, chave api, chiave api, klucz api, ключ,
         ключ api, токен, токена, api anahtarı, api anahtari, api nyckel, api nyckeln""",
     WEAK: "key, schlüssel, schlussel, clé, cle, chave, sleutel, klucz, nyckel, auth",
@@ -106,6 +108,7 @@ class Found(NamedTuple):
     family: str
     weak: bool
     end: int
+    start: int
 
 
 def labels(text: str) -> Iterator[Found]:
@@ -119,7 +122,7 @@ def labels(text: str) -> Iterator[Found]:
             continue
         phrase, last = matched
         yield Found(phrase.family if phrase.family != WEAK else CREDENTIAL,
-                    phrase.family == WEAK, words[last][1])  # fmt: skip
+                    phrase.family == WEAK, words[last][1], words[i][0])  # fmt: skip
         i = last + 1
     yield from _cjk(text)
 
@@ -163,7 +166,7 @@ def _cjk(text: str) -> Iterator[Found]:
         for phrase in phrases:
             at = text.find(phrase)
             while at >= 0:
-                yield Found(family, False, at + len(phrase))
+                yield Found(family, False, at + len(phrase), at)
                 at = text.find(phrase, at + 1)
 
 
@@ -187,7 +190,8 @@ _KEY_TAILS: frozenset[tuple[str, ...]] = frozenset(
         ("signing", "key"), ("encryption", "key"), ("master", "key"), ("auth", "key"),
         ("account", "key"), ("app", "key"), ("license", "key"), ("client", "secret"),
         ("secret", "key", "base"), ("shared", "key"), ("hmac", "key"), ("totp", "seed"),
-        ("access", "token"), ("sig",),
+        ("access", "token"), ("sig",), ("private", "key", "id"), ("requirepass",),
+        ("masterauth",),
     }
 )  # fmt: skip
 # `PGPASSWORD`, `authtoken`, `clientsecret`: a secret word glued to a prefix.
@@ -204,8 +208,8 @@ def names_secret(key: str) -> bool:
     words = tuple(w.lower() for w in PIECES.findall(key))
     if not words:
         return False
-    if len(words) >= 2 and words[-1] == "pass":  # DB_PASS, not a test runner's PASS:
-        return True
+    if words[-1] == "pass" and (len(words) >= 2 or key.islower()):
+        return True  # DB_PASS and `pass:`, not a test runner's PASS:
     tails = _TAILS_BY_LAST.get(words[-1], ())
     return any(words[-len(t) :] == t for t in tails) or words[-1].endswith(_GLUED_TAILS)
 
@@ -217,7 +221,7 @@ def key_family(key: str) -> str:
         return PASSPHRASE
     if last == "pin":
         return PIN
-    if last in ("password", "passwd", "pwd", "pass") or last.endswith(("password", "passwd")):
+    if last in ("password", "passwd", "pwd") or last.endswith(("password", "passwd", "pass")):
         return PASSWORD
     return CREDENTIAL
 

@@ -68,6 +68,11 @@ WORDY_FRACTION = 0.8
 _SHORT_SEGMENT = 3  # `v2`, `pk`, `id`, `x86`: too short to be random, common in names
 
 
+# Five consonants in a row (a plural `s` aside, as in `strengths`): words written in
+# Latin letters seldom have them, random runs of capitals often do (`ENJKFTSUZLZO`).
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}(?!s?$)", re.IGNORECASE)
+
+
 def wordiness(token: str) -> float:
     """The share of a token's letters that sit in pronounceable word-like pieces."""
     letters = sum(ch.isalpha() for ch in token)
@@ -76,7 +81,10 @@ def wordiness(token: str) -> float:
     wordy = sum(
         len(piece)
         for piece in PIECES.findall(token)
-        if len(piece) >= 3 and piece.isalpha() and _VOWEL.search(piece)
+        if len(piece) >= 3
+        and piece.isalpha()
+        and _VOWEL.search(piece)
+        and not _CONSONANTS.search(piece)
     )
     return wordy / letters
 
@@ -335,6 +343,17 @@ _CONNECTION = re.compile(
     r"|(?P<key>[0-9a-f]{32,}|[A-Za-z0-9_-]{36,}))@[^\s@/]*\w"
 )
 _NAME = re.compile(r"[A-Za-z_]+(?:[-'.][A-Za-z_]+)*")
+# Oracle's `user/password@host` (sqlplus, JDBC thin): a host with a dot, a port or `//`.
+_SLASHED = re.compile(
+    r"(?<![\w./:@-])[A-Za-z][\w$#-]*/(?P<secret>[^\s/@\"']{4,})"
+    r"@(?!v?\d)(?://|[A-Za-z][\w-]*(?:\.[\w-]+)+|[A-Za-z][\w-]*:\d)"
+)
+# A `.pgpass` line: host:port:database:user:password.
+_PGPASS = re.compile(r"^[ \t]*[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*-]+:(?P<secret>\S+)[ \t]*$", re.M)
+# Session cookies: every value of a `Cookie:` header (or of `Set-Cookie:`'s pair).
+_COOKIE = re.compile(r"(?im:^[ \t]*(?:set-)?cookie:[ \t]*(?P<pairs>[^\n]+))")
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*[\w.-]+=(?P<secret>[^;\s]+)")
+MIN_COOKIE = 16
 _BEARER = re.compile(r"\bBearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{16,})")
 _AUTH_SCHEME = re.compile(
     r"(?i:\b(?:authorization|auth))[\"']?[ \t]*[:=]?[ \t]*[\"']?(?i:basic|token|digest|apikey)"
@@ -350,13 +369,19 @@ def _pem_blocks(text: str) -> Iterator[Span]:
 
 
 def _url_credentials(text: str) -> Iterator[Span]:
-    """Trigger: a password made only of letters (`user:password@`, `github://org:repo@`).
-    Why: that is a documentation template or another URL syntax. Outcome: not a secret."""
+    """Trigger: a password made only of letters (`user:password@`, `github://org:repo@`,
+    `actions/checkout@v4`). Why: that is a documentation template or another syntax.
+    Outcome: not a secret."""
     for match in _CONNECTION.finditer(text):
         group = "secret" if match["secret"] is not None else "key"
         value = match[group]
         if value and not is_placeholder(value) and not _NAME.fullmatch(value):
             yield match.start(group), match.end(group), "connection_string"
+    for pattern in (_SLASHED, _PGPASS):
+        for match in pattern.finditer(text):
+            value = match["secret"]
+            if not is_placeholder(value) and not _NAME.fullmatch(value) and value != "*":
+                yield match.start("secret"), match.end("secret"), "connection_string"
 
 
 def _auth_headers(text: str) -> Iterator[Span]:
@@ -365,6 +390,12 @@ def _auth_headers(text: str) -> Iterator[Span]:
             value = match["secret"]
             if not is_placeholder(value) and has_letter_and_digit(value):
                 yield match.start("secret"), match.end("secret"), "auth_header"
+    for header in _COOKIE.finditer(text):
+        for pair in _COOKIE_PAIR.finditer(header["pairs"]):
+            value = pair["secret"]
+            if len(value) >= MIN_COOKIE and has_letter_and_digit(value):
+                offset = header.start("pairs")
+                yield offset + pair.start("secret"), offset + pair.end("secret"), "auth_header"
     for match in _BASIC.finditer(text):  # base64 of `user:password`
         decoded = decoded_text(match["secret"])
         if decoded and ":" in decoded and not is_placeholder(decoded.split(":", 1)[1]):
@@ -506,6 +537,8 @@ DOCUMENTED_EXAMPLES = frozenset(
         "AXBlNRfSEj5uTIBJzM9LgQFxBkh9UUWPzJbHtUFdkqXQzD0FixBUKJwrwpDPyqxkzVMVBPA7AkzOB1FYaI",
         "xoxb-not-a-real-token-this-will-not-work",
         "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "gho_16C7e42F292c6912E7710c838347Ae178B4a",
+        "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",  # Aladdin:open sesame, RFC 7617's Basic example
         "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0"
         "dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
     }
@@ -513,9 +546,19 @@ DOCUMENTED_EXAMPLES = frozenset(
 _NOT_REAL = re.compile(r"(?i:example|not[-_]?a[-_]?real|dummy|fake[-_]?(?:key|token|secret))")
 
 
+# An SSH public key and a key fingerprint: public whatever label stands before them.
+_PUBLIC_LINE = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]+=*"
+    r"|\b(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}=*"
+)
+
+
 def public_spans(text: str) -> list[tuple[int, int]]:
-    """Where nothing is a secret: public PEM blocks, documented example values."""
+    """Where nothing is a secret: public PEM blocks and SSH keys, fingerprints,
+    documented example values."""
     spans = [m.span() for m in _PUBLIC_BLOCK.finditer(text)]
+    spans += [m.span() for m in _PUBLIC_LINE.finditer(text)]
     for example in DOCUMENTED_EXAMPLES:
         at = text.find(example)
         while at >= 0:

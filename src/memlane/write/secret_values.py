@@ -37,6 +37,7 @@ from memlane.write.secret_tokens import (
     PIECES,
     WORDY_FRACTION,
     Span,
+    decoded_text,
     has_letter_and_digit,
     is_path,
     is_placeholder,
@@ -91,7 +92,13 @@ _FUNCTION_WORDS = frozenset(
 # Words (or marks) between a label and its value that leave the value linked to it.
 _LINKS = frozenset(
     ": = - — – → => := | / is was are be now currently set to ist lautet war est était es era "
-    "é è jest je är er zijn это 是 为 為 は が 는 은 이 가 です".split()
+    "é è jest je är er zijn это 是 为 為 は が 는 은 이 가 です là just simply literally actually "
+    "still".split()
+)
+# Password managers: "see 1Password", "in KeePass" name where a secret lives.
+_VAULTS = frozenset(
+    "1password lastpass bitwarden vaultwarden keepass keepassxc dashlane keeper nordpass "
+    "protonpass enpass keychain".split()
 )
 _QUOTES = {'"': '"', "'": "'", "`": "`", "«": "»", "“": "”", "‘": "’", "「": "」", "『": "』"}
 # Sentence punctuation after a value. A `!` or `?` glued to a value stays with it (a
@@ -164,10 +171,10 @@ def is_value(
     core = value.rstrip("!?") or value
     if len(value) < MIN_VALUE or is_placeholder(core) or _is_reference(value):
         return False
-    if _NOT_VALUE.fullmatch(core) or _HOST.fullmatch(core):
+    if _NOT_VALUE.fullmatch(core) or _HOST.fullmatch(core) or core.lower() in _VAULTS:
         return False
     if weak:
-        return is_random(core) and not _HEXLIKE.fullmatch(core) and not _UUID.fullmatch(core)
+        return linked and _unmistakable(core)
     if family == PIN:
         return _pin(value)
     if core.isdigit():
@@ -190,7 +197,9 @@ def is_value(
     return len(value) >= MIN_PASSWORD and _classes(value) >= 2
 
 
-_CODE = re.compile(r"\d{4,12}|\d{3,5}(?:[ -]\d{3,5}){1,3}|[0-9a-z]{4,6}(?:-[0-9a-z]{4,6}){1,3}")
+_CODE = re.compile(
+    r"\d{4,12}[#*]?|\d{3,6}(?:[ -]\d{3,6}){1,7}|[0-9a-z]{4,6}(?:-[0-9a-z]{4,6}){1,3}"
+)
 
 
 def _pin(value: str, listed: bool = False) -> bool:
@@ -199,6 +208,33 @@ def _pin(value: str, listed: bool = False) -> bool:
     if _CODE.fullmatch(value) is None:
         return False
     return listed or sum(c.isdigit() for c in value) >= MIN_VALUE
+
+
+def _short_code(value: str) -> bool:
+    """Four or five digits right after a password label ("şifresi 0064"): a PIN given
+    as a password; not a year."""
+    return (
+        value.isdigit()
+        and MIN_VALUE <= len(value) < MIN_LINKED_DIGITS
+        and _YEAR.fullmatch(value) is None
+    )
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def _spaced_words(text: str, pos: int, stop: int) -> tuple[int, int] | None:
+    """Random words spaced apart at `pos`: three or more, none a word prose needs, and
+    at most one shaped like a verb or an adverb."""
+    spaced = _SPACED_WORDS.match(text, pos, stop)
+    if spaced is None:
+        return None
+    words = spaced[1].split()
+    alpha = [w for w in words if w.isalpha()]
+    shaped = sum(w.endswith(_PROSE_SUFFIXES) and len(w) > 4 for w in alpha)
+    if len(alpha) < 3 or _PROSE_WORDS.intersection(alpha) or shaped > 1:
+        return None
+    return spaced.span(1)
 
 
 def _joined_words(value: str) -> bool:
@@ -214,17 +250,40 @@ _TOKEN = re.compile(
     r"|[\u3000-\u303f\uff00-\uffef]"  # CJK and full-width punctuation
     r"|[^\s\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef\u0e00-\u0e7f]+"
 )
-_NEW_KEY = re.compile(r"[A-Za-z_][\w.-]*=\S")
+_NEW_KEY = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)=\S")
 _SENTENCE_END = frozenset("。！？；")
 WINDOW = 12  # tokens after a label that may hold its value
-_SPACED_WORDS = re.compile(r"[ \t]*([a-z]{3,10}(?:[ \t]+[a-z]{3,10}){2,9})[ \t]*(?=$|[\n.,;])")
+# A passphrase of spaced words (digits may be among them), to the end of its clause.
+_SPACED_WORDS = re.compile(
+    r"[ \t]*((?:[a-z]{3,10}|\d{1,4})(?:[ \t]+(?:[a-z]{3,10}|\d{1,4})){2,23})[ \t]*"
+    r"(?=$|[\n.,;(—–]|-[ \t])"
+)
+# Where a passphrase starts after its label: after a colon or `is` later in the clause.
+_PHRASE_START = re.compile(r"[^\n.!?;:]{0,60}?(?::|\b(?:is|was)\b)")
+# Words of a sentence about a passphrase, which a passphrase of random words lacks.
+_PROSE_WORDS = _FUNCTION_WORDS | frozenset(
+    "never always also only just still even very too quite really now then here there where "
+    "when what which who how why will would should could must can may might shall do does did "
+    "done have has had get got make made use used see read write send sent give given take "
+    "taken keep kept store stored save saved share shared change changed rotate rotated reset "
+    "set required needed long short secret known unknown same different easy hard weak strong "
+    "good bad wrong correct right expired missing empty blank new old default words word "
+    "letters characters phrase passphrase password".split()
+)
+_PROSE_SUFFIXES = ("ed", "ing", "ly")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?P<item>\S(?:.*\S)?)[ \t]*$")
+
+
+_NEXT_PARAM = re.compile(r"&[a-z][a-z0-9]*(?:_[a-z0-9]+)*=")
 
 
 def _strip(token: str) -> tuple[int, str]:
     """(offset, value) of a token without the punctuation around it."""
     lead = len(token) - len(token.lstrip(_LEADING))
     value = token[lead:]
+    query = _NEXT_PARAM.search(value)
+    if query is not None:  # `X&scope=repo`: the value ends where the next parameter begins
+        value = value[: query.start()]
     while value and value[-1] in _TRAILING + "!?":
         if value[-1] in "!?" and len(value) > 1 and value[-2] not in _TRAILING:
             break
@@ -252,7 +311,12 @@ def _quoted(text: str, start: int) -> tuple[int, int] | None:
             end += 2
             continue
         if text[end] == close:
-            return start + 1, end
+            inner = text[start + 1 : end]
+            if not inner.strip():
+                return start + 1, end
+            lead = len(inner) - len(inner.lstrip(" \u00a0\u202f"))  # « French spacing »
+            trail = len(inner) - len(inner.rstrip(" \u00a0\u202f"))
+            return start + 1 + lead, end - trail
         end += 1
     return None
 
@@ -266,10 +330,11 @@ def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
     line_end = text.find("\n", pos)
     stop = line_end if line_end >= 0 else len(text)
     rest = text[pos:stop]
-    if family == PASSPHRASE and rest.lstrip().startswith(":"):
-        spaced = _SPACED_WORDS.match(text, pos + rest.index(":") + 1)
-        if spaced and not _FUNCTION_WORDS.intersection(spaced[1].split()):
-            yield spaced.span(1)
+    if family == PASSPHRASE:
+        start = _PHRASE_START.match(text, pos, stop)
+        spaced = _spaced_words(text, start.end(), stop) if start else None
+        if spaced is not None:
+            yield spaced
             return
     if family == PIN and rest.rstrip().endswith((":", "：")) and line_end >= 0:
         yield from _listed(text, line_end + 1, family, weak)
@@ -280,10 +345,27 @@ def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
         return
     if rest.rstrip().endswith((":", "：")):
         yield from _listed(text, line_end + 1, family, weak)
-    elif rest.rstrip().endswith("?"):
+    elif rest.rstrip().endswith("?") or _ASKS.search(text, text.rfind("\n", 0, pos) + 1, pos):
         yield from _reply(text, line_end + 1, label)
+    else:
+        yield from _pointed(text, line_end + 1, label)
 
 
+_POINTER = re.compile(r"[ \t]*(?:->|=>|→|⇒|:|=)[ \t]*(?P<value>\S+)[ \t]*(?:\n|$)")
+
+
+def _pointed(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
+    """A value alone on the next line behind an arrow: "Password for grafana\n -> X"."""
+    pointed = _POINTER.match(text, pos)
+    if pointed and is_value(pointed["value"], label.family, label.weak):
+        yield pointed.span("value")
+
+
+# A line that asks for the secret its label names: "ssh-add asks for a passphrase".
+_ASKS = re.compile(
+    r"(?i:\b(?:asks?|asking|asked|prompts?|prompting|prompted|needs?|wants?)[ \t]+(?:me[ \t]+)?"
+    r"for[ \t]+(?:(?:a|an|the|my|your|its)[ \t]+)?[^\n]{0,24})$"
+)
 _SPEAKER = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .@-]{1,24}:[ \t]+)?")
 
 
@@ -317,18 +399,22 @@ def _words_after(
                 yield inside
             pos, seen, linked = inside[1] + 1, seen + 1, False
             continue
-        if _NEW_KEY.match(token):
+        new_key = _NEW_KEY.match(token)
+        if new_key and (not linked or _identifier(new_key["key"])):
             return  # another field begins: `trace_id=...`
         lead, value = _strip(token)
-        if len(token) > 1 and is_placeholder(token):
+        if len(token) > 1 and linked and is_placeholder(token):
             return  # the label was given a template or a placeholder, not a secret
-        if value and is_value(value, label.family, label.weak, linked=linked):
+        if value and (
+            is_value(value, label.family, label.weak, linked=linked)
+            or (seen == 0 and label.family == PASSWORD and _short_code(value))
+        ):
             yield start + lead, start + lead + len(value)
         elif len(value) >= MIN_VALUE and (is_placeholder(value) or _is_reference(value)):
             return  # the label was given a reference, not a secret
         if _ends_sentence(token):
             return
-        linked = not value or value.lower() in _LINKS
+        linked = not value or value.lower() in _LINKS or token.endswith((":", "："))
         pos, seen = match.end(), seen + 1
 
 
@@ -342,6 +428,11 @@ def _listed(text: str, pos: int, family: str, weak: bool) -> Iterator[tuple[int,
         value = item["item"]
         if family == PIN:
             ok = _pin(value, listed=True)
+        elif family == PASSPHRASE and " " in value:
+            phrase = _spaced_words(text, line[0], line[1])
+            if phrase is not None:
+                yield phrase
+            return
         else:
             ok = " " not in value and is_value(value, family, weak)
         if not ok:
@@ -370,7 +461,7 @@ _KEY = re.compile(
     r"""(?P<sep>["']?[ \t]*(?::=|=>|[:=])[ \t]*)"""
 )
 # The value of a key: quoted (escapes kept inside double quotes), or bare to a space.
-_BARE = re.compile(r"[^\s\"'`,;<>&]+(?:&[^\s\"'`,;<>&=]*)*")
+_BARE = re.compile(r"[^\s\"'`,;<>&]+(?:&(?![A-Za-z_]\w*=)[^\s\"'`,;<>&=]*)*")
 _QUERY_VALUE = re.compile(r"[^\s&#\"'<>]+")
 _FLAG = re.compile(r"(?<![\w-])--?(?P<key>[A-Za-z][\w-]*+)(?:=|[ \t]+)(?=\S)")
 _XML_TAG = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]*)>(?P<value>[^<\n]{1,300})</(?P=key)>")
@@ -402,10 +493,71 @@ def _prose(text: str) -> Iterator[Span]:
         label = Label(found.family, found.weak, found.end, direct=False)
         for start, end in values_after(text, label):
             yield start, end, found.family
+        before = _NAMED_AFTER.search(text, max(0, found.start - 80), found.start)
+        if before is not None:
+            group = next(g for g in ("quoted", "bare") if before[g] is not None)
+            value = before[group]
+            if "=" not in value and is_value(value, found.family, found.weak, group == "quoted"):
+                yield before.start(group), before.end(group), found.family
+
+
+# A value named after it is given: "'X' (passphrase)", "use X as the password",
+# "X is the wifi password".
+_NAMED_AFTER = re.compile(
+    r"""(?:["'`«](?P<quoted>[^"'`»\n]{4,80})["'`»]|(?<!\S)(?P<bare>\S{4,80}))"""
+    r"""[ \t]+(?:\(|(?:is|was)[ \t]+(?:the|my|our|your|their)[ \t]+(?:[\w-]+[ \t]+)?"""
+    r"""|as[ \t]+(?:(?:the|my|our|your|a)[ \t]+)?(?:new[ \t]+)?)$"""
+)
+# A pair given as `user / password` or as `root:password`: the password must prove itself
+# after a user name, and may be weaker after a well-known account name.
+_PAIR = re.compile(
+    r"(?<![\w./:@-])(?P<user>[A-Za-z][\w.@-]{1,40})(?:[ \t]+/[ \t]+|(?<=[a-z]):)(?=\S)"
+)
+_ACCOUNTS = frozenset(
+    "root admin administrator postgres sa pi ubuntu guest oracle elastic sysadmin superuser".split()
+)
+
+
+def _pairs(text: str) -> Iterator[Span]:
+    for match in _PAIR.finditer(text):
+        account = match["user"].lower() in _ACCOUNTS
+        if not account and match[0].endswith(":"):
+            continue
+        span = _direct_value(text, match.end())
+        if span is None:
+            continue
+        value = text[span[0] : span[1]]
+        if is_value(value, PASSWORD, linked=account) and not names_secret(value):
+            yield span[0], span[1], PASSWORD
+
+
+# A password typed at a prompt: "it'll prompt, type X", "at the login prompt enter X".
+_TYPED = re.compile(r"\b(?i:type|enter|paste|input)[ \t]+(?P<value>[^\s`'\"]{8,64})(?=[\s.,;]|$)")
+_LOGIN = re.compile(r"(?i:\b(?:prompt|prompts|ssh|sudo|login|log in|sign in|unlock|su)\b)")
+_ALL_CLASSES = 4
+
+
+def _typed(text: str) -> Iterator[Span]:
+    for match in _TYPED.finditer(text):
+        value = match["value"]
+        start = text.rfind("\n", 0, match.start()) + 1
+        if (
+            _classes(value) == _ALL_CLASSES
+            and is_value(value, PASSWORD, linked=False)
+            and _LOGIN.search(text, start, match.start())
+        ):
+            yield match.start("value"), match.end("value"), PASSWORD
+
+
+# A config directive, key and value spaced apart on their own line (`requirepass X`,
+# `masterauth X`), and a quoted key then its quoted value (`define('DB_PASSWORD', 'X')`,
+# `os.environ.setdefault("API_TOKEN", "X")`).
+_DIRECTIVE = re.compile(r"^[ \t]*(?P<key>[a-z_][\w.-]*+)[ \t]+(?=[^\s=:])", re.MULTILINE)
+_QUOTED_PAIR = re.compile(r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]*+)(?P=q)[ \t]*,[ \t]*(?=["'])""")
 
 
 def _assignments(text: str) -> Iterator[Span]:
-    for match in _KEY.finditer(text):
+    for match in (*_KEY.finditer(text), *_DIRECTIVE.finditer(text), *_QUOTED_PAIR.finditer(text)):
         key = match["key"]
         if not names_secret(key):
             continue
@@ -433,11 +585,22 @@ def _direct_value(text: str, pos: int, in_query: bool = False) -> tuple[int, int
 
 def _direct_ok(text: str, span: tuple[int, int], family: str, weak: bool) -> bool:
     value = text[span[0] : span[1]]
+    if weak and _encoded_login(value):
+        return True
     quoted = span[0] > 0 and text[span[0] - 1] in _QUOTES
     if quoted and family == CREDENTIAL and not weak:
         # `"password": "sunshine"` counts; `EXPIRED_TOKEN = "expired_token"` does not.
         return is_value(value, PASSWORD, quoted=True) and not names_secret(value)
     return is_value(value, family, weak, quoted) and not names_secret(value)
+
+
+def _encoded_login(value: str) -> bool:
+    """base64 of `user:password`, as a docker config's `"auth"` holds."""
+    decoded = decoded_text(value) if len(value) >= RANDOM_LENGTH else None
+    if decoded is None or ":" not in decoded:
+        return False
+    user, password = decoded.split(":", 1)
+    return re.fullmatch(r"[\w.@-]+", user) is not None and is_value(password, PASSWORD)
 
 
 def _flags(text: str) -> Iterator[Span]:
@@ -501,3 +664,5 @@ def value_spans(text: str) -> Iterator[Span]:
     yield from _flags(text)
     yield from _tables(text)
     yield from _prose(text)
+    yield from _pairs(text)
+    yield from _typed(text)
