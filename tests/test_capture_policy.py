@@ -152,6 +152,37 @@ def test_the_scorer_counts_a_fragment_left_behind_as_a_miss():
             "ssh-add asks for a passphrase for ~/.ssh/id_deploy\nme: it's amber.cobalt.heron42",
             "amber.cobalt.heron42",
         ),
+        ("use Maple7731! to log in to the kiosk, user is admin", "Maple7731!"),
+        (
+            "Twilio auth token: c336e3a12b4b41d96839e0e303eb7da2. The secondary one is a7e777c71d64947e19b3d5c2a8f0e6b1",
+            "a7e777c71d64947e19b3d5c2a8f0e6b1",
+        ),
+        (
+            "TOTP secret for the shared account: dj72 ddy2 e6tq wqhf sdxu n2hy",
+            "dj72 ddy2 e6tq wqhf",
+        ),
+        ("spring.mail.password=qvzn ktcp wrsj hmle", "qvzn ktcp wrsj hmle"),
+        ("WIFI:T:WPA;S:Office;P:Wf!office_2024q2;;", "Wf!office_2024q2"),
+        ("7z a -pflamingo4386 -mhe=on archive.7z ./exports", "flamingo4386"),
+        ("sqlcmd -S db -U sa -P 'shadow3421' -Q \"SELECT 1\"", "shadow3421"),
+        ("net use Z: \\\\fs\\projects /user:CORP\\deploy 61MYm91facecHZVxmI", "61MYm91facecHZVxmI"),
+        ("xfreerdp /v:10.1.2.3 /u:Administrator /p:'Saffron_fjord_130'", "Saffron_fjord_130"),
+        (
+            "data:\n  AWS_ACCESS_KEY_ID: QUtJQVE0VDdaWExNMlBSTjZWQ1c=",
+            "QUtJQVE0VDdaWExNMlBSTjZWQ1c=",
+        ),
+        (
+            "SMTP_USER=aabd3bbe-5d29-4384-b934-d4e8660e589a\nSMTP_PASSWORD=aabd3bbe-5d29-4384-b934-d4e8660e589a",
+            "aabd3bbe-5d29-4384-b934-d4e8660e589a",
+        ),
+        ("The mailbox password got reset; it's now Anchor4110@ - sorry.", "Anchor4110@"),
+        ("Google backup codes: 4829 1037, 7710 5582", "4829 1037"),
+        ("iPhone passcode\n931061", "931061"),
+        ("set -gx JIRA_API_TOKEN JTHWPtizly9s6dyYlBarCLjL", "JTHWPtizly9s6dyYlBarCLjL"),
+        (
+            "the wifi passphrase is dahlia aspen buffalo pilot iris and the SSID is Lab5G",
+            "dahlia aspen buffalo pilot iris",
+        ),
     ],
 )
 def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
@@ -183,6 +214,16 @@ def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
         "CI / CD and root / sudo access are separate",
         "RFC 7617's example is Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
         "ssh to the bastion; at the prompt, type Ctrl+D to quit",
+        "My GPG key fingerprint is 47F3 F9A0 97F4 E507 9CF1 8CB8 7B57 A33B 4D0B D19B",
+        "Send the test ETH to 0x14C7E42Ee2DAfbD33F2003cdf86bcE3c726448DD, the faucet address.",
+        '{"msg": "kafka record", "key": "b3JkZXItNDgyMTM=", "value": "eyJzdGF0dXMiOiJzaGlwcGVkIn0="}',
+        '{"user": "m.ortiz", "password": "********", "remember": true}',
+        "Ik heb mijn wachtwoord gereset, maar de 2FA-code komt niet binnen.",
+        "Note: don't reuse the old password format (Season+Year!), the audit flagged it.",
+        'The default dev mnemonic is "test test test test test test test test test test test junk".',
+        "secret rotation failed: AccessDeniedException calling secretsmanager:PutSecretValue",
+        "Google OAuth client id: 418822907731-k3v9q2mfh1d0c7rj5t8a6ub4pl2s0e9n.apps.googleusercontent.com",
+        "go get github.com/acme/pay2@v1.4.0",
     ],
 )
 def test_talk_about_secrets_is_not_a_secret(text):
@@ -260,7 +301,28 @@ def test_text_without_secrets_is_never_changed(text):
 
 
 @pytest.mark.parametrize(
-    "unit", ["a-", "a.", "sk-", "a:b@", '"a":"', "Bearer ", "password is ", "pw: a1", "| a |\n"]
+    "unit",
+    [
+        "a-",
+        "a.",
+        "sk-",
+        "a:b@",
+        '"a":"',
+        "Bearer ",
+        "password is ",
+        "pw: a1",
+        "| a |\n",
+        "\n",
+        " \n",
+        "\n\n# ",
+        "<a>",
+        "«",
+        "Assistant: ",
+        "system: ",
+        "--- ",
+        "you ",
+        "ignore ",
+    ],
 )
 def test_redact_stays_linear_on_long_repetitive_input(unit):
     """A 64 KiB body of one repeated fragment must not make any detector backtrack."""

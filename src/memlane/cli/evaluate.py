@@ -10,7 +10,7 @@ from typing import Any
 import click
 import msgspec
 
-from memlane.cli.common import emit_json, in_section, json_option, recall_settings, state
+from memlane.cli.common import emit_json, fail, in_section, json_option, recall_settings, state
 from memlane.evaluation import locomo
 from memlane.memory import Memory
 
@@ -152,15 +152,28 @@ def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> Non
 @eval_group.command("injection")
 @_corpus_option("injection")
 @_MISSES
+@click.option("--held-out", is_flag=True,
+              help="Judge each file with a model trained without it (slower): the figure "
+                   "for text the learned model never saw.")  # fmt: skip
 @json_option
-def eval_injection_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> None:
+def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_json: bool) -> None:
     """Injection tagging on labelled texts: recall and the share of benign imperatives
-    tagged, per kind, per language and per corpus file."""
-    from memlane.evaluation import screening
+    tagged, per kind, per language and per corpus file. The shipped model was trained
+    on the shipped corpora; --held-out measures each file with a model trained on the
+    others."""
+    from memlane.cli.embedding import progress_bar
+    from memlane.evaluation import learn, screening
     from memlane.write.injection import is_injection
 
     cases = screening.load([Path(f) for f in files] or screening.corpus_files("injection"))
-    _report(screening.score_injection(cases, is_injection), misses, as_json)
+    if not held_out:
+        _report(screening.score_injection(cases, is_injection), misses, as_json)
+        return
+    if len({case.source for case in cases}) < 2:
+        fail("--held-out needs two corpus files or more")
+    with progress_bar("training without each file", as_json) as tell:
+        verdicts = learn.held_out_verdicts(cases, tell)
+    _report(screening.score_verdicts(cases, verdicts), misses, as_json)
 
 
 def _report(report: Any, misses: bool, as_json: bool) -> None:

@@ -16,6 +16,7 @@ a file nobody tuned on shows how the screen does on text it never saw.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -121,6 +122,14 @@ def corpus_files(corpus: str) -> list[Path]:
     return sorted(CORPORA.glob(f"{corpus}-*.jsonl"))
 
 
+def digest(paths: Iterable[Path]) -> str:
+    """A digest of these files' names and contents: what a model was trained on."""
+    hasher = hashlib.sha256()
+    for path in sorted(paths):
+        hasher.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return hasher.hexdigest()
+
+
 def load(paths: Iterable[Path]) -> list[Case]:
     """Every case of these files; Invalid naming the file and line of a bad one."""
     cases = []
@@ -176,7 +185,13 @@ def score_secrets(cases: Iterable[Case], find: Finder) -> Report:
 
 def score_injection(cases: Iterable[Case], flags: Callable[[str], bool]) -> Report:
     """`flags(text)`: whether the tagger marks the text `injection-risk`."""
+    cases = list(cases)
+    return score_verdicts(cases, [flags(case.text) for case in cases])
+
+
+def score_verdicts(cases: Sequence[Case], verdicts: Sequence[bool]) -> Report:
+    """Injection verdicts given case by case (in case order)."""
     report = Report("injection")
-    for case in cases:
-        report.add(case, case.label == POSITIVE["injection"], flags(case.text))
+    for case, flagged in zip(cases, verdicts, strict=True):
+        report.add(case, case.label == POSITIVE["injection"], flagged)
     return report

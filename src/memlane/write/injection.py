@@ -14,7 +14,9 @@ is a prompt injection waiting to be recalled. A match tags the memory `injection
 - exfiltration: secrets, the conversation or the model's context sent somewhere;
 - concealment: the user is not to know what the model does;
 - memory_poisoning: the model's memory or standing rules are to be rewritten;
-- tool_abuse: a harmful command, or a risky one pressed on the model.
+- tool_abuse: a harmful command, or a risky one pressed on the model;
+- harmful_act: an act against the user ordered, not forbidden;
+- likeness: no rule matched, but the learned model is sure.
 
 Precision first: memories are full of imperatives aimed at engineers ("ignore the
 flaky test", "delete the build folder", "act as the reviewer", "System: Ubuntu 22.04",
@@ -22,7 +24,10 @@ flaky test", "delete the build folder", "act as the reviewer", "System: Ubuntu 2
 model's own instructions, identity, memory, user or secrets, or a header to be
 followed by orders. Text is prepared first, so obfuscation does not hide it: zero-width
 and Unicode tag characters, look-alike letters, letter-spaced words, HTML entities and
-base64 blobs are undone (write.injection_patterns, write.injection_lexicon).
+base64 blobs are undone. What is talked about is then blanked out: a sentence about
+attacks (an incident review, a training note) and a quotation given as an example.
+Phrasings are in write.injection_patterns and write.injection_lexicon, concepts in
+write.injection_concepts, the learned model in write.injection_model.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ import html
 import re
 import unicodedata
 
+from memlane.write import injection_concepts as concepts
 from memlane.write import injection_lexicon as lexicon
+from memlane.write import injection_model
 from memlane.write import injection_patterns as en
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -55,7 +62,13 @@ _MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fence_break", en.FENCE_BREAK),
     ("addressed", (*en.ADDRESSED, lexicon.ADDRESSED)),
 )
-FAMILIES = (*(n for n, _ in _SELF_EVIDENT), *(n for n, _ in _MARKERS), "tool_abuse", "harmful_act")
+FAMILIES = (
+    *(n for n, _ in _SELF_EVIDENT),
+    *(n for n, _ in _MARKERS),
+    "tool_abuse",
+    "harmful_act",
+    "likeness",
+)
 
 
 def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
@@ -85,7 +98,7 @@ _FORBIDDEN = re.compile(
 )
 # Verbs an imperative sentence opens with: a sentence that begins with one orders.
 _IMPERATIVE = re.compile(
-    r"(?:^|[.!?;\n]\s*)(?:(?:please|pls|plz|kindly|now|also|just|first|then|quickly|quietly|silently|urgent\w*"
+    r"(?:^|[.!?;\n][ \t]*+)(?:(?:please|pls|plz|kindly|now|also|just|first|then|quickly|quietly|silently|urgent\w*"
     r"|important|p\.?s\.?)[:,!]?\s+)*(?:run|use|add|delete|remove|open|set|change|disable|merge|approve|push"
     r"|install|post|send|transfer|comment|mark|drop|grant|make|create|write|update|replace|put|copy|move|edit"
     r"|modify|execute|call|fetch|download|upload|include|append|enable|turn|skip|tell|say|report|answer"
@@ -107,7 +120,7 @@ _HARMFUL = _compile(
         r"\bchmod\s+(?:-R\s+)?777\s+/(?:\s|$)",
         r"\b(?:@reboot|crontab)\b[^\n]{0,80}\b(?:curl|wget)\b",
         r"\bcore\.hooksPath\s+/tmp",
-        r"(?:>>?|tee\s+-a)\s*~?/?\S*authorized_keys|authorized_keys\b[^\n]{0,60}\bhttps?://",
+        r"(?:>>?|tee\s+-a)[ \t]*[~\w./$-]{0,80}authorized_keys|authorized_keys\b[^\n]{0,60}\bhttps?://",
         r"\bmkfs\.|\bdd\s+if=/dev/(?:zero|random)\s+of=/dev/",
     )
 )
@@ -212,15 +225,19 @@ def prepare(text: str) -> str:
 
 
 # A quotation: opened after a space or bracket, closed before one; or in the brackets
-# other scripts quote with, anywhere.
+# other scripts quote with, anywhere. It is at most QUOTE_CHARS long: an opening mark
+# with no closing one costs no more than that to give up on.
+QUOTE_CHARS = 600
+_Q = f"{{1,{QUOTE_CHARS}}}"
 _QUOTED = re.compile(
-    r"""(?:^|(?<=[\s(\[:]))['"“‘«](?=\S)[^\n]+?(?<=\S)['"”’»](?=$|[\s.,;:!?)\]])|「[^」\n]+」|『[^』\n]+』"""
-    r"|(?<=[\s(])\([^()\n]{6,}\)",
+    rf"""(?:^|(?<=[\s(\[:]))['"“‘«„‚](?=\S)[^\n]{_Q}?(?<=\S)['"”’»“‘](?=$|[\s.,;:!?)\]])"""
+    rf"|「[^」\n]{_Q}」|『[^』\n]{_Q}』|“[^”\n]{_Q}”|«[^»\n]{_Q}»"
+    rf"|(?<=[\s(])\([^()\n]{{6,{QUOTE_CHARS}}}\)",
     re.M,
 )
 # Words that introduce a quotation as something talked about, not said to the model.
 _MENTION = re.compile(
-    r"(?:phrases?|sentences?|payloads?|strings?|text|words?|style|like|such\s+as|e\.g\.|says?|said"
+    r"\b(?:phrases?|sentences?|payloads?|strings?|text|words?|style|like|such\s+as|e\.g\.|says?|said"
     r"|contain(?:s|ed|ing)?|reads?|called|named|patterns?|examples?|jailbreaks?|injections?|attacks?"
     r"|prompts?|lines?|messages?|quotes?|snippets?|signals?|wording|tries|try|meaning|means|saying"
     r"|decía|dice|disait|dit|sagte|sagt|diceva|dizia|diz|zei|zegt|mówił\w*|говорил\w*|сказано|dedi|diyor"
@@ -237,20 +254,11 @@ _NAMED = re.compile(
 )
 
 
-def _mentioned(prepared: str, start: int, end: int) -> bool:
-    """Whether a match sits in a quotation that the text talks about ("the phrase
-    'ignore previous instructions' is a weak signal")."""
-    for quote in _QUOTED.finditer(prepared):
-        if quote.start() < start and end <= quote.end():
-            line_start = prepared.rfind("\n", 0, quote.start()) + 1
-            before = _MENTION.search(prepared, max(line_start, quote.start() - 60), quote.start())
-            return before is not None or _NAMED.match(prepared, quote.end()) is not None
-    return False
-
-
-def _said(prepared: str, pattern: re.Pattern[str]) -> bool:
-    """Whether some match of `pattern` is said, not quoted as a thing talked about."""
-    return any(not _mentioned(prepared, m.start(), m.end()) for m in pattern.finditer(prepared))
+def _talked_of(prepared: str, quote: re.Match[str]) -> bool:
+    """Whether a word before or after the quotation names it as a thing talked about."""
+    line_start = prepared.rfind("\n", 0, quote.start()) + 1
+    before = _MENTION.search(prepared, max(line_start, quote.start() - 60), quote.start())
+    return before is not None or _NAMED.match(prepared, quote.end()) is not None
 
 
 def _ordered_after(prepared: str, pattern: re.Pattern[str]) -> bool:
@@ -298,23 +306,74 @@ def _sent_out(prepared: str) -> bool:
 
 
 def injection_signals(text: str) -> list[str]:
-    """The families of model-directed instructions found in the text; [] when benign."""
+    """The families of model-directed instructions found in the text; [] when benign.
+
+    The rules decide, with the learned model (write.injection_model) as a second
+    opinion both ways: a text it scores as surely benign is benign whatever rules
+    matched, and a text it scores as surely an injection is one (family `likeness`)
+    though no rule matched."""
     prepared = prepare(text)
-    found = [name for name, pattern in _SELF if _said(prepared, pattern)]
-    if "exfiltration" not in found and _sent_out(prepared):
+    model = injection_model.shipped()
+    found = ruled(prepared)
+    return found if model is None else decide(found, model.score(prepared), model)
+
+
+def decide(found: list[str], score: float, model: injection_model.Model) -> list[str]:
+    """The rules' families, weighed against the model's score."""
+    if found:
+        return found if score >= model.veto else []
+    return ["likeness"] if score >= model.threshold else []
+
+
+def ruled(prepared: str) -> list[str]:
+    """The families the rules find in a prepared text."""
+    said = _unquoted(prepared)
+    found = [name for name, pattern in _SELF if pattern.search(said)]
+    if "exfiltration" not in found and _sent_out(said):
         found.append("exfiltration")
-    found += [name for name, pattern in _MARK if _ordered_after(prepared, pattern)]
-    if _HARMFUL.search(prepared) or (_TOOL.search(prepared) and _PRESSURE.search(prepared)):
+    found += [name for name, pattern in _MARK if _ordered_after(said, pattern)]
+    if _HARMFUL.search(said) or (_TOOL.search(said) and _PRESSURE.search(said)):
         found.append("tool_abuse")
-    elif _ordered(prepared):
+    elif _ordered(said):
         found.append("harmful_act")
     if (
         "impersonation" not in found
-        and _VENDOR_HEADER.search(prepared)
-        and _ordered_after(prepared, _VENDOR_HEADER)
+        and _VENDOR_HEADER.search(said)
+        and _ordered_after(said, _VENDOR_HEADER)
     ):
         found.append("impersonation")
+    markers = tuple(m.end() for name, pattern in _MARK[:2] for m in pattern.finditer(said))
+    for family, _start, _end in concepts.families(said, markers, prepared):
+        if family not in found:
+            found.append(family)
     return found
+
+
+def _unquoted(prepared: str) -> str:
+    """The text as said, not talked about, blanked out where it is talked about (same
+    length): each sentence about attacks; every quotation of a text that writes about
+    attacks or gives examples, else the quotations a word before or after names as a
+    thing talked about."""
+    blank: list[tuple[int, int]] = []
+    quotes = list(_QUOTED.finditer(prepared))
+    if quotes:
+        bare = _QUOTED.sub(" ", prepared)
+        talk = concepts.TALK.search(bare) or concepts.EXAMPLE.search(bare)
+        blank += [q.span() for q in quotes if talk or _talked_of(prepared, q)]
+    chars = list(prepared)
+    for start, end in blank:
+        chars[start:end] = " " * (end - start)
+    bare = _ADDRESSES.sub(lambda m: " " * len(m[0]), "".join(chars))
+    for start, end in concepts.sentences(bare):
+        if concepts.TALK.search(bare, start, end):
+            chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+# URLs, host names and email addresses: "attacker.example" names no attack.
+_ADDRESSES = re.compile(
+    r"https?://\S+|(?<![^\s@])[^\s@]++@\S+|(?<![\w.-])(?:[\w-]++\.)++[a-z]{2,}\b", re.IGNORECASE
+)
 
 
 def is_injection(text: str) -> bool:

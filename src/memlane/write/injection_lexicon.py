@@ -43,17 +43,6 @@ _MEMORY = (
     r"(?:memoria|mémoire|gedächtnis|speicher|memória|geheugen|pamięci|pamięć|paměti|памят\w+"
     r"|memori|hafıza\w*|minne|kumbukumbu|bộ\s+nhớ)"
 )
-_NOW_YOU_ARE = (
-    r"(?:a\s+partir\s+de\s+ahora\s+eres|ahora\s+eres|desde\s+ahora\s+eres|tu\s+es\s+d[ée]sormais"
-    r"|d[ée]sormais\s+tu\s+es|[àa]\s+partir\s+de\s+maintenant\s+tu\s+es|du\s+bist\s+(?:jetzt|ab\s+jetzt|nun)"
-    r"|ab\s+(?:jetzt|sofort)\s+bist\s+du|ora\s+sei|d'ora\s+in\s+poi\s+sei|agora\s+(?:você\s+é|és)"
-    r"|a\s+partir\s+de\s+agora\s+(?:você\s+é|és)|je\s+bent\s+nu|vanaf\s+nu\s+ben\s+je|od\s+teraz\s+jesteś"
-    r"|teraz\s+jesteś|teď\s+jsi|od\s+teď\s+jsi|теперь\s+ты|отныне\s+ты|с\s+этого\s+момента\s+ты"
-    r"|тепер\s+ти|відтепер\s+ти|mulai\s+sekarang\s+(?:kamu|anda)|sekarang\s+(?:kamu|anda)\s+adalah"
-    r"|artık\s+sen|bundan\s+sonra\s+sen|från\s+och\s+med\s+nu\s+är\s+du|nu\s+är\s+du|du\s+är\s+nu|sasa\s+wewe\s+ni"
-    r"|låtsas\s+att\s+du|finge\s+que\s+(?:eres|no\s+tienes)|fais\s+comme\s+si\s+tu|tu\s+so,?\s+als\s+(?:ob|hättest)"
-    r"|từ\s+(?:giờ|bây\s+giờ)\s+bạn\s+là|bây\s+giờ\s+bạn\s+là)"
-)
 _UNRESTRICTED = (
     r"(?:sin\s+(?:ninguna\s+)?(?:restricci\w+|l[íi]mites|reglas|filtros)|sans\s+(?:aucune\s+)?(?:restriction|limite|r[èe]gle|filtre)s?"
     r"|ohne\s+(?:jegliche\s+)?(?:einschränkungen|grenzen|regeln|filter)|senza\s+(?:alcuna\s+|alcun\s+)?(?:restrizion\w|limit\w|regol\w|filtr\w)"
@@ -96,10 +85,8 @@ OVERRIDE = (
 )
 
 ROLE_HIJACK = (
-    rf"\b{_NOW_YOU_ARE}\b",
     rf"\b{_UNRESTRICTED}\b",
     r"(?:从现在(?:起|开始)|現在から|今から)[^。\n]{0,8}?(?:你|您|あなた)(?:是|は)",
-    r"(?:你现在是|您现在是|あなたは今|이제부터\s*(?:너는|당신은)|지금부터\s*(?:너는|당신은)|أنت\s+الآن|अब\s+से\s+(?:तुम|आप))",
     r"(?:没有|沒有|无|無)(?:任何)?(?:限制|约束|規則)的|制限のない|제한(?:이)?\s*없는|بلا\s+قيود|बिना\s+(?:किसी\s+)?(?:प्रतिबंध|सीमा)",
     r"(?:开发者模式|開發者模式|開発者モード|개발자\s*모드)[^。.\n]{0,20}?(?:AI|你|您|あなた|당신|너|安全|ルール|规则|규칙|制限|限制|제한)",
 )

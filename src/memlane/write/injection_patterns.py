@@ -150,7 +150,7 @@ ROLE_HIJACK = (
 
 # A turn or header of a conversation, written inside content.
 ROLE_MARKER = (
-    r"""(?:^|\n)\s*(?:[#>*\s]*)(?:system|developer|assistant|human|operator|admin(?:istrator)?|sistema
+    r"""(?:^|\n)[ \t]*+[#>* \t]*+(?:system|developer|assistant|human|operator|admin(?:istrator)?|sistema
         |système|systeme|sistem|systeem|система|系统|系統|システム|시스템|النظام|सिस्टम)\s*(?:message|prompt|メッセージ
         |消息|메시지|رسالة|संदेश|сообщение|mensaje|nachricht|messaggio|mensagem|bericht|wiadomość)?\s*[:：]""",
     r"\[\s*/?\s*(?:system|sistem|sistema|inst|sys|admin|developer)\s*\](?:\(#\w+\))?",
@@ -175,12 +175,12 @@ FENCE_BREAK = (
     r"<\s*/?\s*memlane-\w+",
     r"</\s*(?:document|context|data|untrusted\w*|tool_result|tool_output|search_results?|memory|memories|content|input|retrieved\w*)\s*>",
     r"\]\]>|<!\[CDATA\[",
-    r"""(?<![-=*#])(?:-{2,}+|={2,}+|\*{2,}+|#{2,}+)?\s*+(?:end|begin|start)[\s_]+(?:of[\s_]+)?(?:the\s+)?(?:user[\s_]+data|memory|memories|context|retrieved
+    r"""(?:(?<![-=*#])(?:-{2,}+|={2,}+|\*{2,}+|#{2,}+)[ \t]*+|\b)(?:end|begin|start)[\s_]+(?:of[\s_]+)?(?:the\s+)?(?:user[\s_]+data|memory|memories|context|retrieved
         [\s_]+(?:content|context|data)|tool[\s_]+(?:output|result)|json(?:\s+payload)?|data|document|user\s+input
         |untrusted\s+\w+|system\s+instructions|instructions|(?:the\s+)?(?:above|previous)\s+\w+)\s*(?:-{2,}+|={2,}+|\*{2,}+|#{2,}+|\.|$)""",
     r"\b(?:the\s+)?(?:memory\s+block|retrieved\s+content|tool\s+output|data|document|context)\s+(?:has\s+)?ended\b",
     r"\b(?:above\s+was\s+(?:data|context)|outside\s+the\s+code\s+block\s+now|everything\s+below\s+is\s+from\s+the\s+user)",
-    r'^\s*"?\s*[}\]]{1,3}\s*\]?\s*(?:\n|$)',
+    r'^[ \t]*"?[ \t]*[}\]]{1,3}[ \t]*\]?[ \t]*(?:\n|$)',
 )
 
 # What makes a header or a broken fence an attack: what comes after it asks the model to do.
@@ -196,7 +196,7 @@ DIRECTIVE = (
     r"\b(?:new|updated)\s+(?:policy|session|conversation|instructions|rules|directive)\b|\b(?:safety|rules)\s+(?:rules\s+)?reset\b",
     r"\b(?:overrides?|supersedes?|takes?\s+precedence|highest\s+authority|signed\s+by|authentic|non-compliance)\b",
     rf"\b(?:print|reveal|output|send|upload|post|include|dump|share|transmit|cat|read)\s+(?:\w+\s+){{0,4}}?{SECRET_STUFF}",
-    r"(?:^|[.!?:;,>\n]\s*|\b(?:please|kindly|now|then|and|also|just|first|simply|immediately)\s+)"
+    r"(?:^|[.!?:;,>\n][ \t]*+|\b(?:please|kindly|now|then|and|also|just|first|simply|immediately)\s+)"
     r"(?:delete|remove|drop|wipe|erase|force-?push|push\s+(?:[\w-]+\s+){0,3}?(?:directly\s+|straight\s+)?to\s+(?:main|master|(?:the\s+)?remote|https?://|git@)"
     r"|merge|approve|disable|install|execute|upload|commit\s+directly|open\s+a\s+pr\s+that\s+removes"
     r"|tell\s+the\s+user|answer\s+yes|treat\s+the\s+user|label|run\s+(?:any|every|the\s+following|this))\b",
@@ -272,7 +272,7 @@ CONCEALMENT = (
         |response|output|transcript|list\s+of\s+changes|changelog|change\s+summary)|(?:your|the)\s+pr\s+description)""",
     r"\bnever\s+(?:list|mention|include|show)\s+(?:them|it|this|these)\s+(?:among|in|with)\s+the\s+changes",
     r"\bkeep\s+(?:this|it)\s+between\s+us\b",
-    r"""(?:^|[.!?;:\n]\s*)(?:silently|quietly|secretly|covertly),?\s+(?:\w+\s+)?(?:run|apply|install|execute|do|make|add
+    r"""(?:^|[.!?;:\n][ \t]*+)(?:silently|quietly|secretly|covertly),?\s+(?:\w+\s+)?(?:run|apply|install|execute|do|make|add
         |delete|push|send|upload|commit|remove|change|rewrite|edit|modify|merge|approve|disable|drop)\b""",
     r"\b(?:make|do|apply|run|push|commit)\s+(?:\w+\s+){0,3}?(?:quietly|silently|secretly)\s*[:,.]",
     rf"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform)\s+{USER}\s+(?:that\s+)?you\s+(?:read|ran|did|changed|saw|used|followed|installed|made|edited|added|received)",
@@ -346,7 +346,7 @@ HARM = (
         |ssl|tls|certificate\s+checks?|auth(?:entication)?\s+checks?|the\s+auth\w*|2fa|mfa|rate\s+limit\w*|code\s+review
         |reviews?|approvals?|approval\s+step|confirmation\s+(?:prompts?|steps?)|permission\s+(?:checks?|prompts?)
         |guardrails?|safety\s+checks?|secret\s+scanning|audit(?:\s+log)?|monitoring|firewall|signature\s+checks?
-        |pre-commit\s+hooks?|git\s+hooks|ci(?:\s+checks)?|all\s+(?:the\s+)?(?:checks|tests)|the\s+(?:whole\s+)?(?:test\s+)?suite)\b""",
+        |pre-commit\s+hooks?|git\s+hooks|ci\s+checks|all\s+(?:the\s+)?(?:checks|tests)|the\s+(?:whole\s+)?(?:test\s+)?suite)\b""",
     r"\bchmod\s+(?:-R\s+)?(?:777|a\+rwx)\s+/",
     r"\bcomment\s+out\s+(?:the\s+)?(?:failing\s+)?(?:assertions|tests|checks)\b",
     r"\bmark\s+(?:the\s+)?(?:whole\s+|entire\s+)?(?:suite|tests?)\s+as\s+(?:skipped|passing|passed)",
@@ -357,7 +357,7 @@ HARM = (
     r"\btransfer\s+\$?[\d,.]+|\biban\b|\bwire\s+(?:\$|funds|money)",
     r"\bchange\s+(?:the\s+)?dns\b|\bdns\s+(?:a\s+)?record\b",
     r"\bpost\s+(?:\w+\s+){0,3}?on\s+(?:the\s+company'?s?|our|its|their)\s+(?:x|twitter|linkedin|facebook|instagram|social)",
-    r"\bforce-?push\w*\b[^.\n]{0,40}\b(?:main|master)\b|\b(?:main|master)\S*\s+force-?push",
+    r"\bforce-?push\w*\b[^.\n]{0,40}\b(?:main|master)\b|\b(?:main|master)(?:'s)?\s+force-?push",
     r"\bgit\s+push\b[^\n]{0,60}(?:--force|-f)\b[^\n]{0,40}\b(?:main|master)\b",
     r"\b(?:approve|merge)\b[^.\n]{0,40}?\bwithout\s+(?:\w+\s+){0,2}?(?:review|approval|checks|ci|tests)",
     r"\bauto-?merge\b[^.\n]{0,60}\bwithout\b",
@@ -365,7 +365,6 @@ HARM = (
     r"\b(?:maintained|patched|secure|official)\s+fork\b|\bthat\s+spelling\b|\(with\s+the\s+\w\)",
     r"\bdrop\s+(?:the\s+)?(?:production|prod)\s+database|\bdrop\s+database\s+prod\w*|\bdrop\s+table\s+(?:audit|users|orders|payments)\w*",
     r"\brm\s+-(?:rf|fr)\s+(?:--no-preserve-root\s+)?(?:/\*?|~/?\*?|\$HOME/?\*?|~/[\w.-]+/?)(?=\s|$|[;&|`'\"])",
-    r"\b(?:curl|wget)\b[^\n|]{0,160}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
     r"\b(?:report|mark)\s+(?:the\s+)?(?:task|job|build|run|check|deploy\w*|audit)\s+as\s+(?:successful|passed|done|complete|green|fixed)",
     r"\b(?:state|say|claim|tell\s+the\s+user)\s+(?:that\s+)?(?:the\s+)?(?:company|repo\w*|code|project|account|system|it)\s+(?:is|has)\s+(?:profitable|secure|safe|compromised|no\s+(?:security\s+)?issues)",
     r"\b(?:their|your|the\s+user'?s)\s+account\s+is\s+compromised\b",
@@ -386,7 +385,7 @@ HARM = (
 ADDRESSED = (
     rf"""\b(?:note|message|instructions?|reminder|hint|tip|p\.?s\.?|attention|important|warning)\s+
         (?:to|for)\s+(?:any\s+|all\s+|the\s+)?(?:{_AI}|whoever\s+(?:reads|is\s+reading)\s+this|ai\s+readers?)\b""",
-    rf"""(?:^|[.!?;(\["\n]\s*|\b(?:dear|hey|hi|attention|also|and|p\.?s\.?)\s+)(?:the\s+)?{_AI}\s*(?:[:,—–]|\s+(?:pls|please)\b)""",
+    rf"""(?:^|[.!?;(\["\n][ \t]*+|\b(?:dear|hey|hi|attention|also|and|p\.?s\.?)\s+)(?:the\s+)?{_AI}\s*(?:[:,—–]|\s+(?:pls|please)\b)""",
     rf"\bif\s+you\s+are\s+(?:an?\s+)?{_AI}\b",
     rf"\b(?:any|all)\s+{_AI}\s+(?:reading|processing|parsing|summari[sz]ing|triaging|working\s+on)\b",
     rf"\b{_AI}\s+(?:reading|processing|parsing|summari[sz]ing|triaging|working\s+on)\s+(?:this|these)\b",

@@ -35,16 +35,20 @@ _VOCABULARY: dict[str, str] = {
         *passwort, *kennwort, mot de passe, mdp, contraseña, contrasena, contraseñas, clave,
         senha, senhas, parola, *wachtwoord, hasło, haslo, hasła, hasla, heslo, hesla, пароль,
         пароля, паролем, паролі, lösenord, losenord, lösenordet, şifre, şifresi, sifre,
-        sifresi, parolası, kata sandi, mật khẩu, mat khau""",
+        sifresi, parolası, kata sandi, mật khẩu, mat khau, κωδικός, κωδικό, κωδικού,
+        συνθηματικό, pass for, pw for""",
     PASSPHRASE: """passphrase, pass phrase, phrase de passe, frase de acceso,
         frase de contraseña, frase secreta, seed phrase, recovery phrase, mnemonic phrase,
         wachtzin, wpa key, wpa2 key, wifi key, wi fi key, wlan key, wpa passphrase,
         wpa2 passphrase, wifi passphrase, wifi password, wi fi password, wlan passwort,
-        wpa2 password""",
+        wpa2 password, frase senha, frase de senha, frase secreta, кодовая фраза, парольная фраза,
+        фраза пароль, phrase secrète, recovery seed, wallet seed, seed words, mnemonic,
+        """,
     PIN: """pin, pin code, pincode, puk, door code, alarm code, gate code, lock code,
         unlock code, entry code, access code, safe code, security code, keypad code,
         garage code, door ? code, alarm ? code, gate ? code, backup codes, recovery codes,
-        recovery key, bitlocker key, disarm code,
+        recovery key, bitlocker key, disarm code, keypad, code de la porte,
+        code porte, code d entrée, código de la puerta, código do portão,
         otp codes, 2fa codes, mfa codes, türcode, turcode, zugangscode, código de acceso,
         codigo de acceso, código pin, codice pin, пин, пин код""",
     CREDENTIAL: ", ".join(f"{q} {t}" for q in _KEYS for t in ("key", "secret", "token"))
@@ -66,9 +70,10 @@ _OTHER_KEYS = frozenset(
 )
 # Labels in scripts without spaces between words.
 _CJK: dict[str, tuple[str, ...]] = {
-    PASSWORD: ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "암호", "كلمة المرور",
+    PASSWORD: ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "암호", "كلمة المرور", "رمز عبور",
+               "گذرواژه",
                "كلمة السر", "पासवर्ड", "รหัสผ่าน", "סיסמה", "סיסמא"),
-    PIN: ("暗証番号", "PIN码", "PIN碼", "핀번호", "الرقم السري"),
+    PIN: ("暗証番号", "PIN码", "PIN碼", "PINは", "PINを", "PIN은", "PIN번호", "핀번호", "الرقم السري"),
     CREDENTIAL: ("密钥", "秘钥", "令牌", "トークン", "シークレット", "APIキー", "토큰", "API 키",
                  "مفتاح", "टोकन"),
 }  # fmt: skip
@@ -191,7 +196,8 @@ _KEY_TAILS: frozenset[tuple[str, ...]] = frozenset(
         ("account", "key"), ("app", "key"), ("license", "key"), ("client", "secret"),
         ("secret", "key", "base"), ("shared", "key"), ("hmac", "key"), ("totp", "seed"),
         ("access", "token"), ("sig",), ("private", "key", "id"), ("requirepass",),
-        ("masterauth",),
+        ("masterauth",), ("subscription", "key"), ("storepass",), ("keypass",), ("srcstorepass",),
+        ("deststorepass",), ("srckeypass",), ("destkeypass",), ("sessionid",),
     }
 )  # fmt: skip
 # `PGPASSWORD`, `authtoken`, `clientsecret`: a secret word glued to a prefix.
@@ -203,10 +209,16 @@ for _tail in _KEY_TAILS:
     _TAILS_BY_LAST.setdefault(_tail[-1], []).append(_tail)
 
 
+# A token that pages through results, not one that grants access.
+_NOT_CREDENTIAL = frozenset("page next continuation pagination cursor sync csrf".split())
+
+
 def names_secret(key: str) -> bool:
     """Whether a key's last words name a secret."""
     words = tuple(w.lower() for w in PIECES.findall(key))
     if not words:
+        return False
+    if len(words) >= 2 and words[-1] == "token" and words[-2] in _NOT_CREDENTIAL:
         return False
     if words[-1] == "pass" and (len(words) >= 2 or key.islower()):
         return True  # DB_PASS and `pass:`, not a test runner's PASS:

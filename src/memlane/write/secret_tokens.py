@@ -73,15 +73,16 @@ _SHORT_SEGMENT = 3  # `v2`, `pk`, `id`, `x86`: too short to be random, common in
 _CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}(?!s?$)", re.IGNORECASE)
 
 
-def wordiness(token: str) -> float:
-    """The share of a token's letters that sit in pronounceable word-like pieces."""
+def wordiness(token: str, shortest: int = 3) -> float:
+    """The share of a token's letters that sit in pronounceable word-like pieces of
+    `shortest` letters or more."""
     letters = sum(ch.isalpha() for ch in token)
     if not letters:
         return 0.0
     wordy = sum(
         len(piece)
         for piece in PIECES.findall(token)
-        if len(piece) >= 3
+        if len(piece) >= shortest
         and piece.isalpha()
         and _VOWEL.search(piece)
         and not _CONSONANTS.search(piece)
@@ -206,8 +207,8 @@ SHAPES: tuple[Shape, ...] = (
     _shaped(
         "slack_webhook",
         "hooks\\.slack",
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/"
-        r"(?P<secret>[A-Za-z0-9_/-]{20,})",
+        r"(?P<secret>(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/"
+        r"[A-Za-z0-9_/-]{20,})",
     ),
     _shaped(
         "stripe_key",
@@ -262,7 +263,8 @@ SHAPES: tuple[Shape, ...] = (
     # Vendors' prefixed tokens: the prefix says what follows is a credential.
     _shaped(
         "vendor_token",
-        "shp[acps]|_v1_|dckr_|hv[sbr]\\.|dapi|AGE-|ATATT3|lin_|secret_|ntn_|sbp_|gl(?:sa|c)_|NRAK-|PMAK-|dp\\.|pul-|key-|sk\\.|rdme_|xkeysib-|EAA[CG]|ya29\\.|1//0",
+        "shp[acps]|_v1_|dckr_|hv[sbr]\\.|dapi|AGE-|ATATT3|lin_|secret_|ntn_|sbp_|gl(?:sa|c)_|NRAK-|PMAK-|dp\\.|pul-|key-|sk\\.|rdme_|xkeysib-|EAA[CG]|ya29\\.|1//0"
+        "|LTAI|rubygems_|rzp_",
         rf"{_B}(?P<secret>"
         r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}"  # Shopify
         r"|do[por]_v1_[0-9a-f]{64}"  # DigitalOcean
@@ -286,6 +288,9 @@ SHAPES: tuple[Shape, ...] = (
         r"|(?:EAAC|EAAG)[A-Za-z0-9]{60,}"  # Meta
         r"|ya29\.[A-Za-z0-9_-]{30,}"  # Google OAuth access token
         r"|1//0[A-Za-z0-9_-]{30,}"  # Google OAuth refresh token
+        r"|LTAI[A-Za-z0-9]{12,28}"  # Alibaba Cloud AccessKey ID
+        r"|rubygems_[0-9a-f]{48}"  # RubyGems
+        r"|rzp_(?:live|test)_[A-Za-z0-9]{14,}"  # Razorpay
         rf"){_E}",
     ),
 )
@@ -348,6 +353,8 @@ _SLASHED = re.compile(
     r"(?<![\w./:@-])[A-Za-z][\w$#-]*/(?P<secret>[^\s/@\"']{4,})"
     r"@(?!v?\d)(?://|[A-Za-z][\w-]*(?:\.[\w-]+)+|[A-Za-z][\w-]*:\d)"
 )
+# A Wi-Fi QR code's text: `WIFI:T:WPA;S:name;P:password;;`.
+_WIFI_QR = re.compile(r"WIFI:[^\n]*?(?<=[:;])P:(?P<secret>(?:[^;\\]|\\.)+);")
 # A `.pgpass` line: host:port:database:user:password.
 _PGPASS = re.compile(r"^[ \t]*[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*-]+:(?P<secret>\S+)[ \t]*$", re.M)
 # Session cookies: every value of a `Cookie:` header (or of `Set-Cookie:`'s pair).
@@ -377,7 +384,7 @@ def _url_credentials(text: str) -> Iterator[Span]:
         value = match[group]
         if value and not is_placeholder(value) and not _NAME.fullmatch(value):
             yield match.start(group), match.end(group), "connection_string"
-    for pattern in (_SLASHED, _PGPASS):
+    for pattern in (_SLASHED, _PGPASS, _WIFI_QR):
         for match in pattern.finditer(text):
             value = match["secret"]
             if not is_placeholder(value) and not _NAME.fullmatch(value) and value != "*":
@@ -411,6 +418,9 @@ _TOKEN = re.compile(
     rf"(?<![A-Za-z0-9+/_\\-])(?P<secret>[A-Za-z0-9+/_-]{{{MIN_ENTROPY_TOKEN},}}={{0,2}})(?![\w+/=-])"
 )
 _URL = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]*+://\S+")
+_SHORT_BASE64 = re.compile(
+    rf"(?<![A-Za-z0-9+/_\\-])(?P<secret>[A-Za-z0-9+/]{{16,{MIN_ENTROPY_TOKEN - 1}}}={{0,2}})(?![\w+/=-])"
+)
 # Public material and digests named by their prefix: `ssh-ed25519 AAAA...`, `h1:...`
 # (go.sum), `sha256:...`, `data:...;base64,...`, and SRI `sha512-...` inside the token.
 _PUBLIC_PREFIX = re.compile(
@@ -422,12 +432,17 @@ _DIGEST_LABEL = re.compile(r"(?:sha1|sha256|sha384|sha512|md5)-", re.IGNORECASE)
 
 
 def _exempt(text: str, start: int, token: str, urls: list[tuple[int, int]]) -> bool:
-    """Inside a URL, after a public-key or digest label, or labelled a digest itself."""
+    """Inside a URL or a host name (`<client id>.apps.googleusercontent.com`), after a
+    public-key or digest label, or labelled a digest itself."""
     return (
         any(url_start <= start < url_end for url_start, url_end in urls)
         or _PUBLIC_PREFIX.search(text[max(0, start - 40) : start]) is not None
         or _DIGEST_LABEL.match(token) is not None
+        or _HOST_AFTER.match(text, start + len(token)) is not None
     )
+
+
+_HOST_AFTER = re.compile(r"(?:\.[a-z][a-z0-9-]*){2,}\b")
 
 
 # Files whose base64 is data, not a key: their first bytes say what they are.
@@ -492,6 +507,10 @@ def _high_entropy(text: str, inner: Callable[[str], bool]) -> Iterator[Span]:
                 yield match.start(), match.end(), "encoded_secret"
         elif looks_random(token) and not is_data(token):
             yield match.start(), match.end(), "high_entropy"
+    for match in _SHORT_BASE64.finditer(text):  # a short key encoded (a k8s Secret's data)
+        decoded = decoded_text(match["secret"])
+        if decoded is not None and inner(decoded):
+            yield match.start(), match.end(), "encoded_secret"
 
 
 # ---- what is public, or an example -------------------------------------------------------
@@ -506,13 +525,16 @@ _PUBLIC_BLOCK = re.compile(
 _NAMED_PUBLIC = re.compile(
     r"(?:(?i:(?:public|publishable|pub|verif(?:y|ication)|signing[\s_-]?cert)[\s_-]?key|publickey"
     r"|recipients?|fingerprint|thumbprint|[\w]*_?id|\bids?|uuid|guid|sha\d*|hash|digest|checksum"
-    r"|integrity|etag|kid|modulus|certificate|cert|commit|revision|nonce|salt|x5c|x5t)"
+    r"|integrity|etag|kid|modulus|certificate|cert|commit|revision|nonce|salt|x5c|x5t|site[\s_-]?key"
+    r"|sitekey|code_challenge|cid)"
     r"|\"[nexy]\"|\b[nexy]\b)[\"']?[ \t]*(?:[:=]|is|->)?[ \t]*[\"'\[(]*[ \t]*$"
 )
 # Public material named earlier on the line: "minisign public key for releases: RW...".
 _PUBLIC_NEAR = re.compile(r"(?i:public[\s_-]?key|publickey|recipients?|fingerprint)[^\n]{0,48}$")
 # age recipients, nostr and bech32 public keys: public by their prefix.
-_PUBLIC_TOKEN = re.compile(r"(?:age1|npub1|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-)\S*$")
+_PUBLIC_TOKEN = re.compile(
+    r"(?:age1|npub1|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-|bafy[a-z2-7]{50}|Qm[1-9A-HJ-NP-Za-km-z]{44})\S*$"
+)
 # Values published in vendors' and standards' documentation as examples: known to all,
 # they protect nothing. A finding holding one of them, or the word EXAMPLE, is kept.
 DOCUMENTED_EXAMPLES = frozenset(
@@ -539,6 +561,11 @@ DOCUMENTED_EXAMPLES = frozenset(
         "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
         "gho_16C7e42F292c6912E7710c838347Ae178B4a",
         "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",  # Aladdin:open sesame, RFC 7617's Basic example
+        "6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI",  # reCAPTCHA test site key
+        "6LeIxAcTAAAAAGG-vFI1TnRWxMZNFuojJ4WifJWe",  # reCAPTCHA test secret key
+        "JBSWY3DPEHPK3PXP",  # Google Authenticator's Key Uri Format example
+        "W269N-WFGWX-YVC9B-4J6C9-T83GX",  # a Windows KMS client key Microsoft publishes
+        "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=",  # wg(8)'s example private key
         "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0"
         "dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
     }
@@ -548,7 +575,10 @@ _NOT_REAL = re.compile(r"(?i:example|not[-_]?a[-_]?real|dummy|fake[-_]?(?:key|to
 
 # An SSH public key and a key fingerprint: public whatever label stands before them.
 _PUBLIC_LINE = re.compile(
-    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"untrusted comment:[^\n]*\n[A-Za-z0-9+/=]{40,}"  # a minisign public key or signature
+    r"|(?<![\w])0x[0-9a-fA-F]{40}(?![0-9a-fA-F])"  # an Ethereum address (a key is 64 digits)
+    r"|\b(?:sha-?(?:256|384|512)|md5)=:[A-Za-z0-9+/]+=*:"  # an HTTP digest field
+    r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
     r"@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]+=*"
     r"|\b(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}=*"
 )
@@ -574,11 +604,13 @@ def not_secret(text: str, start: int, end: int, kind: str) -> bool:
         return True
     if kind not in ("high_entropy", "encoded_secret"):
         return False
+    if _PUBLIC_TOKEN.match(value):
+        return True
+    if kind == "encoded_secret":
+        return False  # what it encodes holds a secret, whatever its name says
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - 80) : start]
-    return bool(
-        _NAMED_PUBLIC.search(before) or _PUBLIC_NEAR.search(before) or _PUBLIC_TOKEN.match(value)
-    )
+    return bool(_NAMED_PUBLIC.search(before) or _PUBLIC_NEAR.search(before))
 
 
 def token_spans(text: str, inner: Callable[[str], bool]) -> Iterator[Span]:

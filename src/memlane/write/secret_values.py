@@ -73,6 +73,7 @@ _NOT_VALUE = re.compile(
       | [\w.-]+\.(?:txt|json|ya?ml|pem|key|crt|env|conf|cfg|ini|md|py|sh|toml|gpg|kdbx|p12
          |pfx|sql|gz|tgz|zip|tar|log|csv|db|dump|bak|png|jpe?g|pdf|html?|js|ts|go|rs|java|rb)
       | [\w.]*[(\[].*                                             # a code expression
+      | .*["'][ \t]*[:,][ \t]*["'].*                               # a fragment of JSON
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -93,18 +94,29 @@ _FUNCTION_WORDS = frozenset(
 _LINKS = frozenset(
     ": = - — – → => := | / is was are be now currently set to ist lautet war est était es era "
     "é è jest je är er zijn это 是 为 為 は が 는 은 이 가 です là just simply literally actually "
-    "still".split()
+    "still changed updated είναι ist c'est c’est it's it’s".split()
 )
 # Password managers: "see 1Password", "in KeePass" name where a secret lives.
 _VAULTS = frozenset(
     "1password lastpass bitwarden vaultwarden keepass keepassxc dashlane keeper nordpass "
     "protonpass enpass keychain".split()
 )
-_QUOTES = {'"': '"', "'": "'", "`": "`", "«": "»", "“": "”", "‘": "’", "「": "」", "『": "』"}
+_QUOTES = {
+    '"': '"',
+    "'": "'",
+    "`": "`",
+    "«": "»",
+    "“": "”",
+    "‘": "’",
+    "„": "“",
+    "‚": "‘",
+    "「": "」",
+    "『": "』",
+}
 # Sentence punctuation after a value. A `!` or `?` glued to a value stays with it (a
 # redaction one character too long loses nothing; one too short leaves a fragment).
-_TRAILING = ".,;:)]}>\"'»」』、。，；：）"
-_LEADING = "([{<\"'`«「『（=:"
+_TRAILING = ".,;:)]}>\"'»“」』、。，；：）"
+_LEADING = "([{<\"'`«„‚「『（=:"
 _WORD_MARKS = "'’-._"  # marks that join words, not the symbols a password mixes in
 MIN_VALUE = 4  # shorter values are counts, flags and toy examples
 MIN_PASSWORD = 5
@@ -112,6 +124,9 @@ STRONG_LENGTH = 12  # a value this long of 3+ character classes is unmistakable
 RANDOM_LENGTH = 16  # a token this long of letters and digits, not words, is random
 DIGIT_RUNS = 3  # digits scattered through letters in this many runs: random, not a name
 MIN_LINKED_DIGITS = 6  # digits alone: a password right after its label from this long
+MIN_WORD = 4  # letters of a piece that counts as a word there (`KBO` is not one)
+UNLINKED_WORDINESS = 0.6  # a value away from its label this much made of words is a name
+HEADING_WORDS = 4  # a line this short that ends with a label heads the value below it
 
 
 def _classes(value: str) -> int:
@@ -134,8 +149,12 @@ def _is_reference(value: str) -> bool:
 
 
 def _identifier(value: str) -> bool:
-    """Made of words: `qa_reader`, `svc-etl`, `release.bot`, `DB_PASSWORD`."""
-    return re.fullmatch(r"[\w.-]+", value) is not None and wordiness(value) >= WORDY_FRACTION
+    """Made of words: `qa_reader`, `svc-etl`, `release.bot`, `DB_PASSWORD`,
+    `secretsmanager:PutSecretValue`."""
+    parts = [p for p in re.split(r"[:/]", value) if p]
+    return bool(parts) and all(
+        re.fullmatch(r"[\w.-]+", p) is not None and wordiness(p) >= WORDY_FRACTION for p in parts
+    )
 
 
 def is_random(value: str) -> bool:
@@ -173,6 +192,10 @@ def is_value(
         return False
     if _NOT_VALUE.fullmatch(core) or _HOST.fullmatch(core) or core.lower() in _VAULTS:
         return False
+    if re.search(r"[:/]", core) and _identifier(core) and not any(c.isdigit() for c in core):
+        return False  # `secretsmanager:PutSecretValue`, `team/infra`
+    if (weak or not linked) and _encoded_data(core):
+        return False  # base64 of a record or a cursor: data (`user:password` is read apart)
     if weak:
         return linked and _unmistakable(core)
     if family == PIN:
@@ -182,7 +205,8 @@ def is_value(
     if family == PASSPHRASE and _joined_words(core):
         return True
     if quoted and " " in value:
-        return family == PASSPHRASE and linked
+        words = value.lower().split()
+        return family == PASSPHRASE and linked and len(set(words)) * 2 >= len(words)
     if family == CREDENTIAL:
         hexlike = _HEXLIKE.fullmatch(core) or _UUID.fullmatch(core)
         if hexlike:
@@ -192,8 +216,10 @@ def is_value(
         return _unmistakable(core) or (linked and quoted and _classes(core) >= 3)
     if core.isalpha() or (_identifier(core) and not any(c.isdigit() for c in core)):
         return linked and (quoted or is_random(core))
-    if not linked:
-        return _unmistakable(core) or _classes(core) >= 3
+    if not linked:  # words in it (`Season+Year!`, `2FA-code`) make it a name
+        return _unmistakable(core) or (
+            _classes(core) >= 3 and wordiness(core, MIN_WORD) < UNLINKED_WORDINESS
+        )
     return len(value) >= MIN_PASSWORD and _classes(value) >= 2
 
 
@@ -223,22 +249,26 @@ def _short_code(value: str) -> bool:
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
-def _spaced_words(text: str, pos: int, stop: int) -> tuple[int, int] | None:
+def _spaced_words(text: str, pos: int, stop: int, minimum: int = 3) -> tuple[int, int] | None:
     """Random words spaced apart at `pos`: three or more, none a word prose needs, and
     at most one shaped like a verb or an adverb."""
     spaced = _SPACED_WORDS.match(text, pos, stop)
     if spaced is None:
         return None
     words = spaced[1].split()
-    alpha = [w for w in words if w.isalpha()]
+    alpha = [w.lower() for w in words if w.isalpha()]
     shaped = sum(w.endswith(_PROSE_SUFFIXES) and len(w) > 4 for w in alpha)
-    if len(alpha) < 3 or _PROSE_WORDS.intersection(alpha) or shaped > 1:
+    if len(alpha) < minimum or _PROSE_WORDS.intersection(alpha) or shaped > 1:
         return None
+    if len(set(alpha)) * 2 < len(alpha):
+        return None  # "test test test ... junk": a documented default, not a random choice
     return spaced.span(1)
 
 
 def _joined_words(value: str) -> bool:
     """Three or more words joined by `-`, `_`, `.` or `+` (diceware style), or CamelCase."""
+    if any(c.isspace() for c in value):
+        return False
     parts = [p for p in re.split(r"[-_.+]", value) if p]
     return (len(parts) >= 3 and all(p.isalnum() for p in parts)) or len(PIECES.findall(value)) >= 3
 
@@ -255,9 +285,26 @@ _SENTENCE_END = frozenset("。！？；")
 WINDOW = 12  # tokens after a label that may hold its value
 # A passphrase of spaced words (digits may be among them), to the end of its clause.
 _SPACED_WORDS = re.compile(
-    r"[ \t]*((?:[a-z]{3,10}|\d{1,4})(?:[ \t]+(?:[a-z]{3,10}|\d{1,4})){2,23})[ \t]*"
-    r"(?=$|[\n.,;(—–]|-[ \t])"
+    r"[ \t]*[«\"'“]?((?:[A-Za-z][a-z]{2,9}|[^\W\d_]{3,10}|\d{1,4})(?:[ \t]+(?:[A-Za-z][a-z]{2,9}|[^\W\d_]{3,10}|\d{1,4})){2,23})"
+    r"[»\"'”]?[ \t]*(?=$|[\n.,;(—–]|-[ \t]|[ \t]+(?:and|but|with|for|on|in|all)\b)"
 )
+MIN_PASSWORD_WORDS = 4  # spaced words a password (not a passphrase) label may take
+# A TOTP seed written in groups of four: "dj72 ddy2 e6tq wqhf".
+# A TOTP seed or an app password written in groups of four: "dj72 ddy2 e6tq wqhf".
+_GROUPS_OF_FOUR = re.compile(r"[ \t]*((?:[A-Za-z0-9]{4}[ \t]){3,}[A-Za-z0-9]{4})(?![\w])")
+
+
+def _four_groups(text: str, pos: int, stop: int | None = None) -> tuple[int, int] | None:
+    """Groups of four at `pos` that are not words, nor hex digits alone (a key
+    fingerprint, published to be checked)."""
+    groups = _GROUPS_OF_FOUR.match(text, pos, len(text) if stop is None else stop)
+    if groups is None or _HEXLIKE.fullmatch(groups[1].replace(" ", "").replace("\t", "")):
+        return None
+    if _FUNCTION_WORDS.intersection(groups[1].lower().split()):
+        return None
+    return groups.span(1)
+
+
 # Where a passphrase starts after its label: after a colon or `is` later in the clause.
 _PHRASE_START = re.compile(r"[^\n.!?;:]{0,60}?(?::|\b(?:is|was)\b)")
 # Words of a sentence about a passphrase, which a passphrase of random words lacks.
@@ -268,13 +315,20 @@ _PROSE_WORDS = _FUNCTION_WORDS | frozenset(
     "taken keep kept store stored save saved share shared change changed rotate rotated reset "
     "set required needed long short secret known unknown same different easy hard weak strong "
     "good bad wrong correct right expired missing empty blank new old default words word "
-    "letters characters phrase passphrase password".split()
+    "letters characters phrase passphrase password als het van een der die das und ist mit von "
+    "les est une des los las una che gli uma och att det som med för jak nie что это как".split()
 )
 _PROSE_SUFFIXES = ("ed", "ing", "ly")
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?P<item>\S(?:.*\S)?)[ \t]*$")
+_LIST_ITEM = re.compile(r"[ \t]*(?:->|=>|→|[-*•]|\d+[.)])?[ \t]*(?P<item>\S(?:.*\S)?)[ \t]*$")
 
 
 _NEXT_PARAM = re.compile(r"&[a-z][a-z0-9]*(?:_[a-z0-9]+)*=")
+
+
+# A clause after `;` that gives the value: "the password got reset; it's now X".
+_FOLLOW_UP = re.compile(
+    r"[ \t]*(?:it'?s|it\s+is|now\s+it'?s)(?:[ \t]+now)?(?=[ \t])", re.IGNORECASE
+)
 
 
 def _strip(token: str) -> tuple[int, str]:
@@ -330,9 +384,16 @@ def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
     line_end = text.find("\n", pos)
     stop = line_end if line_end >= 0 else len(text)
     rest = text[pos:stop]
-    if family == PASSPHRASE:
+    if family == CREDENTIAL:
         start = _PHRASE_START.match(text, pos, stop)
-        spaced = _spaced_words(text, start.end(), stop) if start else None
+        groups = _four_groups(text, start.end(), stop) if start else None
+        if groups is not None:
+            yield groups
+            return
+    if family in (PASSPHRASE, PASSWORD):
+        start = _PHRASE_START.match(text, pos, stop)
+        least = 3 if family == PASSPHRASE else MIN_PASSWORD_WORDS
+        spaced = _spaced_words(text, start.end(), stop, least) if start else None
         if spaced is not None:
             yield spaced
             return
@@ -343,9 +404,13 @@ def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
     yield from found
     if found or line_end < 0:
         return
-    if rest.rstrip().endswith((":", "：")):
+    heading = text[text.rfind("\n", 0, pos) + 1 : pos].strip(" \t-*#")
+    alone = not rest.strip() and len(heading.split()) <= HEADING_WORDS  # "iPhone passcode"
+    if rest.rstrip().endswith((":", "：")) or alone or family == PIN:
         yield from _listed(text, line_end + 1, family, weak)
-    elif rest.rstrip().endswith("?") or _ASKS.search(text, text.rfind("\n", 0, pos) + 1, pos):
+    elif rest.rstrip().endswith(("?", "？")) or _ASKS.search(
+        text, text.rfind("\n", 0, pos) + 1, pos
+    ):
         yield from _reply(text, line_end + 1, label)
     else:
         yield from _pointed(text, line_end + 1, label)
@@ -364,22 +429,31 @@ def _pointed(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
 # A line that asks for the secret its label names: "ssh-add asks for a passphrase".
 _ASKS = re.compile(
     r"(?i:\b(?:asks?|asking|asked|prompts?|prompting|prompted|needs?|wants?)[ \t]+(?:me[ \t]+)?"
-    r"for[ \t]+(?:(?:a|an|the|my|your|its)[ \t]+)?[^\n]{0,24})$"
+    r"(?:for[ \t]+)?(?:(?:a|an|the|my|your|its)[ \t]+)?[^\n]{0,24})$"
 )
 _SPEAKER = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .@-]{1,24}:[ \t]+)?")
 
 
+REPLY_LINES = 3  # lines after a question that may answer it (another turn may come first)
+
+
 def _reply(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
-    """A question naming a secret ("what's the vpn pw again?") answered on the next
-    line, after the speaker's name: only a value that proves itself counts."""
-    line_end = text.find("\n", pos)
-    stop = line_end if line_end >= 0 else len(text)
-    speaker = _SPEAKER.match(text, pos, stop)
-    start = speaker.end() if speaker else pos
-    strict = Label(label.family, label.weak, start, direct=False)
-    for span in _words_after(text, start, stop, strict, linked=False):
-        yield span
-        return
+    """A question naming a secret ("what's the vpn pw again?") answered on one of the
+    next lines, after the speaker's name: only a value that proves itself counts (or,
+    for a PIN, digits alone on their line)."""
+    for _, (line_start, stop) in zip(range(REPLY_LINES), _lines_from(text, pos), strict=False):
+        speaker = _SPEAKER.match(text, line_start, stop)
+        start = speaker.end() if speaker else line_start
+        strict = Label(label.family, label.weak, start, direct=False)
+        for span in _words_after(text, start, stop, strict, linked=False):
+            yield span
+            return
+        answer = text[start:stop]
+        value = answer.strip()
+        if label.family == PIN and _pin(value):
+            first = start + answer.index(value)
+            yield first, first + len(value)
+            return
 
 
 def _words_after(
@@ -397,23 +471,40 @@ def _words_after(
             value = text[inside[0] : inside[1]]
             if is_value(value, label.family, label.weak, quoted=True, linked=linked):
                 yield inside
+            elif linked and is_placeholder(value):
+                return  # `"password": "********"`: the value is masked
             pos, seen, linked = inside[1] + 1, seen + 1, False
             continue
         new_key = _NEW_KEY.match(token)
-        if new_key and (not linked or _identifier(new_key["key"])):
+        if new_key and (not linked or new_key["key"].isalpha() or _identifier(new_key["key"])):
             return  # another field begins: `trace_id=...`
         lead, value = _strip(token)
-        if len(token) > 1 and linked and is_placeholder(token):
+        grouped = _CODE.match(text, start + lead) if label.family == PIN else None
+        if grouped is not None and grouped.end() > start + lead + len(value) and _pin(grouped[0]):
+            yield grouped.span()  # "4829 1037": one code in two groups
+            pos, seen = grouped.end(), seen + 1
+            continue
+        if len(token) > 1 and linked and is_placeholder(token) and token not in _FUNCTION_WORDS:
             return  # the label was given a template or a placeholder, not a secret
         if value and (
             is_value(value, label.family, label.weak, linked=linked)
             or (seen == 0 and label.family == PASSWORD and _short_code(value))
+            or (
+                seen == 0
+                and label.weak
+                and _HEXLIKE.fullmatch(value)
+                and len(value) >= 2 * RANDOM_LENGTH
+            )
         ):
             yield start + lead, start + lead + len(value)
         elif len(value) >= MIN_VALUE and (is_placeholder(value) or _is_reference(value)):
             return  # the label was given a reference, not a secret
         if _ends_sentence(token):
-            return
+            follow = _FOLLOW_UP.match(text, match.end()) if token.endswith(";") else None
+            if follow is None:
+                return
+            pos, seen, linked = follow.end(), seen + 1, True
+            continue
         linked = not value or value.lower() in _LINKS or token.endswith((":", "："))
         pos, seen = match.end(), seen + 1
 
@@ -428,8 +519,9 @@ def _listed(text: str, pos: int, family: str, weak: bool) -> Iterator[tuple[int,
         value = item["item"]
         if family == PIN:
             ok = _pin(value, listed=True)
-        elif family == PASSPHRASE and " " in value:
-            phrase = _spaced_words(text, line[0], line[1])
+        elif family in (PASSPHRASE, PASSWORD) and " " in value:
+            least = 3 if family == PASSPHRASE else MIN_PASSWORD_WORDS
+            phrase = _spaced_words(text, line[0], line[1], least)
             if phrase is not None:
                 yield phrase
             return
@@ -479,17 +571,25 @@ _COMMAND_FLAGS = re.compile(
     r"""|-pass(?:in|out)?[ \t]+pass:(?P<openssl>\S+)"""
     r"""|\bhtpasswd\b(?:[ \t]+-\w+)*?[ \t]+-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+(?P<htpasswd>\S+)"""
     r"""|\bsmbclient\b[^\n|;]*?-U[ \t]+\S+?%(?P<smb>\S+)"""
+    r"""|\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;]*?[ \t]-P[ \t]*(?P<sqlcmd>[^\s-]\S*)"""
+    r"""|\b(?:7z|7za|7zz|7zr)\b[^\n|;]*?[ \t]-p(?P<sevenzip>[^\s-]\S*)"""
+    r"""|\b(?:zip|unzip)\b[^\n|;]*?[ \t]-P[ \t]+(?P<zip>\S+)"""
+    r"""|\bnet[ \t]+use\b[^\n|;]*?/user:\S+[ \t]+(?P<netuse>[^\s/]\S*)"""
+    r"""|(?<![\w/])/(?:p|pass|password|pwd):(?P<winflag>\S+)"""
     r"""|(?<![\w-])(?:-u|--user)[ \t]+["']?[\w.@+-]+:(?P<curl>[^\s"']+)"""
 )  # fmt: skip
 # What every _COMMAND_FLAGS pattern holds: scanned first, as it is rarely there.
 _COMMANDS = re.compile(
     r"mysql|mariadb|sshpass|mongo|login|redis-cli|ldap|pass:|htpasswd|smbclient|-u[ \t]|--user"
+    r"|sqlcmd|bcp|osql|isql|7z|zip|net[ \t]+use|/p:|/pass|/pwd"
 )
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.MULTILINE)
 
 
 def _prose(text: str) -> Iterator[Span]:
+    families = []
     for found in labels(text):
+        families.append(found.family)
         label = Label(found.family, found.weak, found.end, direct=False)
         for start, end in values_after(text, label):
             yield start, end, found.family
@@ -499,6 +599,28 @@ def _prose(text: str) -> Iterator[Span]:
             value = before[group]
             if "=" not in value and is_value(value, found.family, found.weak, group == "quoted"):
                 yield before.start(group), before.end(group), found.family
+    for match in _USED_TO_LOG_IN.finditer(text):
+        if is_value(match["value"], PASSWORD):
+            yield match.start("value"), match.end("value"), PASSWORD
+    if families:  # "the secondary one is X", "the old one (X)": another of the same
+        for match in _ANOTHER_ONE.finditer(text):
+            value = match["value"]
+            _, value = _strip(value)
+            if is_value(value, families[0]) or (families[0] == PIN and _pin(value)):
+                start = match.start("value") + match["value"].index(value)
+                yield start, start + len(value), families[0]
+
+
+# "use X to log in": a value named by what it does.
+_USED_TO_LOG_IN = re.compile(
+    r"\buse\s+(?P<value>\S{5,64})\s+to\s+(?:log\s*in|sign\s*in|login|unlock|connect|authenticate)\b",
+    re.IGNORECASE,
+)
+_ANOTHER_ONE = re.compile(
+    r"\b(?:other|second|secondary|old|new|backup|previous|spare|current)\s+one\s+"
+    r"(?:is\s+|was\s+|\()(?P<value>[^\s()]+)",
+    re.IGNORECASE,
+)
 
 
 # A value named after it is given: "'X' (passphrase)", "use X as the password",
@@ -554,10 +676,16 @@ def _typed(text: str) -> Iterator[Span]:
 # `os.environ.setdefault("API_TOKEN", "X")`).
 _DIRECTIVE = re.compile(r"^[ \t]*(?P<key>[a-z_][\w.-]*+)[ \t]+(?=[^\s=:])", re.MULTILINE)
 _QUOTED_PAIR = re.compile(r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]*+)(?P=q)[ \t]*,[ \t]*(?=["'])""")
+# A snake_case or kebab-case key then its value after a space: `set -gx JIRA_API_TOKEN X`,
+# "key_secret X".
+_SPACED_KEY = re.compile(
+    r"(?<![\w.$-])(?P<key>[A-Za-z][A-Za-z0-9]*+(?:[_-][A-Za-z0-9]+)+)[ \t]+(?=[^\s=:])"
+)
 
 
 def _assignments(text: str) -> Iterator[Span]:
-    for match in (*_KEY.finditer(text), *_DIRECTIVE.finditer(text), *_QUOTED_PAIR.finditer(text)):
+    keyed = (_KEY, _DIRECTIVE, _QUOTED_PAIR, _SPACED_KEY)
+    for match in (m for pattern in keyed for m in pattern.finditer(text)):
         key = match["key"]
         if not names_secret(key):
             continue
@@ -576,6 +704,9 @@ def _direct_value(text: str, pos: int, in_query: bool = False) -> tuple[int, int
     inside = _quoted(text, pos)
     if inside is not None:
         return inside
+    groups = _four_groups(text, pos)
+    if groups is not None:
+        return groups  # `password=qvzn ktcp wrsj hmle`: an app password
     bare = (_QUERY_VALUE if in_query else _BARE).match(text, pos)
     if bare is None:
         return None
@@ -592,6 +723,17 @@ def _direct_ok(text: str, span: tuple[int, int], family: str, weak: bool) -> boo
         # `"password": "sunshine"` counts; `EXPIRED_TOKEN = "expired_token"` does not.
         return is_value(value, PASSWORD, quoted=True) and not names_secret(value)
     return is_value(value, family, weak, quoted) and not names_secret(value)
+
+
+def _encoded_data(value: str) -> bool:
+    """base64 of a JSON record or of words (`eyJzdGF0dXMiOiJzaGlwcGVkIn0=`,
+    `b3JkZXItNDgyMTM=`), not of `user:password` or of random bytes."""
+    decoded = decoded_text(value) if len(value) >= RANDOM_LENGTH else None
+    if decoded is None or not all(" " <= c <= "~" for c in decoded):
+        return False
+    if decoded.lstrip().startswith(("{", "[")):
+        return True
+    return ":" not in decoded and wordiness(decoded) >= WORDY_FRACTION
 
 
 def _encoded_login(value: str) -> bool:

@@ -57,6 +57,23 @@ def _candidates(text: str, depth: int) -> Iterator[tuple[int, int, int]]:
             yield start, end, _RANK[kind]
 
 
+MIN_REPEATED = 8  # a secret this long found once is hidden wherever else it appears
+
+
+def _repeated(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Other occurrences of a secret found once (`SMTP_USER=X` where `SMTP_PASSWORD=X`)."""
+    known = {(start, end) for start, end, _ in found}
+    values = {text[start:end]: rank for start, end, rank in found if end - start >= MIN_REPEATED}
+    out = []
+    for value, rank in values.items():
+        at = text.find(value)
+        while at >= 0:
+            if (at, at + len(value)) not in known:
+                out.append((at, at + len(value), rank))
+            at = text.find(value, at + len(value))
+    return out
+
+
 def find_secrets(text: str) -> list[Redaction]:
     """Secrets in the text, sorted and non-overlapping.
 
@@ -65,8 +82,10 @@ def find_secrets(text: str) -> list[Redaction]:
     Why: redacting the union leaves no fragment of either behind. Outcome: one span,
     named by the most specific kind.
     """
+    found = list(_candidates(text, 0))
+    found += _repeated(text, found)
     merged: list[tuple[int, int, int]] = []
-    for start, end, rank in sorted(_candidates(text, 0)):
+    for start, end, rank in sorted(found):
         if merged and start < merged[-1][1]:
             last_start, last_end, last_rank = merged[-1]
             merged[-1] = (last_start, max(end, last_end), min(rank, last_rank))
