@@ -52,6 +52,7 @@ def test_metrics_on_a_hand_made_ranking():
     assert scores.summary((1,))["mrr"] == 0.25
 
 
+@pytest.mark.skipif(not DATA.exists(), reason=f"needs the LoCoMo development split at {DATA}")
 def test_a_real_run_over_one_conversation(run, tmp_path):
     out = tmp_path / "rows.jsonl"
     result = run(
