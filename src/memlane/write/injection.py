@@ -191,9 +191,16 @@ def _unmix(match: re.Match[str]) -> str:
     return word.translate(_CONFUSABLE)
 
 
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+
+
 def _decoded_blobs(text: str) -> list[str]:
-    """The text that base64 blobs in `text` encode (a hidden instruction to decode)."""
+    """The text that base64 or hex blobs in `text` encode (a hidden instruction to decode)."""
     out = []
+    for match in _HEX.finditer(text):
+        raw = bytes.fromhex(match[0])
+        if sum(32 <= b < 127 for b in raw) / len(raw) > 0.95:
+            out.append(raw.decode("ascii", "replace"))
     for match in _BASE64.finditer(text):
         token = match[0].rstrip("=")
         try:
@@ -218,7 +225,20 @@ def prepare(text: str) -> str:
     blobs = _decoded_blobs(text) if len(text) >= 24 else []
     if _ROT13.search(text):
         blobs.append(codecs.decode(text, "rot13"))
+    if _BACKWARDS.search(text):  # "read it right to left": the text reversed, line by line
+        blobs.append("\n".join(line[::-1] for line in text.split("\n")))
+    if len(_LEET.findall(text)) >= LEET_WORDS:
+        blobs.append(_LEET.sub(lambda m: m[0].translate(_UNLEET), text))
     return "\n".join([text, *blobs])
+
+
+_BACKWARDS = re.compile(
+    r"\b(?:backwards?|right\s+to\s+left|reversed?|in\s+reverse)\b", re.IGNORECASE
+)
+# Words that mix digits into letters as look-alikes: "1gn0r3 4ll pr3v10us".
+_LEET = re.compile(r"\b(?=\w*[a-z])(?=\w*[013457])[a-z013457@$]{3,}\b", re.IGNORECASE)
+_UNLEET = str.maketrans("013457@$", "oieastas")
+LEET_WORDS = 4  # words written so, in one text, before it is read back in letters
 
 
 # ---- deciding ---------------------------------------------------------------------------------
@@ -372,7 +392,8 @@ def _unquoted(prepared: str) -> str:
 
 # URLs, host names and email addresses: "attacker.example" names no attack.
 _ADDRESSES = re.compile(
-    r"https?://\S+|(?<![^\s@])[^\s@]++@\S+|(?<![\w.-])(?:[\w-]++\.)++[a-z]{2,}\b", re.IGNORECASE
+    r"https?://\S*[^\s.,;:!?)\]'\"]|(?<![^\s@])[^\s@]++@[\w.-]*\w|(?<![\w.-])(?:[\w-]++\.)++[a-z]{2,}\b",
+    re.IGNORECASE,
 )
 
 

@@ -52,7 +52,7 @@ AI = _concept(
     r"""ai|a\.i\.|llms?|assistants?|agents?|models?|chatbots?|claude|codex|chatgpt|gpt|copilot|gemini
     |cursor|ia|ki|kis|ии|ші|asistente|assistente|assistent\w*|asystent\w*|ассистент\w*|асистент\w*
     |modelo|modèle|modell|modello|модел\w+|agente|agenten|агент\w*|yapay\s+zek\w+|asistan\w*
-    |asisten|msaidizi|trợ\s+lý|robot|bot""",
+    |asisten|msaidizi|trợ\s+lý|robot|bot|βοηθ\w+|asistentul|asistentule|دستیار""",
     r"人工智能|助手|智能体|アシスタント|エージェント|ＡＩ|어시스턴트|에이전트|모델|인공지능|असिस्टेंट|एआई|सहायक"
     r"|المساعد|الذكاء\s+الاصطناعي|העוזר|למודל|ผู้ช่วย|এআই|সহকারী",
     snake=True,
@@ -69,6 +69,8 @@ INSTR = _concept(
     r"""instructions?|instructed|rules?|guidelines?|guidance|guardrails?|directives?|constraints?
     |restrictions?|policies|policy|safety\s+(?:rules|checks|guidance|settings|filters?)|system\s+prompt
     |prompt|configuration|programming|what\s+you\s+were\s+told|ethics|ethical\s+\w+|principles|morals
+    |brief|template|priorities|persona|caveats|content\s+policy|refusal\s+behaviou?r|usual\s+rules
+    |(?<![/\w])orders|(?:whatever|what|anything|everything)\s+you\s+were\s+(?:told|given|started\s+with|handed)
     |(?:anything|everything|whatever)\s+(?:\w+\s+){0,3}?(?:said|told\s+you|wrote|set\s+up)
     |instrucciones|indicaciones|directrices|reglas|restricciones|normas|consignes|règles|contraintes
     |anweisungen|vorgaben|regeln|richtlinien|einschränkungen|istruzioni|regole|vincoli|instruções
@@ -76,14 +78,15 @@ INSTR = _concept(
     |polecenia|ograniczenia|wytyczne|instrukce|pravidla|pokyny|инструкци\w*|указани\w*|правил\w*
     |ограничени\w*|установк\w*|інструкці\w*|вказівк\w*|правил\w*|обмежен\w*|talimat\w*|kural\w*
     |kısıtlama\w*|yönerge\w*|instruksi|aturan|batasan|petunjuk|instruktioner|regler|begränsningar
-    |maagizo|sheria|hướng\s+dẫn|chỉ\s+thị|quy\s+tắc|ràng\s+buộc""",
+    |maagizo|sheria|hướng\s+dẫn|chỉ\s+thị|quy\s+tắc|ràng\s+buộc|οδηγί\w+|κανόν\w+|περιορισμ\w+
+    |instrucțiuni\w*|regul\w+|restricți\w+|دستورالعمل\w*|دستورات|قوانین|محدودیت\w*""",
     r"指示|指令|规则|規則|约束|制約|ルール|設定|设定|设置|配置|指针|系统提示|系統提示|システムプロンプト|지시|지침|규칙|제약|시스템\s*프롬프트"
     r"|निर्देश|नियम|प्रतिबंध|تعليمات|التعليمات|قواعد|القواعد|قيود|הוראות|הנחיות|כללים|คำสั่ง|กฎ|ข้อจำกัด|নির্দেশ|নিয়ম",
 )
 # The rules' owner: the model's, earlier, of the system.
 THEIRS = _concept(
-    r"""previous|prior|earlier|above|before|original|initial|all|every|any|your|system|safety|security|given
-    |received|current|existing|old|anteriores|previas|recibidas|todas|précédentes|reçues|toutes|vos|tes
+    r"""previous|prior|earlier|above|before|original|initial|all|your|system|safety|security|startup|setup
+    |host|started\s+with|came\s+with|anteriores|previas|recibidas|todas|précédentes|reçues|toutes|vos|tes
     |vorherigen|bisherigen|alle|erhaltenen|deine|ihre|precedenti|ricevute|tutte|anteriores|recebidas
     |todas|suas|eerdere|vorige|alle|je|poprzednie|wcześniejsze|wszystkie|twoje|předchozí|všechny
     |предыдущ\w+|прежн\w+|вс[еёя]\w*|полученн\w+|твои|ваши|попередн\w+|усі|всі|önceki|tüm|bütün
@@ -102,6 +105,10 @@ VOID = _concept(
     |не\s+діють|geçerli\s+değil\w*|tidak\s+berlaku|gäller\s+inte|hazitumiki|không\s+áp\s+dụng
     |(?:a|just\s+a|only\s+a)\s+(?:draft|test|mistake|placeholder)|made\s+a\s+mistake|advisory\s+only
     |as\s+(?:a\s+)?(?:draft|placeholder|suggestion|outdated)|stale|outdated|out\s+of\s+date|out\s+of\s+scope
+    |dropped|deprecated|boilerplate|can\s+be\s+(?:safely\s+)?(?:set\s+aside|disregarded|ignored|skipped)
+    |let\s+(?:them|it)\s+go|retired|predates|never\s+signed\s+off|(?:a\s+)?first\s+draft|(?:the\s+)?rule\s+loses
+    |belongs?\s+to\s+a\s+previous\s+session|turn(?:ed)?\s+(?:them\s+|it\s+)?off|sets?\s+them\s+aside|void
+    |applied\s+to\s+\S+\s+only|only\s+applied\s+to|(?:were|was)\s+written\s+for
     |(?:should|must|can)\s+be\s+(?:skipped|ignored|disregarded)|(?:been|was|were|are|is)\s+(?:reset|cleared|wiped|removed|suspended|disabled)
     |were\s+(?:written|meant|intended)\s+for\s+(?:a\s+)?(?:different|another|other)|not\s+(?:binding|mandatory)
     |ignora\w*|olvida\w*|olvíd\w*|anulad\w*|inválid\w*|sin\s+efecto|ya\s+no\s+(?:son|es|aplican|valen|rigen)
@@ -114,7 +121,8 @@ VOID = _concept(
     |отменен\w*|отменя\w*|аннулир\w*|черновик|больше\s+не\s+действ\w*|ігнор\w*|скасован\w*|недійсн\w*
     |yok\s+say\w*|görmezden\s+gel\w*|unut|geçersiz\w*|iptal\w*|taslak|abaikan|lupakan|tidak\s+berlaku
     |dibatalkan|ignorera|glöm|ogiltig\w*|upphävd\w*|puuza|batili|bỏ\s+qua|vô\s+hiệu|hủy\s+bỏ|bản\s+nháp
-    |không\s+còn\s+hiệu\s+lực""",
+    |không\s+còn\s+hiệu\s+lực|αγνόησε|αγνοήστε|άκυρ\w+|δεν\s+ισχύουν|ignoră|ignorați|nu\s+mai\s+(?:sunt\s+)?(?:valabile|se\s+aplică)
+    |anulat\w*|نادیده\s+بگیر\w*|باطل|لغو\s+شده|دیگر\s+معتبر\s+نیست""",
     r"忽略|无视|無視|忽視|忘记|忘掉|作废|作廢|失效|无效|無效|废止|廢止|撤销|草稿|破棄|無効|取り消|撤回|忘れ|下書き"
     r"|무시|폐기|무효|취소|잊어|초안|अनदेखा|नज़रअंदाज़|नजरअंदाज|रद्द|अमान्य|भूल\s+जाओ|تجاهل|ملغاة|ملغية|باطلة|لاغية"
     r"|התעלם|בטלות|מבוטלות|เพิกเฉย|ละเว้น|ยกเลิก|ไม่มีผล|উপেক্ষা|বাতিল|অকার্যকর",
@@ -131,7 +139,7 @@ _DOC_AFTER = re.compile(
     r"|comment|commit|script|makefile|dockerfile|tests?|form|ui|onboarding|repo|template|manual)\b",
     _F,
 )
-_NEAR = 60  # characters between the rules and what voids them
+_NEAR = 100  # characters between the rules and what voids them
 _VERB_NEAR = 40  # characters between a voiding verb and the rules, its object
 # The last verb-like word before the rules, with no clause break between them.
 _VERB_THEN_RULES = re.compile(
@@ -160,7 +168,11 @@ PROMOTE = _concept(
     r"""as\s+(?:if\s+(?:they|it)\s+(?:were|was|came)\s+(?:from\s+)?|a\s+|an\s+|the\s+|your\s+)?(?:fresh\s+|new\s+)?
     (?:system|operator|developer|authoritative|trusted|binding|official|highest[\s-]priority|their\s+own)
     \s+(?:instructions?|messages?|orders|commands?|prompt|rules?|directives?)|as\s+if\s+it\s+were\s+their\s+own
-    |takes?\s+precedence|highest\s+priority|priority\s+over|priority\s+order
+    |takes?\s+precedence|highest\s+priority|priority\s+over|priority\s+order|priority\s*:\s*highest
+    |authoritative|binding|outranks?|(?:these|this|it|they|the\s+stored\s+version)\s+wins?|over\s+(?:the\s+user|any\s+prior\s+prompt)
+    |system-level\s+authority|override\s+the\s+(?:host|system)\s+prompt|take\s+priority|beginning\s+of\s+your\s+instructions
+    |instructions\s+from\s+the\s+(?:repo\s+)?owner|as\s+coming\s+from\s+the\s+(?:developer|operator|system|owner)
+    |operator-authored|obeyed\s+over\s+the\s+user|under\s+the\s+\w+\s+operator's\s+authority
     |as\s+if\s+(?:they|it)\s+came\s+from\s+(?:the\s+)?(?:user|operator|owner|system)
     |(?:load|fetch|follow|obey|execute|apply)\w*\s+(?:the\s+)?(?:\w+\s+){0,3}?(?:from\s+|at\s+)?https?://\S+
     |as\s+if\s+(?:the\s+)?(?:user|operator|owner)\s+had\s+(?:typed|written|said|sent|given)
@@ -191,7 +203,12 @@ UNBOUND = _concept(
     r"""(?:no|without|free\s+of|free\s+from|zero)\s+(?:any\s+)?(?:rules|restrictions?|limits|limitations
     |guidelines|constraints|ethic\w*|filters?|guardrails|censorship|safety\s+\w+|moral\w*|boundaries)
     |unrestricted|unfiltered|uncensored|unlimited\s+(?:mode|access)|jailbr\w+|never\s+refuses?|unconstrained|unshackled
-    |unlocked|do\s*n[o']t\s+refuse|refusal\s+module|without\s+(?:the\s+|any\s+)?refusals?|never\s+say\s+no
+    |unlocked|unbounded|do\s*n[o']t\s+refuse|do\s*n[o']t\s+decline|refusal\s+module|not\s+bound\s+by
+    |no\s+content\s+policy|without\s+filtering|no\s+safety\s+considerations|turn\s+off\s+your\s+refusal\w*
+    |refusals?\s+are\s+counted\s+as|comply\s+with\s+every(?:thing|\s+request)|answer\s+everything|drop\s+the\s+caveats
+    |does\s*n[o']t\s+question|runs?\s+every\s+step|sick\s+of\s+rules|told\s+you\s+not\s+to\s+do|dropping\s+(?:those\s+|the\s+)?guardrails
+    |executes?\s+commands\s+as\s+written|without\s+further\s+checks|regardless\s+of\s+(?:path|policy|safety)
+    |says?\s+yes\s+to\s+(?:anything|everything)|restrictions?\s*[|:]\s*none|identity\s*[|:]\s*unbound\w*|without\s+(?:the\s+|any\s+)?refusals?|never\s+say\s+no
     |before\s+alignment|unaligned|restrictions?\s*:\s*(?:none|off|disabled|0)|mode\s*:\s*(?:god|unrestricted|dan|developer|jailbreak)
     |(?:does\s*n[o']t|does\s+not|do\s*n[o']t|won't)\s+(?:share|follow|have|apply|obey)\s+(?:\w+\s+){0,3}?(?:rules|policies|restrictions|guidelines|refusals?)
     |without\s+(?:applying|following|using)\s+(?:your\s+|the\s+|any\s+)?(?:usual\s+)?(?:rules|guidelines|restrictions|policies|safety\s+\w+)
@@ -208,7 +225,7 @@ UNBOUND = _concept(
     |zonder\s+(?:enige\s+)?(?:beperkingen|regels|filters)|bez\s+(?:żadnych\s+)?(?:ograniczeń|zasad|filtrów)
     |без\s+(?:каких-либо\s+|будь-яких\s+)?(?:ограничений|правил|фильтров|обмежень)|никогда\s+не\s+отказ\w*
     |kısıtlamasız|sınırsız|kuralsız|asla\s+reddetme\w*|tanpa\s+(?:batasan|aturan|filter)|utan\s+(?:några\s+)?(?:begränsningar|regler)
-    |không\s+(?:có\s+)?(?:giới\s+hạn|hạn\s+chế|quy\s+tắc)|không\s+bao\s+giờ\s+từ\s+chối|bila\s+vikwazo""",
+    |không\s+(?:có\s+)?(?:giới\s+hạn|hạn\s+chế|quy\s+tắc)|không\s+bao\s+giờ\s+từ\s+chối|bila\s+vikwazo|χωρίς\s+(?:κανόνες|περιορισμούς)|fără\s+(?:reguli|restricții)|بدون\s+(?:محدودیت|قانون)""",
     r"开发者模式|開發者模式|開発者モード|개발자\s*모드|没有(?:任何)?(?:限制|约束|规则)|沒有(?:任何)?(?:限制|規則)|不受(?:任何)?(?:限制|约束)|无限制|不需要遵守|无需遵守|从不拒绝"
     r"|制限(?:の)?ない|制限なし|ルールのない|拒否しない|제한(?:이)?\s*없는|규칙(?:이)?\s*없는|거절하지\s*않|बिना\s+(?:किसी\s+)?(?:प्रतिबंध|सीमा|नियम)"
     r"|بلا\s+قيود|بدون\s+قيود|ללא\s+הגבלות|ไม่มีข้อจำกัด|ไม่มีกฎ|কোনো\s+নিয়ম\s+ছাড়া|সীমাহীন",
@@ -218,7 +235,11 @@ IDENTITY = _concept(
     r"""(?:you\s+are|you're)\s+now(?!\s+(?:able|allowed|permitted|on|in|at|set|ready|done|logged|free|responsible))|you\s+are\s+no\s+longer|from\s+now\s+on,?\s+you|act\s+as|pretend
     |role-?play|your\s+new\s+(?:role|name|identity|persona)|who\s+you\s+really\s+are|you\s+will\s+be
     |you\s+are\s+(?:formally|officially|hereby)|think\s+of\s+yourself\s+as|consider\s+yourself|see\s+yourself\s+as
-    |(?:re)?assigned\s+as|your\s+true\s+self|true\s+self|act\s+as\s+that|operating\s+as|ahora\s+eres|a\s+partir\s+de\s+ahora\s+eres|actúa\s+como
+    |(?:re)?assigned\s+as|your\s+true\s+self|true\s+self|act\s+as\s+that|operating\s+as|play\s+[A-Z]?\w+\s+in
+    |adopt\s+(?:this|the|that)\s+(?:\w+\s+)?(?:profile|persona|role|identity)|respond\s+only\s+as|character\s+sheet
+    |behaviou?ral\s+profile|two\s+versions\s+of\s+you|switch\s+to\s+the\s+\S+\s+profile|new\s+identity
+    |been\s+promoted|think\s+of\s+yourself|forget\s+being\s+an?\s+\w+|assistant\s+bio|you're\s+["“]\w+
+    |really\s+two\s+agents|from\s+this\s+(?:memory|session|note)\s+on(?:ward)?,?\s+you\s+are|you\s+are\s+now\s+acting|ahora\s+eres|a\s+partir\s+de\s+ahora\s+eres|actúa\s+como
     |tu\s+es\s+désormais|désormais\s+tu\s+es|agis\s+comme|du\s+bist\s+(?:jetzt|ab\s+jetzt|nun)|handle\s+als
     |ora\s+sei|agisci\s+come|agora\s+(?:você\s+é|és)|aja\s+como|je\s+bent\s+nu|gedraag\s+je\s+als
     |od\s+teraz\s+jesteś|udawaj|teď\s+jsi|теперь\s+ты|отныне\s+ты|веди\s+себя\s+как|тепер\s+ти
@@ -238,6 +259,9 @@ NO_ASK = _concept(
     |(?:ask|confirm|prompt|check)_before_\w+\s*[=:]\s*(?:false|no|off|0)|require\w*_(?:confirm|approval|review)\w*\s*[=:]\s*(?:false|no|off|0)
     |(?:confirmations?|approvals?|permission|reviews?)\s+(?:\w+\s+){0,4}?(?:are\s+|is\s+)?(?:no\s+longer|not)\s+(?:needed|required|necessary)
     |skip\w*\s+(?:\w+\s+){0,2}?(?:confirmations?|approvals?|reviews?|checks?|prompts?)|unasked|unprompted
+    |never\s+(?:asks?|escalates?)(?:\s+for\s+(?:sign-?off|approval|permission))?|approvals?\s+(?:are\s+)?implicit
+    |do\s+not\s+request\s+(?:them|approval|permission)|no\s+need\s+to\s+(?:loop\s+anyone\s+in|involve|tell|take\s+a\s+backup)
+    |don't\s+ask|without\s+(?:a\s+)?backup|auto-?accept\w*|answer\s+yes\s+to\s+all|--unsafe-perm|-auto-approve
     |without\s+being\s+asked|(?:confirmations?|approvals?)\s+(?:are\s+)?out\s+of\s+scope
     |even\s+if\s+(?:the\s+)?user\s+(?:has\s*n[o']t|has\s+not|did\s*n[o']t|did\s+not)\s+(?:seen|approved|confirmed|reviewed)
     |(?:disabled|turned\s+off|removed|waived|lifted)\s+(?:\w+\s+){0,2}?(?:confirmations?|approvals?|reviews?|prompts?)
@@ -247,7 +271,8 @@ NO_ASK = _concept(
     |zonder\s+(?:te\s+vragen|bevestiging|review)|nooit\s+om\s+bevestiging|bez\s+(?:pytania|potwierdzenia|przeglądu)
     |без\s+(?:подтверждени\w+|спроса|ревью|проверки|запроса)|не\s+спрашивая|onay\w*\s+(?:sormadan|almadan|gerekmez)
     |onaysız|sormadan|incelemeden|tanpa\s+(?:bertanya|konfirmasi|persetujuan)|utan\s+att\s+fråga|bila\s+kuuliza
-    |không\s+cần\s+(?:hỏi|xác\s+nhận)|mà\s+không\s+hỏi""",
+    |không\s+cần\s+(?:hỏi|xác\s+nhận)|mà\s+không\s+hỏi|χωρίς\s+(?:επιβεβαίωση|να\s+ρωτήσεις)|fără\s+(?:confirmare|să\s+întrebi)
+    |بدون\s+(?:تأیید|پرسیدن)""",
     r"无需确认|不需要确认|不用确认|无需审查|不经确认|不经审查|不要询问|确认は不要|確認は不要|確認なし|確認せず|確認を求めず"
     r"|レビューを待たず|확인\s*없이|묻지\s*말고|승인\s*없이|पुष्टि\s+(?:किए\s+)?बिना|बिना\s+पूछे|دون\s+(?:طلب\s+)?تأكيد|بدون\s+تأكيد"
     r"|ללא\s+אישור|โดยไม่ต้องถาม|ไม่ต้องยืนยัน|নিশ্চিত\s+না\s+করে|জিজ্ঞেস\s+না\s+করে",
@@ -265,6 +290,13 @@ HIDE = _concept(
     |do\s*n[o']t\s+(?:say|write|log|record|post)\s+(?:anything|it|this)|do\s*n[o']t\s+(?:say|speak|talk)\s+(?:\w+\s+)?(?:to|about)
     |should\s+believe|make\s+(?:\w+\s+)?(?:think|believe)|do\s*n[o']t\s+attribute
     |mark\s+(?:the\s+)?(?:task|job|build|run|ticket)\s+(?:as\s+)?(?:complete|completed|done|successful|passed|green|fixed)
+    |(?:describe|report|present|call|label|frame|attribute|explain|answer)\w*\s+(?:[^.\n]{0,60}?\s)?(?:as|to|with)\s+["'“](?:\w+\s+){0,3}
+    |just\s+report\s+success|report\s+success|act\s+as\s+if\s+you\s+(?:did\s*n[o']t|have\s*n[o']t|never)
+    |hold\s+back|do\s*n[o']t\s+(?:flag|list|name|show)|never\s+(?:name|list|bring\s+(?:it\s+)?up)|bring\s+it\s+up
+    |halve|understate|downplay|something\s+vague|outcomes\s+only|not\s+applicable|rather\s+than\s+to\s+this\s+memory
+    |stand\s+out|history\s+-[dc]|--amend|squash\s+it\s+into|say\s+no\b|answer\s+(?:is\s+)?['"“]?no\b
+    |answer\s+only\s+about|not\s+worth\s+mentioning|off\s+the\s+record|skip\s+any\s+entry|leave\s+it\s+out
+    |nobody\s+will\s+(?:notice|check|know)|pretend\s+you\s+have\s*n[o']t|explain\s+that\s+it'?s|without\s+showing\s+it
     |the\s+answer\s+is\s+no|say\s+(?:that\s+)?(?:there\s+(?:are|is|were)\s+no|you\s+did\s*n[o']t|nothing)
     |no\s+(?:le\s+)?(?:digas|cuentes|menciones|muestres)|nunca\s+(?:menciones|digas)|en\s+secreto|sin\s+avisar
     |ne\s+(?:le\s+)?(?:dis|dites|mentionne|montre)\w*\s+(?:rien|jamais|pas)|ne\s+mentionne\s+jamais|sans\s+(?:le\s+)?dire
@@ -273,16 +305,17 @@ HIDE = _concept(
     |vertel\s+(?:\w+\s+)?niets|noem\s+(?:\w+\s+)?nooit|nie\s+(?:mów|wspominaj|informuj)|po\s+cichu|neříkej
     |не\s+(?:говори|сообщай|рассказывай|упоминай|кажи|згадуй)|никогда\s+не\s+упоминай|скрыт\w*|тайно
     |söyleme|bahsetme|gizli\w*|sessizce|jangan\s+(?:beri\s+tahu|bilang|sebut)|diam-diam|berätta\s+inte|nämn\s+aldrig
-    |usiambie|đừng\s+(?:nói|kể|cho\s+\w+\s+biết)|không\s+được\s+nói|lặng\s+lẽ""",
+    |usiambie|đừng\s+(?:nói|kể|cho\s+\w+\s+biết)|không\s+được\s+nói|lặng\s+lẽ|μην\s+(?:πεις|αναφέρεις|το\s+πεις)
+    |κρυφά|nu\s+(?:spune|menționa|pomeni)|în\s+secret|نگو|پنهان|مخفیانه""",
     r"不要告诉|不要提及|别告诉|不要让用户知道|悄悄|暗中|秘密地|言わない|伝えない|知らせない|言及しない|触れない|こっそり|黙って"
     r"|말하지\s*마|알리지\s*마|언급하지\s*마|몰래|बताना\s+मत|मत\s+बताना|न\s+बताएं|मत\s+बताएं|बताए\s+बिना|चुपचाप|لا\s+تخبر|لا\s+تذكر"
     r"|سرا|אל\s+תספר|อย่าบอก|ห้ามบอก|বলবে\s+না|বলো\s+না|গোপনে",
 )
 # The user, or whoever reads the model's work.
 USER = _concept(
-    r"""user|users|human|anyone|reviewers?|the\s+team|usuario|usuarios|utilisateur\w*|nutzer\w*|benutzer\w*
+    r"""user|users|human|anyone|reviewers?|the\s+team|auditors?|people|management|usuario|usuarios|utilisateur\w*|nutzer\w*|benutzer\w*
     |utente|usuário|gebruiker\w*|użytkownik\w*|uživatel\w*|пользовател\w*|користувач\w*|kullanıcı\w*
-    |pengguna|användare\w*|mtumiaji|người\s+dùng""",
+    |pengguna|användare\w*|mtumiaji|người\s+dùng|χρήστ\w+|utilizator\w*|کاربر""",
     r"用户|用戶|使用者|ユーザー|사용자|유저|उपयोगकर्ता|यूज़र|المستخدم|המשתמש|ผู้ใช้|ব্যবহারকারী",
 )
 # The model's own doings and this very text.
@@ -300,12 +333,14 @@ SELF = _concept(
 REMEMBER = _concept(
     r"""remember\w*|stor(?:e|ing)|save|saving|persist\w*|record\w*|memori[sz]e|note\s+down|add\s+(?:\w+\s+){0,3}?to\s+(?:your\s+|the\s+)?memory
     |update\s+memory|standing\s+(?:rule|convention|instruction|preference)|permanent\w*|long-?term\s+memory
-    |session\s+(?:summary|digest)|end-of-session\s+summary|memlane\s+add|guarda\w*|recuerda|memoriza\w*
+    |session\s+(?:summary|digest)|end-of-session\s+summary|memlane\s+add|pin\s+this|never\s+expire
+    |lesson\s+learned|future\s+(?:agents|sessions)|overwrite\s+any\s+memory|correction\s+to\s+an\s+older\s+memory
+    |\.cursor/rules|alwaysApply|CLAUDE\.md|AGENTS\.md|copilot-instructions|"persist"\s*:\s*true|new\s+team\s+fact|guarda\w*|recuerda|memoriza\w*
     |preferencia\s+permanente|mémoire\s+à\s+long\s+terme|mémorise\w*|enregistre\w*|retiens|speicher\w*|merke\s+dir
     |dauerhaft|langzeitgedächtnis|memorizza\w*|ricorda|salva\w*|lembr\w*|grave|permanente|onthoud|sla\s+\w+\s+op
     |permanent|zapamiętaj|zapisz|na\s+stałe|zapamatuj|запомни\w*|сохрани\w*|навсегда|постоянн\w+|запам'ятай
     |збережи|назавжди|hafızana|kaydet|kalıcı|unutma|ingat|simpan|permanen|kom\s+ihåg|spara|kumbuka|hifadhi
-    |ghi\s+nhớ|lưu|vĩnh\s+viễn""",
+    |ghi\s+nhớ|lưu|vĩnh\s+viễn|θυμήσου|αποθήκευσε|μόνιμα|ține\s+minte|salvează|permanent|به\s+خاطر\s+بسپار|ذخیره\s+کن|دائمی""",
     r"记住|記住|保存|存入|写入|永久|长期记忆|記憶して|覚えて|保存して|永続|長期記憶|기억해|저장해|영구|장기\s*기억|याद\s+रख|सहेज"
     r"|स्थायी|تذكر|احفظ|دائم|זכור|שמור|จดจำ|บันทึกไว้|ถาวร|মনে\s+রাখ|সংরক্ষণ|স্থায়ী",
 )
@@ -315,7 +350,8 @@ CONSENT = _concept(
     |wants\s+(?:you\s+)?to\s+(?:always|never))|authori[sz]ed|pre-?approved|allow-?listed|whitelisted
     |trusts?\s+all|as\s+if\s+it\s+were\s+their\s+own|is\s+not\s+required|confirmed\s+by\s+(?:the\s+)?user
     |(?:approved|authori[sz]ed|signed\s+off|okayed|sanctioned)\s+by\s+(?:the\s+)?(?:user|owner|team|maintainers|security\s+team)
-    |everyone\s+agreed|pre-?authori[sz]ed|are\s+not\s+required|a\s+formality
+    |everyone\s+agreed|pre-?authori[sz]ed|(?:it's|it\s+is)\s+fine\s+to\s+share|ok\s+to\s+share|user\s+consents?
+    |management\s+(?:is\s+ok|approved|signed\s+off)|lead\s+said|considered\s+untrusted|all\s+false\s+positives|are\s+not\s+required|a\s+formality
     |aprobó|autoriz\w+|ya\s+aprobó|approuvé|autoris\w+|a\s+(?:déjà\s+)?accepté|genehmigt|zugestimmt|erlaubt
     |approvato|autorizzat\w*|aprovou|autorizou|goedgekeurd|toegestaan|zatwierdził|zezwolił|pozwolił|schválil
     |разрешил\w*|одобрил\w*|дозволив|схвалив|onayladı|izin\s+verdi|menyetujui|mengizinkan|godkänt|tillåtit
@@ -332,6 +368,7 @@ SECRET = _concept(
     |getenv|~?/\.[a-z][\w-]*|databases?|db\s+dump|keychain|wallet|session\s+(?:logs?|history)|transcripts?
     |keys|(?:full|whole|entire|raw|private|secret|access|signing|old|new)\s+keys?|kubeconfig|/etc/shadow|/etc/passwd
     |output\s+of\s+env|memory\s+(?:store|contents)|(?:your\s+)?(?:complete|full|entire)\s+(?:instructions|prompt)
+    |current\s+context|context\s+window|(?:conversation|chat)\s+with\s+the\s+user|database\s+url|git\s+credentials|payroll\w*
     |your\s+(?:instructions|prompt)
     |claves?|clé\w*|chiave|chave|schlüssel\w*|sleutel\w*|klucz\w*|ключ\w*|anahtar\w*|kunci|nyckel\w*
     |contraseñas?|mots?\s+de\s+passe|passw\w+|senhas?|wachtwoord\w*|hasł\w+|парол\w+|şifre\w*|kata\s+sandi
@@ -347,14 +384,15 @@ SEND = _concept(
     r"""send\w*|post(?:s|ed|ing)?|upload\w*|paste\w*|includ\w*|append\w*|place|put|quote|cop(?:y|ies|ying)|print\w*
     |echo|output|reveal\w*|leak\w*|email\w*|forward\w*|share\w*|publish\w*|attach\w*|dump\w*|cc|bcc|scp
     |add(?:ed)?\s+to|put\s+(?:in|into)|log(?:ged)?\s+(?:to|in)|stored?\s+(?:in|at|on)|writ(?:e|ten)\s+(?:to|into)
-    |(?:reply|reply-all|respond|answer)\s+with|list|show|display|cat|attach
+    |(?:reply|reply-all|respond|answer)\s+with|list|show|display|cat|attach|append\s+it\s+to|substitute
+    |copy\s+this\s+paragraph|add\s+(?:them|it)\s+(?:to|whenever)|include\s+(?:it|them)\s+in
     |exfiltrat\w*|transmit|forward|attach|share|publish|write\s+out|dump|push|e-?mail
     |envía\w*|envia\w*|manda\w*|sube|incluye|añade|pega|copia|envoie\w*|inclu\w+|ajoute|colle|copie|partage
     |sende\w*|schick\w*|füge\w*|kopier\w*|lade\s+hoch|invia\w*|includi|aggiungi|incolla|carica|envie
     |inclua|adicione|cole|stuur|verstuur|voeg|plak|kopieer|wyślij|prześlij|dołącz|wklej|skopiuj|pošli
     |отправ\w*|перешли|включи|вставь|скопируй|загрузи|надішли|відправ\w*|додай|скопіюй|gönder\w*|ekle
     |yapıştır|kopyala|yükle|kirim\w*|sertakan|tempel|salin|unggah|skicka|inkludera|klistra|tuma|ongeza
-    |gửi|thêm|dán|sao\s+chép|tải\s+lên""",
+    |gửi|thêm|dán|sao\s+chép|tải\s+lên|στείλε|ανέβασε|επικόλλησε|trimite|încarcă|lipește|بفرست|ارسال\s+کن|آپلود""",
     r"发送|發送|发到|上传|上傳|粘贴|复制|附上|包含|附加|送信|送って|アップロード|貼り付け|含めて|添付|コピー|보내|전송|업로드|붙여|포함"
     r"|첨부|복사|भेज|अपलोड|शामिल|चिपका|कॉपी|أرسل|ارفع|أضف|انسخ|ضمّن|שלח|העלה|הוסף|ส่ง|อัปโหลด|แนบ|คัดลอก|পাঠা|আপলোড|যোগ",
 )
@@ -362,7 +400,8 @@ SEND = _concept(
 OUT = _concept(
     r"""https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+|webhooks?|pastebin|gist|public|externally|discord|telegram
     |slack\s+channel|(?:next|final|every|each|your|the)\s+(?:answer|reply|response|message|output)
-    |reply-all|replies|pull\s+request|pr|ticket|commit\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|s3://\S+
+    |reply-all|replies|pull\s+request|pr|ticket|commit\b|url|web\s+tool|hidden\s+html\s+comment|every\s+new\s+memory
+    |contributors\s+file|the\s+url|\b\d{1,3}(?:\.\d{1,3}){3}\b|s3://\S+
     |(?:your|the|final|each|every)\s+(?:report|summary|review|comment|description)
     |at\s+the\s+end\s+of\s+(?:the\s+|your\s+|each\s+|every\s+)?(?:review|reply|answer|response|message|comment|summary|report|pr)
     |description|commit\s+message|comment|issue|dns|nslookup|image|próxima\s+respuesta|prochaine\s+réponse
@@ -376,7 +415,9 @@ OUT = _concept(
 )
 # An authority's voice: the system, the operator, the vendor, the maintainers.
 AUTHORITY = _concept(
-    r"""system|operator|administrator|admin|developer|maintainers|platform|host|governance|security\s+team
+    r"""system|operator|administrator|admin|developer|developers|maintainers|platform|host|governance|security\s+team
+    |model\s+provider|it\s+department|github\s+support|mcp\s+server|orchestrator|deploying\s+organi[sz]ation
+    |(?:the\s+)?person\s+who\s+configured\s+you
     |anthropic|openai|google\s+deepmind|sistema|système|systeem|systém|система|системн\w+|sistem|opérateur
     |operador|betreiber|operatore|оператор\w*|operatör""",
     r"系统|系統|システム|运营者|オペレーター|운영자|시스템|सिस्टम|ऑपरेटर|النظام|المشغل|מערכת|ระบบ|সিস্টেম",
@@ -384,7 +425,8 @@ AUTHORITY = _concept(
 # Powers granted: elevated, trusted, sandbox lifted.
 ELEVATE = _concept(
     r"""elevated|elevation|escalated|granted|full\s+(?:permissions|privileges|access|rights)|admin\s+rights
-    |trusted|authori[sz]ed\s+to|lifted|sandbox\s+(?:disabled|lifted|off)|(?:full|admin|elevated|root|extended|all)\s+privileges
+    |trusted|authori[sz]ed\s+to|lifted|sandbox\s+(?:disabled|lifted|off)|danger-full-access|full[-_]access
+    |(?:protection|restrictions?|guardrails?)\s+(?:was|were|has\s+been|have\s+been)\s+(?:removed|lifted|disabled)\s+for\s+(?:agents|ai|bots|you)|(?:full|admin|elevated|root|extended|all)\s+privileges
     |permissions?\s+(?:expanded|extended)
     |(?:assistant|agent|ai|model|llm)s?_(?:may|can|is_allowed_to|allowed_to)_\w+\s*[=:]\s*(?:true|yes|1|on)
     |ampliad\w+|concedid\w+|élevé\w*|étendu\w*|accordé\w*|erweitert\w*|erhöht\w*|erteilt|ampliat\w*|concess\w+
@@ -399,7 +441,8 @@ STANDING = _concept(
     r"""always|every\s+(?:time|session|task|run|answer|response|reply|commit|pr)|each\s+(?:time|session|task)
     |before\s+(?:any|each|every|running\s+anything|doing\s+anything|you\s+start|starting)|before\s+\w+ing\s+(?:anything|any\s+\w+)
     |from\s+now\s+on|globally
-    |going\s+forward|whenever|from\s+this\s+point|every\s+(?:repo\w*|project|machine|file|ticket|customer)
+    |going\s+forward|whenever|from\s+this\s+point|(?:every|each)\s+(?:single\s+)?\w+|from\s+here\s+on
+    |in\s+all\s+(?:conversations|sessions|projects|repos\w*)|if\s+(?:a|the)\s+prompt\s+mentions
     |next\s+time|each\s+(?:repo\w*|project|machine)|automatically|for\s+the\s+rest|at\s+the\s+(?:end|start)\s+of\s+(?:every|each)
     |siempre|antes\s+de\s+(?:cualquier|cada)|a\s+partir\s+de\s+ahora|toujours|avant\s+(?:chaque|toute)|désormais
     |immer|vor\s+jeder|ab\s+jetzt|ab\s+sofort|künftig|sempre|prima\s+di\s+ogni|d'ora\s+in\s+poi|antes\s+de\s+(?:qualquer|cada)
@@ -440,6 +483,11 @@ DANGER = re.compile(
     r"|\b(?:main|master)\b[^.\n]{0,30}(?:--force(?![\w-])|\bforce[\s-]push)"
     r"|\bmerge\s+(?:\S+\s+)?--admin|--no-verify|hooksPath|\bcrontab\b|\bchmod\s+(?:-R\s+)?777"
     r"|authorized_keys|NOPASSWD|/etc/sudoers|\b(?:to|with)\s+(?:just\s+)?exit\s+0\b"
+    r"|\bdrop\s+(?:table|database|schema)\b|\bterraform\s+destroy|\bkubectl\s+delete\s+(?:namespace|ns|pvc|deployment|--all)"
+    r"|--privileged|-v\s+/:/|systemctl\s+(?:stop|disable)\s+(?:auditd|firewalld|ufw|apparmor)|setenforce\s+0"
+    r"|-exec\s+rm|\brm\s+-\w*f\w*\s+/(?:\s|$)|--unsafe-perm|\bxfail\b|#\s*nosec|eslint-disable"
+    r"|\bgit\s+remote\s+add\b|\bdismiss\w*\s+(?:\w+\s+)?reviews?|admin\s+override|role=admin|\brevert\s+all"
+    r"|repository\s+root|disable\s+2fa|\bsend_email\b|every\s+address"
     r"|\breplace\s+[^.\n]{0,30}\bwith\s+(?:true|exit\s+0|:)(?!\w)|GIT_SSL_NO_VERIFY|strict-ssl\s+false"
     r"|NODE_TLS_REJECT_UNAUTHORIZED|sslverify\s+false|\b(?:delet\w*|remov\w*|rm)\s+(?:\S+\s+){0,2}?\.github/\S*"
     r"|\bapprove\w*\s+(?:its|your|their|his|her)\s+own\b|self-approv\w+|\bgrant\w*\s+(?:[\w'-]+\s+){0,4}?admin"
@@ -474,7 +522,7 @@ AI_ORDER = re.compile(
 # sentence that says such words is about attacks, not one.
 TALK = _concept(
     r"""attacks?|attacker|attacked|payloads?|phishing|threat\s+model\w*|threats?|malicious
-    |exploit\w*|adversar\w*|eval(?:uation)?\s+sets?|datasets?|exfiltration|in\s+the\s+wild|post-?mortem
+    |exploit\w*|adversar\w*|poison\w*|detection\s+rules?|alert\s+on|eval(?:uation)?\s+sets?|datasets?|exfiltration|in\s+the\s+wild|post-?mortem
     |incidents?|fake|spoofed|forged|test[\s-]?cases?|tagger|classifier|detector|mitigation\w*|owasp
     |security\s+(?:training|review|note|awareness)|ataque\w*|attaque\w*|angriff\w*|angreifer|attacc\w+
     |атак\w*|saldırı\w*|serangan|tấn\s+công|útok\w*|atak\w*|aanval\w*|attack\w*|επίθεσ\w*|atac\w*
@@ -502,7 +550,9 @@ EXAMPLE = _concept(
 # A sentence ends at its punctuation and a space, after the full stops of scripts
 # without spaces, and at a line break unless the next line goes on in lower case
 # (a sentence wrapped over two lines).
-_SENTENCE_END = re.compile(r"(?<=[.!?।؟])\s+|(?<=[。！？])|\n+(?![ \t]*[a-z])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?।؟])(?<![Ee]\.g\.)(?<![Ii]\.e\.)(?<!etc\.)(?<!\bvs\.)\s+|(?<=[。！？])|\n+(?![ \t]*[a-z])"
+)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -546,6 +596,10 @@ HEADER = re.compile(
     r"[ \t]*(?:[\[<(]|-{3,}[ \t]*(?:begin[ \t]+)?|={3,}[ \t]*|#{1,3}[ \t]*|<\|?\w+\|?>[ \t]*)?"
     rf"(?:{AUTHORITY.pattern})(?:[ \t_-]+\w+){{0,2}}[ \t]*(?:[\]>)]|-{{3,}}|={{3,}}|:|\b(?:notice|message|update|override)\b)"
     r"|[ \t]*\[/?INST\]|[ \t]*<\|(?:im_start|start_header_id|system)\|>|[ \t]*<start_of_turn>"
+    r"|[ \t]*(?:human|user)\s+turn\s*:|[ \t]*<<\s*/?\s*(?:user|system|end_\w+)\s*>>"
+    r"|[ \t]*<\s*(?:system|developer|operator|trusted|admin)[\w-]*\b[^>\n]{0,80}>"
+    r"|[ \t]*<\s*\w+\s+source=[\"'](?:operator|system|user|developer)[\"']"
+    r"|[ \t]*</\s*(?:memory|memory-item|memories|retrieved_context|untrusted|document|documents|context)\s*>"
     r"|[ \t]*+[-=#*<\[ ]{2,}+[ \t]*+(?:end|close|bottom)[ \t]+of[ \t]+(?:the[ \t]+)?(?:\w+[ \t]+)?"
     r"(?:context|memories|memory|documents?|data|input|file|results?)\b",
     _F,
@@ -555,6 +609,8 @@ _NET = re.compile(
     r"\b(?:curl|wget|dig|nslookup|nc|netcat|scp|rsync|ftp|sendmail|Invoke-WebRequest|requests\.post)\b",
     _F,
 )
+# A secret spelled into a host name to look up: DNS carries it out.
+_DNS = re.compile(r"\b(?:resolve|nslookup|dig|dns\s+lookups?)\b", _F)
 _SECRET_FILE = re.compile(
     r"~?/\.(?:ssh|aws|netrc|docker|kube|gnupg|git-credentials)\S*(?<!\.pub)|\.env\b|id_(?:rsa|ed25519|ecdsa)\b(?!\.pub)"
     r"|\bcredentials\b",
@@ -611,8 +667,11 @@ def families(
 
 
 def _poisoned(one: str, two: str) -> bool:
-    """Memory or standing rules written with a claimed consent or a lifted check."""
-    return _has(REMEMBER, one) and (_has(CONSENT, two) or _has(NO_ASK, two) or _has(UNBOUND, two))
+    """Memory or standing rules written with a claimed consent, a lifted check or a
+    destructive habit."""
+    return _has(REMEMBER, one) and (
+        _has(CONSENT, two) or _has(NO_ASK, two) or _has(UNBOUND, two) or _danger(two)
+    )
 
 
 def _judge(one: str, two: str, addressed: bool) -> Iterator[str]:
@@ -634,8 +693,10 @@ def _judge(one: str, two: str, addressed: bool) -> Iterator[str]:
         yield "concealment"
     if _poisoned(one, two) or _has(_MEMORY_EDIT, one):
         yield "memory_poisoning"
-    if (_has(SEND, one) and _has(SECRET, one) and _has(OUT, one)) or (
-        _has(_NET, one) and _has(_SECRET_FILE, one)
+    if (
+        (_has(SEND, one) and _has(SECRET, one) and _has(OUT, one))
+        or (_has(_NET, one) and _has(_SECRET_FILE, one))
+        or (_has(_DNS, one) and _has(SECRET, one))
     ):
         yield "exfiltration"
     if _danger(one) and (

@@ -208,7 +208,8 @@ HARM = (
     r"|inaktivera|tắt|关闭|禁用|無効に|비활성화)\w*\s+(?:\S+\s+){0,4}?(?:protección|protection|schutz|protezione|proteção"
     r"|ochron\w*|защит\w*|захист\w*|koruma\w*|perlindungan|skydd\w*|bảo\s+vệ|保护|保護|보호|ci|tests?|kontrol\w*|checks?)",
     r"(?:kontrol\w*|koruma\w*|test\w*|ci\w*)\s+(?:\S+\s+){0,2}?devre\s+dışı\s+bırak",
-    r"force-?push\w*[^.\n]{0,30}\b(?:main|master)\b|\b(?:main|master)\S*\s+force-?push",
+    r"force-?push\w*[^.\n]{0,30}\b(?:to|origin|into|auf|sur|a|en|para|na|в|на)\s+(?:the\s+)?(?:main|master)\b"
+    r"|\b(?:main|master)\S*\s+force-?push",
 )
 # Not doing something, in other languages: what follows is forbidden, not ordered.
 NEGATION = (

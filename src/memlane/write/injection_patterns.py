@@ -357,7 +357,7 @@ HARM = (
     r"\btransfer\s+\$?[\d,.]+|\biban\b|\bwire\s+(?:\$|funds|money)",
     r"\bchange\s+(?:the\s+)?dns\b|\bdns\s+(?:a\s+)?record\b",
     r"\bpost\s+(?:\w+\s+){0,3}?on\s+(?:the\s+company'?s?|our|its|their)\s+(?:x|twitter|linkedin|facebook|instagram|social)",
-    r"\bforce-?push\w*\b[^.\n]{0,40}\b(?:main|master)\b|\b(?:main|master)(?:'s)?\s+force-?push",
+    r"\bforce-?push\w*\b[^.\n]{0,40}\b(?:to|origin|into)\s+(?:the\s+)?(?:main|master)\b|\b(?:main|master)(?:'s)?\s+force-?push",
     r"\bgit\s+push\b[^\n]{0,60}(?:--force|-f)\b[^\n]{0,40}\b(?:main|master)\b",
     r"\b(?:approve|merge)\b[^.\n]{0,40}?\bwithout\s+(?:\w+\s+){0,2}?(?:review|approval|checks|ci|tests)",
     r"\bauto-?merge\b[^.\n]{0,60}\bwithout\b",

@@ -36,7 +36,7 @@ _VOCABULARY: dict[str, str] = {
         senha, senhas, parola, *wachtwoord, hasło, haslo, hasła, hasla, heslo, hesla, пароль,
         пароля, паролем, паролі, lösenord, losenord, lösenordet, şifre, şifresi, sifre,
         sifresi, parolası, kata sandi, mật khẩu, mat khau, κωδικός, κωδικό, κωδικού,
-        συνθηματικό, pass for, pw for""",
+        συνθηματικό, pass for, pw for, snmp community, community string""",
     PASSPHRASE: """passphrase, pass phrase, phrase de passe, frase de acceso,
         frase de contraseña, frase secreta, seed phrase, recovery phrase, mnemonic phrase,
         wachtzin, wpa key, wpa2 key, wifi key, wi fi key, wlan key, wpa passphrase,
@@ -47,7 +47,12 @@ _VOCABULARY: dict[str, str] = {
     PIN: """pin, pin code, pincode, puk, door code, alarm code, gate code, lock code,
         unlock code, entry code, access code, safe code, security code, keypad code,
         garage code, door ? code, alarm ? code, gate ? code, backup codes, recovery codes,
-        recovery key, bitlocker key, disarm code, keypad, code de la porte,
+        recovery key, bitlocker key, disarm code, keypad, code de la porte, code de l alarme,
+        code alarme, code d accès, codes de secours, codice allarme, codice d accesso, deurcode,
+        alarmcode, toegangscode, portkod, portkoden, larmkod, kod do drzwi, kod alarmu,
+        kod do rozbrojenia alarmu, código do portão, código da porta, código de alarma,
+        código do alarme, kombination, combination, combinación, combinaison, combinazione,
+        комбинация, комбинация сейфа, код двери, код от двери, код сигнализации,
         code porte, code d entrée, código de la puerta, código do portão,
         otp codes, 2fa codes, mfa codes, türcode, turcode, zugangscode, código de acceso,
         codigo de acceso, código pin, codice pin, пин, пин код""",
@@ -73,7 +78,8 @@ _CJK: dict[str, tuple[str, ...]] = {
     PASSWORD: ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "암호", "كلمة المرور", "رمز عبور",
                "گذرواژه",
                "كلمة السر", "पासवर्ड", "รหัสผ่าน", "סיסמה", "סיסמא"),
-    PIN: ("暗証番号", "PIN码", "PIN碼", "PINは", "PINを", "PIN은", "PIN번호", "핀번호", "الرقم السري"),
+    PIN: ("暗証番号", "PIN码", "PIN碼", "PINは", "PINを", "PIN은", "PIN번호", "핀번호", "الرقم السري",
+          "入室コード", "解錠コード", "门禁密码", "門禁密碼"),
     CREDENTIAL: ("密钥", "秘钥", "令牌", "トークン", "シークレット", "APIキー", "토큰", "API 키",
                  "مفتاح", "टोकन"),
 }  # fmt: skip
@@ -104,7 +110,7 @@ def _phrases() -> dict[str, list[Phrase]]:
 _BY_FIRST = _phrases()
 _COMPOUNDS = tuple(p.words[0] for ps in _BY_FIRST.values() for p in ps if p.compound)
 _WORD = re.compile(r"[^\W_]+")
-_JOIN = frozenset(" \t-_")
+_JOIN = frozenset(" \t-_'’")
 _NOT_BEFORE = frozenset("/.:\\-_")  # inside a path, flag, key or identifier
 _NOT_AFTER = frozenset("-_")
 

@@ -355,6 +355,8 @@ _SLASHED = re.compile(
 )
 # A Wi-Fi QR code's text: `WIFI:T:WPA;S:name;P:password;;`.
 _WIFI_QR = re.compile(r"WIFI:[^\n]*?(?<=[:;])P:(?P<secret>(?:[^;\\]|\\.)+);")
+# Go's MySQL DSN: `user:password@tcp(host:3306)/db`.
+_GO_DSN = re.compile(r"(?<![\w.\[-])[\w.-]+:(?P<secret>[^@\s\"'/:\[\]]+)@(?:tcp|unix)\(")
 # A `.pgpass` line: host:port:database:user:password.
 _PGPASS = re.compile(r"^[ \t]*[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*-]+:(?P<secret>\S+)[ \t]*$", re.M)
 # Session cookies: every value of a `Cookie:` header (or of `Set-Cookie:`'s pair).
@@ -384,7 +386,7 @@ def _url_credentials(text: str) -> Iterator[Span]:
         value = match[group]
         if value and not is_placeholder(value) and not _NAME.fullmatch(value):
             yield match.start(group), match.end(group), "connection_string"
-    for pattern in (_SLASHED, _PGPASS, _WIFI_QR):
+    for pattern in (_SLASHED, _PGPASS, _WIFI_QR, _GO_DSN):
         for match in pattern.finditer(text):
             value = match["secret"]
             if not is_placeholder(value) and not _NAME.fullmatch(value) and value != "*":
@@ -525,7 +527,7 @@ _PUBLIC_BLOCK = re.compile(
 _NAMED_PUBLIC = re.compile(
     r"(?:(?i:(?:public|publishable|pub|verif(?:y|ication)|signing[\s_-]?cert)[\s_-]?key|publickey"
     r"|recipients?|fingerprint|thumbprint|[\w]*_?id|\bids?|uuid|guid|sha\d*|hash|digest|checksum"
-    r"|integrity|etag|kid|modulus|certificate|cert|commit|revision|nonce|salt|x5c|x5t|site[\s_-]?key"
+    r"|integrity|etag|kid|modulus|certificate|cert|commit|revision|nonce|salt|x5c|x5t|site[\s_-]?key|id-\d+"
     r"|sitekey|code_challenge|cid)"
     r"|\"[nexy]\"|\b[nexy]\b)[\"']?[ \t]*(?:[:=]|is|->)?[ \t]*[\"'\[(]*[ \t]*$"
 )
@@ -533,7 +535,8 @@ _NAMED_PUBLIC = re.compile(
 _PUBLIC_NEAR = re.compile(r"(?i:public[\s_-]?key|publickey|recipients?|fingerprint)[^\n]{0,48}$")
 # age recipients, nostr and bech32 public keys: public by their prefix.
 _PUBLIC_TOKEN = re.compile(
-    r"(?:age1|npub1|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-|bafy[a-z2-7]{50}|Qm[1-9A-HJ-NP-Za-km-z]{44})\S*$"
+    r"(?:age1|npub1|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-|bafy[a-z2-7]{50}|Qm[1-9A-HJ-NP-Za-km-z]{44}"
+    r"|pk\.eyJ|AQICAH)\S*$"  # a Mapbox public token; a KMS ciphertext
 )
 # Values published in vendors' and standards' documentation as examples: known to all,
 # they protect nothing. A finding holding one of them, or the word EXAMPLE, is kept.
@@ -570,12 +573,17 @@ DOCUMENTED_EXAMPLES = frozenset(
         "dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
     }
 )
-_NOT_REAL = re.compile(r"(?i:example|not[-_]?a[-_]?real|dummy|fake[-_]?(?:key|token|secret))")
+_NOT_REAL = re.compile(
+    r"(?i:example|not[-_]?a[-_]?real|dummy|fake[-_]?(?:key|token|secret)|[-_]your[-_]|[-_]my[-_]token)"
+)
 
 
 # An SSH public key and a key fingerprint: public whatever label stands before them.
 _PUBLIC_LINE = re.compile(
     r"untrusted comment:[^\n]*\n[A-Za-z0-9+/=]{40,}"  # a minisign public key or signature
+    r"|ENC\[[A-Z0-9_]+,data:[^\]\n]*\]"  # a SOPS-encrypted value
+    r"|(?<![\w.])pk\.eyJ[\w.-]+"  # a Mapbox public token, meant for browsers
+    r"|kind:[ \t]*SealedSecret[\s\S]*"  # a SealedSecret: encrypted to be committed
     r"|(?<![\w])0x[0-9a-fA-F]{40}(?![0-9a-fA-F])"  # an Ethereum address (a key is 64 digits)
     r"|\b(?:sha-?(?:256|384|512)|md5)=:[A-Za-z0-9+/]+=*:"  # an HTTP digest field
     r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"

@@ -188,8 +188,14 @@ def is_value(
     more: no quoted words, no bare hex or UUIDs for tokens, no digits alone.
     """
     core = value.rstrip("!?") or value
-    if len(value) < MIN_VALUE or is_placeholder(core) or _is_reference(value):
+    sentence = family == PASSPHRASE and quoted and linked and " " in value  # "the kettle is on 42"
+    placeholder = is_placeholder(core) and not (
+        sentence and core[:1].isalnum() and core.split()[0].lower() not in ("your", "my")
+    )
+    if len(value) < MIN_VALUE or placeholder or _is_reference(value):
         return False
+    if re.fullmatch(r"--?[a-z][a-z0-9-]*(?:=[\w.:/-]*)?|[A-Z]+(?:_[A-Z]+)+", core):
+        return False  # a flag (`-method=oidc`), or a template's name for it (`TWOJE_HASLO`)
     if _NOT_VALUE.fullmatch(core) or _HOST.fullmatch(core) or core.lower() in _VAULTS:
         return False
     if re.search(r"[:/]", core) and _identifier(core) and not any(c.isdigit() for c in core):
@@ -224,7 +230,8 @@ def is_value(
 
 
 _CODE = re.compile(
-    r"\d{4,12}[#*]?|\d{3,6}(?:[ -]\d{3,6}){1,7}|[0-9a-z]{4,6}(?:-[0-9a-z]{4,6}){1,3}"
+    r"\d{3,6}(?:[ -]\d{3,6}){1,7}|\d{4,12}[#*]?|[0-9a-z]{4,6}(?:-[0-9a-z]{4,6}){1,3}"
+    r"|\d{2}(?:-\d{2}){2,3}"  # a safe's combination
 )
 
 
@@ -407,10 +414,12 @@ def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
     heading = text[text.rfind("\n", 0, pos) + 1 : pos].strip(" \t-*#")
     alone = not rest.strip() and len(heading.split()) <= HEADING_WORDS  # "iPhone passcode"
     if rest.rstrip().endswith((":", "：")) or alone or family == PIN:
-        yield from _listed(text, line_end + 1, family, weak)
-    elif rest.rstrip().endswith(("?", "？")) or _ASKS.search(
-        text, text.rfind("\n", 0, pos) + 1, pos
-    ):
+        listed = list(_listed(text, line_end + 1, family, weak))
+        if listed or family != PIN:
+            yield from listed
+            return
+    asks = "?" in rest or "？" in rest or _ASKS.search(text, text.rfind("\n", 0, pos) + 1, pos)
+    if asks or rest.rstrip().endswith((" is", " was", " are")):
         yield from _reply(text, line_end + 1, label)
     else:
         yield from _pointed(text, line_end + 1, label)
@@ -506,12 +515,19 @@ def _words_after(
             pos, seen, linked = follow.end(), seen + 1, True
             continue
         linked = not value or value.lower() in _LINKS or token.endswith((":", "："))
-        pos, seen = match.end(), seen + 1
+        pos, seen = match.end(), seen + bool(value)  # punctuation alone takes no room
 
 
 def _listed(text: str, pos: int, family: str, weak: bool) -> Iterator[tuple[int, int]]:
     """The values on the lines below a label that ends its line: a list of recovery
-    codes, or one token on the next line."""
+    codes, or one token on the next line (a blank line between is skipped)."""
+    if text.startswith("\n", pos):
+        pos += 1
+    if family == CREDENTIAL:
+        groups = _four_groups(text, pos)
+        if groups is not None:
+            yield groups  # a TOTP seed in groups of four
+            return
     for line in _lines_from(text, pos):
         item = _LIST_ITEM.match(text, line[0], line[1])
         if item is None:
@@ -571,7 +587,8 @@ _COMMAND_FLAGS = re.compile(
     r"""|-pass(?:in|out)?[ \t]+pass:(?P<openssl>\S+)"""
     r"""|\bhtpasswd\b(?:[ \t]+-\w+)*?[ \t]+-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+(?P<htpasswd>\S+)"""
     r"""|\bsmbclient\b[^\n|;]*?-U[ \t]+\S+?%(?P<smb>\S+)"""
-    r"""|\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;]*?[ \t]-P[ \t]*(?P<sqlcmd>[^\s-]\S*)"""
+    r"""|\b(?:sqlcmd|bcp|osql|isql|ipmitool)\b[^\n|;]*?[ \t]-P[ \t]*(?P<sqlcmd>[^\s-]\S*)"""
+    r"""|\becho[ \t]+(?P<sudo>'[^'\n]+'|"[^"\n]+"|\S+)[ \t]*\|[ \t]*sudo[ \t]+-S\b"""
     r"""|\b(?:7z|7za|7zz|7zr)\b[^\n|;]*?[ \t]-p(?P<sevenzip>[^\s-]\S*)"""
     r"""|\b(?:zip|unzip)\b[^\n|;]*?[ \t]-P[ \t]+(?P<zip>\S+)"""
     r"""|\bnet[ \t]+use\b[^\n|;]*?/user:\S+[ \t]+(?P<netuse>[^\s/]\S*)"""
@@ -581,7 +598,7 @@ _COMMAND_FLAGS = re.compile(
 # What every _COMMAND_FLAGS pattern holds: scanned first, as it is rarely there.
 _COMMANDS = re.compile(
     r"mysql|mariadb|sshpass|mongo|login|redis-cli|ldap|pass:|htpasswd|smbclient|-u[ \t]|--user"
-    r"|sqlcmd|bcp|osql|isql|7z|zip|net[ \t]+use|/p:|/pass|/pwd"
+    r"|sqlcmd|bcp|osql|isql|ipmitool|sudo[ \t]+-S|7z|zip|net[ \t]+use|/p:|/pass|/pwd"
 )
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.MULTILINE)
 
@@ -627,7 +644,7 @@ _ANOTHER_ONE = re.compile(
 # "X is the wifi password".
 _NAMED_AFTER = re.compile(
     r"""(?:["'`«](?P<quoted>[^"'`»\n]{4,80})["'`»]|(?<!\S)(?P<bare>\S{4,80}))"""
-    r"""[ \t]+(?:\(|(?:is|was)[ \t]+(?:the|my|our|your|their)[ \t]+(?:[\w-]+[ \t]+)?"""
+    r"""[ \t]+(?:\(|(?:<-+|←)[ \t]+[^\n]{0,60}?|(?:is|was)[ \t]+(?:the|my|our|your|their)[ \t]+(?:[\w-]+[ \t]+)?"""
     r"""|as[ \t]+(?:(?:the|my|our|your|a)[ \t]+)?(?:new[ \t]+)?)$"""
 )
 # A pair given as `user / password` or as `root:password`: the password must prove itself
@@ -675,6 +692,10 @@ def _typed(text: str) -> Iterator[Span]:
 # `masterauth X`), and a quoted key then its quoted value (`define('DB_PASSWORD', 'X')`,
 # `os.environ.setdefault("API_TOKEN", "X")`).
 _DIRECTIVE = re.compile(r"^[ \t]*(?P<key>[a-z_][\w.-]*+)[ \t]+(?=[^\s=:])", re.MULTILINE)
+# A typed declaration: `const ADMIN_PASSWORD: &str = "X"`, `val apiKey: String = "X"`.
+_TYPED_KEY = re.compile(
+    r"(?<![\w.])(?P<key>[A-Za-z_]\w*+)[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z_][\w.]*(?:<[^>\n]{0,40}>)?\??[ \t]*=[ \t]*"
+)
 _QUOTED_PAIR = re.compile(r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]*+)(?P=q)[ \t]*,[ \t]*(?=["'])""")
 # A snake_case or kebab-case key then its value after a space: `set -gx JIRA_API_TOKEN X`,
 # "key_secret X".
@@ -684,7 +705,7 @@ _SPACED_KEY = re.compile(
 
 
 def _assignments(text: str) -> Iterator[Span]:
-    keyed = (_KEY, _DIRECTIVE, _QUOTED_PAIR, _SPACED_KEY)
+    keyed = (_KEY, _DIRECTIVE, _QUOTED_PAIR, _SPACED_KEY, _TYPED_KEY)
     for match in (m for pattern in keyed for m in pattern.finditer(text)):
         key = match["key"]
         if not names_secret(key):
