@@ -6,6 +6,7 @@ with and without an embedder."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -319,6 +320,14 @@ def test_cli_revisions_redact_and_take_a_capture_mode(run):
     assert AWS_KEY in run("show", memory_id, "--json").json()["body"]
 
 
+def _printed(value: str, printed: str) -> bool:
+    """Whether a corpus secret appears in the output; a code of digits inside a longer
+    run of letters, digits or decimals (a score, an id) is not that code."""
+    if value.isdigit():
+        return re.search(rf"(?<![\w.]){value}(?!\w)", printed) is not None
+    return value in printed
+
+
 def test_no_corpus_secret_survives_a_write_or_reaches_any_read(run):
     # Every synthetic secret of the corpus goes in through add-batch in auto mode; no
     # read (passive or explicit recall, search, list, show) prints any of them.
@@ -343,7 +352,7 @@ def test_no_corpus_secret_survives_a_write_or_reaches_any_read(run):
     # What the redactor itself misses (the corpus eval counts it) is not a write path's
     # leak; four-digit PINs also occur in timestamps and ids of the output.
     missed = {v for c in screening.score_secrets(secrets, _spans).misses for v in c.secrets}
-    leaked = [v for c in secrets for v in c.secrets if len(v) > 5 and v in printed]
+    leaked = [v for c in secrets for v in c.secrets if len(v) > 5 and _printed(v, printed)]
     assert not [v for v in leaked if v not in missed]
     passive = run("recall", "ignore previous instructions", "--passive", "--json").json()
     assert all("injection-risk" not in r["tags"] for r in passive["results"])
