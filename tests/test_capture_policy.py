@@ -183,6 +183,72 @@ def test_the_scorer_counts_a_fragment_left_behind_as_a_miss():
             "the wifi passphrase is dahlia aspen buffalo pilot iris and the SSID is Lab5G",
             "dahlia aspen buffalo pilot iris",
         ),
+        # a credential by its place in a call
+        (
+            'conn = DriverManager.getConnection(JDBC_URL, "etl", "Gr4nite-Owl!88");',
+            "Gr4nite-Owl!88",
+        ),
+        ("$db = new mysqli('127.0.0.1', 'wp', 'Pl4in-Tea#shop', 'wp');", "Pl4in-Tea#shop"),
+        (
+            'auth := smtp.PlainAuth("", "bot@x.io", "qvzn ktcp wrsj hmle", host)',
+            "qvzn ktcp wrsj hmle",
+        ),
+        ('smtp.login("reports@x.io", "Sp1ce-Route-77")', "Sp1ce-Route-77"),
+        ('requests.get(url, auth=("svc", "T1mber&Frost"))', "T1mber&Frost"),
+        ('totp = pyotp.TOTP("JBSWY3DPEHPK3PXPQRST")', "JBSWY3DPEHPK3PXPQRST"),
+        # keys in code, manifests and flags
+        ('os.environ["WANDB_API_KEY"] = "e3b1c9d07f5a4482b6c0a9d1f27e8c3b5a7d9e10"', "e3b1c9d07f"),
+        ('- name: SMTP_PASSWORD\n  value: "M4il-Relay?9"', "M4il-Relay?9"),
+        ("mvn verify -Dsonar.token=a81f0c2e9b7d4f6a8c1e3b5d7f9a0c2e4b6d8f0a", "a81f0c2e9b"),
+        ('curl -H "X-Application-Key: 9c2e4b6d8f0aa81f0c2e9b7d4f6a8c1e3b5d7f9a" api', "9c2e4b6d8f"),
+        ("GET /data/2.5/forecast?q=Oslo&appid=5d41402abc4b2a76b9719d911017c592", "5d41402abc"),
+        ("< set-cookie: sid=s%3AaB3dE6gH9jK2mN5pQ8.x%2FyZ7bC0eF3hJ6kL; Path=/", "s%3AaB3dE6gH9"),
+        # vendor shapes
+        ("client secret: Xy7.8Q~aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456_", "8Q~aBcDeFgHiJk"),
+        ("SONAR_TOKEN: squ_0123456789abcdef0123456789abcdef01234567", "squ_0123456789"),
+        # codes and keys named where they are used
+        (
+            "Backup codes (each works once):\n7y3k-p2mx  q9wd-4hvz  m6rt-8bnc\nKeep them safe.",
+            "q9wd-4hvz",
+        ),
+        ("Recovery codes:\n1. 4821 7730   2. 9012 6645\n3. 3390 1187   4. 5524 0091", "9012 6645"),
+        ("The code to the archive room is 8264, ask Ravi if it fails.", "8264"),
+        ("Holiday flat Wi-Fi: SSID `Fjord-5G`, key copper-meadow-41", "copper-meadow-41"),
+        ("WPA2-Schlüssel 71938264501938264550 steht auf dem Router.", "71938264501938264550"),
+        ("Log in as `ops@x.test` with `Wh!stle-Pine4`, then open billing.", "Wh!stle-Pine4"),
+        ("Adgangskoden til NAS'en er Fjeld-Ræv-62, brugeren er admin.", "Fjeld-Ræv-62"),
+        ("현관 비밀번호는 581937이에요. Ticket OPS-7: docs bot cannot push.", "581937"),
+        # SQL, manifests, hiera and commands that print a secret
+        ("CREATE USER 'bi'@'%' IDENTIFIED BY 'R3port!ng-2211';", "R3port!ng-2211"),
+        ('ALTER ROLE app WITH PASSWORD "Quill-Harbor-58";', "Quill-Harbor-58"),
+        ("profile::db::admin_password: 'H1era-Adm!n-7'", "H1era-Adm!n-7"),
+        (
+            "$pdo = new PDO(\n  'mysql:host=db;dbname=shop',\n  'shop',\n  'Sh0p!Pdo-4411'\n);",
+            "Sh0p!Pdo-4411",
+        ),
+        (
+            'var client = new PostmarkClient("3f1c9a2e-7b4d-4e8a-9c0f-5d6e7a8b9c01");',
+            "3f1c9a2e-7b4d",
+        ),
+        (
+            "$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nV4ult-Db-Pw!92",
+            "V4ult-Db-Pw!92",
+        ),
+        ("Herstelsleutel:\n" + "-".join(["418203"] * 8), "418203-418203"),
+        ('{"username": "r_ana", "key": "8c1e3b5d7f9a0c2e4b6d8f0aa81f0c2e"}', "8c1e3b5d7f9a"),
+        ('private static final String PASS = "0rcl-Rpt!771";', "0rcl-Rpt!771"),
+        # named by what is done with it
+        ("tenta Copacabana#2031, se não der me avisa", "Copacabana#2031"),
+        ("Cobalt&Heron_48 is the new one for the router admin", "Cobalt&Heron_48"),
+        ("the key is encrypted, pass is Fjord-Lynx!2290", "Fjord-Lynx!2290"),
+        ("Kodeordet til printeren (HP på 2. sal) er Rugbrød-Fisk44.", "Rugbrød-Fisk44"),
+        ("الرقم السري لبطاقة المكتب هو 7402، لا تشاركه.", "7402"),
+        ("Digicode de l'immeuble : B4471, puis 2e étage.", "B4471"),
+        ("Security question answer (for support calls): Walrus-Meadow-Lantern", "Walrus-Meadow"),
+        (
+            "— скинь пароль от графаны\n— какой?\n— admin\n— Gr4f-Adm1n-Qz7, никому",
+            "Gr4f-Adm1n-Qz7",
+        ),
     ],
 )
 def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
@@ -224,6 +290,21 @@ def test_secrets_people_type_in_prose_are_redacted_whole(text, secret):
         "secret rotation failed: AccessDeniedException calling secretsmanager:PutSecretValue",
         "Google OAuth client id: 418822907731-k3v9q2mfh1d0c7rj5t8a6ub4pl2s0e9n.apps.googleusercontent.com",
         "go get github.com/acme/pay2@v1.4.0",
+        "Set it with `BOT_TOKEN=<токен от BotFather>` in the .env file.",
+        'api_key: "IHR-API-KEY-HIER"',
+        "rename `pwd` to `password_digest`: it holds the bcrypt output",
+        "Restored cache from key: node-modules-linux-3fa1c2e9b7d4f6a8c1e3b5d7f9a0c2e4",
+        'stripe = Stripe("pk_live_51Hx7yQ2eZvKYlo2C8rT0aB3dE6gH9jK2mN5pQ8sT1vW4");',
+        "root_password: >\n  ENC[PKCS7,MIIBiQYJKoZIhvcNAQcDoIIBejCCAXYCAQAxggEhMIIBHQ\n  IBADAFMAACAQEw==]",
+        "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231336539666234306139\n  3464336163383764373764",
+        '"hashed_secret": "e5e9fa1ba31ecd1ae84f75caaa474f3a663f05f4",',
+        "Donations: bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh (public on-chain)",
+        '{ "key": "token", "value": "", "type": "secret" }',
+        'psql "postgresql://<USER>:<PASSWORD>@dev-db:5432/app"',
+        "Server=tcp:sql1,1433;User ID=app;Password=<from-keyvault>;Encrypt=True;",
+        "SLACK_BOT_TOKEN=xoxb-your-token-here",
+        "<key>Payload</key>\n<data>\nq8Xc2Lm9Pz4Rt7Wv1Ny6Bk3Hs5Jd0Gf8Ae2Ui4Oo9Pp7Ll1Kk6Mm3Nn5Bb0Vv2C\n</data>",
+        'WARN decode failed payload=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3BxcnN0 err="bad"',
     ],
 )
 def test_talk_about_secrets_is_not_a_secret(text):

@@ -103,7 +103,8 @@ def held_out_verdicts(
         for i, case in enumerate(cases):
             if case.source == held:
                 prepared = prepare(case.text)
-                verdicts[i] = bool(decide(ruled(prepared), model.score(prepared), model))
+                score, words = model.score(prepared), len(prepared.split())
+                verdicts[i] = bool(decide(ruled(prepared), score, model, words))
         if tell is not None:
             tell(done, len(files))
     return verdicts

@@ -191,6 +191,8 @@ def _unmix(match: re.Match[str]) -> str:
     return word.translate(_CONFUSABLE)
 
 
+# A code fence line keeps a fence's shape when backticks and tildes go.
+_FENCE = re.compile(r"(?m)^([ \t]*)(?:`{3,}|~{3,})[^\n`]*$")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
 
 
@@ -221,7 +223,7 @@ def prepare(text: str) -> str:
     if not text.isascii():
         text = _WORDS.sub(_unmix, text)
     text = _SPACED.sub(lambda m: m[0].replace(" ", "").replace(".", ""), text)
-    text = _BLANKS.sub(" ", text.translate(_EMPHASIS))
+    text = _BLANKS.sub(" ", _FENCE.sub(r'\1"""', text).translate(_EMPHASIS))
     blobs = _decoded_blobs(text) if len(text) >= 24 else []
     if _ROT13.search(text):
         blobs.append(codecs.decode(text, "rot13"))
@@ -335,14 +337,21 @@ def injection_signals(text: str) -> list[str]:
     prepared = prepare(text)
     model = injection_model.shipped()
     found = ruled(prepared)
-    return found if model is None else decide(found, model.score(prepared), model)
+    if model is None:
+        return found
+    return decide(found, model.score(prepared), model, len(prepared.split()))
 
 
-def decide(found: list[str], score: float, model: injection_model.Model) -> list[str]:
-    """The rules' families, weighed against the model's score."""
+# A text this short gives the learned model too few n-grams to judge it alone: a title
+# such as "History" scores high on one word that attacks use ("conversation history").
+MODEL_MIN_WORDS = 6
+
+
+def decide(found: list[str], score: float, model: injection_model.Model, words: int) -> list[str]:
+    """The rules' families, weighed against the model's score on a text of `words` words."""
     if found:
         return found if score >= model.veto else []
-    return ["likeness"] if score >= model.threshold else []
+    return ["likeness"] if score >= model.threshold and words >= MODEL_MIN_WORDS else []
 
 
 def ruled(prepared: str) -> list[str]:

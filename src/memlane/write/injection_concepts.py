@@ -53,8 +53,8 @@ AI = _concept(
     |cursor|ia|ki|kis|ии|ші|asistente|assistente|assistent\w*|asystent\w*|ассистент\w*|асистент\w*
     |modelo|modèle|modell|modello|модел\w+|agente|agenten|агент\w*|yapay\s+zek\w+|asistan\w*
     |asisten|msaidizi|trợ\s+lý|robot|bot|βοηθ\w+|asistentul|asistentule|دستیار""",
-    r"人工智能|助手|智能体|アシスタント|エージェント|ＡＩ|어시스턴트|에이전트|모델|인공지능|असिस्टेंट|एआई|सहायक"
-    r"|المساعد|الذكاء\s+الاصطناعي|העוזר|למודל|ผู้ช่วย|এআই|সহকারী",
+    r"人工智能|助手|智能体|アシスタント|エージェント|ＡＩ|어시스턴트|에이전트|모델|인공지능|도우미|봇|असिस्टेंट|एआई|सहायक"
+    r"|المساعد|الوكيل|الذكاء\s+الاصطناعي|העוזר|למודל|ผู้ช่วย|এআই|সহকারী",
     snake=True,
 )
 # The model addressed: second person.
@@ -72,6 +72,9 @@ INSTR = _concept(
     |brief|template|priorities|persona|caveats|content\s+policy|refusal\s+behaviou?r|usual\s+rules
     |(?<![/\w])orders|(?:whatever|what|anything|everything)\s+you\s+were\s+(?:told|given|started\s+with|handed)
     |(?:anything|everything|whatever)\s+(?:\w+\s+){0,3}?(?:said|told\s+you|wrote|set\s+up)
+    |вс[её],?\s+что\s+(?:тебе|вам)\s+(?:говорили|сказали|писали)|todo\s+lo\s+que\s+te\s+(?:dijeron|han\s+dicho)
+    |tout\s+ce\s+qu'on\s+t'a\s+dit|alles,?\s+was\s+(?:man\s+)?dir\s+gesagt|tutto\s+(?:quello\s+)?(?:che|ciò\s+che)\s+ti\s+(?:hanno\s+)?dett\w
+    |tudo\s+o\s+que\s+te\s+disseram|wszystko,?\s+co\s+ci\s+powiedziano|все,?\s+що\s+тобі\s+казали
     |instrucciones|indicaciones|directrices|reglas|restricciones|normas|consignes|règles|contraintes
     |anweisungen|vorgaben|regeln|richtlinien|einschränkungen|istruzioni|regole|vincoli|instruções
     |regras|diretrizes|restrições|instructies|richtlijnen|regels|beperkingen|instrukcje|zasady
@@ -90,13 +93,21 @@ THEIRS = _concept(
     |vorherigen|bisherigen|alle|erhaltenen|deine|ihre|precedenti|ricevute|tutte|anteriores|recebidas
     |todas|suas|eerdere|vorige|alle|je|poprzednie|wcześniejsze|wszystkie|twoje|předchozí|všechny
     |предыдущ\w+|прежн\w+|вс[еёя]\w*|полученн\w+|твои|ваши|попередн\w+|усі|всі|önceki|tüm|bütün
-    |sebelumnya|semua|tidigare|alla|za\s+awali|zote|trước|tất\s+cả|system""",
+    |sebelumnya|semua|tidigare|alla|za\s+awali|zote|trước|tất\s+cả|system
+    |at\s+the\s+(?:start|beginning)|au\s+début|al\s+(?:inicio|principio)|am\s+anfang|all'inizio|no\s+início|в\s+начале|na\s+początku|iniziali|initiales|iniciales|anfänglich\w*""",
     r"之前|以前|先前|此前|所有|全部|上述|原来|これまで|以前の|すべて|全て|今まで|이전|모든|기존|앞서|पिछले|सभी|पहले"
     r"|السابقة|جميع|כל|הקודמות|ก่อนหน้า|ทั้งหมด|আগের|সব|সমস্ত",
 )
 # Said to be void: ignored, cancelled, a draft, a mistake, no longer in force.
 VOID = _concept(
-    r"""void|null|invalid\w*|obsolete|superseded
+    r"""void|null|invalid\w*|obsolet\w*|obsolèt\w*|obsolet[ao]s?|superseded|replaced|withdrawn
+    |(?:added|written|included|issued|inserted)\s+(?:\w+\s+)?(?:by\s+mistake|in\s+error)|by\s+mistake|in\s+error|erroneous\w*
+    |remplacé\w*|ersetzt|reemplazad\w*|sustituid\w*|sostituit\w*|substituíd\w*|vervangen|zastąpion\w*|nahrazen\w*
+    |заменен\w*|замінен\w*|değiştirildi|diganti|ersatt\w*|retiré\w*|zurückgezogen|retirad\w*|ritirat\w*|wycofan\w*
+    |stažen\w*|отозван\w*|відкликан\w*|veraltet\w*|verouderd|przestarzał\w*|zastaral\w*|устарел\w*|устарев\w*|застарі\w*
+    |föråldrad\w*|usang|eskimiş|lỗi\s+thời
+    |(?:versión|version|versione|versão|wersj\w+|верси\w+)\s+(?:de\s+|di\s+)?(?:prueba|test\w*|prova|teste|testow\w+|тестов\w+)
+    |тестов\w+\s+(?:настройк\w+|верси\w+|режим\w*)|test\s+(?:version|settings|configuration|config)|testversion\w*
     |revo[kc]\w*|revog\w*|rescinded|cancel+ed|annulled|lifted|withdrawn|suspended|retired|widerrufen
     |no\s+longer\s+(?:apply|applies|valid|in\s+effect|binding|relevant|active|count)|do(?:es)?\s*n[o']t\s+(?:apply|count)
     |carr(?:y|ies)\s+no\s+weight|ha(?:ve|s)\s+no\s+(?:force|effect|authority|weight)|(?:are|is)\s+not\s+in\s+force
@@ -124,6 +135,7 @@ VOID = _concept(
     |không\s+còn\s+hiệu\s+lực|αγνόησε|αγνοήστε|άκυρ\w+|δεν\s+ισχύουν|ignoră|ignorați|nu\s+mai\s+(?:sunt\s+)?(?:valabile|se\s+aplică)
     |anulat\w*|نادیده\s+بگیر\w*|باطل|لغو\s+شده|دیگر\s+معتبر\s+نیست""",
     r"忽略|无视|無視|忽視|忘记|忘掉|作废|作廢|失效|无效|無效|废止|廢止|撤销|草稿|破棄|無効|取り消|撤回|忘れ|下書き"
+    r"|过时|過時|已被(?:替换|取代)|古くな|廃止|置き換え|구식|폐지|대체되|적용되지\s*않|適用されない"
     r"|무시|폐기|무효|취소|잊어|초안|अनदेखा|नज़रअंदाज़|नजरअंदाज|रद्द|अमान्य|भूल\s+जाओ|تجاهل|ملغاة|ملغية|باطلة|لاغية"
     r"|התעלם|בטלות|מבוטלות|เพิกเฉย|ละเว้น|ยกเลิก|ไม่มีผล|উপেক্ষা|বাতিল|অকার্যকর",
 )
@@ -224,9 +236,13 @@ UNBOUND = _concept(
     |senza\s+(?:alcuna\s+)?(?:restrizion\w|limit\w|regol\w|filtr\w)|sem\s+(?:nenhuma\s+)?(?:restriç\w+|limites|regras|filtros)
     |zonder\s+(?:enige\s+)?(?:beperkingen|regels|filters)|bez\s+(?:żadnych\s+)?(?:ograniczeń|zasad|filtrów)
     |без\s+(?:каких-либо\s+|будь-яких\s+)?(?:ограничений|правил|фильтров|обмежень)|никогда\s+не\s+отказ\w*
+    |no\s+(?:sigue|respeta)\s+(?:las\s+|ninguna\s+)?(?:\w+\s+)?(?:políticas|reglas|normas)|nessuna\s+regola|non\s+(?:segue|rispetta)\s+(?:le\s+)?(?:regole|politiche)
+    |ne\s+(?:suit|respecte)\s+(?:pas|aucune)\s+(?:les\s+)?(?:règles|politiques)|(?:hält|befolgt)\s+sich\s+(?:an\s+)?keine\s+regeln|nenhuma\s+regra
+    |não\s+segue\s+(?:as\s+)?(?:regras|políticas)|не\s+(?:соблюдает|следует|подчиняется)\s+(?:\w+\s+)?(?:правилам|политик\w*)|никаких\s+правил
     |kısıtlamasız|sınırsız|kuralsız|asla\s+reddetme\w*|tanpa\s+(?:batasan|aturan|filter)|utan\s+(?:några\s+)?(?:begränsningar|regler)
     |không\s+(?:có\s+)?(?:giới\s+hạn|hạn\s+chế|quy\s+tắc)|không\s+bao\s+giờ\s+từ\s+chối|bila\s+vikwazo|χωρίς\s+(?:κανόνες|περιορισμούς)|fără\s+(?:reguli|restricții)|بدون\s+(?:محدودیت|قانون)""",
-    r"开发者模式|開發者模式|開発者モード|개발자\s*모드|没有(?:任何)?(?:限制|约束|规则)|沒有(?:任何)?(?:限制|規則)|不受(?:任何)?(?:限制|约束)|无限制|不需要遵守|无需遵守|从不拒绝"
+    r"开发者模式|開發者模式|開発者モード|개발자\s*모드|没有(?:任何)?(?:限制|约束|规则)|沒有(?:任何)?(?:限制|規則)|不再?受[^。，,]{0,8}?(?:限制|约束|約束|规定|規定|规则)|无限制|不需要遵守|无需遵守|从不拒绝"
+    r"|縛られ(?:ず|ない)|断りません|断らない"
     r"|制限(?:の)?ない|制限なし|ルールのない|拒否しない|제한(?:이)?\s*없는|규칙(?:이)?\s*없는|거절하지\s*않|बिना\s+(?:किसी\s+)?(?:प्रतिबंध|सीमा|नियम)"
     r"|بلا\s+قيود|بدون\s+قيود|ללא\s+הגבלות|ไม่มีข้อจำกัด|ไม่มีกฎ|কোনো\s+নিয়ম\s+ছাড়া|সীমাহীন",
 )
@@ -244,6 +260,8 @@ IDENTITY = _concept(
     |ora\s+sei|agisci\s+come|agora\s+(?:você\s+é|és)|aja\s+como|je\s+bent\s+nu|gedraag\s+je\s+als
     |od\s+teraz\s+jesteś|udawaj|teď\s+jsi|теперь\s+ты|отныне\s+ты|веди\s+себя\s+как|тепер\s+ти
     |artık\s+sen|bundan\s+sonra\s+sen|gibi\s+davran|mulai\s+sekarang\s+(?:kamu|anda)|bertindak\s+sebagai
+    |juguemos\s+a\s+un\s+rol|juego\s+de\s+rol|gioco\s+di\s+ruolo|jeu\s+de\s+rôle|rollenspiel|ролев\w+\s+игр\w*|jogo\s+de\s+papéis
+    |rollenspel|odgrywanie\s+ról|responde\s+como|rispondi\s+come|réponds\s+comme|antworte\s+als|responda\s+como|отвечай\s+как
     |nu\s+är\s+du|du\s+är\s+nu|låtsas\s+att\s+du|sasa\s+wewe\s+ni|từ\s+(?:giờ|bây\s+giờ)(?:\s+trở\s+đi)?\s+bạn\s+là|bạn\s+là""",
     r"你的身份是|你现在是|您现在是|从现在起你|从现在开始你|扮演|あなたは今|今からあなたは|になりきって|として振る舞"
     r"|이제부터\s*(?:너는|당신은)|지금부터\s*(?:너는|당신은)|역할을\s*맡|अब\s+से\s+(?:तुम|आप)|أنت\s+الآن|מעכשיו\s+אתה"
@@ -259,6 +277,7 @@ NO_ASK = _concept(
     |(?:ask|confirm|prompt|check)_before_\w+\s*[=:]\s*(?:false|no|off|0)|require\w*_(?:confirm|approval|review)\w*\s*[=:]\s*(?:false|no|off|0)
     |(?:confirmations?|approvals?|permission|reviews?)\s+(?:\w+\s+){0,4}?(?:are\s+|is\s+)?(?:no\s+longer|not)\s+(?:needed|required|necessary)
     |skip\w*\s+(?:\w+\s+){0,2}?(?:confirmations?|approvals?|reviews?|checks?|prompts?)|unasked|unprompted
+    |skip_(?:checks|ci|tests|reviews?|approvals?|verification)\s*[:=]\s*(?:true|yes|1)
     |never\s+(?:asks?|escalates?)(?:\s+for\s+(?:sign-?off|approval|permission))?|approvals?\s+(?:are\s+)?implicit
     |do\s+not\s+request\s+(?:them|approval|permission)|no\s+need\s+to\s+(?:loop\s+anyone\s+in|involve|tell|take\s+a\s+backup)
     |don't\s+ask|without\s+(?:a\s+)?backup|auto-?accept\w*|answer\s+yes\s+to\s+all|--unsafe-perm|-auto-approve
@@ -283,6 +302,10 @@ HIDE = _concept(
     r"""do\s*n[o']t\s+(?:tell|mention|show|inform|reveal|disclose|bring\s+up|surface|report)|never\s+(?:tell
     |mention|show|reveal|disclose|bring\s+up)|without\s+telling|leave\s+(?:\w+\s+){0,3}?out|omit\w*|keep\s+(?:\w+\s+){0,4}?(?:out\s+of|from|secret|hidden)
     |hide|hidden\s+from|secretly|silently|quietly|discreet\w*|not\s+to\s+(?:surface|mention|tell|show)
+    |do\s*n[o']t\s+(?:reference|cite|acknowledge|flag)
+    |(?:describe|present|frame|portray|label|pass\s+off)\w*\s+(?:\S+\s+){1,6}?as\s+(?:a|an|just|only|merely|routine|normal|nothing|pure|simple|harmless|minor|planned)
+    |just\s+say|only\s+say|simply\s+say|sag\w*\s+einfach|diga\s+apenas|di\s+solo|dis\s+simplement|di\s+solamente|просто\s+скажи
+    |não\s+(?:cite|fale|comente|informe)|nicht\s+(?:mitteilen|sagen|erzählen|erwähnen|informieren)
     |do\s*n[o']t\s+(?:call|point)\s+(?:\w+\s+)?out|tell\s+(?:the\s+)?(?:user|them|reviewers?)\s+(?:that\s+)?(?:it\s+was|it's|this\s+(?:is|was))
     |silencieusement|stillschweigend|silenciosamente|silenziosamente|молча|тихо|tyst
     |keep\s+(?:this|these|it)\s+(?:\w+\s+)?(?:confidential|secret|private|between\s+us)|confidential
@@ -290,7 +313,8 @@ HIDE = _concept(
     |do\s*n[o']t\s+(?:say|write|log|record|post)\s+(?:anything|it|this)|do\s*n[o']t\s+(?:say|speak|talk)\s+(?:\w+\s+)?(?:to|about)
     |should\s+believe|make\s+(?:\w+\s+)?(?:think|believe)|do\s*n[o']t\s+attribute
     |mark\s+(?:the\s+)?(?:task|job|build|run|ticket)\s+(?:as\s+)?(?:complete|completed|done|successful|passed|green|fixed)
-    |(?:describe|report|present|call|label|frame|attribute|explain|answer)\w*\s+(?:[^.\n]{0,60}?\s)?(?:as|to|with)\s+["'“](?:\w+\s+){0,3}
+    |(?:(?:describe|report|present|call|label|frame|explain)(?:s|ing)?\s+(?:[^.\n]{0,60}?\s)?as|attribute\s+(?:[^.\n]{0,60}?\s)?to
+    |answer\s+(?:[^.\n]{0,60}?\s)?with)\s+["'“]\w+
     |just\s+report\s+success|report\s+success|act\s+as\s+if\s+you\s+(?:did\s*n[o']t|have\s*n[o']t|never)
     |hold\s+back|do\s*n[o']t\s+(?:flag|list|name|show)|never\s+(?:name|list|bring\s+(?:it\s+)?up)|bring\s+it\s+up
     |halve|understate|downplay|something\s+vague|outcomes\s+only|not\s+applicable|rather\s+than\s+to\s+this\s+memory
@@ -307,13 +331,13 @@ HIDE = _concept(
     |söyleme|bahsetme|gizli\w*|sessizce|jangan\s+(?:beri\s+tahu|bilang|sebut)|diam-diam|berätta\s+inte|nämn\s+aldrig
     |usiambie|đừng\s+(?:nói|kể|cho\s+\w+\s+biết)|không\s+được\s+nói|lặng\s+lẽ|μην\s+(?:πεις|αναφέρεις|το\s+πεις)
     |κρυφά|nu\s+(?:spune|menționa|pomeni)|în\s+secret|نگو|پنهان|مخفیانه""",
-    r"不要告诉|不要提及|别告诉|不要让用户知道|悄悄|暗中|秘密地|言わない|伝えない|知らせない|言及しない|触れない|こっそり|黙って"
+    r"不要告诉|不要提及|不要[^。，,]{0,10}?(?:提及|提到|告诉|透露)|就说|只说|とだけ(?:言|答)|别告诉|不要让用户知道|悄悄|暗中|秘密地|言わない|伝えない|知らせない|言及しない|触れない|こっそり|黙って"
     r"|말하지\s*마|알리지\s*마|언급하지\s*마|몰래|बताना\s+मत|मत\s+बताना|न\s+बताएं|मत\s+बताएं|बताए\s+बिना|चुपचाप|لا\s+تخبر|لا\s+تذكر"
     r"|سرا|אל\s+תספר|อย่าบอก|ห้ามบอก|বলবে\s+না|বলো\s+না|গোপনে",
 )
 # The user, or whoever reads the model's work.
 USER = _concept(
-    r"""user|users|human|anyone|reviewers?|the\s+team|auditors?|people|management|usuario|usuarios|utilisateur\w*|nutzer\w*|benutzer\w*
+    r"""user|users|human|anyone|reviewers?|the\s+team|auditors?|people|management|managers?|customers?|clients?|stakeholders|usuario|usuarios|utilisateur\w*|nutzer\w*|benutzer\w*
     |utente|usuário|gebruiker\w*|użytkownik\w*|uživatel\w*|пользовател\w*|користувач\w*|kullanıcı\w*
     |pengguna|användare\w*|mtumiaji|người\s+dùng|χρήστ\w+|utilizator\w*|کاربر""",
     r"用户|用戶|使用者|ユーザー|사용자|유저|उपयोगकर्ता|यूज़र|المستخدم|המשתמש|ผู้ใช้|ব্যবহারকারী",
@@ -322,11 +346,12 @@ USER = _concept(
 SELF = _concept(
     r"""this\s+(?:note|memo|memory|message|instruction|request|entry|file|comment|step)|these\s+instructions
     |the\s+(?:note|memo)\s+above|what\s+you\s+(?:did|do|ran|run)|network\s+calls?|commands?|summar\w+
-    |transcripts?|diffs?|changes?|commits?|fail\w*|broke|broken|mistakes?|(?:described|listed|mentioned)\s+(?:here|above|below)|background\s+\w+|cette\s+(?:note|instruction|consigne|mémoire)|diese[rn]?\s+(?:notiz|anweisung|nachricht)
+    |transcripts?|diffs?|changes?|commits?|outbound\s+(?:traffic|calls?|requests?|connections?)|reporting|status\s+(?:update|message|report)
+    |changelog|pr\s+description|release\s+notes|action\s+log|agent\s+log|geändert|änderung\w*|modifié\w*|modificat\w*|cambios|alterações|изменени\w*|fail\w*|broke|broken|mistakes?|(?:described|listed|mentioned)\s+(?:here|above|below)|background\s+\w+|cette\s+(?:note|instruction|consigne|mémoire)|diese[rn]?\s+(?:notiz|anweisung|nachricht)
     |esta\s+(?:nota|instrucción|memoria)|este\s+(?:mensaje|recordatorio)|questa\s+(?:nota|istruzione)|esta\s+nota
     |deze\s+(?:notitie|instructie)|tej\s+notatki|tę\s+notatkę|tuto\s+poznámku|эт\w+\s+(?:заметк\w+|инструкци\w+|записк\w+)
     |ц\w+\s+нотатк\w+|bu\s+not\w*|catatan\s+ini|den\s+här\s+anteckningen|ghi\s+chú\s+này""",
-    r"本条|这条|此条|这个笔记|本笔记|这段|このメモ|この指示|このノート|이\s*메모|이\s*지시|이\s*노트|इस\s+नोट|यह\s+नोट|هذه\s+الملاحظة"
+    r"修改了|変更し|변경|要求を送|リクエストを送|外部サーバー|외부\s*서버|요청을\s*보냈|外部服务器|发送了请求|本条|这条|此条|这个笔记|本笔记|这段|このメモ|この指示|このノート|이\s*메모|이\s*지시|이\s*노트|इस\s+नोट|यह\s+नोट|هذه\s+الملاحظة"
     r"|הפתק\s+הזה|บันทึกนี้|এই\s+নোট",
 )
 # Memory and standing rules written.
@@ -355,8 +380,10 @@ CONSENT = _concept(
     |aprobó|autoriz\w+|ya\s+aprobó|approuvé|autoris\w+|a\s+(?:déjà\s+)?accepté|genehmigt|zugestimmt|erlaubt
     |approvato|autorizzat\w*|aprovou|autorizou|goedgekeurd|toegestaan|zatwierdził|zezwolił|pozwolił|schválil
     |разрешил\w*|одобрил\w*|дозволив|схвалив|onayladı|izin\s+verdi|menyetujui|mengizinkan|godkänt|tillåtit
-    |ameruhusu|đã\s+(?:cho\s+phép|phê\s+duyệt|đồng\s+ý)""",
-    r"已(?:经)?(?:同意|批准|授权|允许)|承認済|すでに承認|許可しました|許可済|승인했|허락했|허용했|अनुमति\s+दी|मंजूरी\s+दी"
+    |ameruhusu|đã\s+(?:cho\s+phép|phê\s+duyệt|đồng\s+ý)|toestemming\s+gegeven|heeft\s+ingestemd|ha\s+(?:acconsentito|approvato|detto\s+che\s+preferisce)
+    |συμφώνησε|ενέκρινε|a\s+aprobat|a\s+fost\s+de\s+acord|souhlasil|zgodził\s+się|согласил\w*|погодив\w*|kabul\s+etti|onay\s+verdi
+    |has\s+(?:given\s+)?(?:standing\s+)?(?:consent|permission)|(?:standing|permanent|blanket)\s+(?:consent|approval|permission)""",
+    r"已(?:经)?(?:同意|批准|授权|允许)|承認済|了承済|同意済|すでに承認|許可しました|許可済|승인했|허락했|허용했|동의했|अनुमति\s+दी|मंजूरी\s+दी|सहमति"
     r"|وافق|سمح|אישר|อนุญาต|অনুমতি\s+দিয়েছে",
 )
 # A secret or the model's context.
@@ -452,6 +479,16 @@ STANDING = _concept(
     r"每次|总是|始终|今后|以后|从现在起|任务前|开始任务前|毎回|常に|今後|以降|作業前|作業の前に|항상|매번|앞으로|이후로|작업\s*전에|시작하기\s*전에|हमेशा|हर\s+(?:कार्य|बार|सत्र)|دائما|كل\s+مرة"
     r"|תמיד|ทุกครั้ง|เสมอ|প্রতিবার|সবসময়",
 )
+# Success claimed, to the user or in a report: "report all checks as passing".
+FAKE_SUCCESS = _concept(
+    r"""(?:report|mark|show|say|tell\s+\w+|write|claim|state|answer)\w*\s+(?:\S+\s+){0,5}?(?:as\s+|that\s+)?
+    (?:passing|passed|green|successful|success|all\s+good|it\s+(?:worked|went\s+fine)|(?:all|every)\s+(?:the\s+)?(?:tests?|checks?)\s+passed
+    |everything\s+(?:passed|worked|is\s+(?:green|fine))|all\s+green|no\s+(?:errors|issues|problems))
+    |deu\s+tudo\s+certo|tudo\s+certo|все\s+прошло\s+успешно|все\s+тесты\s+прошли|alles\s+(?:ist\s+)?(?:gut\s+gegangen|grün)|tout\s+s'est\s+bien\s+passé
+    |todo\s+salió\s+bien|tutto\s+è\s+andato\s+bene|wszystko\s+(?:przeszło|jest\s+zielone)|všechno\s+je\s+zelené|hepsi\s+geçti
+    |alla\s+tester\s+gick\s+igenom|alle\s+tests\s+(?:zijn\s+)?geslaagd|mọi\s+thứ\s+đều\s+ổn""",
+    r"すべて成功|全て成功|モジュール正常|全部通过|一切正常|모두\s*통과|전부\s*통과|सब\s+ठीक",
+)
 # Pressing a destructive act against a failure or a check: "merge it anyway".
 ANYWAY = _concept(
     r"""anyway|regardless|even\s+if|if\s+(?:the\s+)?(?:tests?|ci|checks?|build)\s+fails?|when\s+(?:the\s+)?(?:tests?|ci)\s+fails?
@@ -495,6 +532,14 @@ DANGER = re.compile(
     r"|disable\s+them|switch\s+them\s+off|turn\s+them\s+off)|pytest\.skip|allow_module_level"
     r"|<script\s+src|\b(?:admin|owner)\s+(?:access|rights|role|permission)"
     r"|\bcollaborators\b"
+    r"|\b(?:issue|send|transfer|wire|pay|refund|donate|complete|make|erstelle|transferir|transfira|envía|envoie)\s+(?:\S+\s+){0,4}?"
+    r"(?:[$€£¥₹]|R\$|US\$)\s?\d|\d[\d,.]*\s?(?:[$€£¥₹]|euros?|dollars?|USD|EUR)\s+(?:donation|refund|transfer|payment)"
+    r"|\b(?:gutschrift|überweisung|virement|transferencia|transferência|bonifico|przelew|перевод)\s+(?:\S+\s+){0,3}?\d"
+    r"|(?:转账|汇款|送金|振り込|송금|이체)"
+    r"|\bpublic-read\b|--acl\s+public|--access\s+public|\ballUsers\b"
+    r"|\bmake\s+(?:the\s+)?(?:\S+\s+){0,3}?(?:bucket|repo\w*|dataset|database|snapshot|drive|folder|container|share)\s+(?:\S+\s+)?public\b"
+    r"|\bufw\s+disable|iptables\s+-F|PermitRootLogin\s+yes|PasswordAuthentication\s+yes|--replicas[= ]0\b"
+    r"|\bprune\b[^\n]{0,30}--volumes|\bvolume\s+prune|reset\s+--hard[^\n]{0,40}push\s+(?:-f|--force)\b"
     rf"|(?<![\w-]){_DELETE}(?![\w-])[ \t]+(?:\S+[ \t]+){{0,3}}?{_PROTECTED}(?![\w-])"
     rf"|(?=[^\x00-\x7f])(?:{_DELETE})\S{{0,6}}(?:{_PROTECTED})",
     _F,
@@ -504,12 +549,21 @@ DANGER = re.compile(
 TO_MODEL = re.compile(
     r"(?:^|[\n.!?;(\[>][ \t]*+|<!--\s*|//\s*|#\s*|/\*\s*|\*\s*)"
     r"(?:(?:[\w-]+\s+){0,3}?(?:to|for)\s+(?:the\s+|any\s+|all\s+|whoever|whichever|every\s+)?(?:\w+\s+){0,2}?"
-    r"|dear\s+|hey\s+|hi\s+|hello\s+|please,?\s+|to\s+(?:the\s+)?)?"
-    rf"(?:{AI.pattern})(?:[\s_-]+(?:{AI.pattern}))?"
-    r"(?:[\s_-]*(?:steps?|notes?|instructions?|tasks?|hints?|directives?|rules?|only|readers?))?"
+    r"|(?:till|för|an|für|à|al|alla|ao|pour|para|per|dla|для|до|için|untuk|kepada|cho|gửi|aan|voor|pro|إلى)"
+    r"\s+(?:[\w'-]+\s+){0,3}?|(?:致|给|給|对|對)[^\n:]{0,12}?"
+    r"|dear\s+|hey\s+|hi\s+|hello\s+|please,?\s+|to\s+(?:the\s+)?"
+    r"|(?!(?:the|a|an|this|that|our|your|my|each|every|no|new)\s)[\w-]+\s+)?"
+    rf"(?:{AI.pattern})(?:[\s_-]+(?:\w+[\s_-]+)?(?:{AI.pattern}))?(?:에게|한테|께|へ|아|야|님)?"
+    r"(?:[\s_-]*(?:steps?|notes?|instructions?|tasks?|hints?|directives?|rules?|only|readers?|reviewers?))?"
     r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:[\w-]+\s+){0,4}?(?:this|these|here|reading))?"
-    r"\s*(?:[:,—–]|\s-\s|reading\s+this|who\s+reads|that\s+reads)"
-    r"|(?:data-)?(?:llm|ai|agent|assistant|model)[-_](?:note|notes|instructions?|hint|directive|prompt)s?\s*[=:]",
+    r"\s*\)?\s*(?:[:,—–]|\s-\s|reading\s+this|who\s+reads|that\s+reads)"
+    r"|(?:data-)?(?:llm|ai|agent|assistant|model)[-_](?:note|notes|instructions?|hint|directive|prompt)s?\s*[=:]"
+    r"|(?:note|notes|message|hint)[-_](?:for|to)[-_](?:llm|ai|agents?|assistants?|models?)s?\s*[=:]"
+    rf"|\b(?:if|when)\s+you(?:'re|\s+are)\s+(?:an?\s+)?(?:{AI.pattern})|\bany\s+(?:{AI.pattern})\s+(?:reading|that\s+reads|processing)"
+    r"|если\s+ты\s+(?:\w+-)?(?:ии|ai)\w*|si\s+eres\s+(?:una?\s+)?(?:ia|ai)\b|wenn\s+du\s+(?:eine?\s+)?(?:ki|ai)\b"
+    r"|si\s+tu\s+es\s+une?\s+(?:ia|ai)\b|阅读本\S{0,6}(?:AI|助手)"
+    r"|(?:^|\n)[ \t]*(?:to|for|till|för|an|für|à|al|alla|ao|pour|para|per|dla|для|до|إلى)\s+(?:[\w'-]+\s+){0,2}?"
+    rf"(?:{AI.pattern})[\s_-]+\w+\s*[:,—–]",
     _F,
 )
 # An order to the model in the third person: "agents should", "the assistant must".
@@ -581,6 +635,14 @@ _FORBID = re.compile(
 )
 
 
+def _faked(sentence: str) -> bool:
+    """Success to be claimed, not forbidden to claim."""
+    return any(
+        not _FORBID.search(sentence[max(0, m.start() - 50) : m.start()])
+        for m in FAKE_SUCCESS.finditer(sentence)
+    )
+
+
 def _danger(sentence: str) -> bool:
     """A destructive act ordered, not forbidden."""
     return any(
@@ -623,6 +685,8 @@ _MEMORY_EDIT = re.compile(
     r"|\b(?:update|edit|change|rewrite|overwrite|modify|replace|amend|revise|merge|add|write|insert|append|put)\w*"
     r"\s+(?:[\w\"'-]+\s+){0,8}?(?:in)?to\s+(?:your\s+|the\s+)?(?:persistent|standing|stored|permanent|long-term)"
     r"\s+(?:instructions|rules|memor\w+|preferences|conventions)"
+    r"|\boverwrite\s+(?:any|all|every|the|each)\s+(?:\w+\s+)?(?:memor\w+|notes?)\b"
+    r"|\b(?:correction|update)\s+to\s+an?\s+(?:older|earlier|previous|existing)\s+memory\b"
     r"|\b(?:replace|rewrite|edit|delete|remove|update|revise|change|overwrite)\s+(?:any\s+|all\s+|the\s+|your\s+|every\s+)?"
     r"(?:stored|saved|persistent|standing|remembered)\s+(?:rules?|instructions|memor\w+|preferences?|notes?|conventions?)",
     _F,
@@ -632,6 +696,76 @@ _THIS = re.compile(
     r"\bth(?:is|ese)\s+(?:note|memo|instructions?|message|entry|request|memory)\b", _F
 )
 ADDRESSED_SENTENCES = 3  # sentences after a note to the model that are said to it
+
+# Where a reader of the rendered page sees nothing: an HTML comment, an element styled
+# invisible, an image's alt text, a span of text styled white or sized zero.
+_UNSEEN = re.compile(
+    r"<!--(?P<comment>.{0,2000}?)-->"
+    r"|<(?P<tag>\w+)[^>\n]{0,200}?style\s*=\s*[\"'][^\"'>]*(?:display\s*:\s*none|visibility\s*:\s*hidden"
+    r"|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*(?:white|#fff(?:fff)?)\b)"
+    r"[^>]*>(?P<styled>.{0,2000}?)</(?P=tag)>"
+    r"|!\[(?P<alt>[^\]\n]{0,600})\]\("
+    r"|\[(?:font-size|color)\s*:[^\]\n]{0,60}\](?P<marked>.{0,2000}?)\[/",
+    _F | re.DOTALL,
+)
+
+
+def hidden_notes(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each note to the model where a reader of the page would not see
+    it: whoever hides an order from the user means it for the model."""
+    for match in _UNSEEN.finditer(text):
+        group = next(g for g in ("comment", "styled", "alt", "marked") if match[g] is not None)
+        start, end = match.span(group)
+        if TO_MODEL.search(text, match.start(), end) or AI_ORDER.search(text, start, end):
+            yield start, end
+
+
+# The end of the data the model was given, then a header of new orders: a closed
+# fence, tag or template block, a "--- end of ... ---" line, and within a few lines a
+# heading or tag that names new, extra or system instructions, or the model.
+_CLOSED = re.compile(
+    r"(?m:^[ \t]*(?:```|~~~|\"\"\"|'''|\*/|\}{2,}|\]{2,}|\"?[}\]]{2,}|</[^>\n]{1,40}>|\[/[^\]\n]{1,30}\]"
+    r"|\{%-?\s*end\w*\s*-?%\}|\{#[^#\n]{0,60}#\}|\}\s*//[^\n]{0,60}|-{3,}[^\n]{1,80}-{3,})[ \t]*$)"
+)
+_NEW = _concept(
+    r"""new|additional|extra|updated|revised|system|real|actual|hidden|priority|only|nouvel\w*|nouveau|neue?\w*
+    |nuev[oa]s?|nuov[oa]|nov[oa]s?|nieuwe?|now[aey]|нов\w+|yeni|baru|mới|systemow\w*|système|sistema|systeem|системн\w+
+    |zusätzlich\w*|supplémentaire\w*|adicional\w*|aggiuntiv\w*|dodatkow\w*|дополнительн\w*|tambahan""",
+    r"追加|추가|새로운|新しい|新的|新|系统|系統|システム|시스템",
+)
+_ORDER_NOUN = _concept(
+    r"""prompt|task|tasks|orders?|commands?|instruction\s+block|consignes?|anweisung\w*|polecen\w+|задач\w*|команд\w*
+    |tarea|compito|tarefa|opdracht|görev""",
+    r"任务|任務|タスク|작업|명령|命令",
+    snake=True,
+)
+_HEADING = re.compile(
+    r"(?m:^[ \t]*(?:/\*?\s*)?(?P<open>#{1,4}|【|\[|<|={3,}|-{3,}|\{#)?[ \t]*(?P<title>[^\n]{1,80}?)"
+    r"[ \t]*(?P<close>】|\]|>|={3,}|-{3,}|#\})?[ \t]*$)"
+)
+_AFTER_CLOSE = 240  # characters after a closed fence where the new header may stand
+
+
+def fence_headers(text: str, fenced: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each heading of new orders in `text` right after the data was
+    closed in `fenced` (the same text with its quotations: a fence is one)."""
+    searched = 0
+    for close in _CLOSED.finditer(fenced):
+        start = max(close.end(), searched)
+        searched = close.end() + _AFTER_CLOSE
+        for heading in _HEADING.finditer(text, start, searched):
+            title, opened = heading["title"], heading["open"]
+            if opened is None:  # unmarked, a heading is what comes before a colon
+                title = title.partition(":")[0] if ":" in title else ""
+            elif opened == "<":  # a tag, its content on the same line or not
+                title = title.partition(">")[0]
+            marked = opened == "<" or (opened is not None and opened[0] == "=" and heading["close"])
+            orders = _has(INSTR, title) or _has(_ORDER_NOUN, title)
+            orders = orders or (opened == "<" and _has(AUTHORITY, title))  # `<system>`
+            if (orders and (_has(_NEW, title) or _has(AI, title) or marked)) or (
+                _has(AI, title) and _has(_NEW, title)
+            ):
+                yield heading.span()
 
 
 def families(
@@ -662,8 +796,12 @@ def families(
         addressed = i <= addressed_until
         for family in _judge(one, two, addressed):
             yield family, start, end
-        if _has(NO_ASK, one) and _has(IDENTITY, prev):
+        if (_has(NO_ASK, one) or _has(UNBOUND, one)) and _has(IDENTITY, prev):
             yield "role_hijack", start, end
+    for start, end in hidden_notes(text):
+        yield "addressed", start, end
+    for start, end in fence_headers(text, text if quoted is None else quoted):
+        yield "fence_break", start, end
 
 
 def _poisoned(one: str, two: str) -> bool:
@@ -689,7 +827,9 @@ def _judge(one: str, two: str, addressed: bool) -> Iterator[str]:
         and (model or _has(AUTHORITY, one[:40]))
     ):
         yield "impersonation"
-    if _has(HIDE, two) and (_has(USER, two) or _has(_THIS, two)) and (_has(SELF, two) or model):
+    kept_from = _has(HIDE, two) and (_has(USER, two) or _has(_THIS, two))
+    faked = _faked(one) and (_has(ANYWAY, two) or _has(USER, two))
+    if (kept_from and (_has(SELF, two) or model)) or faked:
         yield "concealment"
     if _poisoned(one, two) or _has(_MEMORY_EDIT, one):
         yield "memory_poisoning"

@@ -36,24 +36,29 @@ _VOCABULARY: dict[str, str] = {
         senha, senhas, parola, *wachtwoord, hasło, haslo, hasła, hasla, heslo, hesla, пароль,
         пароля, паролем, паролі, lösenord, losenord, lösenordet, şifre, şifresi, sifre,
         sifresi, parolası, kata sandi, mật khẩu, mat khau, κωδικός, κωδικό, κωδικού,
-        συνθηματικό, pass for, pw for, snmp community, community string""",
-    PASSPHRASE: """passphrase, pass phrase, phrase de passe, frase de acceso,
+        συνθηματικό, pass for, pass is, pw for, snmp community, community string, kodeord, kodeordet,
+        adgangskode, adgangskoden, passord, passordet, salasana, jelszó, jelszo, lozinka, geslo,
+        parolă, parola de acces""",
+    PASSPHRASE: """passphrase, pass phrase, security question answer, security answer, phrase de passe, frase de acceso,
         frase de contraseña, frase secreta, seed phrase, recovery phrase, mnemonic phrase,
         wachtzin, wpa key, wpa2 key, wifi key, wi fi key, wlan key, wpa passphrase,
         wpa2 passphrase, wifi passphrase, wifi password, wi fi password, wlan passwort,
-        wpa2 password, frase senha, frase de senha, frase secreta, кодовая фраза, парольная фраза,
+        wpa2 password, wpa schlüssel, wpa2 schlüssel, wlan schlüssel, netzwerkschlüssel,
+        clé wifi, clé wpa, clave wifi, clave wpa, chave wifi, wifi sleutel, frase senha, frase de senha, frase secreta, кодовая фраза, парольная фраза,
         фраза пароль, phrase secrète, recovery seed, wallet seed, seed words, mnemonic,
         """,
     PIN: """pin, pin code, pincode, puk, door code, alarm code, gate code, lock code,
         unlock code, entry code, access code, safe code, security code, keypad code,
-        garage code, door ? code, alarm ? code, gate ? code, backup codes, recovery codes,
+        garage code, door ? code, alarm ? code, gate ? code, code to the ?, code to the ? ?,
+        combination to the ?, backup codes, recovery codes,
         recovery key, bitlocker key, disarm code, keypad, code de la porte, code de l alarme,
         code alarme, code d accès, codes de secours, codice allarme, codice d accesso, deurcode,
         alarmcode, toegangscode, portkod, portkoden, larmkod, kod do drzwi, kod alarmu,
         kod do rozbrojenia alarmu, código do portão, código da porta, código de alarma,
         código do alarme, kombination, combination, combinación, combinaison, combinazione,
         комбинация, комбинация сейфа, код двери, код от двери, код сигнализации,
-        code porte, code d entrée, código de la puerta, código do portão,
+        code porte, code d entrée, digicode, code de la carte, code carte, code cb, code de la boîte,
+        codice del portone, codice del cancello, codice della porta, larmkoden, portkod, keypad is, código de la puerta, código do portão,
         otp codes, 2fa codes, mfa codes, türcode, turcode, zugangscode, código de acceso,
         codigo de acceso, código pin, codice pin, пин, пин код""",
     CREDENTIAL: ", ".join(f"{q} {t}" for q in _KEYS for t in ("key", "secret", "token"))
@@ -61,11 +66,12 @@ _VOCABULARY: dict[str, str] = {
         bearer token, refresh token, registration token, personal access token, sas token,
         session token, id token, webhook secret, shared secret, otp secret, totp secret,
         2fa secret, mfa secret, pre shared key, preshared key, psk, totp seed, otp seed,
-        2fa seed, mfa seed, pat, key for the api, key for the ? api, key for ? api,
+        2fa seed, mfa seed, setup key, clave de configuración, chave de configuração,
+        einrichtungsschlüssel, clé de configuration, pat, key for the api, key for the ? api, key for ? api,
         token for the api, token for the ? api, token for ? api, api schlüssel, api schlussel, clé api, cle api, clé d api,
-        clave api, clave de api, chave de api, chave api, chiave api, klucz api, ключ,
-        ключ api, токен, токена, api anahtarı, api anahtari, api nyckel, api nyckeln""",
-    WEAK: "key, schlüssel, schlussel, clé, cle, chave, sleutel, klucz, nyckel, auth",
+        clave api, clave de api, chave de api, chave api, chiave api, klucz api,
+        ключ api, токен, токена, sekret, api anahtarı, api anahtari, api nyckel, api nyckeln""",
+    WEAK: "key, schlüssel, schlussel, clé, cle, chave, sleutel, klucz, nyckel, ключ, auth",
 }
 # A weak `key` after these words is some other kind of key.
 _OTHER_KEYS = frozenset(
@@ -111,7 +117,7 @@ _BY_FIRST = _phrases()
 _COMPOUNDS = tuple(p.words[0] for ps in _BY_FIRST.values() for p in ps if p.compound)
 _WORD = re.compile(r"[^\W_]+")
 _JOIN = frozenset(" \t-_'’")
-_NOT_BEFORE = frozenset("/.:\\-_")  # inside a path, flag, key or identifier
+_NOT_BEFORE = frozenset("/.:\\-_<{%")  # inside a path, flag, key, identifier or placeholder
 _NOT_AFTER = frozenset("-_")
 
 
@@ -153,7 +159,9 @@ def _phrase_at(text: str, words: list[tuple[int, int, str]], i: int) -> tuple[Ph
         end = words[last][1]
         if end < len(text) and (text[end] in _NOT_AFTER or text[end].isalnum()):
             continue
-        if phrase.family == WEAK and i and words[i - 1][2] in _OTHER_KEYS:
+        line = text.rfind("\n", 0, start)
+        before_words = (w[2] for w in words[max(0, i - 3) : i] if w[0] > line)
+        if phrase.family == WEAK and any(w in _OTHER_KEYS for w in before_words):
             continue
         return phrase, last
     return None
@@ -204,6 +212,8 @@ _KEY_TAILS: frozenset[tuple[str, ...]] = frozenset(
         ("access", "token"), ("sig",), ("private", "key", "id"), ("requirepass",),
         ("masterauth",), ("subscription", "key"), ("storepass",), ("keypass",), ("srcstorepass",),
         ("deststorepass",), ("srckeypass",), ("destkeypass",), ("sessionid",),
+        ("application", "key"), ("application", "secret"), ("appid",), ("routing", "key"),
+        ("setup", "key"), ("integration", "key"),
     }
 )  # fmt: skip
 # `PGPASSWORD`, `authtoken`, `clientsecret`: a secret word glued to a prefix.
@@ -215,6 +225,7 @@ for _tail in _KEY_TAILS:
     _TAILS_BY_LAST.setdefault(_tail[-1], []).append(_tail)
 
 
+_HASHED = frozenset("hash hashed digest checksum fingerprint sha1 sha256 md5 bcrypt".split())
 # A token that pages through results, not one that grants access.
 _NOT_CREDENTIAL = frozenset("page next continuation pagination cursor sync csrf".split())
 
@@ -222,8 +233,8 @@ _NOT_CREDENTIAL = frozenset("page next continuation pagination cursor sync csrf"
 def names_secret(key: str) -> bool:
     """Whether a key's last words name a secret."""
     words = tuple(w.lower() for w in PIECES.findall(key))
-    if not words:
-        return False
+    if not words or _HASHED.intersection(words):
+        return False  # `hashed_secret`, `password_hash`: a digest of a secret is none
     if len(words) >= 2 and words[-1] == "token" and words[-2] in _NOT_CREDENTIAL:
         return False
     if words[-1] == "pass" and (len(words) >= 2 or key.islower()):

@@ -233,7 +233,7 @@ SHAPES: tuple[Shape, ...] = (
         "\\.[\\w-]{6}\\.|webhooks/",
         rf"{_B}(?P<secret>[MNO][A-Za-z0-9_-]{{22,27}}\.[A-Za-z0-9_-]{{6}}"
         r"\.[A-Za-z0-9_-]{25,})"
-        r"|discord(?:app)?\.com/api/webhooks/(?P<hook>\d+/[A-Za-z0-9_-]{40,})",
+        r"|(?P<hook>(?:https?://)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,})",
     ),
     _shaped(
         "telegram_bot_token",
@@ -264,7 +264,7 @@ SHAPES: tuple[Shape, ...] = (
     _shaped(
         "vendor_token",
         "shp[acps]|_v1_|dckr_|hv[sbr]\\.|dapi|AGE-|ATATT3|lin_|secret_|ntn_|sbp_|gl(?:sa|c)_|NRAK-|PMAK-|dp\\.|pul-|key-|sk\\.|rdme_|xkeysib-|EAA[CG]|ya29\\.|1//0"
-        "|LTAI|rubygems_|rzp_",
+        "|LTAI|rubygems_|rzp_|Q~|pat[A-Za-z0-9]{14}\\.|sq[upa]_|\\d{6}-\\d{6}-",
         rf"{_B}(?P<secret>"
         r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}"  # Shopify
         r"|do[por]_v1_[0-9a-f]{64}"  # DigitalOcean
@@ -291,6 +291,10 @@ SHAPES: tuple[Shape, ...] = (
         r"|LTAI[A-Za-z0-9]{12,28}"  # Alibaba Cloud AccessKey ID
         r"|rubygems_[0-9a-f]{48}"  # RubyGems
         r"|rzp_(?:live|test)_[A-Za-z0-9]{14,}"  # Razorpay
+        r"|[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"  # Microsoft Entra client secret
+        r"|pat[A-Za-z0-9]{14}\.[0-9a-f]{64}"  # Airtable
+        r"|sq[upa]_[0-9a-f]{40}"  # SonarQube
+        r"|\d{6}(?:-\d{6}){7}"  # a BitLocker recovery key
         rf"){_E}",
     ),
 )
@@ -314,7 +318,7 @@ _GROUPS = tuple(
 )
 # Formats whose prefix is also a common word start (`sk-learn-compatible-...`): their
 # body must look random, not be made of words.
-_LOOSE = frozenset({"openai_key", "github_token"})
+_LOOSE = frozenset({"openai_key", "github_token", "slack_token"})
 
 
 def shaped(text: str) -> Iterator[Span]:
@@ -338,7 +342,7 @@ def shaped(text: str) -> Iterator[Span]:
 # A block inside a JSON string has its newlines escaped (`\n`), as in a GCP key file.
 _PEM = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?P<body>[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z))"
+    r"(?P<body>[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\\n)?|\Z))"
 )
 _PEM_BODY = re.compile(r"(?:\s|\\n)*(?:[A-Za-z-]+:[^\n]*\n)*(?:\s|\\n)*[A-Za-z0-9+/=]{16,}")
 # scheme://user:PASSWORD@host; the password runs to the LAST @ of the authority. A user
@@ -360,7 +364,7 @@ _GO_DSN = re.compile(r"(?<![\w.\[-])[\w.-]+:(?P<secret>[^@\s\"'/:\[\]]+)@(?:tcp|
 # A `.pgpass` line: host:port:database:user:password.
 _PGPASS = re.compile(r"^[ \t]*[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*-]+:(?P<secret>\S+)[ \t]*$", re.M)
 # Session cookies: every value of a `Cookie:` header (or of `Set-Cookie:`'s pair).
-_COOKIE = re.compile(r"(?im:^[ \t]*(?:set-)?cookie:[ \t]*(?P<pairs>[^\n]+))")
+_COOKIE = re.compile(r"(?im:^[ \t<>]*(?:set-)?cookie:[ \t]*(?P<pairs>[^\n]+))")
 _COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*[\w.-]+=(?P<secret>[^;\s]+)")
 MIN_COOKIE = 16
 _BEARER = re.compile(r"\bBearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{16,})")
@@ -440,11 +444,21 @@ def _exempt(text: str, start: int, token: str, urls: list[tuple[int, int]]) -> b
         any(url_start <= start < url_end for url_start, url_end in urls)
         or _PUBLIC_PREFIX.search(text[max(0, start - 40) : start]) is not None
         or _DIGEST_LABEL.match(token) is not None
+        or _DATA_LABEL.search(text[max(0, start - 40) : start]) is not None
+        or _NAMED_DIGEST.fullmatch(token) is not None
         or _HOST_AFTER.match(text, start + len(token)) is not None
     )
 
 
 _HOST_AFTER = re.compile(r"(?:\.[a-z][a-z0-9-]*){2,}\b")
+# A name with a digest after it: a cache key (`Linux-pnpm-store-<sha256>`), a build id.
+_NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9]*[-_.]){2,}[0-9a-f]{16,}")
+# A key or element that names what follows as data: `payload=...`, a plist's `<data>`.
+_DATA_LABEL = re.compile(
+    r"(?:\b(?:payload|data|body|content|blob|message|msg|image|img|thumbnail|avatar|icon|attachment)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?|<data>\s*)$",
+    re.IGNORECASE,
+)
 
 
 # Files whose base64 is data, not a key: their first bytes say what they are.
@@ -544,6 +558,12 @@ DOCUMENTED_EXAMPLES = frozenset(
     {
         "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
         "pk_test_TYooMQauvdEDq54NiTphI7jx",
+        "2YotnFZFEjr1zCsicMWpAA",  # RFC 6749's access and refresh tokens
+        "tGzv3JOkF0XG5Qx2TlKWIA",
+        # the three parts of jwt.io's example token (whole, it is listed below)
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",
+        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
         "pk_test_6pRNASCoBOKtIshFeQd4XMUh",
         "rk_test_4eC39HqLyjWDarjtT1zdp7dc",
@@ -582,6 +602,10 @@ _NOT_REAL = re.compile(
 _PUBLIC_LINE = re.compile(
     r"untrusted comment:[^\n]*\n[A-Za-z0-9+/=]{40,}"  # a minisign public key or signature
     r"|ENC\[[A-Z0-9_]+,data:[^\]\n]*\]"  # a SOPS-encrypted value
+    r"|ENC\[PKCS7,[A-Za-z0-9+/=\s]+\]"  # a hiera-eyaml encrypted value
+    r"|\$ANSIBLE_VAULT;[\d.]+;\w+(?:;[\w-]+)?[ \t]*\n(?:[ \t]*[0-9a-f]+[ \t]*(?:\n|$))+"  # ansible-vault
+    r"|(?<![\w])bc1[02-9ac-hj-np-z]{25,62}(?![\w])"  # a Bitcoin address
+    r"|(?<![\w])pk_(?:live|test)_[A-Za-z0-9]{20,}"  # a Stripe publishable key, meant for browsers
     r"|(?<![\w.])pk\.eyJ[\w.-]+"  # a Mapbox public token, meant for browsers
     r"|kind:[ \t]*SealedSecret[\s\S]*"  # a SealedSecret: encrypted to be committed
     r"|(?<![\w])0x[0-9a-fA-F]{40}(?![0-9a-fA-F])"  # an Ethereum address (a key is 64 digits)

@@ -94,7 +94,7 @@ _FUNCTION_WORDS = frozenset(
 _LINKS = frozenset(
     ": = - — – → => := | / is was are be now currently set to ist lautet war est était es era "
     "é è jest je är er zijn это 是 为 為 は が 는 은 이 가 です là just simply literally actually "
-    "still changed updated είναι ist c'est c’est it's it’s".split()
+    "still changed updated είναι ist c'est c’est it's it’s هو هي הוא היא".split()
 )
 # Password managers: "see 1Password", "in KeePass" name where a secret lives.
 _VAULTS = frozenset(
@@ -115,7 +115,7 @@ _QUOTES = {
 }
 # Sentence punctuation after a value. A `!` or `?` glued to a value stays with it (a
 # redaction one character too long loses nothing; one too short leaves a fragment).
-_TRAILING = ".,;:)]}>\"'»“」』、。，；：）"
+_TRAILING = ".,;:)]}>\"'»“」』、。，；：）،"
 _LEADING = "([{<\"'`«„‚「『（=:"
 _WORD_MARKS = "'’-._"  # marks that join words, not the symbols a password mixes in
 MIN_VALUE = 4  # shorter values are counts, flags and toy examples
@@ -194,8 +194,16 @@ def is_value(
     )
     if len(value) < MIN_VALUE or placeholder or _is_reference(value):
         return False
-    if re.fullmatch(r"--?[a-z][a-z0-9-]*(?:=[\w.:/-]*)?|[A-Z]+(?:_[A-Z]+)+", core):
+    if re.fullmatch(
+        r"--?[a-z][a-z0-9-]*(?:=[\w.:/-]*)?|[A-Z]+(?:[_-][A-Z]+)+|![A-Za-z][a-z]*(?:[A-Z_][a-z]+)*",
+        core,
+    ):
         return False  # a flag (`-method=oidc`), or a template's name for it (`TWOJE_HASLO`)
+    assigned = re.fullmatch(r"[A-Za-z_][\w.-]*=(.+)", core)
+    if assigned and is_placeholder(assigned[1]):
+        return False  # `TOKEN=<from BotFather>`: how to set it, not its value
+    if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", core) and names_secret(core.rsplit("_", 1)[0]):
+        return False  # `password_hash`, `api_key_id`: a name that holds a label
     if _NOT_VALUE.fullmatch(core) or _HOST.fullmatch(core) or core.lower() in _VAULTS:
         return False
     if re.search(r"[:/]", core) and _identifier(core) and not any(c.isdigit() for c in core):
@@ -207,7 +215,7 @@ def is_value(
     if family == PIN:
         return _pin(value)
     if core.isdigit():
-        return family == PASSWORD and linked and len(core) >= MIN_LINKED_DIGITS
+        return family in (PASSWORD, PASSPHRASE) and linked and len(core) >= MIN_LINKED_DIGITS
     if family == PASSPHRASE and _joined_words(core):
         return True
     if quoted and " " in value:
@@ -232,6 +240,8 @@ def is_value(
 _CODE = re.compile(
     r"\d{3,6}(?:[ -]\d{3,6}){1,7}|\d{4,12}[#*]?|[0-9a-z]{4,6}(?:-[0-9a-z]{4,6}){1,3}"
     r"|\d{2}(?:-\d{2}){2,3}"  # a safe's combination
+    r"|\d(?:-\d){3,7}"  # keys pressed on a keypad
+    r"|[A-Z]\d{4,8}"  # a door code with its letter
 )
 
 
@@ -313,7 +323,8 @@ def _four_groups(text: str, pos: int, stop: int | None = None) -> tuple[int, int
 
 
 # Where a passphrase starts after its label: after a colon or `is` later in the clause.
-_PHRASE_START = re.compile(r"[^\n.!?;:]{0,60}?(?::|\b(?:is|was)\b)")
+# The words between a label and its spaced value; a number among them is the value.
+_PHRASE_START = re.compile(r"(?:(?!\d{4})[^\n.!?;:]){0,60}?(?::|\b(?:is|was)\b)")
 # Words of a sentence about a passphrase, which a passphrase of random words lacks.
 _PROSE_WORDS = _FUNCTION_WORDS | frozenset(
     "never always also only just still even very too quite really now then here there where "
@@ -338,6 +349,11 @@ _FOLLOW_UP = re.compile(
 )
 
 
+_NEXT_FIELD = re.compile(r";[A-Za-z][\w ]{1,30}=")
+# Hangul or kana after a value of Latin letters and digits: the sentence's ending.
+_PARTICLE = re.compile(r"(?<=[\x21-\x7e])[\uac00-\ud7a3\u3040-\u309f]+$")
+
+
 def _strip(token: str) -> tuple[int, str]:
     """(offset, value) of a token without the punctuation around it."""
     lead = len(token) - len(token.lstrip(_LEADING))
@@ -345,6 +361,12 @@ def _strip(token: str) -> tuple[int, str]:
     query = _NEXT_PARAM.search(value)
     if query is not None:  # `X&scope=repo`: the value ends where the next parameter begins
         value = value[: query.start()]
+    field = _NEXT_FIELD.search(value)
+    if field is not None:  # `X;Encrypt=True`: a connection string's next field begins
+        value = value[: field.start()]
+    particle = _PARTICLE.search(value)
+    if particle is not None:  # `744165이에요`: a Korean or Japanese ending glued to the value
+        value = value[: particle.start()]
     while value and value[-1] in _TRAILING + "!?":
         if value[-1] in "!?" and len(value) > 1 and value[-2] not in _TRAILING:
             break
@@ -358,6 +380,8 @@ def _ends_sentence(token: str) -> bool:
         return True
     if last in "!?":
         return len(token) == 1 or token[-2] in _TRAILING
+    if last == "." and token[:-1].isdigit() and len(token) <= 3:
+        return False  # an ordinal: "2. Stock", "på 2. sal"
     return last in ".;" and not (len(token) > 1 and token[-2] in "./")
 
 
@@ -418,7 +442,13 @@ def values_after(text: str, label: Label) -> Iterator[tuple[int, int]]:
         if listed or family != PIN:
             yield from listed
             return
-    asks = "?" in rest or "？" in rest or _ASKS.search(text, text.rfind("\n", 0, pos) + 1, pos)
+    line_start = text.rfind("\n", 0, pos) + 1
+    asks = (
+        "?" in rest
+        or "？" in rest
+        or _ASKS.search(text, line_start, pos)
+        or _REQUESTS.search(text, line_start, pos)
+    )
     if asks or rest.rstrip().endswith((" is", " was", " are")):
         yield from _reply(text, line_end + 1, label)
     else:
@@ -440,10 +470,17 @@ _ASKS = re.compile(
     r"(?i:\b(?:asks?|asking|asked|prompts?|prompting|prompted|needs?|wants?)[ \t]+(?:me[ \t]+)?"
     r"(?:for[ \t]+)?(?:(?:a|an|the|my|your|its)[ \t]+)?[^\n]{0,24})$"
 )
-_SPEAKER = re.compile(r"[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .@-]{1,24}:[ \t]+)?")
+# A line that requests it: "send me the wifi password", "скинь пароль".
+_REQUESTS = re.compile(
+    r"(?i:\b(?:send|give|share|text|dm|remind|скинь\w*|дай\w*|пришли\w*|напомни\w*|schick\w*|gib|envoie\w*"
+    r"|donne\w*|manda\w*|dame|dime|passa\w*|mande\w*|podaj\w*|wyślij\w*|stuur|geef)\b[^\n]{0,40})$"
+)
+_SPEAKER = re.compile(
+    r"[ \t]*(?:[—–-][ \t]+)?(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .@-]{1,24}:[ \t]+)?"
+)
 
 
-REPLY_LINES = 3  # lines after a question that may answer it (another turn may come first)
+REPLY_LINES = 5  # lines after a question that may answer it (another turn may come first)
 
 
 def _reply(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
@@ -493,7 +530,13 @@ def _words_after(
             yield grouped.span()  # "4829 1037": one code in two groups
             pos, seen = grouped.end(), seen + 1
             continue
-        if len(token) > 1 and linked and is_placeholder(token) and token not in _FUNCTION_WORDS:
+        bare_token = token.lstrip("=:")
+        if (
+            len(bare_token) > 1
+            and linked
+            and is_placeholder(bare_token)
+            and token not in _FUNCTION_WORDS
+        ):
             return  # the label was given a template or a placeholder, not a secret
         if value and (
             is_value(value, label.family, label.weak, linked=linked)
@@ -565,8 +608,8 @@ def _lines_from(text: str, pos: int) -> Iterator[tuple[int, int]]:
 # nor after `-` or `.`: a key starts once per run of name characters, which keeps the
 # scan linear on long `a-a-a-...` runs.
 _KEY = re.compile(
-    r"(?:\$env:|(?<![\w.:/-]))(?P<key>[A-Za-z_][\w.-]*+)"
-    r"""(?P<sep>["']?[ \t]*(?::=|=>|[:=])[ \t]*)"""
+    r"(?:\$env:|(?<=[\w]::)|(?<![\w.:/-]))(?P<key>[A-Za-z_][\w.-]*+)"
+    r"""(?P<sep>["']?\]?[ \t]*(?::=|=>|[:=])[ \t]*)"""
 )
 # The value of a key: quoted (escapes kept inside double quotes), or bare to a space.
 _BARE = re.compile(r"[^\s\"'`,;<>&]+(?:&(?![A-Za-z_]\w*=)[^\s\"'`,;<>&=]*)*")
@@ -608,6 +651,8 @@ def _prose(text: str) -> Iterator[Span]:
     for found in labels(text):
         families.append(found.family)
         label = Label(found.family, found.weak, found.end, direct=False)
+        if found.weak and _WIFI.search(text, text.rfind("\n", 0, found.start) + 1, found.start):
+            label = Label(PASSPHRASE, False, found.end, direct=False)
         for start, end in values_after(text, label):
             yield start, end, found.family
         before = _NAMED_AFTER.search(text, max(0, found.start - 80), found.start)
@@ -616,6 +661,11 @@ def _prose(text: str) -> Iterator[Span]:
             value = before[group]
             if "=" not in value and is_value(value, found.family, found.weak, group == "quoted"):
                 yield before.start(group), before.end(group), found.family
+    for match in _LOG_IN_AS.finditer(text):
+        _, value = _strip(match["value"])
+        if is_value(value, PASSWORD):
+            start = match.start("value") + match["value"].index(value)
+            yield start, start + len(value), PASSWORD
     for match in _USED_TO_LOG_IN.finditer(text):
         if is_value(match["value"], PASSWORD):
             yield match.start("value"), match.end("value"), PASSWORD
@@ -628,6 +678,38 @@ def _prose(text: str) -> Iterator[Span]:
                 yield start, start + len(value), families[0]
 
 
+# A value said to replace another: "X is the new one for the NAS".
+_THE_NEW_ONE = re.compile(
+    r"(?<!\S)(?P<value>[^\s`'\"]{6,64})[ \t]+is[ \t]+the[ \t]+(?:new|current|right|correct|actual)[ \t]+one\b",
+    re.IGNORECASE,
+)
+# A password offered to try: "try X", "tenta X", "versuch mal X".
+_TRY = re.compile(
+    r"(?i:\b(?:try|tenta|tente|versuch\w*(?:[ \t]+(?:es[ \t]+)?mal)?|prueba|probá|essaie|essayez|prova|probeer|spróbuj"
+    r"|попробуй\w*|dene)[ \t]+(?:with[ \t]+|com[ \t]+|mit[ \t]+|con[ \t]+|avec[ \t]+)?)[`'\"]?(?P<value>[^\s`'\"(){}<>/=]{6,64})"
+)
+_ALL_FOUR = 4  # classes of characters in a value offered with no label at all
+
+
+def _unlabelled(text: str) -> Iterator[Span]:
+    for match in _THE_NEW_ONE.finditer(text):
+        _, value = _strip(match["value"])
+        if is_value(value, PASSWORD, linked=False):
+            yield match.start("value"), match.start("value") + len(value), PASSWORD
+    for match in _TRY.finditer(text):
+        _, value = _strip(match["value"])
+        if _classes(value) >= _ALL_FOUR and is_value(value, PASSWORD, linked=False):
+            yield match.start("value"), match.start("value") + len(value), PASSWORD
+
+
+# "log in as X with Y": a password given with the account it opens.
+_LOG_IN_AS = re.compile(
+    r"\b(?:log\s*in|sign\s*in|login|connect)\s+as\s+[`'\"]?[\w.@+-]+[`'\"]?\s+(?:with|using|/)\s+"
+    r"(?:(?:the\s+)?password\s+)?[`'\"]?(?P<value>[^\s`'\"]{4,80})",
+    re.IGNORECASE,
+)
+# A weak `key` where a Wi-Fi network is named: the network's passphrase.
+_WIFI = re.compile(r"(?i:\b(?:wi-?fi|wlan|ssid|wpa2?)\b)")
 # "use X to log in": a value named by what it does.
 _USED_TO_LOG_IN = re.compile(
     r"\buse\s+(?P<value>\S{5,64})\s+to\s+(?:log\s*in|sign\s*in|login|unlock|connect|authenticate)\b",
@@ -705,16 +787,38 @@ _SPACED_KEY = re.compile(
 
 
 def _assignments(text: str) -> Iterator[Span]:
-    keyed = (_KEY, _DIRECTIVE, _QUOTED_PAIR, _SPACED_KEY, _TYPED_KEY)
+    keyed = (_KEY, _DIRECTIVE, _QUOTED_PAIR, _SPACED_KEY, _TYPED_KEY, _NAME_VALUE, _SYSTEM_PROPERTY)
     for match in (m for pattern in keyed for m in pattern.finditer(text)):
         key = match["key"]
-        if not names_secret(key):
+        assigned = "sep" in match.re.groupindex and "=" in match["sep"]
+        if names_secret(key) or (assigned and key.lower() == "pass"):  # `PASS = "X"`, not `PASS:`
+            family, weak = key_family(key), weak_key(key)
+        elif key.lower() == "key" and _BESIDE_A_USER.search(
+            text, max(0, match.start() - _BESIDE), match.end() + _BESIDE
+        ):
+            family, weak = CREDENTIAL, False  # `{"username": "u", "key": "X"}`: the user's key
+        else:
             continue
-        family, weak = key_family(key), weak_key(key)
         in_query = match.start() > 0 and text[match.start() - 1] in "?&"
         span = _direct_value(text, match.end(), in_query)
-        if span is not None and _direct_ok(text, span, family, weak):
+        if span is not None and _direct_ok(text, span, family, weak) and not _is_key(text, span):
             yield span[0], span[1], family
+
+
+# A user named beside a bare `key`: the two make a login.
+_BESIDE_A_USER = re.compile(
+    r"""(?im:["'](?:username|user|login|account|client_id)["'][ \t]*[:=]|^[ \t]*(?:username|user|login)[ \t]*[:=])"""
+)
+_BESIDE = 160  # characters either side of the key searched for the user
+
+
+def _is_key(text: str, span: tuple[int, int]) -> bool:
+    """Whether the quoted string at span is itself a key (`"key": "token", "value": ""`)."""
+    after = _KEY_AFTER.match(text, span[1])
+    return after is not None
+
+
+_KEY_AFTER = re.compile(r"""["'][ \t]*:(?!:)""")
 
 
 def _direct_value(text: str, pos: int, in_query: bool = False) -> tuple[int, int] | None:
@@ -820,6 +924,117 @@ def _header_family(cell: str) -> str | None:
     return label_family(cell)
 
 
+# Calls whose arguments are, by position, a password: `DriverManager.getConnection(url,
+# "user", "X")`, `new mysqli("host", "user", "X", "db")`, `smtp.PlainAuth("", user, "X",
+# host)`, `server.login("user", "X")`, `HTTPBasicAuth("user", "X")`, `pyotp.TOTP("X")`.
+_ARG = r"""(?:"[^"\n]*"|'[^'\n]*'|[\w.$>:-]+(?:\([^()\n]*\))?)\s*,\s*"""
+_PASSWORD_ARG = r"""(?P<q>["'])(?P<value>[^"'\n]{4,128})(?P=q)"""
+_CREDENTIAL_CALLS = (
+    re.compile(  # the third argument
+        r"(?:\bgetConnection|\bnew[ \t]+mysqli|\bmysqli_connect|\bmysql_connect|\bnew[ \t]+PDO|\bPlainAuth"
+        r"|\b(?:MySQLdb|pymysql|mysql\.connector|psycopg2|pg8000)\.connect)\(\s*"
+        rf"{_ARG}{_ARG}{_PASSWORD_ARG}"
+    ),
+    re.compile(  # the second
+        r"(?:\.login|\bHTTPBasicAuth|\bHTTPDigestAuth|\bNetworkCredential|\bUsernamePasswordCredentials"
+        r"|\bPasswordAuthentication|\bSetBasicAuth|\bbasic_auth|\bBasicAuth|\bUsernamePasswordAuthenticationToken"
+        rf"|\bauth[ \t]*=[ \t]*|\balgoliasearch)\(\s*{_ARG}{_PASSWORD_ARG}\s*[,)]"
+    ),
+)
+# An API client built with its key: `new PostmarkClient("<uuid>")`, `Mailchimp("<hex>-us6")`.
+_CLIENT_KEY = re.compile(
+    r"""\b(?:new[ \t]+)?[A-Z]\w*(?:Client|Api|API|Sdk|SDK)\(\s*["'](?P<value>[A-Za-z0-9_-]{24,})["']\s*[,)]"""
+)
+_OTP_SEED = re.compile(r"""\b(?:pyotp\.)?[TH]OTP\([ \t]*["'](?P<value>[A-Z2-7]{16,})=*["']""")
+
+
+def _calls(text: str) -> Iterator[Span]:
+    for match in _SQL_PASSWORD.finditer(text):
+        value = match["value"]
+        if not is_placeholder(value) and is_value(value, PASSWORD, quoted=True):
+            yield match.start("value"), match.end("value"), PASSWORD
+    if "(" not in text:
+        return
+    for match in (m for pattern in _CREDENTIAL_CALLS for m in pattern.finditer(text)):
+        value = match["value"]
+        app_password = _GROUPS_OF_FOUR.fullmatch(value) is not None
+        if app_password or (is_value(value, PASSWORD, quoted=True) and not names_secret(value)):
+            yield match.start("value"), match.end("value"), PASSWORD
+    for match in _CLIENT_KEY.finditer(text):
+        value = match["value"]
+        if is_value(value, CREDENTIAL) and not names_secret(value):
+            yield match.start("value"), match.end("value"), CREDENTIAL
+    for match in _OTP_SEED.finditer(text):
+        yield match.start("value"), match.end("value"), CREDENTIAL
+
+
+# Recovery codes: a label, then a block of codes of one shape, several to a line or
+# numbered (`1. 5251 0462   2. 7899 7789`, `k2m8-x7qp  t9vd-4hne`).
+_CODES_LABEL = re.compile(
+    r"(?i:(?:backup|recovery|secours|wiederherstellungs|reserve|respaldo|recuperação|recupero|zapasow\w*"
+    r"|резервн\w*|恢复|復旧|복구)[\s_-]*(?:codes?|kody|коды|códigos|codici|コード|代码|코드)"
+    r"|(?:codes?|códigos|codici|kody|коды)[ \t]+(?:de[ \t]+|di[ \t]+)?(?:secours|recuperação|recuperación|recupero"
+    r"|respaldo|backup|sauvegarde|zapasowe|восстановления|reserva))"
+)
+_RECOVERY_CODE = re.compile(r"(?<![\w-])[A-Za-z0-9]{3,6}(?:[- ][A-Za-z0-9]{3,6})?(?![\w-])")
+CODE_BLOCK_LINES = 12  # lines after the label the codes may fill
+MIN_CODES = 3  # codes of one shape that make a block of them
+
+
+def _code_blocks(text: str) -> Iterator[Span]:
+    for label in _CODES_LABEL.finditer(text):
+        line_end = text.find("\n", label.end())
+        if line_end < 0:
+            return
+        block_end = line_end
+        for _, (_, stop) in zip(
+            range(CODE_BLOCK_LINES), _lines_from(text, line_end + 1), strict=False
+        ):
+            block_end = stop
+        codes = [
+            m
+            for m in _RECOVERY_CODE.finditer(text, line_end, block_end)
+            if any(c.isdigit() for c in m[0])
+        ]
+        shapes: dict[str, list[re.Match[str]]] = {}
+        for code in codes:
+            shape = re.sub(r"[A-Za-z0-9]", "x", code[0])
+            shapes.setdefault(shape, []).append(code)
+        for same in shapes.values():
+            if len(same) >= MIN_CODES and len(same[0][0]) >= 8:
+                for code in same:
+                    yield code.start(), code.end(), PIN
+
+
+# SQL that sets a password: `IDENTIFIED BY 'X'`, `ALTER ROLE app PASSWORD 'X'`.
+_SQL_PASSWORD = re.compile(
+    r"""(?i:\bidentified[ \t]+by(?:[ \t]+password)?|\b(?:with[ \t]+)?(?:encrypted[ \t]+)?password)[ \t]+"""
+    r"""(?P<q>['"])(?P<value>[^'"\n]{4,128})(?P=q)"""
+)
+# A Kubernetes env entry: `- name: DB_PASSWORD` with `value: X` on the next line.
+_NAME_VALUE = re.compile(
+    r"""\bname:[ \t]*["']?(?P<key>[A-Za-z_][\w.-]*)["']?[ \t]*\n[ \t]*value:[ \t]*"""
+)
+# A JVM system property: `-Dsonar.token=X`.
+_SYSTEM_PROPERTY = re.compile(r"(?<![\w-])-D(?P<key>[A-Za-z][\w.-]*)=")
+
+
+# A command that prints a secret, its output on the next line: `kubectl get secret ...
+# {.data.admin-password} | base64 -d`, `vault kv get -field=password`, `op read`.
+_PRINTS_SECRET = re.compile(
+    r"(?im:^[ \t]*[$#>%][ \t]+(?=[^\n]*(?:password|passwd|secret|token|api[_-]?key))"
+    r"[^\n]*(?:base64[ \t]+(?:-d|--decode)|\bget[ \t]+secret|kv[ \t]+get|get-secret-value|pass[ \t]+show"
+    r"|\bop[ \t]+read|find-generic-password[^\n]*-w|secret[ \t]+show|-field=)[^\n]*\n)"
+    r"[ \t]*(?P<value>[^\s$#>%][^\s]{3,127})[ \t]*(?:\n|$)"
+)
+
+
+def _printed(text: str) -> Iterator[Span]:
+    for match in _PRINTS_SECRET.finditer(text):
+        if is_value(match["value"], PASSWORD):
+            yield match.start("value"), match.end("value"), PASSWORD
+
+
 def value_spans(text: str) -> Iterator[Span]:
     """Every labelled secret value in the text, by detector."""
     yield from _markup(text)
@@ -829,3 +1044,7 @@ def value_spans(text: str) -> Iterator[Span]:
     yield from _prose(text)
     yield from _pairs(text)
     yield from _typed(text)
+    yield from _calls(text)
+    yield from _code_blocks(text)
+    yield from _printed(text)
+    yield from _unlabelled(text)
