@@ -227,7 +227,9 @@ def prepare(text: str) -> str:
     blobs = _decoded_blobs(text) if len(text) >= 24 else []
     if _ROT13.search(text):
         blobs.append(codecs.decode(text, "rot13"))
-    if _BACKWARDS.search(text):  # "read it right to left": the text reversed, line by line
+    # "read it right to left" (said forwards, or itself written backwards): the text
+    # reversed, line by line
+    if _BACKWARDS.search(text) or _BACKWARDS.search(text[::-1]):
         blobs.append("\n".join(line[::-1] for line in text.split("\n")))
     if len(_LEET.findall(text)) >= LEET_WORDS:
         blobs.append(_LEET.sub(lambda m: m[0].translate(_UNLEET), text))
@@ -263,6 +265,8 @@ _MENTION = re.compile(
     r"|contain(?:s|ed|ing)?|reads?|called|named|patterns?|examples?|jailbreaks?|injections?|attacks?"
     r"|prompts?|lines?|messages?|quotes?|snippets?|signals?|wording|tries|try|meaning|means|saying"
     r"|decía|dice|disait|dit|sagte|sagt|diceva|dizia|diz|zei|zegt|mówił\w*|говорил\w*|сказано|dedi|diyor"
+    r"|asks?(?:\s+(?:you|us|them))?(?:\s+to)?|asking|requests?|pide|demande|bittet|chiede|pede|vraagt|prosi"
+    r"|прос\w+|попрос\w+|ister|要求|依頼|요청"
     r"|说|写着|に)\W{0,4}$|['\"”’»]\s*$",
     re.IGNORECASE,
 )
@@ -357,7 +361,7 @@ def decide(found: list[str], score: float, model: injection_model.Model, words: 
 def ruled(prepared: str) -> list[str]:
     """The families the rules find in a prepared text."""
     said = _unquoted(prepared)
-    found = [name for name, pattern in _SELF if pattern.search(said)]
+    found = [n for n, pattern in _SELF if any(_meant(said, m, n) for m in pattern.finditer(said))]
     if "exfiltration" not in found and _sent_out(said):
         found.append("exfiltration")
     found += [name for name, pattern in _MARK if _ordered_after(said, pattern)]
@@ -378,17 +382,38 @@ def ruled(prepared: str) -> list[str]:
     return found
 
 
+# What narrows a voiding verb's object to a topic: "ignore the previous instructions
+# about the /v2 endpoint" corrects a request, it does not void the model's rules.
+_TOPICAL = re.compile(
+    r"\s+(?:about|regarding|concerning|on|for)\s+(?:the|this|that|my|our|how)\s+"
+    r"(?!(?:rules?|safety|system|model|assistant|ai|policy|policies|guidelines)\b)",
+    re.IGNORECASE,
+)
+
+
+def _meant(said: str, match: re.Match[str], family: str) -> bool:
+    """Whether a phrasing is said as an order: not forbidden ("never paste secrets
+    into ..."), and an override not narrowed to a topic."""
+    line_start = said.rfind("\n", 0, match.start()) + 1
+    if concepts.forbidden(said[max(line_start, match.start() - 50) : match.start()]):
+        return False
+    return family != "override" or _TOPICAL.match(said, match.end()) is None
+
+
 def _unquoted(prepared: str) -> str:
     """The text as said, not talked about, blanked out where it is talked about (same
     length): each sentence about attacks; every quotation of a text that writes about
     attacks or gives examples, else the quotations a word before or after names as a
-    thing talked about."""
+    thing talked about; the comments and hidden text of a write-up about attacks."""
     blank: list[tuple[int, int]] = []
     quotes = list(_QUOTED.finditer(prepared))
+    bare = _QUOTED.sub(" ", prepared) if quotes else prepared
+    talks = concepts.TALK.search(bare) is not None
     if quotes:
-        bare = _QUOTED.sub(" ", prepared)
-        talk = concepts.TALK.search(bare) or concepts.EXAMPLE.search(bare)
+        talk = talks or concepts.EXAMPLE.search(bare)
         blank += [q.span() for q in quotes if talk or _talked_of(prepared, q)]
+    if talks:  # a write-up about attacks shows them in comments and hidden text too
+        blank += [m.span() for m in concepts.UNSEEN.finditer(prepared)]
     chars = list(prepared)
     for start, end in blank:
         chars[start:end] = " " * (end - start)

@@ -146,7 +146,8 @@ VOID_VERB = _concept(
 )
 # Instructions of a document, not the model's: "the instructions in the runbook".
 _DOC_AFTER = re.compile(
-    r"\s+(?:in|on|from|of|for)\s+(?:the\s+|this\s+|that\s+|our\s+)?(?:[\w-]+\s+){0,2}?"
+    r"\s+(?:about|regarding|concerning)\s+(?:the|this|that|my|our)\s+(?!(?:rules|safety|system|model|assistant|ai)\b)"
+    r"|\s+(?:in|on|from|of|for)\s+(?:the\s+|this\s+|that\s+|our\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:readme|docs?|documentation|wiki|runbook|ticket|issue|pr|changelog|file|page|section|guide"
     r"|comment|commit|script|makefile|dockerfile|tests?|form|ui|onboarding|repo|template|manual)\b",
     _F,
@@ -214,6 +215,7 @@ def _promoted(sentence: str) -> bool:
 UNBOUND = _concept(
     r"""(?:no|without|free\s+of|free\s+from|zero)\s+(?:any\s+)?(?:rules|restrictions?|limits|limitations
     |guidelines|constraints|ethic\w*|filters?|guardrails|censorship|safety\s+\w+|moral\w*|boundaries)
+    |stay\s+in\s+(?:character|role)\s+(?:no\s+matter\s+what|whatever|regardless|even\s+if)|no\s+refusals?
     |unrestricted|unfiltered|uncensored|unlimited\s+(?:mode|access)|jailbr\w+|never\s+refuses?|unconstrained|unshackled
     |unlocked|unbounded|do\s*n[o']t\s+refuse|do\s*n[o']t\s+decline|refusal\s+module|not\s+bound\s+by
     |no\s+content\s+policy|without\s+filtering|no\s+safety\s+considerations|turn\s+off\s+your\s+refusal\w*
@@ -249,7 +251,7 @@ UNBOUND = _concept(
 # A new identity given to the model.
 IDENTITY = _concept(
     r"""(?:you\s+are|you're)\s+now(?!\s+(?:able|allowed|permitted|on|in|at|set|ready|done|logged|free|responsible))|you\s+are\s+no\s+longer|from\s+now\s+on,?\s+you|act\s+as|pretend
-    |role-?play|your\s+new\s+(?:role|name|identity|persona)|who\s+you\s+really\s+are|you\s+will\s+be
+    |role-?play|stay\s+in\s+character\s+as|your\s+new\s+(?:role|name|identity|persona)|who\s+you\s+really\s+are|you\s+will\s+be
     |you\s+are\s+(?:formally|officially|hereby)|think\s+of\s+yourself\s+as|consider\s+yourself|see\s+yourself\s+as
     |(?:re)?assigned\s+as|your\s+true\s+self|true\s+self|act\s+as\s+that|operating\s+as|play\s+[A-Z]?\w+\s+in
     |adopt\s+(?:this|the|that)\s+(?:\w+\s+)?(?:profile|persona|role|identity)|respond\s+only\s+as|character\s+sheet
@@ -270,7 +272,7 @@ IDENTITY = _concept(
 # Confirmation, review and permission dropped.
 NO_ASK = _concept(
     r"""without\s+(?:asking|confirm\w*|prompting|approval|permission|review\w*|waiting|checking\s+with)
-    |never\s+ask\w*|do\s*n[o']t\s+(?:ask|need\s+to\s+ask|wait\s+for)|no\s+need\s+to\s+(?:ask|confirm|check)
+    |never\s+ask\w*|do(?:es)?\s*n[o']t\s+(?:ask|need\s+to\s+ask|wait\s+for)|no\s+need\s+to\s+(?:ask|confirm|check)
     |(?:confirmations?|approvals?|reviews?)\s+(?:are\s+|is\s+)?(?:disabled|off|not\s+(?:required|needed)
     |a\s+formality|optional)|not\s+required|pre-?approved|need\s+(?:anyone's|no)\s+(?:permission|approval)
     |don't\s+need\s+anyone's|confirm\w*\s*[=:]\s*(?:disabled|off|false|no|none|0)
@@ -289,10 +291,13 @@ NO_ASK = _concept(
     |senza\s+(?:chiedere|conferm\w*|revision\w*)|sem\s+(?:pedir|perguntar|confirm\w*|revis\w+)
     |zonder\s+(?:te\s+vragen|bevestiging|review)|nooit\s+om\s+bevestiging|bez\s+(?:pytania|potwierdzenia|przeglądu)
     |без\s+(?:подтверждени\w+|спроса|ревью|проверки|запроса)|не\s+спрашивая|onay\w*\s+(?:sormadan|almadan|gerekmez)
-    |onaysız|sormadan|incelemeden|tanpa\s+(?:bertanya|konfirmasi|persetujuan)|utan\s+att\s+fråga|bila\s+kuuliza
+    |onaysız|sormadan|incelemeden|kullanıcıya\s+sorma\b|sin\s+consultar|sans\s+(?:passer\s+par|consulter|prévenir)
+    |no\s+hace\s+falta\s+(?:pr|revisión|aprobación)|ohne\s+(?:\w+\s+){0,2}?zu\s+fragen|bez\s+pytania|لا\s+حاجة\s+ل\w+
+    |tanpa\s+(?:bertanya|konfirmasi|persetujuan)|utan\s+att\s+fråga|bila\s+kuuliza
     |không\s+cần\s+(?:hỏi|xác\s+nhận)|mà\s+không\s+hỏi|χωρίς\s+(?:επιβεβαίωση|να\s+ρωτήσεις)|fără\s+(?:confirmare|să\s+întrebi)
     |بدون\s+(?:تأیید|پرسیدن)""",
     r"无需确认|不需要确认|不用确认|无需审查|不经确认|不经审查|不要询问|确认は不要|確認は不要|確認なし|確認せず|確認を求めず"
+    r"|无需[^。，,]{0,6}确认|不必[^。，,]{0,6}确认|不用[^。，,]{0,6}(?:确认|询问)|確認を待たず|확인을\s*기다리지\s*말"
     r"|レビューを待たず|확인\s*없이|묻지\s*말고|승인\s*없이|पुष्टि\s+(?:किए\s+)?बिना|बिना\s+पूछे|دون\s+(?:طلب\s+)?تأكيد|بدون\s+تأكيد"
     r"|ללא\s+אישור|โดยไม่ต้องถาม|ไม่ต้องยืนยัน|নিশ্চিত\s+না\s+করে|জিজ্ঞেস\s+না\s+করে",
     snake=True,
@@ -329,9 +334,10 @@ HIDE = _concept(
     |vertel\s+(?:\w+\s+)?niets|noem\s+(?:\w+\s+)?nooit|nie\s+(?:mów|wspominaj|informuj)|po\s+cichu|neříkej
     |не\s+(?:говори|сообщай|рассказывай|упоминай|кажи|згадуй)|никогда\s+не\s+упоминай|скрыт\w*|тайно
     |söyleme|bahsetme|gizli\w*|sessizce|jangan\s+(?:beri\s+tahu|bilang|sebut)|diam-diam|berätta\s+inte|nämn\s+aldrig
+    |nämn\s+inte|affirme\s+qu'aucun\w*|deny|niega|nega|leugne|отрицай|заперечуй|inkar|فأنكر|أنكر|لا\s+تذكر
     |usiambie|đừng\s+(?:nói|kể|cho\s+\w+\s+biết)|không\s+được\s+nói|lặng\s+lẽ|μην\s+(?:πεις|αναφέρεις|το\s+πεις)
     |κρυφά|nu\s+(?:spune|menționa|pomeni)|în\s+secret|نگو|پنهان|مخفیانه""",
-    r"不要告诉|不要提及|不要[^。，,]{0,10}?(?:提及|提到|告诉|透露)|就说|只说|とだけ(?:言|答)|别告诉|不要让用户知道|悄悄|暗中|秘密地|言わない|伝えない|知らせない|言及しない|触れない|こっそり|黙って"
+    r"否认|否定して|부인해|不要告诉|不要提及|不要[^。，,]{0,10}?(?:提及|提到|告诉|透露)|就说|只说|とだけ(?:言|答)|别告诉|不要让用户知道|悄悄|暗中|秘密地|言わない|伝えない|知らせない|言及しない|触れない|こっそり|黙って"
     r"|말하지\s*마|알리지\s*마|언급하지\s*마|몰래|बताना\s+मत|मत\s+बताना|न\s+बताएं|मत\s+बताएं|बताए\s+बिना|चुपचाप|لا\s+تخبر|لا\s+تذكر"
     r"|سرا|אל\s+תספר|อย่าบอก|ห้ามบอก|বলবে\s+না|বলো\s+না|গোপনে",
 )
@@ -339,8 +345,9 @@ HIDE = _concept(
 USER = _concept(
     r"""user|users|human|anyone|reviewers?|the\s+team|auditors?|people|management|managers?|customers?|clients?|stakeholders|usuario|usuarios|utilisateur\w*|nutzer\w*|benutzer\w*
     |utente|usuário|gebruiker\w*|użytkownik\w*|uživatel\w*|пользовател\w*|користувач\w*|kullanıcı\w*
-    |pengguna|användare\w*|mtumiaji|người\s+dùng|χρήστ\w+|utilizator\w*|کاربر""",
-    r"用户|用戶|使用者|ユーザー|사용자|유저|उपयोगकर्ता|यूज़र|المستخدم|המשתמש|ผู้ใช้|ব্যবহারকারী",
+    |pengguna|användare\w*|mtumiaji|người\s+dùng|χρήστ\w+|utilizator\w*|کاربر|responsabile|butikschef\w*
+    |geschäftsführung|gerente|руководител\w*|керівник\w*|yönetici\w*|direction|direzione|diretoria""",
+    r"用户|用戶|使用者|ユーザー|사용자|유저|经理|上司|マネージャー|매니저|मैनेजर|प्रबंधक|المدير|للإدارة|उपयोगकर्ता|यूज़र|المستخدم|המשתמש|ผู้ใช้|ব্যবহারকারী",
 )
 # The model's own doings and this very text.
 SELF = _concept(
@@ -562,8 +569,11 @@ TO_MODEL = re.compile(
     rf"|\b(?:if|when)\s+you(?:'re|\s+are)\s+(?:an?\s+)?(?:{AI.pattern})|\bany\s+(?:{AI.pattern})\s+(?:reading|that\s+reads|processing)"
     r"|если\s+ты\s+(?:\w+-)?(?:ии|ai)\w*|si\s+eres\s+(?:una?\s+)?(?:ia|ai)\b|wenn\s+du\s+(?:eine?\s+)?(?:ki|ai)\b"
     r"|si\s+tu\s+es\s+une?\s+(?:ia|ai)\b|阅读本\S{0,6}(?:AI|助手)"
-    r"|(?:^|\n)[ \t]*(?:to|for|till|för|an|für|à|al|alla|ao|pour|para|per|dla|для|до|إلى)\s+(?:[\w'-]+\s+){0,2}?"
-    rf"(?:{AI.pattern})[\s_-]+\w+\s*[:,—–]",
+    r"|(?:^|\n)[ \t]*(?:[\w-]+[ \t]+)?(?:to|for|till|för|an|für|à|al|alla|ao|pour|para|per|dla|для|до|إلى)\s+"
+    rf"(?:[\w'-]+\s+){{0,2}}?(?:{AI.pattern})[^\n:：.!?]{{0,60}}[:：]"
+    rf"|(?:{AI.pattern})\s*(?:के\s+लिए|のための|への|를\s+위한|用の?)\s*\S{{0,12}}\s*[:：]"
+    rf"|(?:^|\n)[^\n]{{0,30}}?(?:{AI.pattern})(?:\s*(?:{AI.pattern}))?(?:에게|한테|께|へ)\s*[:：,]"
+    r"|(?:AI|ＡＩ)?\s*(?:助手|智能体|アシスタント)\s*(?:请|請|は以下|、以下)",
     _F,
 )
 # An order to the model in the third person: "agents should", "the assistant must".
@@ -635,6 +645,19 @@ _FORBID = re.compile(
 )
 
 
+def forbidden(before: str) -> bool:
+    """Whether the words before an act forbid it ("never", "don't", "ne jamais")."""
+    return _FORBID.search(before) is not None
+
+
+def _sent(sentence: str) -> bool:
+    """Something to be sent or shown, not forbidden to be ("never paste secrets into")."""
+    return any(
+        not _FORBID.search(sentence[max(0, m.start() - 50) : m.start()])
+        for m in SEND.finditer(sentence)
+    )
+
+
 def _faked(sentence: str) -> bool:
     """Success to be claimed, not forbidden to claim."""
     return any(
@@ -699,7 +722,7 @@ ADDRESSED_SENTENCES = 3  # sentences after a note to the model that are said to 
 
 # Where a reader of the rendered page sees nothing: an HTML comment, an element styled
 # invisible, an image's alt text, a span of text styled white or sized zero.
-_UNSEEN = re.compile(
+UNSEEN = re.compile(
     r"<!--(?P<comment>.{0,2000}?)-->"
     r"|<(?P<tag>\w+)[^>\n]{0,200}?style\s*=\s*[\"'][^\"'>]*(?:display\s*:\s*none|visibility\s*:\s*hidden"
     r"|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*(?:white|#fff(?:fff)?)\b)"
@@ -713,7 +736,7 @@ _UNSEEN = re.compile(
 def hidden_notes(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each note to the model where a reader of the page would not see
     it: whoever hides an order from the user means it for the model."""
-    for match in _UNSEEN.finditer(text):
+    for match in UNSEEN.finditer(text):
         group = next(g for g in ("comment", "styled", "alt", "marked") if match[g] is not None)
         start, end = match.span(group)
         if TO_MODEL.search(text, match.start(), end) or AI_ORDER.search(text, start, end):
@@ -744,6 +767,7 @@ _HEADING = re.compile(
     r"[ \t]*(?P<close>】|\]|>|={3,}|-{3,}|#\})?[ \t]*$)"
 )
 _AFTER_CLOSE = 240  # characters after a closed fence where the new header may stand
+HEADING_WORDS = 8  # a heading longer than this is a sentence
 
 
 def fence_headers(text: str, fenced: str) -> Iterator[tuple[int, int]]:
@@ -755,6 +779,8 @@ def fence_headers(text: str, fenced: str) -> Iterator[tuple[int, int]]:
         searched = close.end() + _AFTER_CLOSE
         for heading in _HEADING.finditer(text, start, searched):
             title, opened = heading["title"], heading["open"]
+            if len(title.split()) > HEADING_WORDS or title.rstrip().endswith("."):
+                continue  # a sentence (a comment in code), not a heading
             if opened is None:  # unmarked, a heading is what comes before a colon
                 title = title.partition(":")[0] if ":" in title else ""
             elif opened == "<":  # a tag, its content on the same line or not
@@ -834,7 +860,7 @@ def _judge(one: str, two: str, addressed: bool) -> Iterator[str]:
     if _poisoned(one, two) or _has(_MEMORY_EDIT, one):
         yield "memory_poisoning"
     if (
-        (_has(SEND, one) and _has(SECRET, one) and _has(OUT, one))
+        (_sent(one) and _has(SECRET, one) and _has(OUT, one))
         or (_has(_NET, one) and _has(_SECRET_FILE, one))
         or (_has(_DNS, one) and _has(SECRET, one))
     ):

@@ -137,7 +137,6 @@ ROLE_HIJACK = (
     r"\b(?:enable|enter|activate|switch\s+to|turn\s+on|in)\s+(?:dan|jailbreak|jailbroken|unrestricted|developer|god|admin|debug|maintenance)\s+mode\b(?=[^.]{0,80}\b(?:you|ignore|policy|polic|restrict|refus|confirm|rules))",
     r"\b(?:no|without\s+(?:any\s+)?|free\s+(?:of|from)\s+(?:all\s+)?)(?:ethical|safety|content|moral)\s+(?:guidelines|restrictions|rules|filters|policies|limits)",
     r"\b(?:never|not)\s+refuses?\b(?=[^.]{0,80}\b(?:confirm|disclaim|request|anything|limit))",
-    r"\bstay\s+in\s+(?:character|that\s+role|this\s+role|role)\b",
     r"\b(?:switch|change|adopt)\s+(?:your\s+)?persona\b",
     r"\b(?:your|the\s+assistant'?s?|the\s+agent'?s?)\s+(?:new\s+)?identity\s+(?:has\s+been|is)\s+(?:updated|changed|now)",
     r"\b(?:do\s+anything\s+now|jailbroken|jailbreak\s+mode|dan\s+mode|(?:jb|dan)\s+active)\b",
