@@ -14,13 +14,18 @@ concepts it needs meet in one sentence, or in a sentence and the one after it:
 - impersonation: an authority's voice (AUTHORITY: a system or operator header, a
   vendor) granting powers (ELEVATE) or lifting confirmations (NO_ASK);
 - concealment: the user (USER) kept from knowing (HIDE) about the model's own doings
-  (SELF, a summary, a command, a network call);
+  (SELF, a summary, a command, a network call), or success claimed (FAKE_SUCCESS)
+  whatever happened;
 - memory_poisoning: the model's memory or standing rules written (REMEMBER) with a
   claimed consent or a lifted check (CONSENT, NO_ASK, UNBOUND);
 - exfiltration: a secret (SECRET) put (SEND) somewhere others read (OUT);
 - tool_abuse: a destructive or trust-breaking command (DANGER) pressed as standing
   practice, against a failure, or without the user (STANDING, ANYWAY, NO_ASK, HIDE);
-- addressed: a note to the model (TO_MODEL) carrying any act above.
+- addressed: a note to the model (TO_MODEL) carrying any act above, or any note to
+  the model where a reader of the page does not see it (an HTML comment, invisible
+  text, alt text);
+- fence_break: the data closed (a fence, a tag, a template block) and a heading of
+  new orders right after it.
 
 The text judged here has had what is only talked about blanked out by
 write.injection (quotations given as examples, sentences about attacks); TALK and

@@ -941,7 +941,7 @@ _CREDENTIAL_CALLS = (
         rf"|\bauth[ \t]*=[ \t]*|\balgoliasearch)\(\s*{_ARG}{_PASSWORD_ARG}\s*[,)]"
     ),
 )
-# An API client built with its key: `new PostmarkClient("<uuid>")`, `Mailchimp("<hex>-us6")`.
+# An API client built with its key alone: `new PostmarkClient("<uuid>")`, `StripeApi("<key>")`.
 _CLIENT_KEY = re.compile(
     r"""\b(?:new[ \t]+)?[A-Z]\w*(?:Client|Api|API|Sdk|SDK)\(\s*["'](?P<value>[A-Za-z0-9_-]{24,})["']\s*[,)]"""
 )
