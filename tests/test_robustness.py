@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import string
@@ -28,6 +29,7 @@ from memlane import Memory
 from memlane.cli.main import cli
 from memlane.errors import Invalid
 from memlane.scope import Context
+from memlane.write.draft import shows_nothing
 from memlane.write.normalize import clean_text, dedup_hash
 from store_checks import assert_consistent as _assert_consistent
 from store_checks import count_by_tag
@@ -275,7 +277,8 @@ def test_memory_add_stores_text_faithfully_or_refuses(store, text):
         # Storage fidelity, not the write policy: short random texts restate each other.
         result = store.add(text, allow_duplicate=True)
     except Invalid:
-        assert clean_text(text) == "", repr(text)  # the only refusal for plain text: empty
+        # the only refusals for plain text: empty, or nothing a reader would see
+        assert clean_text(text) == "" or shows_nothing(clean_text(text)), repr(text)
         return
     assert result.status.value == "added"
     record = store.get(result.id)
@@ -338,3 +341,39 @@ def test_cli_add_with_undecodable_argv_is_one_line_exit_2(tmp_path):
     if result.returncode == 2:
         assert result.stdout == b""
         assert len(stderr.strip().splitlines()) == 1, stderr
+
+
+def test_stored_terminal_escapes_are_printed_as_text(run):
+    # ESC, OSC (retitles a terminal), BEL, a C1 CSI and a carriage return that would
+    # hide the line before it: every read path prints them written out.
+    text = "Deploy note \x1b]0;pwned\x07 then \x1b[31mred\x1b[0m, \x9b2J and\rhidden"
+    memory_id = run("add", text, "--title", "escape \x1b[5mtitle").stdout.split()[-1]
+    outputs = [
+        run("show", memory_id).stdout,
+        run("list").stdout,
+        run("search", "deploy").stdout,
+        run("recall", "deploy note").stdout,
+    ]
+    for out in outputs:
+        assert not any(c in out for c in "\x1b\x07\x9b\r"), repr(out)
+    assert "\\x1b]0;pwned\\x07" in outputs[0]
+
+
+def test_a_new_store_is_owner_only(tmp_path):
+    # Memories are private: a store (and its WAL files) and the directories made for it
+    # are created readable by their owner alone, whatever the umask.
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "new" / "deeper" / "memory.db"
+        with Memory.open(path, context=Context()) as mem:
+            mem.add("The staging host is db-7.")
+            snapshot = mem.backup(tmp_path / "snaps").path
+            modes = {p.name: p.stat().st_mode & 0o777 for p in path.parent.iterdir()}
+        assert snapshot.stat().st_mode & 0o777 == 0o600
+        assert snapshot.parent.stat().st_mode & 0o777 == 0o700
+        assert modes["memory.db"] == 0o600
+        assert all(mode == 0o600 for name, mode in modes.items() if name.startswith("memory.db"))
+        assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
+        assert path.parent.stat().st_mode & 0o777 == 0o700
+    finally:
+        os.umask(old)

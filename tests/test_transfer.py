@@ -9,8 +9,11 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from memlane import Context, Memory
 from memlane.embed import get_embedder
+from memlane.errors import Invalid
 from memlane.write.frontmatter import split
 
 EVERYTHING = {"include_superseded": True, "include_private": True}
@@ -98,6 +101,52 @@ def test_every_line_is_checked_first_and_bad_lines_are_reported(tmp_path):
         assert any("surprise" in e for _, e in report.errors)
         memories = sum('"kind":"memory"' in line for line in lines)
         assert report.counts["memory"]["added"] == memories - 1  # the good ones land
+
+
+def test_imported_fields_are_held_to_what_add_accepts_and_reads_keep_working(tmp_path):
+    # Fields that pass the store's column types but no `add`: each is reported by line,
+    # the good record lands, and recall over the store still works.
+    with Memory.open(
+        tmp_path / "a.db", agent="ada", context=Context(), embedder=get_embedder("hash")
+    ) as mem:
+        mem.add("We deploy with make deploy from the release branch.")
+        template = json.loads(
+            next(line for line in mem.export_jsonl() if '"kind":"memory"' in line)
+        )
+    changes = [
+        {"importance": "high"},
+        {"importance": 10**30},
+        {"importance": True},
+        {"confidence": 7},
+        {"scope": "project:../../x"},
+        {"scope": "globl"},
+        {"body": "x" * 70_000},
+        {"body": "\u200b\u200c\ufeff"},
+        {"tags": "[1, 2]"},
+        {"id": "m-" + "a" * 10_000},
+        {"id": "m-../../etc"},
+    ]
+    lines = []
+    for i, change in enumerate(changes):
+        record = {**template, "id": f"m-bad{i:05d}", "dedup_hash": f"bad{i}", **change}
+        lines.append(json.dumps(record))
+    good = {**template, "id": "m-good00001", "dedup_hash": "good", "body": "Staging uses db-7."}
+    lines.append(json.dumps(good))
+    with Memory.open(
+        tmp_path / "b.db", agent="ada", context=Context(), embedder=get_embedder("hash")
+    ) as copy:
+        report = copy.import_jsonl(lines)
+        assert [n for n, _ in report.errors] == list(range(1, len(changes) + 1))
+        assert report.counts["memory"]["added"] == 1
+        assert [s.record.id for s in copy.recall("staging", limit=5).hits] == ["m-good00001"]
+
+
+def test_content_that_shows_nothing_is_refused(tmp_path):
+    with Memory.open(tmp_path / "a.db", agent="ada", context=Context()) as mem:
+        for content in ("\u200b\u200b", "\x00\x00", " \u2060\ufeff\n"):
+            with pytest.raises(Invalid, match="shows nothing"):
+                mem.add(content)
+        assert mem.add("visible \u200b text").id
 
 
 def test_tombstones_need_permission(tmp_path):

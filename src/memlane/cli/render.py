@@ -13,7 +13,7 @@ from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version
 # Moved down to retrieve.present (the hooks and the MCP server fence memories too);
 # re-exported for the CLI's modules.
 from memlane.retrieve.present import STALE_STATES as STALE_STATES
-from memlane.retrieve.present import defanged, provenance_marks
+from memlane.retrieve.present import defanged, printable, provenance_marks
 from memlane.retrieve.present import fenced as fenced
 
 
@@ -117,7 +117,7 @@ def record_line(record: Record, score: float | None = None) -> str:
     marks += provenance_marks(record)
     lock = " (private)" if record.visibility.value == "private" else ""
     lead = f"{score:7.3f}  " if score is not None else ""
-    return (
+    return printable(
         f"{lead}{record.id}  {_when(record.updated_at)}  [{record.kind.value}] "
         f"{record.title}{lock}{tags}{marks}"
     )

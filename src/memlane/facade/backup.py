@@ -77,7 +77,7 @@ def refuse_server_store(location: str, what: str = "backup") -> None:
 def single_flight(directory: Path) -> Iterator[bool]:
     """True while this process holds the directory's backup lock; False when another
     holds it. The kernel drops the lock with the process, so a crash leaves none."""
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:

@@ -236,6 +236,8 @@ class TransferOps(Core):
     def _checked(
         self, lines: Iterable[str | bytes], report: ImportReport
     ) -> list[tuple[int, str, dict[str, Any]]]:
+        from memlane.write.draft import check_loaded
+
         out = []
         for number, raw in enumerate(lines, start=1):
             text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
@@ -249,7 +251,10 @@ class TransferOps(Core):
                 if kind == FORMAT:
                     _check_header(record)
                     continue
-                out.append((number, str(kind), self.store.check_record(str(kind), record)))
+                row = self.store.check_record(str(kind), record)
+                if kind == "memory":
+                    check_loaded(_fields(row), self.limits)
+                out.append((number, str(kind), row))
             except (ValueError, Invalid) as exc:
                 report.errors.append((number, str(exc).splitlines()[0]))
         return out
@@ -258,6 +263,17 @@ class TransferOps(Core):
 _ORDER = {kind: i for i, kind in enumerate(
     ("registry", "session", "memory", "version", "link", "entity", "alias", "mention", "reminder")
 )}  # fmt: skip
+
+
+def _fields(row: dict[str, Any]) -> dict[str, Any]:
+    """A memory row's values as a Record holds them, for check_loaded: tags as a list."""
+    tags = row.get("tags")
+    if isinstance(tags, str):
+        parsed = json.loads(tags or "[]")
+        if not isinstance(parsed, list) or not all(isinstance(t, str) for t in parsed):
+            raise Invalid("memory.tags must be a list of strings")
+        return {**row, "tags": parsed}
+    return row
 
 
 def _kind_counts(records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:

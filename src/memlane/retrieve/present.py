@@ -35,10 +35,25 @@ def provenance_marks(record: Record) -> str:
 _FENCE_TAG = re.compile(r"<(\s*/?\s*)(memlane-)", re.IGNORECASE)
 
 
+# Controls a terminal acts on (escape sequences, bell, carriage return, C1 codes): shown
+# as `\xNN`, so stored text can neither restyle, retitle or hide what is printed around
+# it. Line breaks and tabs stay.
+_CONTROLS = {
+    c: f"\\x{c:02x}"
+    for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0D, 0x20), 0x7F, *range(0x80, 0xA0))
+}
+
+
+def printable(text: str) -> str:
+    """Stored text as it may be printed: its control characters written out."""
+    return text if text.isprintable() else text.translate(_CONTROLS)
+
+
 def defanged(text: str) -> str:
-    """A memory's text as it may stand between memlane's fences: a fence tag it holds
-    is escaped (`&lt;/memlane-recall>`), so it can neither close the fence it sits in
-    nor open one a model would read as memlane's own."""
+    """A memory's text as it may stand between memlane's fences: printable, and a fence
+    tag it holds escaped (`&lt;/memlane-recall>`), so it can neither close the fence it
+    sits in nor open one a model would read as memlane's own."""
+    text = printable(text)
     return _FENCE_TAG.sub(r"&lt;\1\2", text) if "memlane-" in text.lower() else text
 
 

@@ -6,6 +6,8 @@ comes through `build_draft`, so they validate and default identically.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -183,9 +185,23 @@ def check_title(title: str, limits: Limits) -> str:
     return title
 
 
+# Fillers that are letters to Unicode but show nothing (Hangul fillers), and variation
+# selectors, which only change the look of the character before them.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0") | frozenset(map(chr, range(0xFE00, 0xFE10)))
+_BLANK_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+
+
+def shows_nothing(text: str) -> bool:
+    """Whether a text is only controls, format characters (zero-width spaces and
+    joiners, marks of direction), white space and fillers."""
+    return all(c in _FILLERS or unicodedata.category(c) in _BLANK_CATEGORIES for c in text)
+
+
 def check_body(body: str | None, limits: Limits) -> str:
     if not body:
         raise Invalid("content is empty")
+    if shows_nothing(body):
+        raise Invalid("content shows nothing (only invisible characters)")
     size = len(body.encode("utf-8"))
     if size > limits.body_bytes:
         raise Invalid(f"content is {size} bytes; the limit is {limits.body_bytes} bytes")
@@ -235,6 +251,32 @@ def _routing(f: dict[str, Any]) -> tuple[Kind, str | None, State | None, Resonan
         raise Invalid("thread_id is only valid with type thread_closed")
     routed_kind, category, opened = FACT_ROUTES[fact]
     return kind or routed_kind, category, state or opened, resonance or ResonanceType.EPHEMERAL
+
+
+MAX_ID_CHARS = 64
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
+
+
+def check_loaded(fields: Mapping[str, Any], limits: Limits) -> None:
+    """A memory record read from a file (its fields as a Record holds them), held to
+    what `add` accepts: Invalid naming the first field that is not. A record that
+    only passes the store's column types (an importance of "high", a scope of
+    `project:../x`, a 70 KB body) would land and break every read after it."""
+    memory_id = fields["id"]
+    if len(memory_id) > MAX_ID_CHARS or not _ID.fullmatch(memory_id):
+        raise Invalid(f"id {memory_id[:40]!r}: letters, digits and . _ : -, at most {MAX_ID_CHARS}")
+    if parse_scope(fields["scope"]) != fields["scope"]:
+        raise Invalid(f"scope {fields['scope']!r} has blanks around it")
+    for name, low, high in (("importance", 1, MAX_IMPORTANCE), ("wake_order", -(10**9), 10**9)):
+        value = fields.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise Invalid(f"{name} must be a whole number, not {value!r}")
+        as_int(value, name, low, high)
+    for name in ("confidence", "trust_score"):
+        as_float(fields.get(name), name)
+    check_title(fields["title"], limits)
+    check_body(fields["body"], limits)
+    check_tags(tuple(fields.get("tags") or ()), limits)
 
 
 def build_draft(raw: Mapping[str, Any], ctx: WriteContext) -> Draft:

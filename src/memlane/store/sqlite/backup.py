@@ -50,8 +50,10 @@ def _counts(conn: sqlite3.Connection) -> Counts:
 
 def snapshot(conn: sqlite3.Connection, dest: Path) -> Counts:
     """Copy the store into `dest` (a new file) and return its counts at that instant."""
-    if dest.exists():
-        raise Invalid(f"{dest} already exists; a snapshot never overwrites a file")
+    try:  # owner-only, as the store it copies
+        os.close(os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        raise Invalid(f"{dest} already exists; a snapshot never overwrites a file") from None
     target = sqlite3.connect(dest)
     try:
         conn.execute("BEGIN")  # one read snapshot for the counts and the pages

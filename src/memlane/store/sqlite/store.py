@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -313,6 +314,18 @@ _FTS_HITS = (
 )
 
 
+def _private_file(path: Path) -> None:
+    """Create a new store owner-only (0600, in directories made 0700) before SQLite
+    opens it: its -wal and -shm files take the same mode."""
+    if path.exists():
+        return
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+    with contextlib.suppress(FileExistsError):  # another process made it first
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 class SQLiteStore:
     """A memlane store in one SQLite file."""
 
@@ -322,7 +335,7 @@ class SQLiteStore:
         if synchronous not in _SYNCHRONOUS:
             raise Invalid(f"invalid sqlite synchronous mode {synchronous!r}: use full or normal")
         if self.location != ":memory:":
-            Path(self.location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            _private_file(Path(self.location).expanduser())
         try:
             self.conn = sqlite3.connect(
                 self.location, timeout=BUSY_TIMEOUT_S, isolation_level=None,
