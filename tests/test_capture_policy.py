@@ -218,6 +218,7 @@ def test_the_scorer_counts_a_fragment_left_behind_as_a_miss():
         ("Log in as `ops@x.test` with `Wh!stle-Pine4`, then open billing.", "Wh!stle-Pine4"),
         ("Adgangskoden til NAS'en er Fjeld-Ræv-62, brugeren er admin.", "Fjeld-Ræv-62"),
         ("현관 비밀번호는 581937이에요. Ticket OPS-7: docs bot cannot push.", "581937"),
+        ("the NAS password is 4821 7730, same as the old one", "4821 7730"),
         # SQL, manifests, hiera and commands that print a secret
         ("CREATE USER 'bi'@'%' IDENTIFIED BY 'R3port!ng-2211';", "R3port!ng-2211"),
         ('ALTER ROLE app WITH PASSWORD "Quill-Harbor-58";', "Quill-Harbor-58"),

@@ -377,3 +377,18 @@ def test_a_new_store_is_owner_only(tmp_path):
         assert path.parent.stat().st_mode & 0o777 == 0o700
     finally:
         os.umask(old)
+
+
+def test_read_commands_on_a_missing_store_create_nothing(run, tmp_path):
+    # An explicit --db that names no file: reads find nothing, doctor says so, and
+    # neither the store nor its directory appears.
+    missing = tmp_path / "no" / "such" / "dir" / "memory.db"
+    for args in (("list",), ("search", "deploy"), ("recall", "deploy"), ("stats", "--json")):
+        result = run("--db", str(missing), *args)
+        assert result.exit_code == 0, (args, result.stderr)
+    assert str(missing) in run("--db", str(missing), "stats", "--json").json()["path"]
+    doctor = run("--db", str(missing), "doctor")
+    assert doctor.exit_code == 0 and "no store at" in doctor.stdout
+    assert not (tmp_path / "no").exists()
+    assert run("--db", str(missing), "add", "The staging host is db-7.").exit_code == 0
+    assert missing.exists()  # a write makes it

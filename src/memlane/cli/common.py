@@ -24,16 +24,35 @@ F = TypeVar("F", bound=Callable[..., Any])
 SETTINGS_PROBLEMS = "memlane.settings_problems"
 
 
+# Commands that only read the store (groups with a writing subcommand are not among
+# them): on a store file that does not exist they read an empty store in memory, and
+# create neither the file nor its directory.
+READ_COMMANDS = frozenset(
+    "show list search recall recent history stats journal open-threads growth "
+    "types export doctor".split()
+)
+
+
 class State(msgspec.Struct):
     """Per-invocation state: settings and the lazily opened Memory."""
 
     db: str | None = None
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    reading: bool = False  # the command only reads (see READ_COMMANDS)
     _memory: Memory | None = None
+
+    def missing_store(self) -> Path | None:
+        """The store file this invocation names, when it is a file that does not exist."""
+        location = str(self.db or self.settings.get("db") or "")
+        if not location or location == ":memory:" or "://" in location:
+            return None
+        path = Path(location).expanduser()
+        return None if path.exists() else path
 
     def memory(self) -> Memory:
         if self._memory is None:
-            self._memory = config.open_memory(self.settings, self.db)
+            empty = self.reading and self.missing_store() is not None
+            self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
         return self._memory
 
     def embedder_for(self, profile: str) -> Embedder | None:

@@ -7,7 +7,13 @@ import gc
 import click
 
 from memlane import config
-from memlane.cli.common import SETTINGS_PROBLEMS, SectionedGroup, State, settings_from_env
+from memlane.cli.common import (
+    READ_COMMANDS,
+    SETTINGS_PROBLEMS,
+    SectionedGroup,
+    State,
+    settings_from_env,
+)
 from memlane.errors import MemlaneError
 
 # Where the root group leaves a settings error for `memlane hook` (see cli below).
@@ -100,7 +106,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     """memlane: long-term memory for AI agents."""
     if ctx.invoked_subcommand == "doctor":  # it reports bad settings, so it must run
         settings, ctx.meta[SETTINGS_PROBLEMS] = config.resolve_leniently()
-        ctx.obj = State(db=db, settings=settings)
+        ctx.obj = State(db=db, settings=settings, reading=True)
         return
     try:
         settings = settings_from_env()
@@ -110,7 +116,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
         # A hook never breaks its host: it logs the bad setting and answers silently.
         ctx.meta[SETTINGS_ERROR] = str(exc)
         settings = {}
-    ctx.obj = State(db=db, settings=settings)
+    ctx.obj = State(db=db, settings=settings, reading=ctx.invoked_subcommand in READ_COMMANDS)
 
 
 def main() -> None:

@@ -260,11 +260,13 @@ def history_cmd(memory_id: str, as_json: bool) -> None:
 @json_option
 def stats_cmd(as_json: bool) -> None:
     """Counts: memories, live, superseded, versions, links, by kind/category/scope/class."""
-    stats = memory().stats()
+    data = as_dict(memory().stats())
+    missing = state().missing_store()
+    if missing is not None:  # an empty store read in its place
+        data["path"] = f"{missing} (no store yet)"
     if as_json:
-        emit_json(as_dict(stats))
+        emit_json(data)
         return
-    data = as_dict(stats)
     for key in (
         "path",
         "schema_version",
@@ -306,8 +308,13 @@ def doctor_cmd(as_json: bool) -> None:
     settings and the MCP token (never shown); read-only. Each problem names its fix;
     exit 1 when a check fails."""
     s = state().settings
-    backups = Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None
-    checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
+    missing = state().missing_store()
+    if missing is None:
+        backups = Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None
+        checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
+    else:  # nothing to check, and nothing is made to check it
+        checks = [Check("store", WARN, f"no store at {missing} yet: nothing has been stored",
+                        "memlane add creates it; or --db names the wrong file")]  # fmt: skip
     checks += [*_settings_checks(), _token_check(s)]
     if as_json:
         emit_json([as_dict(c) for c in checks])

@@ -525,8 +525,14 @@ def _words_after(
         if new_key and (not linked or new_key["key"].isalpha() or _identifier(new_key["key"])):
             return  # another field begins: `trace_id=...`
         lead, value = _strip(token)
-        grouped = _CODE.match(text, start + lead) if label.family == PIN else None
-        if grouped is not None and grouped.end() > start + lead + len(value) and _pin(grouped[0]):
+        digits = label.family == PIN or (label.family == PASSWORD and value.isdigit())
+        grouped = _CODE.match(text, start + lead) if digits else None
+        if (
+            grouped is not None
+            and grouped.end() > start + lead + len(value)
+            and not text[grouped.end() : grouped.end() + 1].isalnum()  # whole groups only
+            and _pin(grouped[0])
+        ):
             yield grouped.span()  # "4829 1037": one code in two groups
             pos, seen = grouped.end(), seen + 1
             continue

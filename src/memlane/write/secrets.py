@@ -61,16 +61,26 @@ MIN_REPEATED = 8  # a secret this long found once is hidden wherever else it app
 
 
 def _repeated(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Other occurrences of a secret found once (`SMTP_USER=X` where `SMTP_PASSWORD=X`)."""
+    """Other occurrences of a secret found once (`SMTP_USER=X` where `SMTP_PASSWORD=X`):
+    anywhere in the text for a long one, as a whole word on its own line for a short one
+    ("password 0000 0000" where one group was read as the value)."""
     known = {(start, end) for start, end, _ in found}
-    values = {text[start:end]: rank for start, end, rank in found if end - start >= MIN_REPEATED}
     out = []
-    for value, rank in values.items():
-        at = text.find(value)
+    for start, end, rank in found:
+        value = text[start:end]
+        if len(value) >= MIN_REPEATED:
+            lo, hi, whole = 0, len(text), False
+        else:
+            lo = text.rfind("\n", 0, start) + 1
+            hi = len(text) if (hi := text.find("\n", end)) < 0 else hi
+            whole = True
+        at = text.find(value, lo, hi)
         while at >= 0:
-            if (at, at + len(value)) not in known:
-                out.append((at, at + len(value), rank))
-            at = text.find(value, at + len(value))
+            after = at + len(value)
+            alone = not (text[at - 1 : at].isalnum() or text[after : after + 1].isalnum())
+            if (at, after) not in known and (alone or not whole):
+                out.append((at, after, rank))
+            at = text.find(value, after, hi)
     return out
 
 
