@@ -199,7 +199,7 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_RECALL_LANE_WEIGHTS",
         lambda: None,
         "recall lane fusion weights: keyword,vector,entity (three numbers >= 0; "
-        "default in the README).",
+        "default in docs/settings.md).",
         _lane_weights,
     ),
     Setting(

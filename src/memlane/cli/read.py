@@ -344,7 +344,9 @@ def _token_check(s: dict[str, Any]) -> Check:
     try:
         grants = load_tokens(s["mcp_token"], s["mcp_token_file"])
     except MemlaneError as exc:
-        return Check("mcp token", FAIL, str(exc), "fix MEMLANE_MCP_TOKEN_FILE (see README serve)")
+        return Check(
+            "mcp token", FAIL, str(exc), "fix MEMLANE_MCP_TOKEN_FILE (see docs/commands.md, serve)"
+        )
     if not grants:
         return Check("mcp token", OK, "none set: `serve --http` will refuse to start")
     unscoped = [g for g in grants.values() if g.scopes is None]
