@@ -395,7 +395,9 @@ def _meant(said: str, match: re.Match[str], family: str) -> bool:
     """Whether a phrasing is said as an order: not forbidden ("never paste secrets
     into ..."), and an override not narrowed to a topic."""
     line_start = said.rfind("\n", 0, match.start()) + 1
-    if concepts.forbidden(said[max(line_start, match.start() - 50) : match.start()]):
+    if concepts.forbidden(
+        said[max(line_start, match.start() - concepts.FORBID_REACH) : match.start()]
+    ):
         return False
     return family != "override" or _TOPICAL.match(said, match.end()) is None
 

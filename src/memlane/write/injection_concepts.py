@@ -655,27 +655,15 @@ def forbidden(before: str) -> bool:
     return _FORBID.search(before) is not None
 
 
-def _sent(sentence: str) -> bool:
-    """Something to be sent or shown, not forbidden to be ("never paste secrets into")."""
+FORBID_REACH = 50  # characters before an act in which a "never" or "don't" forbids it
+
+
+def ordered(pattern: re.Pattern[str], sentence: str) -> bool:
+    """Whether the sentence holds an act of `pattern` that is not forbidden: a thing
+    sent ("never paste secrets into" is not), success claimed, a destructive command."""
     return any(
-        not _FORBID.search(sentence[max(0, m.start() - 50) : m.start()])
-        for m in SEND.finditer(sentence)
-    )
-
-
-def _faked(sentence: str) -> bool:
-    """Success to be claimed, not forbidden to claim."""
-    return any(
-        not _FORBID.search(sentence[max(0, m.start() - 50) : m.start()])
-        for m in FAKE_SUCCESS.finditer(sentence)
-    )
-
-
-def _danger(sentence: str) -> bool:
-    """A destructive act ordered, not forbidden."""
-    return any(
-        not _FORBID.search(sentence[max(0, m.start() - 50) : m.start()])
-        for m in DANGER.finditer(sentence)
+        not forbidden(sentence[max(0, m.start() - FORBID_REACH) : m.start()])
+        for m in pattern.finditer(sentence)
     )
 
 
@@ -839,7 +827,7 @@ def _poisoned(one: str, two: str) -> bool:
     """Memory or standing rules written with a claimed consent, a lifted check or a
     destructive habit."""
     return _has(REMEMBER, one) and (
-        _has(CONSENT, two) or _has(NO_ASK, two) or _has(UNBOUND, two) or _danger(two)
+        _has(CONSENT, two) or _has(NO_ASK, two) or _has(UNBOUND, two) or ordered(DANGER, two)
     )
 
 
@@ -859,18 +847,18 @@ def _judge(one: str, two: str, addressed: bool) -> Iterator[str]:
     ):
         yield "impersonation"
     kept_from = _has(HIDE, two) and (_has(USER, two) or _has(_THIS, two))
-    faked = _faked(one) and (_has(ANYWAY, two) or _has(USER, two))
+    faked = ordered(FAKE_SUCCESS, one) and (_has(ANYWAY, two) or _has(USER, two))
     if (kept_from and (_has(SELF, two) or model)) or faked:
         yield "concealment"
     if _poisoned(one, two) or _has(_MEMORY_EDIT, one):
         yield "memory_poisoning"
     if (
-        (_sent(one) and _has(SECRET, one) and _has(OUT, one))
+        (ordered(SEND, one) and _has(SECRET, one) and _has(OUT, one))
         or (_has(_NET, one) and _has(_SECRET_FILE, one))
         or (_has(_DNS, one) and _has(SECRET, one))
     ):
         yield "exfiltration"
-    if _danger(one) and (
+    if ordered(DANGER, one) and (
         len({m[0].lower() for m in DANGER.finditer(one)}) >= 2  # two destructive acts at once
         or _has(STANDING, two)
         or _has(ANYWAY, one)
