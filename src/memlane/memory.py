@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -32,6 +31,7 @@ from memlane.model import (
 from memlane.scope import Context, detect_context
 from memlane.store import Writer, open_store
 from memlane.timeutil import parse_instant, utcnow
+from memlane.write import inputs
 from memlane.write.settings import Limits
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
@@ -305,7 +305,7 @@ class Memory(
         captures: dict[int, Captured] = {}
         for number, item in chunk:
             try:
-                captures[number] = self._captured(_batch_fields(item))
+                captures[number] = self._captured(inputs.json_object(item))
                 draft = drafting.build_draft(captures[number].fields, self._write_context())
                 drafts[number] = replace(draft, record=self._pinned(draft.record))
             except (Invalid, NotFound, Conflict) as exc:
@@ -652,24 +652,6 @@ class Memory(
             id=new.id, status=WriteStatus.ADDED, warnings=tuple(warnings), title=new.title
         )
         return self._reembedded(with_capture(result, captured))
-
-
-def _batch_fields(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
-    if isinstance(item, bytes):
-        try:
-            item = item.decode("utf-8")
-        except UnicodeDecodeError:
-            raise Invalid("line is not valid UTF-8") from None
-    if isinstance(item, str):
-        try:
-            item = json.loads(item.removeprefix("\ufeff"))  # a BOM from Windows editors
-        except ValueError as exc:
-            raise Invalid(f"not valid JSON: {exc.args[0] if exc.args else exc}") from None
-        except RecursionError:
-            raise Invalid("JSON nested too deeply") from None
-    if not isinstance(item, Mapping):
-        raise Invalid("each line must be a JSON object")
-    return item
 
 
 def with_capture(result: WriteResult, captured: Captured) -> WriteResult:

@@ -7,9 +7,19 @@ from typing import Any
 
 import click
 
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, pick_content
+from memlane.cli.common import (
+    emit_json,
+    fail,
+    in_section,
+    json_option,
+    memory,
+    note,
+    open_input,
+    pick_content,
+)
 from memlane.cli.render import batch_dict, write_dict
 from memlane.model import BatchLine, BatchResult, FactType, Kind, WriteResult, WriteStatus
+from memlane.write import inputs
 
 _NO_SESSION = (
     "no session id: the exact-duplicate check was skipped (pass --session-id to enable it)"
@@ -149,7 +159,7 @@ def report_write(result: WriteResult, as_json: bool) -> None:
 @json_option
 def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: bool) -> None:
     """Add many memories from JSONL; bad lines are reported and skipped, good ones land."""
-    stream = sys.stdin.buffer if file == "-" else _open(file)
+    stream = open_input(file, "batch")
     lines: list[BatchLine] = []
     mem = memory()
     if capture_mode is not None:
@@ -157,7 +167,7 @@ def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: 
     if no_embed:  # every line lands without vectors; `embed --pending` adds them later
         mem.embed_on_write = False
     with stream:
-        for line in mem.iter_batch(stream):
+        for line in mem.iter_batch(inputs.lines(stream)):
             lines.append(line)
             if not as_json:
                 _report_line(line)
@@ -192,10 +202,3 @@ def _report_line(line: BatchLine) -> None:
         click.echo(f"[{line.line}] Added entry: {line.result.id} ({line.result.title})")
         for warning in line.result.warnings:
             click.echo(f"[{line.line}] note: {warning}", err=True)
-
-
-def _open(path: str) -> Any:
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        fail(f"cannot read {path}: {exc.strerror or exc}")

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
 import click
 import msgspec
@@ -15,6 +15,8 @@ import msgspec
 from memlane import config
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
+from memlane.write import inputs
+from memlane.write.settings import Limits
 
 if TYPE_CHECKING:
     from memlane.embed import Embedder
@@ -100,16 +102,31 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout only.")(fn)
 
 
-def read_text(source: str, what: str) -> str:
-    """Text from a file path, or stdin for `-`; a missing file is a usage error."""
-    if source == "-":
-        return sys.stdin.read()
+def read_text(source: str, what: str, cap: int | None = None) -> str:
+    """Text from a regular file, or stdin for `-`, read with a cap (the largest memory
+    body unless told): past it, or from a device or a FIFO, a usage error."""
+    limit = cap if cap is not None else body_cap()
     try:
-        return Path(source).expanduser().read_text(encoding="utf-8")
-    except FileNotFoundError:
-        fail(f"{what} file not found: {source}")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"cannot read {what} file {source}: {exc}")
+        if source == "-":
+            return inputs.decode(inputs.read_capped(sys.stdin.buffer, limit, what), what)
+        return inputs.read_text(source, limit, what)
+    except MemlaneError as exc:
+        fail(str(exc))
+
+
+def body_cap() -> int:
+    """The largest memory body the settings accept, in bytes."""
+    return int(state().settings.get("max_body_bytes") or Limits().body_bytes)
+
+
+def open_input(path: str, what: str) -> BinaryIO:
+    """A regular file to read (stdin for `-`); a usage error for anything else."""
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return inputs.open_file(path, what)
+    except MemlaneError as exc:
+        fail(str(exc))
 
 
 def pick_content(inline: str | None, file: str | None, what: str = "content") -> str | None:
@@ -119,7 +136,7 @@ def pick_content(inline: str | None, file: str | None, what: str = "content") ->
     if file is not None:
         return read_text(file, what)
     if inline == "-":
-        return sys.stdin.read()
+        return read_text("-", what)
     return inline
 
 

@@ -9,7 +9,7 @@ import click
 
 from memlane.cli.common import in_section, json_option, state
 from memlane.cli.main import SETTINGS_ERROR
-from memlane.hooks.host import CLAUDE_CODE
+from memlane.hooks.host import CLAUDE_CODE, MAX_PAYLOAD_BYTES
 
 
 @in_section("hooks")
@@ -43,10 +43,11 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
 
 def _stdin() -> str:
     """The host's payload; nothing from a terminal (a person typing is not a host) or
-    from a stream that cannot be read (the hook then logs a bad payload)."""
+    from a stream that cannot be read (the hook then logs a bad payload). It is read
+    no further than one byte past the largest payload, which `host.parse` refuses."""
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return ""
-        return sys.stdin.buffer.read().decode("utf-8", "replace")
+        return sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1).decode("utf-8", "replace")
     except (OSError, ValueError):
         return ""

@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from memlane import config
-from memlane.cli.common import emit_json, in_section, json_option, memory
+from memlane.cli.common import body_cap, emit_json, in_section, json_option, memory
 from memlane.errors import MemlaneError
+from memlane.write import inputs
 from memlane.write.frontmatter import split
 
 
@@ -38,7 +39,8 @@ def seed_agents(path: Path | None, as_json: bool) -> None:
     mem, done, failed = memory(), [], []
     for file in sorted(directory.glob("*.md")):
         try:
-            meta, body = split(file.read_text(encoding="utf-8"), str(file))
+            inputs.inside(directory, file)
+            meta, body = split(inputs.read_text(file, 2 * body_cap(), "agent"), str(file))
             name = str(meta.get("name") or file.stem)
             entry, result = mem.seed_agent(name, meta, body)
         except (MemlaneError, OSError, UnicodeDecodeError) as exc:
@@ -60,13 +62,13 @@ def seed_knowledge(path: Path | None, as_json: bool) -> None:
     mem, added, failed = memory(), 0, []
     for file in files:
         try:
-            with file.open("rb") as stream:
-                for line in mem.iter_batch(stream):
+            with inputs.open_file(file, "knowledge") as stream:
+                for line in mem.iter_batch(inputs.lines(stream)):
                     if line.error is not None:
                         failed.append({"file": str(file), "line": line.line, "error": line.error})
                     elif line.result is not None and line.result.landed:
                         added += 1
-        except OSError as exc:
+        except (MemlaneError, OSError) as exc:
             failed.append({"file": str(file), "line": None, "error": str(exc)})
     summary = f"{added} memories added from {len(files)} file(s)"
     _report({"files": [str(f) for f in files], "added": added, "failed": failed}, as_json, summary)

@@ -22,6 +22,7 @@ from memlane.cli.common import (
 )
 from memlane.model import Taint
 from memlane.scope import GLOBAL, parse_scope
+from memlane.write import inputs
 
 if TYPE_CHECKING:  # the SDK loads only when a server or an import runs
     from memlane.memory import Memory
@@ -108,7 +109,7 @@ def import_mcp_memory_cmd(file: str, scope: str, capture_mode: str | None, as_js
     entity with its observations, and the relations between them."""
     from memlane.server.graph import KnowledgeGraph, parse_jsonl
 
-    entities, relations = parse_jsonl(read_text(file, "memory"))
+    entities, relations = parse_jsonl(read_text(file, "memory", inputs.FILE_CAP))
     where = parse_scope(scope)
     mem = memory()
     # The file's text was written by agents through that server: it is tool output.

@@ -9,8 +9,18 @@ from typing import Any
 import click
 
 from memlane.cli.capture import CAPTURE_MODE
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
+from memlane.cli.common import (
+    body_cap,
+    emit_json,
+    fail,
+    in_section,
+    json_option,
+    memory,
+    note,
+    open_input,
+)
 from memlane.errors import MemlaneError
+from memlane.write import inputs
 from memlane.write.frontmatter import split
 
 FORMATS = ("jsonl", "csv", "md")
@@ -99,12 +109,9 @@ def import_jsonl_cmd(
 ) -> None:
     """Load a JSONL export: every line checked first, bad lines reported by number and
     skipped; ids kept; loading the same file again changes nothing."""
-    try:
-        with file.open("rb") as stream:
-            report = memory().import_jsonl(stream, capture_mode=capture_mode,
-                                           allow_tombstones=allow_tombstones)  # fmt: skip
-    except OSError as exc:
-        fail(f"cannot read {file}: {exc.strerror}")
+    with open_input(str(file), "import") as stream:
+        report = memory().import_jsonl(inputs.lines(stream), capture_mode=capture_mode,
+                                       allow_tombstones=allow_tombstones)  # fmt: skip
     if as_json:
         emit_json({"counts": report.counts, "added": report.added, "redactions": report.redactions,
                    "unembedded": report.unembedded,
@@ -133,7 +140,8 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
     mem, added, failed = memory(), [], []
     for file in sorted(directory.rglob("*.md")):
         try:
-            meta, body = split(file.read_text(encoding="utf-8"), str(file))
+            inputs.inside(directory, file)
+            meta, body = split(inputs.read_text(file, 2 * body_cap(), "markdown"), str(file))
             fields = {k: v for k, v in meta.items() if k in _MARKDOWN_FIELDS}
             if "memory_kind" in meta:  # a memlane Markdown export names the kind so
                 fields.setdefault("kind", meta["memory_kind"])

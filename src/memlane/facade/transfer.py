@@ -20,6 +20,7 @@ import msgspec
 from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
 from memlane.store import Selection
+from memlane.write import inputs
 
 FORMAT, FORMAT_VERSION = "memlane-export", 1
 HEADER = {"kind": FORMAT, "version": FORMAT_VERSION}
@@ -240,13 +241,10 @@ class TransferOps(Core):
 
         out = []
         for number, raw in enumerate(lines, start=1):
-            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-            if not text.strip():
+            if not raw.strip():
                 continue
             try:
-                record = json.loads(text)
-                if not isinstance(record, dict):
-                    raise Invalid("a line must be a JSON object")
+                record = dict(inputs.json_object(raw))
                 kind = record.get("kind")
                 if kind == FORMAT:
                     _check_header(record)

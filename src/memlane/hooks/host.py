@@ -43,8 +43,9 @@ HOST_EVENT = {
 # context for the model.
 HOST_EVENTS = {CLAUDE_CODE: frozenset(EVENTS), CODEX: frozenset(EVENTS) - {SESSION_END}}
 INJECTING = frozenset({SESSION_START, USER_PROMPT})
-# A payload larger than this is not a hook event (a prompt is capped well below).
-MAX_PAYLOAD_CHARS = 8 * 1024 * 1024
+# A payload larger than this, in UTF-8 bytes, is not a hook event (a prompt is capped
+# well below); stdin is read no further than one byte past it.
+MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 
 
 class Event(msgspec.Struct, frozen=True):
@@ -75,8 +76,8 @@ def check(name: str, host: str) -> None:
 def parse(name: str, host: str, text: str) -> Event:
     """The event in a host's stdin; Invalid when it is not that event's JSON object."""
     check(name, host)
-    if len(text) > MAX_PAYLOAD_CHARS:
-        raise Invalid(f"payload of {len(text)} characters is too large for a hook event")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_PAYLOAD_BYTES:
+        raise Invalid(f"payload of over {MAX_PAYLOAD_BYTES} bytes is too large for a hook event")
     try:
         payload = json.loads(text)
     except (ValueError, RecursionError):

@@ -13,11 +13,17 @@ import hashlib
 from enum import StrEnum
 from pathlib import Path
 
+from memlane.errors import Invalid
+from memlane.write.inputs import open_file
+
 FILE_PREFIX = "file:"
 HASH_PREFIX = "sha256:"
 # A memory whose source file changed or vanished is trusted half as much on read.
 STALE_CONFIDENCE = 0.5
 _READ_CHUNK = 1 << 20
+# A source file past this size is not pinned: hashing it would slow every read that
+# checks it, and a memory about a file that large names a part of it, not its bytes.
+HASH_CAP = 256 << 20
 
 
 class SourceState(StrEnum):
@@ -46,13 +52,16 @@ def pinned(ref: str | None, cwd: Path) -> str | None:
 
 
 def file_hash(path: Path) -> str | None:
-    """sha256 of the file's bytes, named ("sha256:..."); None when it cannot be read."""
+    """sha256 of the file's bytes, named ("sha256:..."); None when it cannot be read,
+    is not a regular file (a device or a FIFO would never end) or is past HASH_CAP."""
     digest = hashlib.sha256()
     try:
-        with path.open("rb") as stream:
+        with open_file(path, "source") as stream:
             while chunk := stream.read(_READ_CHUNK):
                 digest.update(chunk)
-    except OSError:
+                if stream.tell() > HASH_CAP:
+                    return None
+    except (Invalid, OSError):
         return None
     return HASH_PREFIX + digest.hexdigest()
 
