@@ -566,7 +566,7 @@ def test_a_store_from_a_newer_memlane_is_refused(db_path):
 def test_a_file_that_is_not_a_database_is_refused(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_bytes(b"this is not sqlite at all, just text " * 100)
-    with pytest.raises(Unavailable, match="not a memlane database"):
+    with pytest.raises(Unavailable, match="is not a database, or its header is damaged"):
         Memory.open(path, context=Context())
 
 

@@ -80,6 +80,33 @@ def test_a_snapshot_that_fails_verification_is_deleted(filled, tmp_path, monkeyp
     assert snapshots(tmp_path) == []
 
 
+class _Killed(BaseException):
+    """A kill the code under test does not catch."""
+
+
+def test_a_run_killed_mid_copy_leaves_no_file_under_a_snapshots_name(filled, tmp_path, monkeypatch):
+    taken = filled.store.snapshot
+
+    def killed(path: Path) -> Counts:
+        taken(path)
+        with open(path, "r+b") as half:  # the copy stops halfway
+            half.truncate(path.stat().st_size // 2)
+        raise _Killed  # the process dies here
+
+    monkeypatch.setattr(filled.store, "snapshot", killed)
+    with pytest.raises(_Killed):
+        filled.backup(tmp_path)
+    assert snapshots(tmp_path) == []
+    [draft] = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert not SNAPSHOT.match(draft.name)
+    monkeypatch.undo()
+    due = filled.backup(tmp_path, due_after=timedelta(hours=24))  # not taken for a snapshot
+    assert due.path is not None and verify(due.path, due.counts).ok
+    assert not draft.exists()  # the next run removed the dead run's draft
+    check = next(c for c in filled.doctor(tmp_path, timedelta(hours=24)) if c.name == "backup")
+    assert due.path.name in check.detail
+
+
 def test_verify_finds_a_damaged_file(filled, tmp_path):
     path = filled.backup(tmp_path).path
     damaged = tmp_path / "damaged.db"

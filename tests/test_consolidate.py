@@ -5,8 +5,12 @@ gated by cadence and by a single-flight lock."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import socket
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -354,6 +358,34 @@ def test_a_crashed_runs_lock_expires(vmem):
     assert report.skipped is None and report.plan.absorbed == 1
     assert any("stale lock" in w for w in report.warnings)
     assert vmem.store.meta(LOCK_META) == ""  # released
+
+
+def _killed_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_killed_runs_lock_on_this_machine_is_taken_over_at_once(vmem):
+    _dupes(vmem, VARIANTS[:2])
+    held = {"token": "dead", "at": to_text(utcnow()), "pid": _killed_pid(),
+            "op": "consolidate", "host": socket.gethostname()}  # fmt: skip
+    with vmem.store.write() as w:
+        w.set_meta(LOCK_META, json.dumps(held))
+    assert next(c for c in vmem.doctor() if c.name == "maintenance lock").status == "ok"
+    report = vmem.consolidate(threshold=0.6)
+    assert report.skipped is None and report.plan.absorbed == 1
+    assert any("stale lock" in w for w in report.warnings)
+
+
+def test_a_live_or_remote_runs_fresh_lock_is_respected(vmem):
+    _dupes(vmem, VARIANTS[:2])
+    for pid, host in ((os.getpid(), socket.gethostname()), (_killed_pid(), "other-machine")):
+        held = {"token": "t", "at": to_text(utcnow()), "pid": pid, "op": "organize",
+                "host": host}  # fmt: skip
+        with vmem.store.write() as w:
+            w.set_meta(LOCK_META, json.dumps(held))
+        assert vmem.consolidate(threshold=0.6).skipped == "lock"
 
 
 def test_scope_limits_what_is_consolidated(vmem, run):

@@ -10,6 +10,7 @@ from memlane.errors import (
     NotFound,
     PolicyRefused,
     SchemaTooNew,
+    StoreDamaged,
     Unavailable,
 )
 from memlane.memory import Memory
@@ -35,6 +36,7 @@ __all__ = [
     "PolicyRefused",
     "Record",
     "SchemaTooNew",
+    "StoreDamaged",
     "Unavailable",
     "Version",
     "WriteResult",

@@ -9,6 +9,8 @@
     ├── ScopeNotAllowed          a scoped MCP token reaches outside its scopes           (exit 2)
     ├── PolicyRefused            a write policy refused the content                      (exit 2)
     └── Unavailable              the store or a component cannot serve the request:     (exit 1)
+        │                        a full disk, a read-only file, a lost connection
+        ├── StoreDamaged         the store file is damaged or is not a database
         └── SchemaTooNew         the database was written by a newer memlane
 
 Interfaces map this tree to exit codes (CLI) and tool errors (MCP) in one place
@@ -68,6 +70,10 @@ class Unavailable(MemlaneError):
     """The store or a component cannot serve the request."""
 
     exit_code = 1
+
+
+class StoreDamaged(Unavailable):
+    """The store file is damaged (a page, an index or a text) or is not a database."""
 
 
 class SchemaTooNew(Unavailable):

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memlane.errors import Conflict, Invalid, NotFound
+from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.lazy import lazy_module
 from memlane.model import (
     VERSIONED_FIELDS,
@@ -51,7 +51,7 @@ else:  # the write policy loads with the first write: a read never runs it
     patching = lazy_module("memlane.write.patch")
     pipeline = lazy_module("memlane.write.pipeline")
 
-from memlane.facade import backup, core
+from memlane.facade import backup, core, health
 from memlane.facade.backup import BackupOps, RestoreReport
 from memlane.facade.consolidate import ConsolidateOps
 from memlane.facade.core import (
@@ -548,6 +548,12 @@ class Memory(
     ) -> list[Check]:
         """Every self-check, the maintenance lock's included (see HealthOps.doctor)."""
         return [*super().doctor(backup_dir, backup_every), self.maintenance_check()]
+
+    @staticmethod
+    def diagnose(location: str | Path, problem: MemlaneError) -> list[Check]:
+        """`doctor`'s checks of a store that could not be opened: the reason, and what
+        a read-only look at its pages finds."""
+        return health.diagnose(str(location), problem)
 
     def _tombstone(self, w: Writer, record: Record, **stamp: Any) -> None:
         w.replace(replace(record, updated_at=utcnow(), **stamp), None)

@@ -13,7 +13,7 @@ import click
 import msgspec
 
 from memlane import config
-from memlane.errors import MemlaneError
+from memlane.errors import Invalid, MemlaneError
 from memlane.memory import Memory
 from memlane.write import inputs
 from memlane.write.settings import Limits
@@ -43,9 +43,13 @@ class State(msgspec.Struct):
     reading: bool = False  # the command only reads (see READ_COMMANDS)
     _memory: Memory | None = None
 
+    def location(self) -> str:
+        """The store this invocation names: a path, ":memory:" or a URL."""
+        return str(self.db or self.settings.get("db") or "")
+
     def missing_store(self) -> Path | None:
         """The store file this invocation names, when it is a file that does not exist."""
-        location = str(self.db or self.settings.get("db") or "")
+        location = self.location()
         if not location or location == ":memory:" or "://" in location:
             return None
         path = Path(location).expanduser()
@@ -53,7 +57,14 @@ class State(msgspec.Struct):
 
     def memory(self) -> Memory:
         if self._memory is None:
-            empty = self.reading and self.missing_store() is not None
+            missing = self.missing_store()
+            # Trigger: --db (or MEMLANE_DB) names a file in a directory that does not
+            # exist. Why: that is far more often a typo than a wish for new folders.
+            # Outcome: a write is refused with the fix; the default location is made.
+            if self.db and missing and not missing.parent.exists() and not self.reading:
+                raise Invalid(f"no directory {missing.parent} for the store {missing}: create "
+                              f"it (mkdir -p {missing.parent}) or fix --db")  # fmt: skip
+            empty = self.reading and missing is not None
             self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
         return self._memory
 

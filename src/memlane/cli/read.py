@@ -311,7 +311,10 @@ def doctor_cmd(as_json: bool) -> None:
     missing = state().missing_store()
     if missing is None:
         backups = Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None
-        checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
+        try:
+            checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
+        except MemlaneError as exc:  # a store that cannot be opened is diagnosed, not fatal
+            checks = Memory.diagnose(state().location(), exc)
     else:  # nothing to check, and nothing is made to check it
         checks = [Check("store", WARN, f"no store at {missing} yet: nothing has been stored",
                         "memlane add creates it; or --db names the wrong file")]  # fmt: skip

@@ -24,6 +24,7 @@ from memlane.store import Counts
 from memlane.store.sqlite.backup import (
     STAMP,
     Verification,
+    publish,
     replace_file,
     snapshot_time,
     snapshots,
@@ -34,6 +35,7 @@ from memlane.timeutil import utcnow
 DEFAULT_RETENTION = 7
 _SERVER_SCHEMES = ("postgresql://", "postgres://")
 LOCK_FILE = ".memlane-backup.lock"
+DRAFT_SUFFIX = ".partial"
 
 
 class RestoreReport(msgspec.Struct, frozen=True):
@@ -125,14 +127,29 @@ class BackupOps(Core):
                     None, skipped="not due", notice=f"not due: last snapshot {when}"
                 )
             path = directory / f"memlane-{now.strftime(STAMP)}.db"
-            counts = self.store.snapshot(path)
-            checked = verify(path, counts)
-            if not checked.ok:
-                path.unlink(missing_ok=True)
-                raise Unavailable(
-                    f"the snapshot failed verification and was deleted: {checked.problem}"
-                )
+            counts = self._snapshot(path)
             return BackupReport(path, counts, _retain(directory, retention))
+
+    def _snapshot(self, path: Path) -> Counts:
+        """Take a snapshot under a draft name, verify it, then rename it into `path`.
+
+        Trigger: a backup killed mid-copy. Why: a partial file under a snapshot's name
+        would be taken for the newest snapshot (by doctor, by --if-due, by a restore).
+        Outcome: only a verified, synced snapshot ever bears the name; a killed run's
+        draft (hidden, never matched as a snapshot) is removed by the next run.
+        """
+        for left in path.parent.glob(f".memlane-*{DRAFT_SUFFIX}"):  # the lock is ours
+            left.unlink(missing_ok=True)
+        draft = path.with_name(f".{path.name}{DRAFT_SUFFIX}")
+        counts = self.store.snapshot(draft)
+        checked = verify(draft, counts)
+        if not checked.ok:
+            draft.unlink(missing_ok=True)
+            raise Unavailable(
+                f"the snapshot failed verification and was deleted: {checked.problem}"
+            )
+        publish(draft, path)
+        return counts
 
 
 def _retain(directory: Path, retention: int) -> tuple[Path, ...]:

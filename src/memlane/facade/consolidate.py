@@ -7,7 +7,8 @@ the candidates, guards a run (one at a time, not too often) and writes the plan.
   compare-and-swap (Writer.swap_meta), so of two runs starting at once on either
   backend exactly one gets it. The other, from any process, is skipped with a notice
   (exit 0 at the CLI); no rows are ever planned or merged by two runs at once. A
-  crashed run's lock expires after LOCK_STALE and the next run takes it over.
+  crashed run's lock is taken over at once when its process is gone from this
+  machine, and after LOCK_STALE otherwise.
 - Cadence gate: a run is skipped while the last one is recent and the store has
   barely grown (lifecycle.consolidate.cadence_skip); `force` bypasses it. consolidate
   and organize share the gate, the clock and the lock (reference/002).
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -96,6 +98,30 @@ class _Holder(msgspec.Struct, frozen=True):
     at: datetime
     pid: int
     operation: str
+    host: str = ""  # the machine the run is on ("": written before hosts were kept)
+
+    def holds(self, now: datetime) -> bool:
+        """Whether the lock is still this run's: taken less than LOCK_STALE ago, by a
+        process that still exists.
+
+        Trigger: a run killed mid-way (SIGKILL, a crash, a closed laptop). Why: its
+        lock would block every maintenance run for LOCK_STALE. Outcome: on the same
+        machine a run whose process is gone holds nothing; a run on another machine
+        (a shared PostgreSQL store) cannot be asked, so LOCK_STALE still bounds it.
+        """
+        if now - self.at >= LOCK_STALE:
+            return False
+        return self.host != socket.gethostname() or _running(self.pid)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
 
 
 class _Work(msgspec.Struct, frozen=True):
@@ -236,7 +262,7 @@ class ConsolidateOps(Core):
     def _holder(self, now: datetime) -> _Holder | None:
         """Who holds the lock now; None when free or when its holder went stale."""
         held = _read_holder(self.store.meta(LOCK_META))
-        return held if held is not None and now - held.at < LOCK_STALE else None
+        return held if held is not None and held.holds(now) else None
 
     def _acquire(self, operation: str) -> tuple[str | None, _Holder | None]:
         """(our token, None) when taken; (None, holder) when another run holds it;
@@ -245,9 +271,10 @@ class ConsolidateOps(Core):
         with self._transaction() as w:
             raw = self.store.meta(LOCK_META)
             held = _read_holder(raw)
-            if held is not None and now - held.at < LOCK_STALE:
+            if held is not None and held.holds(now):
                 return None, held
-            stamp = {"token": token, "at": to_text(now), "pid": os.getpid(), "op": operation}
+            stamp = {"token": token, "at": to_text(now), "pid": os.getpid(), "op": operation,
+                     "host": socket.gethostname()}  # fmt: skip
             # Trigger: two runs reading a free (or stale) lock at once. Why: SQLite's
             # BEGIN IMMEDIATE makes read and set one step, but PostgreSQL's READ
             # COMMITTED lets both read before either writes. Outcome: the set is a
@@ -427,7 +454,8 @@ def _read_holder(raw: str | None) -> _Holder | None:
         data = json.loads(raw) if raw else None
         if not data:
             return None
-        return _Holder(str(data["token"]), from_text(data["at"]), int(data["pid"]), str(data["op"]))
+        return _Holder(str(data["token"]), from_text(data["at"]), int(data["pid"]), str(data["op"]),
+                       str(data.get("host", "")))  # fmt: skip
     except (ValueError, KeyError, TypeError):  # unreadable: nobody holds it
         return None
 

@@ -235,6 +235,19 @@ class Core:
             yield w
         self.redactions += w.found
 
+    def _count(self, memory_ids: Sequence[str], *counters: str) -> None:
+        """Count a read of these memories on each counter (one transaction).
+
+        Trigger: a store opened read-only. Why: a read must work on a file it may not
+        write; its counters are bookkeeping, not the answer. Outcome: nothing counted.
+        """
+        if not memory_ids or self.store.read_only:
+            return
+        now = utcnow()
+        with self._transaction() as w:
+            for counter in counters:
+                w.touch(memory_ids, counter, now)
+
     def _check_category(self, category: str) -> None:
         """Refuse an unregistered category (looked up once per transaction)."""
         if category in self._categories:
@@ -252,11 +265,16 @@ class Core:
 
         Trigger: the store's mentions were written by another extractor version (or
         before mentions existed). Outcome: all of them are re-read, a chunk per
-        transaction, and the version recorded last, so an interrupted pass resumes.
+        transaction, and the version recorded last, so an interrupted pass resumes. A
+        read-only store is read with the mentions it has.
         """
         from memlane.graph.entities import EXTRACTOR_VERSION, mentions_of
 
-        if self._entities_checked or self.store.meta(ENTITY_META) == EXTRACTOR_VERSION:
+        if (
+            self._entities_checked
+            or self.store.read_only
+            or self.store.meta(ENTITY_META) == EXTRACTOR_VERSION
+        ):
             self._entities_checked = True
             return
         records = iter(self.store.iter_all())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import stat
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,6 +27,7 @@ MIN_SERVER_VERSION = 120000
 MIN_PGVECTOR = (0, 5, 0)
 KEYWORD_INDEXES = ("memory_terms", "memory_version_terms")  # GIN over FTS5's terms
 _NOT_HERE = "n/a on PostgreSQL"
+_RESTORE = "memlane restore --from SNAPSHOT --force (a snapshot `memlane backup` made)"
 
 
 class HealthOps(Core):
@@ -45,15 +47,24 @@ class HealthOps(Core):
                 self._entity_check(),
                 Check("backup", OK, f"{_NOT_HERE}: back up with `pg_dump` (see `memlane backup`)"),
             ]
-        return [
-            self._store_check(),
-            self._file_check(),
-            self._sqlite_check(),
-            *self._vector_checks(),
-            self._index_check(),
-            self._entity_check(),
-            self._backup_check(backup_dir, backup_every),
-        ]
+        checks = (
+            ("store", self._store_check), ("permissions", self._file_check),
+            ("sqlite", self._sqlite_check), ("integrity", self._integrity_check),
+            ("vectors", self._vector_checks), ("vector index", self._index_check),
+            ("entities", self._entity_check),
+            ("backup", lambda: self._backup_check(backup_dir, backup_every)),
+        )  # fmt: skip
+        return [c for name, check in checks for c in _guarded(name, check)]
+
+    def _integrity_check(self) -> Check:
+        problems = self.store.integrity()
+        if problems:
+            return Check("integrity", FAIL, f"{len(problems)} problem(s): "
+                         + "; ".join(problems[:3]), _RESTORE)  # fmt: skip
+        if self.store.read_only:
+            return Check("integrity", OK, "pages and indexes whole (read-only: keyword "
+                         "indexes not checked)")  # fmt: skip
+        return Check("integrity", OK, "pages, indexes and keyword indexes whole")
 
     def _store_check(self) -> Check:
         stats = self.store.stats()
@@ -201,6 +212,30 @@ class HealthOps(Core):
             f"mentions from extractor {recorded or 'none'}, current {EXTRACTOR_VERSION}: "
             "the first recall or `entities` command re-reads them",
         )
+
+
+def diagnose(location: str, problem: MemlaneError) -> list[Check]:
+    """The checks of a store file that cannot be opened: why, and what its pages say."""
+    checks = [Check("store", FAIL, str(problem), _RESTORE)]
+    if Path(location).is_file() and Path(location).stat().st_size:
+        from memlane.store.sqlite.faults import check_file
+
+        found = check_file(location)
+        detail = "; ".join(found[:3]) if found else "pages and indexes whole"
+        checks.append(
+            Check("integrity", FAIL if found else OK, detail, _RESTORE if found else None)
+        )
+    return checks
+
+
+def _guarded(name: str, check: Callable[[], Check | list[Check]]) -> list[Check]:
+    """A check's result; a store error on the way is that check's failure, so one
+    damaged part never hides what the others find."""
+    try:
+        result = check()
+    except MemlaneError as exc:
+        return [Check(name, FAIL, str(exc), _RESTORE)]
+    return result if isinstance(result, list) else [result]
 
 
 def _version_check(version: int, shown: str) -> Check:

@@ -145,9 +145,8 @@ class VectorOps(Core):
             else:
                 self._entities_current()
                 hits = lanes.hybrid(self.store, index, embedder, query, chosen)
-        if activate and hits:
-            with self._transaction() as w:
-                w.touch([h.record.id for h in hits], "activation", utcnow())
+        if activate:
+            self._count([h.record.id for h in hits], "activation")
         return list(self._reread(hits))
 
     def recall(
@@ -183,11 +182,12 @@ class VectorOps(Core):
             admit=partial(passive_ok, floor=settings.passive_floor) if passive else None,
         )  # fmt: skip
         ids = [h.record.id for h in result.hits]
-        if ids and count:
-            with self._transaction() as w:
-                w.touch(ids, "surfaced" if passive else "retrieval", utcnow())
-                if activate:
-                    w.touch(ids, "activation", utcnow())
+        if count:
+            counters = [
+                "surfaced" if passive else "retrieval",
+                *(["activation"] if activate else []),
+            ]
+            self._count(ids, *counters)
         return replace(
             result,
             hits=self._reread(result.hits),
@@ -202,10 +202,7 @@ class VectorOps(Core):
         For a caller that filters a `recall(passive=True, count=False)` further (a hook's
         injection gate): only what it finally shows was surfaced.
         """
-        ids = list(dict.fromkeys(memory_ids))
-        if ids:
-            with self._transaction() as w:
-                w.touch(ids, "surfaced", utcnow())
+        self._count(list(dict.fromkeys(memory_ids)), "surfaced")
 
     def explain(
         self,

@@ -69,9 +69,8 @@ class WakeOps(Core):
             self._wake_pool(now, days, min_resonance), now, limit=limit, days=days,
             min_importance=min_resonance, include_excluded=include_excluded,
         )  # fmt: skip
-        if activate and chosen.blooms:
-            with self._transaction() as w:
-                w.touch([r.id for r in chosen.blooms], "activation", now)
+        if activate:
+            self._count([r.id for r in chosen.blooms], "activation")
         return chosen
 
     def wake_fetch(

@@ -200,8 +200,14 @@ class Store(Protocol):
     """A memlane backend. Chosen by URL; see `memlane.store.open_store`."""
 
     location: str
+    # Opened for reading only (a file this process may not write): reads work, a write
+    # fails with one Unavailable, and reads skip what they would count.
+    read_only: bool
 
     def close(self) -> None: ...
+
+    def integrity(self) -> list[str]:
+        """What is damaged in the stored data (empty: nothing found); `doctor` runs it."""
 
     def optimize(self) -> None:
         """Refresh the query planner's statistics after large changes (cheap otherwise)."""

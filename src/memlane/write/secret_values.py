@@ -495,6 +495,8 @@ def _reply(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
             yield span
             return
         answer = text[start:stop]
+        if "[REDACTED" in answer:  # answered already, redacted: redact stays idempotent
+            return
         value = answer.strip()
         if label.family == PIN and _pin(value):
             first = start + answer.index(value)

@@ -151,6 +151,7 @@ class PostgresStore:
     def __init__(self, url: str, synchronous: str = "full") -> None:
         del synchronous  # SQLite's durability knob; the server's settings rule here
         self.location = _redacted(url)
+        self.read_only = False  # the server's roles decide; a refused write is its error
         try:
             with psycopg.connect(url, autocommit=True) as conn:
                 self.schema_version = schema.migrate(conn, self.location)
@@ -186,6 +187,11 @@ class PostgresStore:
     def optimize(self) -> None:
         with self._conn() as conn:
             conn.execute("ANALYZE memory")
+
+    def integrity(self) -> list[str]:
+        """Nothing to report from here: the server checks its own pages (data checksums,
+        amcheck) and refuses a query over a damaged one with an error of its own."""
+        return []
 
     @contextmanager
     def write(self) -> Iterator[PostgresWriter]:

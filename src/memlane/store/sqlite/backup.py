@@ -104,6 +104,22 @@ def _checked(conn: sqlite3.Connection, path: Path, expected: Counts | None) -> V
     return Verification(path, integrity, counts, version)
 
 
+def publish(draft: Path, path: Path) -> None:
+    """Give a verified draft its final name: its bytes synced first, the rename synced
+    after, so a crash leaves either no snapshot or a whole one."""
+    fd = os.open(draft, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(draft, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
 def replace_file(db: Path, source: Path) -> None:
     """Put a copy of `source` where the store `db` is, in one step, first removing the
     store's stale WAL and shared-memory files (they belong to the old file)."""

@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import msgspec
 
-from memlane.errors import Invalid, Unavailable
+from memlane.errors import Invalid, MemlaneError, NotFound, StoreDamaged, Unavailable
 from memlane.model import (
     Entity,
     EntityMatch,
@@ -42,10 +43,11 @@ from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
-from memlane.store.sqlite import backup, schema, sql
+from memlane.store.sqlite import backup, faults, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
 from memlane.store.sqlite import wake as wake_sql
+from memlane.store.sqlite.faults import GuardedConnection
 from memlane.store.sqlite.rows import (
     COLUMNS,
     record_from_row,
@@ -314,35 +316,85 @@ _FTS_HITS = (
 )
 
 
-def _private_file(path: Path) -> None:
-    """Create a new store owner-only (0600, in directories made 0700) before SQLite
-    opens it: its -wal and -shm files take the same mode."""
-    if path.exists():
-        return
+def _create(path: Path, synchronous: str) -> None:
+    """Make a new store at `path` whole: built owner-only (0600, in directories made
+    0700) under a temporary name, then linked into place.
+
+    Trigger: the first open of a store path. Why: a store file must never exist half
+    made, so that an empty file at a store's path is never one memlane is making (it
+    is a truncated store, refused by `_check_not_empty`). Outcome: the file appears
+    with its schema; a process that loses the race to create it uses the winner's.
+    """
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
-    with contextlib.suppress(FileExistsError):  # another process made it first
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    os.close(os.open(draft, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
+    try:
+        SQLiteStore(draft, synchronous, _draft=True).close()
+        try:
+            os.link(draft, path)
+        except FileExistsError:  # another process made it first
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(draft, path)
+    finally:
+        for leftover in (draft, Path(f"{draft}-wal"), Path(f"{draft}-shm")):
+            leftover.unlink(missing_ok=True)
+
+
+def _check_not_empty(path: Path) -> None:
+    """A store file of 0 bytes (and no WAL to recover from) was truncated or made by
+    something else: opening it would silently start an empty store in its place."""
+    wal = Path(f"{path}-wal")
+    if path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0):
+        raise StoreDamaged(
+            f"{path} is empty (0 bytes), so it holds no store: restore it with `memlane "
+            "restore --from SNAPSHOT --force`, or delete it to start a new store"
+        )
+
+
+def _connect(location: str, read_only: bool, lent: bool) -> GuardedConnection:
+    """The store's connection: read-only (SQLite's mode=ro) when asked or when the
+    file cannot be written, so reads work and a write is one clear error."""
+    target, uri = location, False
+    if read_only:
+        target, uri = f"file:{quote(str(Path(location).expanduser()))}?mode=ro", True
+    try:
+        conn = sqlite3.connect(
+            target, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+            check_same_thread=not lent, uri=uri, factory=GuardedConnection,
+        )  # fmt: skip
+    except sqlite3.Error as exc:
+        raise Unavailable(f"cannot open {location}: {exc}") from None
+    conn.location = location
+    return conn
 
 
 class SQLiteStore:
     """A memlane store in one SQLite file."""
 
-    def __init__(self, path: str | Path, synchronous: str = "full", *, lent: bool = False) -> None:
-        """`lent`: a side reader's connection, which threads use in turn (see side_reader)."""
+    def __init__(
+        self, path: str | Path, synchronous: str = "full", *, lent: bool = False,
+        read_only: bool = False, _draft: bool = False,
+    ) -> None:  # fmt: skip
+        """`lent`: a side reader's connection, which threads use in turn (see
+        side_reader). `read_only`: open the file for reading only; a file this process
+        may not write is opened so anyway. `_draft`: the temporary file `_create` builds."""
         self.location = str(path)
         if synchronous not in _SYNCHRONOUS:
             raise Invalid(f"invalid sqlite synchronous mode {synchronous!r}: use full or normal")
-        if self.location != ":memory:":
-            _private_file(Path(self.location).expanduser())
-        try:
-            self.conn = sqlite3.connect(
-                self.location, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                check_same_thread=not lent,
-            )  # fmt: skip
-        except sqlite3.Error as exc:
-            raise Unavailable(f"cannot open {self.location}: {exc}") from None
+        on_disk = self.location != ":memory:"
+        file = Path(self.location).expanduser()
+        if on_disk and not _draft:
+            if not file.exists():
+                if read_only:
+                    raise NotFound(f"no store at {file}")
+                _create(file, synchronous)
+            _check_not_empty(file)
+        self.read_only = on_disk and (read_only or not os.access(file, os.W_OK))
+        self.conn = _connect(self.location, self.read_only, lent)
         self.conn.row_factory = sqlite3.Row
         self.conn.create_function(
             "effective_resonance", 4, _effective_resonance, deterministic=True
@@ -350,6 +402,7 @@ class SQLiteStore:
         self._configure(synchronous)
         self.schema_version = self._migrate()
         self._writing = False
+        self._wrote = False
         self._side: SQLiteStore | None = None
         self._side_lent = threading.Lock()
         self._reader_only = lent
@@ -357,7 +410,8 @@ class SQLiteStore:
     def _configure(self, synchronous: str) -> None:
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
+            if not self.read_only:  # the mode is kept in the file; a reader leaves it
+                self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
             self.conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute("PRAGMA secure_delete = ON")
@@ -430,15 +484,20 @@ class SQLiteStore:
                 self._side.close()
                 self._side = None
         # PRAGMA optimize analyzes only what this connection's queries showed to be stale;
-        # it is a courtesy, so it never waits for another process's write lock. A side
+        # it is a courtesy, so it never waits for another process's write lock, and only a
+        # connection that wrote runs it: a read never writes the file (nor a damaged one
+        # further). A side
         # reader leaves it to its store's own connection: ANALYZE writes, and a table with
         # no rows (a store without links) never gets statistics, so it was analyzed again
         # on every close, a commit of 3.5 ms in each cold `memlane recall`.
-        if not self._reader_only:
-            with contextlib.suppress(sqlite3.Error):
+        if self._wrote and not self._reader_only:
+            with contextlib.suppress(sqlite3.Error, MemlaneError):
                 self.conn.execute("PRAGMA busy_timeout = 50")
                 self.conn.execute("PRAGMA optimize")
         self.conn.close()
+
+    def integrity(self) -> list[str]:
+        return faults.integrity(self.conn, writable=not self.read_only)
 
     def optimize(self) -> None:
         """Full statistics for the memory table, so the planner knows how large a scope
@@ -451,7 +510,7 @@ class SQLiteStore:
         if self._writing:
             raise RuntimeError("nested write transactions are not supported")
         self._begin()
-        self._writing = True
+        self._writing = self._wrote = True
         writer = SQLiteWriter(self)
         try:
             yield writer

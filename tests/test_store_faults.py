@@ -1,0 +1,215 @@
+"""A damaged, empty, full or read-only store file: every command answers with one line
+naming the problem and its fix (exit 1), never a traceback; reads never write;
+`doctor` diagnoses the damage without crashing and without changing the file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memlane import Memory, StoreDamaged, Unavailable
+from memlane.embed import get_embedder
+from memlane.scope import Context
+from memlane.store.sqlite.store import SQLiteStore
+
+pytestmark = pytest.mark.sqlite_only
+MARK = "QZXVMARKERWORD"
+
+
+def _store(path: Path, count: int = 30) -> None:
+    with Memory.open(path, agent="tester", context=Context(), embedder=get_embedder("hash")) as m:
+        for i in range(count):
+            m.add(f"Note {i} on the deploy of service {i}: {MARK} padding " + "words " * 40)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _spoil_text(path: Path) -> None:
+    """Every stored copy of MARK made invalid UTF-8 (same length)."""
+    data = bytearray(path.read_bytes())
+    start = data.find(MARK.encode())
+    assert start >= 0
+    while start >= 0:
+        data[start : start + len(MARK)] = b"\xff" * len(MARK)
+        start = data.find(MARK.encode(), start)
+    path.write_bytes(bytes(data))
+
+
+def _spoil_pages(path: Path) -> None:
+    """The b-tree header of every page holding MARK overwritten: malformed pages."""
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    start = data.find(MARK.encode())
+    while start >= 0:
+        at = start - start % page
+        data[at : at + 12] = b"\xee" * 12
+        start = data.find(MARK.encode(), at + page)
+    path.write_bytes(bytes(data))
+
+
+def _cli(db: Path, *args: str, limit_bytes: int | None = None) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        if limit_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    env = {**os.environ, "MEMLANE_DB": str(db), "MEMLANE_EMBED_PROFILE": "hash",
+           "MEMLANE_AGENT": "tester", "MEMLANE_BACKUP_DIR": str(db.parent / "backups")}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "memlane", *args], capture_output=True, text=True, env=env,
+        cwd=db.parent, timeout=120, preexec_fn=limit,
+    )  # fmt: skip
+
+
+def _one_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("memlane: error:")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+COMMANDS = [("list",), ("search", "deploy"), ("recall", "deploy"), ("recent",), ("journal",),
+            ("add", "A new note about the deploy."), ("stats",), ("export",)]  # fmt: skip
+# Commands that read every memory's text, so they cannot miss the damage.
+READ_ALL = {"list", "export"}
+
+
+@pytest.mark.parametrize("spoil", [_spoil_text, _spoil_pages], ids=["text", "pages"])
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: a[0])
+def test_a_damaged_store_gets_one_line_naming_the_damage(tmp_path, spoil, args):
+    db = tmp_path / "m.db"
+    _store(db)
+    spoil(db)
+    done = _cli(db, *args)
+    if done.returncode == 0 and args[0] not in READ_ALL:  # it never read the damaged part
+        return
+    assert done.returncode == 1
+    line = _one_line(done)
+    assert "damaged" in line and "restore --from" in line
+
+
+@pytest.mark.parametrize("spoil", [_spoil_text, _spoil_pages], ids=["text", "pages"])
+def test_doctor_diagnoses_damage_without_crashing_or_writing(tmp_path, spoil):
+    db = tmp_path / "m.db"
+    _store(db)
+    spoil(db)
+    before = _digest(db)
+    done = _cli(db, "doctor", "--json")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    checks = {c["name"]: c for c in __import__("json").loads(done.stdout)}
+    assert checks["integrity"]["status"] == "fail"
+    assert "restore --from" in checks["integrity"]["fix"]
+    assert _digest(db) == before
+    assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
+
+
+def test_doctor_on_a_whole_store_checks_pages_and_keyword_indexes(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=3)
+    with Memory.open(db, agent="tester", context=Context()) as mem:
+        check = next(c for c in mem.doctor() if c.name == "integrity")
+    assert (check.status, check.detail) == ("ok", "pages, indexes and keyword indexes whole")
+
+
+def test_a_damaged_keyword_index_is_found_by_doctor(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=3)
+    with sqlite3.connect(db) as conn:  # the FTS index loses its rows; the memories stay
+        conn.execute("DELETE FROM memory_fts_data WHERE id > 10")
+    with Memory.open(db, agent="tester", context=Context()) as mem:
+        check = next(c for c in mem.doctor() if c.name == "integrity")
+    assert check.status == "fail" and "memory_fts" in check.detail
+
+
+def test_reads_of_a_whole_store_do_not_write_it(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=5)
+    before = _digest(db)
+    for args in (("list",), ("search", "deploy"), ("stats",), ("show", "m-"), ("doctor",)):
+        _cli(db, *args)
+        assert _digest(db) == before, args
+
+
+def test_an_empty_store_file_is_refused_not_started_afresh(tmp_path):
+    db = tmp_path / "m.db"
+    db.touch()
+    for args in (("list",), ("add", "A note that must not land in a fresh store.")):
+        done = _cli(db, *args)
+        assert done.returncode == 1
+        assert "empty (0 bytes)" in _one_line(done)
+    assert db.stat().st_size == 0
+    doctor = _cli(db, "doctor")
+    assert doctor.returncode == 1 and "empty (0 bytes)" in doctor.stdout
+
+
+def test_a_new_store_appears_whole_and_owner_only(tmp_path):
+    db = tmp_path / "deep" / "er" / "m.db"
+    with Memory.open(db, agent="tester", context=Context()) as mem:
+        assert mem.store.schema_version > 0  # type: ignore[attr-defined]
+    assert db.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "deep").stat().st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in db.parent.iterdir()) == ["m.db"]  # no draft left
+
+
+def test_a_write_past_the_file_size_limit_is_one_line_and_loses_nothing(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=5)
+    done = _cli(db, "add", "A long note. " + "filler " * 8000, limit_bytes=16 * 1024)
+    assert done.returncode == 1
+    line = _one_line(done)
+    assert "disk is full or the file size limit" in line or "I/O error" in line
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0] == 5
+        assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+
+
+def test_a_read_only_store_reads_without_counting_and_refuses_writes(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=5)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = _digest(db)
+    store = SQLiteStore(db, read_only=True)
+    with Memory(store, agent="tester", context=Context(), embedder=get_embedder("hash")) as mem:
+        assert mem.recall("deploy", limit=3).hits
+        assert mem.wake().blooms is not None
+        with pytest.raises(Unavailable, match="read-only: nothing was written"):
+            mem.add("A note that cannot land.")
+    assert _digest(db) == before
+
+
+def test_a_read_only_open_of_a_missing_store_creates_nothing(tmp_path):
+    from memlane.errors import NotFound
+
+    with pytest.raises(NotFound):
+        SQLiteStore(tmp_path / "nope.db", read_only=True)
+    assert not list(tmp_path.iterdir())
+
+
+def test_api_damage_is_store_damaged(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db)
+    _spoil_text(db)
+    with (
+        pytest.raises(StoreDamaged, match="not UTF-8"),
+        Memory.open(db, agent="tester", context=Context()) as mem,
+    ):
+        mem.list(limit=100)
+
+
+def test_a_write_to_a_missing_directory_named_by_db_is_refused(tmp_path):
+    db = tmp_path / "typo" / "m.db"
+    done = _cli(tmp_path / "x.db", "--db", str(db), "add", "A note.")
+    assert done.returncode == 2
+    assert "mkdir -p" in _one_line(done)
+    assert not (tmp_path / "typo").exists()
+    listed = _cli(tmp_path / "x.db", "--db", str(db), "list")
+    assert listed.returncode == 0 and not (tmp_path / "typo").exists()
