@@ -306,7 +306,7 @@ def test_the_web_view_shows_no_secret(run, db_path, written):
     app = build_app(lambda: Memory.open(db_path, context=Context("proj", "main")))
     from starlette.testclient import TestClient
 
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost:8765") as client:  # a name it serves
         responses = [client.get("/"), client.get("/?q=staging+password+deploy"),
                      client.get(f"/memory/{written['attack']}")]  # fmt: skip
     assert [r.status_code for r in responses] == [200, 200, 200]

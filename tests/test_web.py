@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,8 @@ from memlane.server import graphview
 from memlane.server.web import build_app, explore
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Where the in-process client says it is: a name the view bound to loopback serves.
+LOCAL = "http://127.0.0.1:8765"
 
 
 def opener(db_path: Path, agent: str = AGENT) -> Callable[[], Memory]:
@@ -44,7 +47,7 @@ def seeded(mem: Memory) -> dict[str, str]:
 
 @pytest.fixture
 def client(db_path: Path, seeded: dict[str, str]) -> Iterator[TestClient]:
-    with TestClient(build_app(opener(db_path))) as c:
+    with TestClient(build_app(opener(db_path)), base_url=LOCAL) as c:
         yield c
 
 
@@ -131,22 +134,22 @@ def test_a_private_memory_shows_only_to_its_owner(db_path: Path, seeded: dict[st
     with opener(db_path, "other")() as theirs:
         secret = theirs.add("Salary bands for the deploy team.", title="Bands",
                             visibility="private").id  # fmt: skip
-    with TestClient(build_app(opener(db_path))) as mine:
+    with TestClient(build_app(opener(db_path)), base_url=LOCAL) as mine:
         assert mine.get(f"/memory/{secret}").status_code == 404
         assert secret not in mine.get("/", params={"q": "deploy team salary"}).text
-    with TestClient(build_app(opener(db_path, "other"))) as owner:
+    with TestClient(build_app(opener(db_path, "other")), base_url=LOCAL) as owner:
         assert owner.get(f"/memory/{secret}").status_code == 200
 
 
 def test_with_a_token_every_request_needs_it(db_path: Path, seeded: dict[str, str]) -> None:
-    with TestClient(build_app(opener(db_path), token="s3cret-token")) as c:
+    with TestClient(build_app(opener(db_path), token="s3cret-token"), base_url=LOCAL) as c:
         assert c.get("/").status_code == 401
         assert c.get("/", params={"token": "wrong"}).status_code == 401
         first = c.get("/", params={"q": "deploy", "token": "s3cret-token"}, follow_redirects=False)
         assert first.status_code == 303 and "token" not in first.headers["location"]
         assert "q=deploy" in first.headers["location"]
         assert c.get("/", params={"q": "deploy"}).status_code == 200  # the cookie now
-    with TestClient(build_app(opener(db_path), token="s3cret-token")) as c:
+    with TestClient(build_app(opener(db_path), token="s3cret-token"), base_url=LOCAL) as c:
         auth = {"Authorization": "Bearer s3cret-token"}
         assert c.get(f"/memory/{seeded['deploy']}", headers=auth).status_code == 200
 
@@ -165,6 +168,10 @@ def test_binding_beyond_loopback_without_a_token_is_refused(
 # ---- end to end: the real server in headless Chromium ----------------------
 
 
+# A name the real server is told to serve besides its loopback ones.
+ALSO_SERVED = "memlane.test"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -175,7 +182,7 @@ def free_port() -> int:
 def server(cli_env: dict[str, str], tmp_path: Path, seeded: dict[str, str]) -> Iterator[str]:
     """`memlane web` as a real process on a free port: its URL."""
     port = free_port()
-    env = {**os.environ, **cli_env}
+    env = {**os.environ, **cli_env, "MEMLANE_WEB_ALLOWED_HOSTS": ALSO_SERVED}
     proc = subprocess.Popen(
         [sys.executable, "-m", "memlane", "web", "--port", str(port)],
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -197,6 +204,24 @@ def server(cli_env: dict[str, str], tmp_path: Path, seeded: dict[str, str]) -> I
         proc.wait(timeout=30)
 
 
+def fetch(url: str, host: str) -> int:
+    """The status of a GET of `url` naming `host` in its Host header."""
+    request = urllib.request.Request(url, headers={"Host": host})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+@pytest.mark.integration
+def test_the_real_server_answers_only_the_names_it_serves(server: str) -> None:
+    port = server.rstrip("/").rsplit(":", 1)[1]
+    assert fetch(server, f"localhost:{port}") == 200
+    assert fetch(server, ALSO_SERVED) == 200
+    assert fetch(server, f"attacker.example:{port}") == 400  # a rebound name
+
+
 @pytest.mark.integration
 def test_in_chromium_search_open_a_memory_and_expand_a_graph_node(
     server: str, seeded: dict[str, str], tmp_path: Path
@@ -208,7 +233,18 @@ def test_in_chromium_search_open_a_memory_and_expand_a_graph_node(
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
         page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        # Every page records what its Content-Security-Policy blocked.
+        page.add_init_script(
+            "window.blocked = []; document.addEventListener('securitypolicyviolation',"
+            " e => window.blocked.push(e.violatedDirective + ' ' + e.blockedURI));"
+        )
         page.goto(server)
+        assert "default-src 'none'" in (page.context.request.get(server).headers
+                                        ["content-security-policy"])  # fmt: skip
+        # The page's own stylesheet applies under the policy.
+        header = page.eval_on_selector("header", "e => getComputedStyle(e).backgroundColor")
+        assert header == "rgb(31, 45, 61)"
+        assert page.evaluate("window.blocked") == []
         page.fill("input[name=q]", "deploy fridays")
         page.press("input[name=q]", "Enter")
         page.wait_for_selector("table.results")
@@ -223,8 +259,12 @@ def test_in_chromium_search_open_a_memory_and_expand_a_graph_node(
         after = page.locator("svg.graph a.node").count()
         assert after > before  # Tooling's entity (uv) joined
         assert page.locator('svg.graph a[data-key="e:uv"]').count() == 1
+        assert page.evaluate("window.blocked") == []
         shot = page.locator("svg.graph").screenshot(path=str(tmp_path / "graph.png"))
-        page.add_style_tag(content="svg.graph .label { visibility: hidden; }")
+        # An SVG attribute, not a style: the policy lets no added style apply.
+        page.locator("svg.graph .label").evaluate_all(
+            "labels => labels.forEach(l => l.setAttribute('visibility', 'hidden'))"
+        )
         unlabelled = page.locator("svg.graph").screenshot()
         browser.close()
     image = Image.open(io.BytesIO(shot)).convert("RGB")

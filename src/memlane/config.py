@@ -6,6 +6,7 @@ Only interfaces read it; the core receives plain values.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,6 +111,20 @@ def _choice(*choices: str) -> Callable[[str], str]:
         return text
 
     return parse
+
+
+# A host name (optionally "*." and a domain: its subdomains) or a bracketed IPv6
+# address; no port, which the web view does not compare.
+_HOST_NAME = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]")
+
+
+def _host_names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip().lower() for part in text.split(",") if part.strip())
+    for name in names:
+        if not _HOST_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a host name (like memlane.example.org, "
+                             "*.example.org or [::1], without a port)")  # fmt: skip
+    return names
 
 
 class Setting(msgspec.Struct, frozen=True):
@@ -381,6 +396,15 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "Token `memlane web` requires when bound to anything but loopback (given once as "
         "?token=, then kept in a cookie). Never printed.",
+    ),
+    Setting(
+        "web_allowed_hosts",
+        "MEMLANE_WEB_ALLOWED_HOSTS",
+        lambda: (),
+        "Host names `memlane web` answers besides the address it is bound to (and, on "
+        "loopback, localhost, 127.0.0.1 and [::1]): comma-separated, `*.example.org` for "
+        "its subdomains; a request naming any other host is refused.",
+        _host_names,
     ),
     Setting(
         "hook_dir",

@@ -33,4 +33,4 @@ def web_cmd(host: str, port: int, as_json: bool) -> None:
         emit_json({"url": url, "token_required": bool(token)})
     else:
         note(f"serving the web view at {url}" + (" (token required)" if token else ""))
-    web.serve(lambda: config.open_memory(s, db), host, port, token)
+    web.serve(lambda: config.open_memory(s, db), host, port, token, s["web_allowed_hosts"])

@@ -173,15 +173,26 @@ def _node(node: Node, x: float, y: float, href: str, centre: bool) -> str:
 
 
 def legend(kinds: Iterable[str], types: Iterable[str]) -> str:
-    """HTML keys for the node colours and edge styles this graph uses."""
+    """HTML keys for the node colours and edge styles this graph uses, each drawn as a
+    small SVG with presentation attributes (the page's CSP allows no inline style)."""
     items = []
     for kind in sorted(set(kinds)):
         colour = ENTITY_COLOUR if kind == "entity" else KIND_COLOURS.get(kind, OTHER_KIND)
-        items.append(f'<li><span class="swatch" style="background:{colour}"></span>'
-                     f"{escape(kind)}</li>")  # fmt: skip
+        shape = (
+            f'<rect x="1" y="1" width="10" height="10" rx="2" fill="{colour}"/>'
+            if kind == "entity"
+            else f'<circle cx="6" cy="6" r="5" fill="{colour}"/>'
+        )
+        items.append(
+            '<li><svg class="swatch" width="12" height="12" stroke="#333333" '
+            f'aria-hidden="true">{shape}</svg>{escape(kind)}</li>'
+        )
     for kind in sorted(set(types)):
         colour, dash, width = EDGE_STYLES.get(kind, DEFAULT_EDGE)
-        style = "dashed" if dash else "solid"
-        items.append(f'<li><span class="stroke" style="border-top:{width:.0f}px {style} '
-                     f'{colour}"></span>{escape(kind)}</li>')  # fmt: skip
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
+        items.append(
+            '<li><svg class="stroke" width="26" height="8" aria-hidden="true">'
+            f'<line x1="0" y1="4" x2="26" y2="4" stroke="{colour}" stroke-width="{width}"'
+            f"{dashed}/></svg>{escape(kind)}</li>"
+        )
     return '<ul class="legend">' + "".join(items) + "</ul>"

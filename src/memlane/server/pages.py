@@ -46,9 +46,7 @@ svg.graph a.ended .label { fill: #999; }
 svg.graph a.contradicted .label { fill: #d62728; font-weight: 600; }
 .legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .4em 1.2em;
           font-size: 13px; }
-.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #333;
-          border-radius: 6px; margin-right: .3em; vertical-align: middle; }
-.stroke { display: inline-block; width: 26px; margin-right: .3em; vertical-align: middle; }
+.swatch, .stroke { margin-right: .3em; vertical-align: middle; }
 .nodes { columns: 2; font-size: 14px; }
 """
 

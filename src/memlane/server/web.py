@@ -5,6 +5,11 @@ memory with its history, and the graph around it, served by Starlette and uvicor
 Private memories show only to their owner (the Memory is opened as MEMLANE_AGENT).
 On loopback no token is asked; bound to anything else, every request needs the token,
 given once as ?token= (kept in a cookie) or as a bearer header.
+
+Reading is all it does: a search records no use (no retrieval counter, no
+last-retrieved time), so browsing cannot shift what recall ranks. Every request must
+name a host the view serves and carry at most a small body, and every response forbids
+framing, sniffing and loading anything (webguard says which hosts and why).
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memlane.errors import Invalid, MemlaneError, NotFound
 from memlane.memory import Memory
 from memlane.model import Record
-from memlane.server import graphview, pages
+from memlane.server import graphview, pages, webguard
 from memlane.server.backend import StoreThread
 from memlane.timeutil import utcnow
 
 COOKIE = "memlane_web"
+LOOPBACK = "127.0.0.1"
 # Nodes a graph holds at most, and memories an opened entity adds.
 MAX_NODES = 80
 ENTITY_FANOUT = 12
@@ -116,7 +122,9 @@ class Views:
         query = request.query_params.get("q", "").strip()
         if not query:
             return HTMLResponse(pages.search_page("", None))
-        found = await self.store.run(lambda m: m.recall(query, limit=RECALL_LIMIT, scope="all"))
+        found = await self.store.run(
+            lambda m: m.recall(query, limit=RECALL_LIMIT, scope="all", count=False)
+        )
         return HTMLResponse(pages.search_page(query, found))
 
     async def memory(self, request: Request) -> Response:
@@ -191,10 +199,16 @@ class TokenGate:
 
 
 def build_app(
-    opener: Callable[[], Memory], *, token: str | None = None, now: Callable[[], datetime] = utcnow
+    opener: Callable[[], Memory],
+    *,
+    host: str = LOOPBACK,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] = (),
+    now: Callable[[], datetime] = utcnow,
 ) -> ASGIApp:
-    """The web view over the Memory `opener` makes (on its own thread); with `token`,
-    every request must carry it."""
+    """The web view over the Memory `opener` makes (on its own thread), bound to `host`:
+    it answers the names webguard.allowed_hosts gives for it and `allowed_hosts`; with
+    `token`, every request must carry it."""
     store = StoreThread(opener)
     views = Views(store, now)
 
@@ -215,11 +229,19 @@ def build_app(
         exception_handlers=handlers,
         lifespan=lifespan,
     )
-    return TokenGate(app, token) if token else app
+    hosts = webguard.allowed_hosts(host, token_required=bool(token), extra=allowed_hosts)
+    return webguard.harden(TokenGate(app, token) if token else app, hosts, [pages.STYLE])
 
 
-def serve(opener: Callable[[], Memory], host: str, port: int, token: str | None) -> None:
+def serve(
+    opener: Callable[[], Memory],
+    host: str,
+    port: int,
+    token: str | None,
+    allowed_hosts: Sequence[str] = (),
+) -> None:
     """Serve the web view on host:port until interrupted."""
     import uvicorn
 
-    uvicorn.run(build_app(opener, token=token), host=host, port=port, log_level="warning")
+    app = build_app(opener, host=host, token=token, allowed_hosts=allowed_hosts)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
