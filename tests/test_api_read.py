@@ -509,6 +509,22 @@ def test_ambiguous_prefix_changes_nothing(mem, fixed_ids):
     assert [mem.get(i).version for i in fixed_ids] == [1, 1, 1]
 
 
+def test_a_prefix_resolves_among_the_scopes_given_only(mem, monkeypatch):
+    chosen = iter(["m-abcd0001", "m-abcd0002", "m-abcd0003"])
+    monkeypatch.setattr("memlane.facade.core.new_id", lambda: next(chosen))
+    for n, scope in enumerate(("global", "project:alpha", "project:alpha@main")):
+        mem.add(f"memory number {n}", scope=scope)
+    assert mem.resolve("abcd", ["project:alpha"]) == "m-abcd0002"
+    with pytest.raises(AmbiguousId) as err:
+        mem.resolve("abcd", ["project:alpha", "project:alpha@main"])
+    assert err.value.candidates == ["m-abcd0002", "m-abcd0003"]
+    for outside in ("m-abcd0001", "abcd0001"):
+        with pytest.raises(NotFound, match=f"no memory with id '{outside}'"):
+            mem.resolve(outside, ["project:alpha"])
+    with pytest.raises(NotFound):
+        mem.resolve("abcd", [])
+
+
 @pytest.mark.parametrize("given", ["zzz", "m-abcd0009", "m-abcd00011"])
 def test_unknown_id_is_not_found(mem, fixed_ids, given):
     with pytest.raises(NotFound):

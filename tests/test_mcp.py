@@ -189,22 +189,22 @@ async def test_agent_writes_are_untrusted_and_web_text_says_so(
 async def test_bad_input_is_a_tool_error_and_writes_nothing(client: Client, store: Memory) -> None:
     kept = await call(client, "remember", content="Builds run on the self-hosted runner.")
     before = [(r.id, r.version, r.body) for r in everything(store)]
-    assert (await refused(client, "remember", content="   ")).endswith("invalid: content is empty")
-    assert "did you mean 'global'?" in await refused(client, "remember", content="x", scope="globl")
-    assert "kind" in await refused(client, "remember", content="x", kind="gossip")
-    assert "importance" in await refused(client, "remember", content="x", importance=11)
-    assert "not_found: no memory with id 'm-zzzzzzzz'" in await refused(
-        client, "update", id="m-zzzzzzzz", content="y"
-    )
-    assert "invalid: a memory cannot be linked to itself" in await refused(
-        client, "link", source=kept["id"], target=kept["id"]
-    )
-    assert "invalid: invalidate needs a non-empty" in await refused(
-        client, "invalidate", id=kept["id"], reason=" "
-    )
-    assert "not_found: Entity with name Nobody not found" in await refused(
-        client, "add_observations", observations=[{"entityName": "Nobody", "contents": ["z"]}]
-    )
+    assert await refused(client, "remember", content="   ") == "invalid: content is empty"
+    assert await refused(client, "remember", content="x", scope="globl") == (
+        "invalid: invalid scope 'globl': did you mean 'global'?")  # fmt: skip
+    assert (await refused(client, "remember", content="x", kind="gossip")).startswith(
+        "invalid: kind: expected one of 'fact', 'preference'")  # fmt: skip
+    assert await refused(client, "remember", content="x", importance=11) == (
+        "invalid: importance: must be at most 10")  # fmt: skip
+    assert await refused(client, "update", id="m-zzzzzzzz", content="y") == (
+        "not_found: no memory with id 'm-zzzzzzzz'")  # fmt: skip
+    assert await refused(client, "link", source=kept["id"], target=kept["id"]) == (
+        "invalid: a memory cannot be linked to itself")  # fmt: skip
+    assert (await refused(client, "invalidate", id=kept["id"], reason=" ")).startswith(
+        "invalid: invalidate needs a non-empty")  # fmt: skip
+    assert await refused(client, "add_observations", observations=[
+        {"entityName": "Nobody", "contents": ["z"]}]) == (
+        "not_found: Entity with name Nobody not found")  # fmt: skip
     assert [(r.id, r.version, r.body) for r in everything(store)] == before
 
 
@@ -292,15 +292,19 @@ async def test_a_confined_grant_reads_and_writes_only_its_scopes(
             await refused(client, "recall", query="drawer", scope="global"),
             await refused(client, "search", query="drawer", scope="all"),
             await refused(client, "session_start", scope="project:alpha,global"),
+            await refused(client, "session_end", note="x", scope="global"),
+        ]
+        assert all(d.startswith("scope_not_allowed: this token may not use scope") for d in denied)
+        assert "(it may use: project:alpha)" in denied[0]
+        # A memory outside its scopes is, to this token, one that does not exist.
+        unseen = [
             await refused(client, "get", id=outside),
             await refused(client, "update", id=outside, content="changed"),
             await refused(client, "invalidate", id=outside, reason="no"),
             await refused(client, "forget", id=outside),
             await refused(client, "link", source=inside, target=outside),
-            await refused(client, "session_end", note="x", scope="global"),
         ]
-        assert all("scope_not_allowed: this token may not use scope" in d for d in denied)
-        assert "(it may use: project:alpha)" in denied[0]
+        assert unseen == [f"not_found: no memory with id {outside!r}"] * len(unseen)
         await call(client, "create_entities", entities=[
             {"name": "Alpha", "entityType": "project", "observations": ["Ships weekly"]}])  # fmt: skip
     with Memory.open(db_path, context=Context("proj", "main")) as mem:
@@ -340,12 +344,18 @@ def test_token_files_scope_a_token_or_refuse_to_start(tmp_path: Path) -> None:
     assert read('{"token": "s3cret", "namespaces": ["project:x", "global", "global"]}') == (
         "s3cret", Grant(("project:x", "global")))  # fmt: skip
     assert read('{"token": "s3cret", "namespaces": null}') == ("s3cret", EVERY_SCOPE)
+    assert read('{"token": "s3cret", "access": "write"}') == ("s3cret", EVERY_SCOPE)
+    assert read('{"token": "s3cret", "access": "read"}') == ("s3cret", Grant(None, "read"))
+    assert read('{"token": "s3cret", "namespaces": ["global"], "access": "read"}') == (
+        "s3cret", Grant(("global",), "read"))  # fmt: skip
     malformed = {
         '{"token": "s3cret", "namespaces": ["project:x"]': "is not valid JSON",
         '{"token": "s3cret", "namespaces": []}': "namespaces is empty",
         '{"token": "s3cret", "namespaces": ["globl"]}': "did you mean 'global'?",
         '{"token": "s3cret", "namespaces": "global"}': "must be a list of scopes",
         '{"token": "s3cret", "scopes": ["global"]}': "unknown key(s) scopes",
+        '{"token": "s3cret", "access": "readonly"}': "access must be read or write",
+        '{"token": "s3cret", "access": true}': "access must be read or write",
         '{"token": "", "namespaces": ["global"]}': "holds no token",
         '{"token": "s3 cret"}': "one word",
         "": "holds no token",
@@ -368,8 +378,9 @@ async def test_the_token_table_knows_only_its_tokens(tmp_path: Path) -> None:
     assert await table.verify_token("operator-") is None
     operator = await table.verify_token("operator-1")
     scoped = await table.verify_token("scoped-1")
-    assert operator is not None and operator.claims == {"memlane_scopes": None}
-    assert scoped is not None and scoped.claims == {"memlane_scopes": ["project:x"]}
+    assert operator is not None and scoped is not None
+    assert operator.claims == {"memlane_scopes": None, "memlane_access": "write"}
+    assert scoped.claims == {"memlane_scopes": ["project:x"], "memlane_access": "write"}
     # The same token in both places keeps the file's narrower grant.
     assert load_tokens("scoped-1", str(path)) == {"scoped-1": Grant(("project:x",))}
 

@@ -388,7 +388,8 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_MCP_TOKEN_FILE",
         lambda: None,
         'File with an HTTP token: bare (every scope) or {"token": ..., "namespaces": '
-        "[...]} confining it to those scopes; a malformed file refuses to start.",
+        '[...], "access": "read"} confining it to those scopes and, with access read '
+        "(default write), to the read-only tools; a malformed file refuses to start.",
     ),
     Setting(
         "web_token",

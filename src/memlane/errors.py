@@ -7,6 +7,7 @@
     ├── Conflict                 the request contradicts the store's state:              (exit 2)
     │                            a second tombstone, removing a category still in use
     ├── ScopeNotAllowed          a scoped MCP token reaches outside its scopes           (exit 2)
+    ├── ReadOnly                 a read-only MCP token calls a tool that writes          (exit 2)
     ├── PolicyRefused            a write policy refused the content                      (exit 2)
     └── Unavailable              the store or a component cannot serve the request:     (exit 1)
         │                        a full disk, a read-only file, a lost connection
@@ -56,6 +57,12 @@ class Conflict(MemlaneError):
 
 class ScopeNotAllowed(MemlaneError):
     """A request reaches outside the scopes its token was confined to (fail closed)."""
+
+    exit_code = 2
+
+
+class ReadOnly(MemlaneError):
+    """A request whose token may only read asks for a write (fail closed)."""
 
     exit_code = 2
 

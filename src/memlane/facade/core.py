@@ -186,13 +186,14 @@ class Core:
             limits=self.limits, default_taint=self.default_taint,
         )  # fmt: skip
 
-    def resolve(self, memory_id: str) -> str:
-        """The full id for an id or an unambiguous prefix (with or without `m-`)."""
+    def resolve(self, memory_id: str, scopes: Sequence[str] | None = None) -> str:
+        """The full id for an id or an unambiguous prefix (with or without `m-`); with
+        `scopes`, only their memories are candidates (any other is NotFound)."""
         text = memory_id.strip()
         if not text:
             raise Invalid("empty id")
         prefix = text if text.startswith(ID_PREFIX) else ID_PREFIX + text
-        candidates = self.store.resolve(prefix, self.agent)
+        candidates = self.store.resolve(prefix, self.agent, scopes=scopes)
         if prefix in candidates:
             return prefix
         if not candidates:
@@ -200,6 +201,14 @@ class Core:
         if len(candidates) > 1:
             raise AmbiguousId(memory_id, candidates)
         return candidates[0]
+
+    def in_scopes(self, ids: Sequence[str], scopes: Sequence[str]) -> set[str]:
+        """Those of `ids` that are memories in `scopes`, in any state."""
+        if not ids:
+            return set()
+        within = Filters(ids=tuple(ids), scopes=tuple(scopes), any_visibility=True,
+                         include_superseded=True, limit=None)  # fmt: skip
+        return set(self.store.admitted(within))
 
     def _visible(self, record: Record) -> bool:
         return record.visibility is Visibility.PUBLIC or record.owner == self.agent

@@ -1,6 +1,12 @@
 """The MCP server: memlane's tools and the official memory server's, over stdio or
 streamable HTTP, built on the official SDK (MCPServer).
 
+Every tool call passes `admit` first (the tool exists, the token may call it, its
+arguments are ones it takes and hold text of a size a memory may have), and whatever
+fails becomes one line, `<code>: <message>`, in `server.errors`: the one place. A
+request is read only up to a cap (the SDK's for HTTP bodies, `stdio.BoundedLines` on
+stdin).
+
 HTTP authentication is the SDK's own: a TokenVerifier (`auth.TokenTable`) behind its
 bearer middleware, which answers a missing or unknown token with 401 before any tool
 runs. The SDK wants AuthSettings with an issuer URL for that; memlane issues its
@@ -10,18 +16,24 @@ issuer, and no OAuth metadata route is published (no resource server URL).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import AnyHttpUrl
 
 from memlane.memory import Memory
+from memlane.server import stdio
+from memlane.server.admit import admit, max_request_bytes
 from memlane.server.auth import EVERY_SCOPE, Grant, TokenTable
 from memlane.server.backend import Backend
 from memlane.server.compat import GraphTools
+from memlane.server.errors import tool_error
 from memlane.server.tools import MemoryTools
 
 PATH = "/mcp"
@@ -44,9 +56,41 @@ def _version() -> str:
         return "0"
 
 
+class MemlaneServer(MCPServer[Any]):
+    """The SDK's MCPServer over one Backend: each call admitted before its tool runs,
+    each failure the one-line tool error of `server.errors`."""
+
+    def __init__(self, backend: Backend, tools: Sequence[Tool], **options: Any) -> None:
+        super().__init__("memlane", tools=list(tools), **options)
+        self.backend = backend
+        self._tools = {tool.name: tool for tool in tools}
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """The SDK's call_tool (it validates the arguments and runs the tool), once
+        `admit` lets the call through; every failure but a protocol error (MCPError)
+        raised as the tool error `server.errors` makes of it."""
+        try:
+            grant = self.backend.grant_of(context or Context(mcp_server=self))
+            admit(self._tools.get(name), name, arguments, grant, self.backend.max_text_bytes)
+            return await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            raise tool_error(exc) from exc
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, reading lines of at most a request's cap and answering
+        those it cannot read (see `server.stdio`)."""
+        # The SDK's own run_stdio_async runs its low-level server the same way.
+        lowlevel = self._lowlevel_server
+        await stdio.serve(lowlevel, max_request_bytes(self.backend.max_text_bytes))
+
+
 def build_server(
     backend: Backend, *, tokens: Mapping[str, Grant] | None = None, url: str | None = None
-) -> MCPServer[Any]:
+) -> MemlaneServer:
     """The server with every tool; with `tokens`, HTTP requests need one of them."""
     auth = verifier = None
     if tokens is not None:
@@ -54,13 +98,11 @@ def build_server(
         auth = AuthSettings(
             issuer_url=AnyHttpUrl(url or "http://127.0.0.1"), resource_server_url=None
         )
-    server: MCPServer[Any] = MCPServer(
-        "memlane", instructions=INSTRUCTIONS, version=_version(), token_verifier=verifier,
+    tools = [*MemoryTools(backend).tools(), *GraphTools(backend).tools()]
+    return MemlaneServer(
+        backend, tools, instructions=INSTRUCTIONS, version=_version(), token_verifier=verifier,
         auth=auth, log_level="WARNING",
     )  # fmt: skip
-    MemoryTools(backend).register(server)
-    GraphTools(backend).register(server)
-    return server
 
 
 def serve_stdio(opener: Callable[[], Memory], *, inject_budget: int) -> None:
@@ -79,7 +121,9 @@ def serve_http(
     url = f"http://{_netloc(host)}:{port}"
     with Backend(opener, inject_budget=inject_budget, authenticated=True) as backend:
         server = build_server(backend, tokens=tokens, url=url)
-        server.run("streamable-http", host=host, port=port, streamable_http_path=PATH)
+        cap = max_request_bytes(backend.max_text_bytes)  # the SDK answers a longer body 413
+        server.run("streamable-http", host=host, port=port, streamable_http_path=PATH,
+                   max_request_body_size=cap)  # fmt: skip
 
 
 def endpoint(host: str, port: int) -> str:

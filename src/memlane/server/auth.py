@@ -1,18 +1,23 @@
-"""Who may call the HTTP server, and which scopes each request may touch.
+"""Who may call the HTTP server, which scopes each request may touch, and whether it
+may write.
 
-Tokens come from the settings: MEMLANE_MCP_TOKEN is an operator token (every scope);
-the file MEMLANE_MCP_TOKEN_FILE names holds a bare token (every scope too) or
+Tokens come from the settings: MEMLANE_MCP_TOKEN is an operator token (every scope,
+read and write); the file MEMLANE_MCP_TOKEN_FILE names holds a bare token (the same)
+or
 
-    {"token": "<secret>", "namespaces": ["project:memlane", "global"]}
+    {"token": "<secret>", "namespaces": ["project:memlane", "global"], "access": "read"}
 
-which confines that token to those scopes (reference/002's scoped tokens; a
-namespace there is a scope here). A malformed file, an empty list or a scope that
-is not one ("globl") is refused before the server starts. No message ever shows a
-token.
+where `namespaces` confines that token to those scopes (reference/002's scoped
+tokens; a namespace there is a scope here) and `access` is "write" (the default) or
+"read"; either key may be left out (every scope; write). A malformed file, an empty
+list, a scope that is not one ("globl") or another access level is refused before
+the server starts. No message ever shows a token.
 
-The SDK's bearer middleware checks the token (`TokenTable` is its TokenVerifier);
-each tool then asks the request's `Grant` which scopes it may read and write, and a
-request outside them fails with `scope_not_allowed`.
+The SDK's bearer middleware checks the token (`TokenTable` is its TokenVerifier). The
+server refuses a read token any tool that is not read-only (`read_only`) before the
+tool runs; each tool then asks the request's `Grant` which scopes it may read and
+write, and a request outside them fails with `scope_not_allowed`. A memory in a scope
+the grant does not hold is, to that request, a memory that does not exist.
 """
 
 from __future__ import annotations
@@ -21,26 +26,37 @@ import hmac
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from memlane.errors import Invalid, ScopeNotAllowed
+from memlane.errors import Invalid, ReadOnly, ScopeNotAllowed
 from memlane.scope import ALL, GLOBAL, parse_scope
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
 
-# The AccessToken claim carrying a token's scopes (absent or None: every scope).
+# The AccessToken claims carrying a token's scopes (absent or None: every scope) and
+# its access level (absent: write).
 SCOPES_CLAIM = "memlane_scopes"
-_FILE_KEYS = frozenset({"token", "namespaces"})
+ACCESS_CLAIM = "memlane_access"
+_FILE_KEYS = frozenset({"token", "namespaces", "access"})
+Access = Literal["read", "write"]
+ACCESS_LEVELS: tuple[Access, ...] = ("read", "write")
 
 
 class Grant(msgspec.Struct, frozen=True):
     """What a request may touch: `scopes` None is every scope (an operator token,
-    stdio); otherwise only those scopes, exactly."""
+    stdio); otherwise only those scopes, exactly. `access` "read" may call only the
+    read-only tools."""
 
     scopes: tuple[str, ...] | None = None
+    access: Access = "write"
+
+    def check_write(self, tool: str) -> None:
+        """ReadOnly unless this grant may write."""
+        if self.access != "write":
+            raise ReadOnly(f"this token may only read; {tool} writes")
 
     def write_scope(self, asked: str | None) -> str | None:
         """Where a write lands: the scope asked for, else the server's default (None)
@@ -108,8 +124,10 @@ def read_token_file(path: Path) -> tuple[str, Grant]:
         raise Invalid(f"{where} is not valid JSON: {exc}") from None
     unknown = sorted(set(data) - _FILE_KEYS)
     if unknown:
-        raise Invalid(f"{where}: unknown key(s) {', '.join(unknown)}; use token and namespaces")
-    return _secret(data.get("token"), where), _grant(data.get("namespaces"), where)
+        keys = ", ".join(sorted(_FILE_KEYS))
+        raise Invalid(f"{where}: unknown key(s) {', '.join(unknown)}; use {keys}")
+    scopes = _scopes(data.get("namespaces"), where)
+    return _secret(data.get("token"), where), Grant(scopes, _access(data.get("access"), where))
 
 
 def _secret(value: Any, where: str) -> str:
@@ -120,17 +138,26 @@ def _secret(value: Any, where: str) -> str:
     return value.strip()
 
 
-def _grant(names: Any, where: str) -> Grant:
+def _scopes(names: Any, where: str) -> tuple[str, ...] | None:
     if names is None:
-        return EVERY_SCOPE
+        return None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise Invalid(f"{where}: namespaces must be a list of scopes")
     if not names:
         raise Invalid(f"{where}: namespaces is empty; list the token's scopes or leave it out")
     try:
-        return Grant(tuple(dict.fromkeys(parse_scope(n) for n in names)))
+        return tuple(dict.fromkeys(parse_scope(n) for n in names))
     except Invalid as exc:
         raise Invalid(f"{where}: {exc}") from None
+
+
+def _access(value: Any, where: str) -> Access:
+    if value is None:
+        return "write"
+    for level in ACCESS_LEVELS:
+        if value == level:
+            return level
+    raise Invalid(f"{where}: access must be {' or '.join(ACCESS_LEVELS)}")
 
 
 class TokenTable:
@@ -154,7 +181,7 @@ class TokenTable:
             token=token,
             client_id="memlane-scoped" if scopes is not None else "memlane-operator",
             scopes=scopes or [],
-            claims={SCOPES_CLAIM: scopes},
+            claims={SCOPES_CLAIM: scopes, ACCESS_CLAIM: found.access},
         )
 
 
@@ -165,5 +192,8 @@ def request_grant(request: object) -> Grant | None:
     user = getattr(request, "scope", {}).get("user") if request is not None else None
     if not isinstance(user, AuthenticatedUser):
         return None
-    scopes = (user.access_token.claims or {}).get(SCOPES_CLAIM)
-    return EVERY_SCOPE if scopes is None else Grant(tuple(scopes))
+    claims = user.access_token.claims or {}
+    scopes, access = claims.get(SCOPES_CLAIM), claims.get(ACCESS_CLAIM)
+    # Fail closed: a claim this module did not write reads as read-only.
+    level: Access = "write" if access == "write" else "read"
+    return Grant(None if scopes is None else tuple(scopes), level)

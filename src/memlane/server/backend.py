@@ -1,5 +1,5 @@
-"""The one Memory a server serves, the one thread that uses it, and where memlane's
-errors become tool errors."""
+"""The one Memory a server serves, the one thread that uses it, and the grant each
+call runs under."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ from typing import Any, Self, TypeVar
 
 from mcp.server.mcpserver import Context
 
-from memlane.errors import MemlaneError, ScopeNotAllowed
+from memlane.errors import ScopeNotAllowed
 from memlane.memory import Memory
 from memlane.model import Taint
 from memlane.server.auth import EVERY_SCOPE, Grant, request_grant
-from memlane.server.errors import tool_error
 
 T = TypeVar("T")
 Work = Callable[[Memory, Grant], T]
@@ -71,8 +70,7 @@ class StoreThread:
 
 
 class Backend(StoreThread):
-    """The MCP tools' StoreThread: each call carries the request's grant, and memlane's
-    errors become the tool errors a model reads."""
+    """The MCP tools' StoreThread: each call carries the request's grant."""
 
     def __init__(
         self,
@@ -94,14 +92,19 @@ class Backend(StoreThread):
         assert self._memory is not None
         self._memory.default_taint = Taint.UNTRUSTED_TOOL  # an agent surface (reference/002)
 
+    @property
+    def max_text_bytes(self) -> int:
+        """The most UTF-8 bytes any text a call carries may have: the store's limit on
+        a memory's body (MEMLANE_MAX_BODY_BYTES)."""
+        if self._memory is None:
+            raise RuntimeError("the store thread is not open: use it in a with block")
+        return self._memory.limits.body_bytes
+
     async def call(self, ctx: Context[Any, Any], work: Work[T]) -> T:
-        """`work(memory, grant)` on the store's thread; a MemlaneError becomes the
-        tool error the model reads (the one place they are mapped)."""
-        try:
-            grant = self.grant_of(ctx)
-            return await self.run(lambda memory: work(memory, grant))
-        except MemlaneError as exc:
-            raise tool_error(exc) from None
+        """`work(memory, grant)` on the store's thread. A MemlaneError it raises goes
+        up to the server, which makes it the tool error a model reads."""
+        grant = self.grant_of(ctx)
+        return await self.run(lambda memory: work(memory, grant))
 
     def grant_of(self, ctx: Context[Any, Any]) -> Grant:
         """The request's grant: its token's over HTTP, the backend's otherwise."""

@@ -12,7 +12,8 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -148,9 +149,9 @@ class GraphTools:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
-    def register(self, server: MCPServer[Any]) -> None:
-        for name, (title, hints) in TOOLS.items():
-            server.add_tool(getattr(self, name), title=title, annotations=hints)
+    def tools(self) -> list[Tool]:
+        return [Tool.from_function(getattr(self, name), title=title, annotations=hints)
+                for name, (title, hints) in TOOLS.items()]  # fmt: skip
 
     async def _on_graph(self, ctx: Ctx, work: Callable[[KnowledgeGraph], T]) -> T:
         def run(mem: Memory, grant: Grant) -> T:

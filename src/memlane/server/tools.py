@@ -8,9 +8,11 @@ given a note.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
@@ -24,6 +26,8 @@ from memlane.server.backend import Backend
 
 JSON = dict[str, Any]
 Ctx = Context[Any, Any]
+# The fields of an answer listing other memories' ids (see `unseen_left_out`).
+ID_LISTS = ("anchors", "scrubbed", "removed")
 
 
 def _about(description: str) -> Any:
@@ -141,9 +145,18 @@ class MemoryTools:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
-    def register(self, server: MCPServer[Any]) -> None:
-        for name, hints in HINTS.items():
-            server.add_tool(getattr(self, name), annotations=hints)
+    def tools(self) -> list[Tool]:
+        return [Tool.from_function(getattr(self, name), annotations=hints)
+                for name, hints in HINTS.items()]  # fmt: skip
+
+    async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> JSON:
+        """`work`'s answer, on the store's thread, with what the grant may not see
+        left out (see `unseen_left_out`)."""
+
+        def answer(mem: Memory, grant: Grant) -> JSON:
+            return unseen_left_out(mem, grant, work(mem, grant))
+
+        return await self.backend.call(ctx, answer)
 
     async def remember(
         self,
@@ -169,7 +182,7 @@ class MemoryTools:
             fields = {"kind": kind, "tags": tags, "importance": importance, "signal": signal}
             return render.written(mem.add(content, title, scope=where, taint=taint, **fields))
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def recall(
         self,
@@ -191,7 +204,7 @@ class MemoryTools:
                 query, mem.recall(query, limit=limit, max_tokens=max_tokens, scope=scopes)
             )
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def search(
         self,
@@ -208,17 +221,15 @@ class MemoryTools:
             scopes = grant.read_scopes(scope)
             return render.hits(query, mem.search(query, mode=mode, scope=scopes, limit=limit))
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def get(self, id: Id, ctx: Ctx) -> JSON:
         """Read one memory in full by its id, including whether it is still valid."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
-            record = mem.get(id)
-            grant.allow(record.scope)
-            return render.memory(record)
+            return render.memory(mem.get(confined(mem, grant, id)))
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def update(
         self,
@@ -251,7 +262,7 @@ class MemoryTools:
         def work(mem: Memory, grant: Grant) -> JSON:
             return render.written(mem.update(confined(mem, grant, id), reason=reason, **changes))
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def invalidate(self, id: Id, ctx: Ctx, reason: Ended) -> JSON:
         """Mark a memory as no longer true from now on (it stays, for the record, and
@@ -260,7 +271,7 @@ class MemoryTools:
         def work(mem: Memory, grant: Grant) -> JSON:
             return render.memory(mem.invalidate(confined(mem, grant, id), reason))
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def link(
         self,
@@ -278,7 +289,7 @@ class MemoryTools:
             ends = confined(mem, grant, source), confined(mem, grant, target)
             return render.link(mem.link(*ends, type, reason))
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def forget(self, id: Id, ctx: Ctx, reason: ForgetReason = None) -> JSON:
         """Delete a memory for good: from every table and index, with no version kept.
@@ -290,7 +301,7 @@ class MemoryTools:
             return {"id": done.ids[0], "forgotten": True, "scrubbed": list(done.scrubbed),
                     "removed": list(done.removed)}  # fmt: skip
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def session_start(
         self, ctx: Ctx, query: Task = None, scope: ReadScope = None, limit: Limit = 10
@@ -312,7 +323,7 @@ class MemoryTools:
                 return render.session_recalled(found, budget)
             return render.session_packed(curated(mem, scopes, budget), budget)
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
     async def session_end(self, ctx: Ctx, note: Note = None, scope: WriteScope = None) -> JSON:
         """Call at the end of a session. Without a note it only acknowledges; with one,
@@ -327,16 +338,45 @@ class MemoryTools:
             result = mem.add(note, scope=where, capture_mode="auto", **unverified)
             return {"written": True, **render.written(result)}
 
-        return await self.backend.call(ctx, work)
+        return await self._answer(ctx, work)
 
 
 def confined(mem: Memory, grant: Grant, memory_id: str) -> str:
-    """The memory's id, once a confined grant is found to cover its scope."""
+    """The memory's id, resolved (a prefix too) among the grant's scopes only.
+
+    Trigger: a confined grant names a memory by id or prefix. Why: resolving across
+    the store would tell it, by ambiguous_id or scope_not_allowed, that ids, and how
+    many, exist in scopes it does not hold. Outcome: a memory outside them is
+    not_found, exactly as one that does not exist.
+    """
+    return memory_id if grant.scopes is None else mem.resolve(memory_id, grant.scopes)
+
+
+def unseen_left_out(mem: Memory, grant: Grant, answer: JSON) -> JSON:
+    """`answer` with its lists of other memories' ids (ID_LISTS) holding only memories
+    in a confined grant's scopes.
+
+    Trigger: an answer names memories besides those asked for: a memory's anchors,
+    what a forget scrubbed or removed. Why: an anchor set at the CLI, or a memory
+    derived from the one forgotten, may lie in a scope the grant does not hold.
+    Outcome: such ids are left out (a removed memory, gone, with them).
+    """
     if grant.scopes is None:
-        return memory_id
-    record = mem.get(memory_id)
-    grant.allow(record.scope)
-    return record.id
+        return answer
+    found = [(d, key) for d in _objects(answer) for key in ID_LISTS if key in d]
+    seen = mem.in_scopes([i for d, key in found for i in d[key]], grant.scopes)
+    for d, key in found:
+        d[key] = [i for i in d[key] if i in seen]
+    return answer
+
+
+def _objects(value: Any) -> list[JSON]:
+    """Every JSON object in `value`, itself included."""
+    if isinstance(value, list):
+        return [inner for item in value for inner in _objects(item)]
+    if not isinstance(value, dict):
+        return []
+    return [value, *(inner for item in value.values() for inner in _objects(item))]
 
 
 def curated(mem: Memory, scopes: list[str] | None, budget: int) -> Pack | None:

@@ -228,8 +228,15 @@ class Store(Protocol):
 
     def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None: ...
 
-    def resolve(self, prefix: str, viewer: str | None, limit: int = 10) -> list[str]:
-        """Ids starting with `prefix` that `viewer` may see (at most `limit`)."""
+    def resolve(
+        self,
+        prefix: str,
+        viewer: str | None,
+        limit: int = 10,
+        scopes: Sequence[str] | None = None,
+    ) -> list[str]:
+        """Ids starting with `prefix` that `viewer` may see (at most `limit`), only in
+        `scopes` when given."""
 
     def query(self, filters: Filters) -> list[Record]: ...
 

@@ -281,13 +281,20 @@ class PostgresStore:
         rows = self._records(query + " LIMIT 1", params)
         return rows[0] if rows else None
 
-    def resolve(self, prefix: str, viewer: str | None, limit: int = 10) -> list[str]:
+    def resolve(
+        self,
+        prefix: str,
+        viewer: str | None,
+        limit: int = 10,
+        scopes: Sequence[str] | None = None,
+    ) -> list[str]:
+        within = None if scopes is None else list(scopes)
         with self._conn() as conn:
             rows = conn.execute(
                 "SELECT id FROM memory WHERE starts_with(id, %s) "
                 "AND (visibility = 'public' OR owner IS NOT DISTINCT FROM %s::text) "
-                "ORDER BY id LIMIT %s",
-                (prefix, viewer, limit),
+                "AND (%s::text[] IS NULL OR scope = ANY(%s::text[])) ORDER BY id LIMIT %s",
+                (prefix, viewer, within, within, limit),
             ).fetchall()
         return [str(r[0]) for r in rows]
 

@@ -566,11 +566,18 @@ class SQLiteStore:
         rows = self._records(query + " LIMIT 1", params)
         return rows[0] if rows else None
 
-    def resolve(self, prefix: str, viewer: str | None, limit: int = 10) -> list[str]:
+    def resolve(
+        self,
+        prefix: str,
+        viewer: str | None,
+        limit: int = 10,
+        scopes: Sequence[str] | None = None,
+    ) -> list[str]:
+        within = "" if scopes is None else f"AND scope IN ({', '.join('?' * len(scopes))}) "
         rows = self.conn.execute(
             "SELECT id FROM memory WHERE id >= ? AND id < ? "
-            "AND (visibility = 'public' OR owner IS ?) ORDER BY id LIMIT ?",
-            (prefix, prefix + "\U0010ffff", viewer, limit),
+            f"AND (visibility = 'public' OR owner IS ?) {within}ORDER BY id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", viewer, *(scopes or ()), limit),
         )
         return [str(r[0]) for r in rows]
 
