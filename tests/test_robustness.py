@@ -127,8 +127,10 @@ def _feed(stream: Any, data: bytes) -> None:
 
 
 def _stored_count(db: Path) -> int:
+    if not db.exists():  # a plain connect would create it, empty, under memlane's feet
+        return 0
     try:
-        with sqlite3.connect(db, timeout=1) as conn:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
             return int(conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0])
     except sqlite3.Error:
         return 0  # not created yet
@@ -390,5 +392,9 @@ def test_read_commands_on_a_missing_store_create_nothing(run, tmp_path):
     doctor = run("--db", str(missing), "doctor")
     assert doctor.exit_code == 0 and "no store at" in doctor.stdout
     assert not (tmp_path / "no").exists()
+    refused = run("--db", str(missing), "add", "The staging host is db-7.")
+    assert refused.exit_code == 2 and "mkdir -p" in refused.stderr  # a typo'd --db
+    assert not (tmp_path / "no").exists()
+    missing.parent.mkdir(parents=True)
     assert run("--db", str(missing), "add", "The staging host is db-7.").exit_code == 0
     assert missing.exists()  # a write makes it

@@ -213,3 +213,28 @@ def test_a_write_to_a_missing_directory_named_by_db_is_refused(tmp_path):
     assert not (tmp_path / "typo").exists()
     listed = _cli(tmp_path / "x.db", "--db", str(db), "list")
     assert listed.returncode == 0 and not (tmp_path / "typo").exists()
+
+
+def test_exports_wake_files_and_hook_state_are_owner_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        db = tmp_path / "m.db"
+        _store(db, count=2)
+        hooks = tmp_path / "hookstate"
+        assert _cli(db, "export", "-o", str(tmp_path / "out" / "all.jsonl")).returncode == 0
+        assert _cli(db, "export", "-f", "md", "-o", str(tmp_path / "md")).returncode == 0
+        hook = subprocess.run(
+            [sys.executable, "-m", "memlane", "hook", "user-prompt"], input="not json",
+            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+            env={**os.environ, "MEMLANE_DB": str(db), "MEMLANE_HOOK_DIR": str(hooks),
+                 "MEMLANE_EMBED_PROFILE": "hash"},
+        )  # fmt: skip
+        assert hook.returncode == 0
+        files = [tmp_path / "out" / "all.jsonl", *(tmp_path / "md").iterdir(),
+                 *(p for p in hooks.rglob("*") if p.is_file())]  # fmt: skip
+        assert len(files) >= 4
+        assert {p.stat().st_mode & 0o777 for p in files} == {0o600}
+        for directory in (tmp_path / "out", tmp_path / "md", hooks):
+            assert directory.stat().st_mode & 0o777 == 0o700
+    finally:
+        os.umask(old)

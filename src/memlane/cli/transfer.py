@@ -20,6 +20,7 @@ from memlane.cli.common import (
     open_input,
 )
 from memlane.errors import MemlaneError
+from memlane.files import private_dirs, write_private
 from memlane.write import inputs
 from memlane.write.frontmatter import split
 
@@ -49,7 +50,7 @@ def export_cmd(
     if fmt == "md":
         if output is None:
             raise click.UsageError("-f md writes one file per memory: give -o DIRECTORY")
-        output.mkdir(parents=True, exist_ok=True)
+        private_dirs(output)
         files = [_write(output / name, text) for name, text in mem.export_markdown(**options)]
         _done(as_json, output, len(files))
         return
@@ -65,7 +66,7 @@ def export_cmd(
 
 def _write(path: Path, text: str) -> Path:
     try:
-        path.write_text(text, encoding="utf-8")
+        write_private(path, text)
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror}", 1)
     return path

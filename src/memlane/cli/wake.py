@@ -13,6 +13,7 @@ import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
 from memlane.cli.render import record_dict, record_line
+from memlane.files import write_private
 from memlane.lifecycle.wake import DEFAULT_DAYS, DEFAULT_LIMIT, GOODHART
 from memlane.model import WakeGuess
 
@@ -182,7 +183,7 @@ def _deliver(payload: dict[str, Any], lines: list[str], out: Path | None, as_jso
             click.echo("\n".join(lines))
         return
     text = json.dumps(payload, indent=2) if out.suffix == ".json" else "\n".join(lines) + "\n"
-    out.write_text(text, encoding="utf-8")
+    write_private(out, text)
     click.echo(str(out))
 
 

@@ -20,6 +20,7 @@ import msgspec
 
 from memlane.errors import Invalid, Unavailable
 from memlane.facade.core import Core
+from memlane.files import private_dirs
 from memlane.store import Counts
 from memlane.store.sqlite.backup import (
     STAMP,
@@ -79,7 +80,7 @@ def refuse_server_store(location: str, what: str = "backup") -> None:
 def single_flight(directory: Path) -> Iterator[bool]:
     """True while this process holds the directory's backup lock; False when another
     holds it. The kernel drops the lock with the process, so a crash leaves none."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dirs(directory)
     fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -162,7 +163,7 @@ def _retain(directory: Path, retention: int) -> tuple[Path, ...]:
 
 def put_in_place(db: Path, source: Path, checked: Verification) -> Counts | None:
     """Copy a checked snapshot over the store file `db` and verify the result."""
-    db.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(db.parent)
     replace_file(db, source)
     again = verify(db, checked.counts)
     if not again.ok:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memlane.files import append_private, private_dirs
 from memlane.write.secrets import redact
 
 LOG_NAME = "hooks.log"
@@ -31,14 +32,12 @@ CURSOR_DIR = "cursors"
 def log(directory: Path, entry: Mapping[str, Any]) -> None:
     """Append one JSON line (with the time) to the log; failures are swallowed."""
     with contextlib.suppress(OSError, TypeError, ValueError):
-        directory.mkdir(parents=True, exist_ok=True)
         path = directory / LOG_NAME
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_name(LOG_NAME + ".1"))
         line = json.dumps({"at": _now(), **entry}, ensure_ascii=False, default=str)
         line, _ = redact(line)  # an error or a trace may quote what a person typed
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        append_private(path, line + "\n")
 
 
 def _now() -> str:
@@ -83,8 +82,8 @@ def save_cursors(
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace the file's text whole: a crash leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".write-")
+    private_dirs(path.parent)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".write-")  # made 0600
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memlane.embed.blob import from_blobs
+from memlane.files import open_private
 from memlane.model import replace
 from memlane.store import Store
 
@@ -445,7 +446,7 @@ def write_file(path: Path, stamp: dict[str, Any], rows: Rows) -> None:
     start = _aligned(len(_MAGIC) + 8 + len(header))
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as out:
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
             out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
             for name, array in arrays.items():
                 out.seek(start + sections[name]["offset"])

@@ -19,6 +19,7 @@ from urllib.parse import quote
 import msgspec
 
 from memlane.errors import Invalid, MemlaneError, NotFound, StoreDamaged, Unavailable
+from memlane.files import private_dirs
 from memlane.model import (
     Entity,
     EntityMatch,
@@ -325,9 +326,7 @@ def _create(path: Path, synchronous: str) -> None:
     is a truncated store, refused by `_check_not_empty`). Outcome: the file appears
     with its schema; a process that loses the race to create it uses the winner's.
     """
-    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
+    private_dirs(path.parent)
     draft = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
     os.close(os.open(draft, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
     try:
