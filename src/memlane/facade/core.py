@@ -189,6 +189,8 @@ class Core:
     def resolve(self, memory_id: str, scopes: Sequence[str] | None = None) -> str:
         """The full id for an id or an unambiguous prefix (with or without `m-`); with
         `scopes`, only their memories are candidates (any other is NotFound)."""
+        if not isinstance(memory_id, str):
+            raise Invalid(f"a memory id is a string, not {type(memory_id).__name__}")
         text = memory_id.strip()
         if not text:
             raise Invalid("empty id")

@@ -241,7 +241,7 @@ class TransferOps(Core):
 
         out = []
         for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
+            if isinstance(raw, (str, bytes)) and not raw.strip():
                 continue
             try:
                 record = dict(inputs.json_object(raw))

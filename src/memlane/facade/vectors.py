@@ -10,6 +10,7 @@ from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Hits, passive_ok
 from memlane.lazy import lazy_module
 from memlane.model import Filters, Record, replace
+from memlane.retrieve.filters import query_text, whole
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
@@ -133,6 +134,7 @@ class VectorOps(Core):
         `activate`: the results were consumed on purpose, so their decay clocks reset."""
         from memlane.retrieve import lanes
 
+        query = query_text(query)
         chosen = filters or self.filters(**options)
         if mode not in lanes.MODES:
             raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
@@ -170,8 +172,7 @@ class VectorOps(Core):
         """
         from memlane.retrieve.recall import recall
 
-        if limit < 1:
-            raise Invalid("--limit must be at least 1 for recall")
+        query, limit = query_text(query), whole(limit, "--limit", 1)
         chosen = filters or self.filters(**options)
         self._entities_current()
         vector_lane = self._vector_lane() if self.embedder is not None else None

@@ -44,8 +44,15 @@ _OPTIONS = frozenset(
 def _names(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return tuple(dict.fromkeys(str(i).strip() for i in items if str(i).strip()))
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, (list, tuple, set, frozenset)) and all(
+        isinstance(i, str) for i in value
+    ):
+        items = list(value)
+    else:
+        raise Invalid(f"expected a name or a list of names, not {type(value).__name__}")
+    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
 
 
 def _presence(has: Any, missing: Any, name: str) -> bool | None:
@@ -67,9 +74,27 @@ def _scopes(value: Any, context: Context) -> tuple[str, ...] | None:
 def _limit(value: Any) -> int | None:
     if value is None:
         return 50
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise Invalid("--limit must be a whole number, 0 for no limit")
-    return value or None
+    return whole(value, "--limit", 0, "0 for no limit") or None
+
+
+# The largest count a read takes: far past any store, inside SQLite's 64-bit integers.
+MAX_COUNT = 10**9
+
+
+def whole(value: Any, name: str, low: int, hint: str = "") -> int:
+    """`value` as a count from `low` to MAX_COUNT; Invalid for anything else (a bool,
+    a float, a string, a number SQLite cannot hold)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_COUNT:
+        extra = f", {hint}" if hint else ""
+        raise Invalid(f"{name} must be a whole number from {low} to {MAX_COUNT}{extra}")
+    return value
+
+
+def query_text(value: Any) -> str:
+    """A query as given, when it is text; Invalid otherwise."""
+    if not isinstance(value, str):
+        raise Invalid(f"a query is a string, not {type(value).__name__}")
+    return value
 
 
 def make_filters(context: Context, viewer: str | None, options: Mapping[str, Any]) -> Filters:
