@@ -197,3 +197,11 @@ def test_a_hook_payload_past_its_cap_is_read_no_further(cli_env, tmp_path):
         )
     assert done.returncode == 0  # a hook never blocks its host
     assert done.stdout.strip() in (b"{}", b"")
+
+
+@pytest.mark.parametrize("args", [("import", "\x00"), ("add", "-f", "a\x00b"), ("show", "m-\x00")])
+def test_an_argument_holding_nul_is_one_line_exit_2(run, args, db_path):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert "NUL" in _one_error_line(result.stderr)
+    assert _count(db_path) == 0

@@ -204,6 +204,10 @@ class SectionedGroup(click.Group):
         **extra: Any,
     ) -> Any:
         """Run the CLI; click's usage errors become one line on stderr, exit 2."""
+        # A process's argv cannot hold NUL (C strings end there); a caller that passes
+        # one in-process is refused here, before a path check hands it to the OS.
+        if args is not None and any("\x00" in str(a) for a in args):
+            fail("an argument holds a NUL character")
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:

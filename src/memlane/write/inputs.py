@@ -44,8 +44,10 @@ def open_file(path: str | Path, what: str) -> BinaryIO:
         fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise Invalid(f"{what} file not found: {path}") from None
-    except OSError as exc:
-        raise Invalid(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise Invalid(
+            f"cannot read {what} file {path!r}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise Invalid(f"{what} {path} is not a regular file")
