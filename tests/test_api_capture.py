@@ -567,10 +567,10 @@ def test_dedup_private_and_public_are_different_owners(mem):
     assert [r.id for r in mem.list()] == [public.id]
 
 
-def test_dedup_different_owners_of_private_entries_are_new_entries(mem):
-    add_original(mem, private=True, owner="alice")
+def test_dedup_different_owners_of_private_entries_are_new_entries(mem, other):
+    add_original(mem, private=True)
     title, body = ORIGINAL
-    again = mem.add(body, title=title, session_id="s1", private=True, owner="bob")
+    again = other.add(body, title=title, session_id="s1", private=True, source_agent="tester")
     assert again.status is WriteStatus.ADDED
 
 

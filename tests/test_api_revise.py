@@ -179,13 +179,15 @@ def test_update_make_public_needs_force(mem, other):
     assert (record.visibility, record.owner) == (Visibility.PUBLIC, None)
 
 
-def test_update_change_owner_needs_force(mem):
+def test_update_never_gives_a_private_memory_to_another_owner(mem, other):
     memory_id = note(mem, private=True)
-    with pytest.raises(Invalid, match="force"):
-        mem.update(memory_id, owner="alice")
-    mem.update(memory_id, owner="alice", force=True)
-    with pytest.raises(NotFound):  # now alice's, so hidden from tester
-        mem.get(memory_id)
+    for force in (False, True):
+        with pytest.raises(Invalid, match="owner 'other' refused"):
+            mem.update(memory_id, owner="other", force=force)
+    mem.update(memory_id, owner="tester", title="Still mine")  # naming oneself is fine
+    assert (mem.get(memory_id).owner, mem.get(memory_id).version) == ("tester", 2)
+    with pytest.raises(NotFound):
+        other.get(memory_id)
 
 
 def test_update_unknown_id_is_not_found(mem):

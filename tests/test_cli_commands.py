@@ -603,8 +603,10 @@ def _just_before(instant: str | None) -> str | None:
     return moment.isoformat()
 
 
-def test_private_memory_of_another_owner_is_not_shown(run):
-    memory_id = add(run, "--content", "Bob's secret", "--private", "--owner", "bob")
+def test_private_memory_of_another_owner_is_not_shown(run, cli_env):
+    cli_env["MEMLANE_AGENT"] = "bob"
+    memory_id = add(run, "--content", "Bob's secret", "--private")
+    cli_env["MEMLANE_AGENT"] = "tester"
     assert "no memory" in refused(run("show", memory_id), code=1)
     assert memory_id not in listed(run, "--include-private")
 
@@ -927,7 +929,7 @@ def test_update_refusals_change_nothing(run):
     memory_id = add(run, "--content", "Stay as I am", "--private")
     refused(run("update", memory_id, "--content", "a", "--append-content", "b"))
     refused(run("update", memory_id, "--visibility", "public"))  # needs --force
-    refused(run("update", memory_id, "--owner", "mallory", "--private"))  # needs --force
+    refused(run("update", memory_id, "--owner", "mallory", "--private", "--force"))
     refused(run("update", memory_id, "--kind", "bogus"))
     refused(run("update", memory_id, "-c", "nosuchcategory"))
     refused(run("update", memory_id))  # nothing to change

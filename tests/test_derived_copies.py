@@ -191,10 +191,8 @@ def test_a_private_pack_is_written_again_only_by_its_agent(db_path, tmp_path):
     assert done.packs == (str(target.resolve()),)
     assert SECRET_LINE not in target.read_text() and "two approvals" in target.read_text()
     with Memory.open(db_path, agent="ada", context=Context("p", "main")) as ada:
-        again = ada.add(f"Again: {SECRET_LINE}", private=True, importance=9).id
+        again = ada.add(f"Again: {SECRET_LINE}", importance=9).id  # public, in her pack
         ada.write_pack(target, scope="all", include_private=True)
     with Memory.open(db_path, agent="bob", context=Context("p", "main")) as bob:
-        bob.add("Bob's public note on staging.", importance=9)
-    with Memory.open(db_path, agent=None, context=Context("p", "main")) as anyone:
-        left = anyone.forget_scope("project:p", confirm=True)
+        left = bob.forget_scope("project:p", confirm=True)
     assert again in left.ids and "ada's private memories" in left.warnings[0]

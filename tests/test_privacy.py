@@ -8,16 +8,15 @@ tests show that Alice herself reaches her memories by the same paths, so a memor
 hidden from Bob is hidden by the visibility rule, not by a query that cannot find it.
 
 Decisions pinned here:
-- `stats`, `doctor` and the count `agents show` prints are aggregates of the store
-  file: they count every row, private ones included, and are the same for every
-  reader; they never carry a private memory's id, title, body or tags.
+- `stats`, `doctor` and the count `agents show` prints count only what the reader may
+  see: another owner's private memories change none of their numbers.
 - The journal holds no content, but a line naming a private memory tells another
   reader that it exists, who wrote it and when: lines about memories the reader may
   not see are left out, and the journal of such an id reads like one never used.
 - The id namespace is per reader: a prefix that only someone else's private memory
   shares with a visible one resolves to the visible one, never to "ambiguous".
 
-Not covered yet: there is no `export` command.
+Writing as another owner, bulk forgets and the other aggregates: test_ownership.py.
 """
 
 from __future__ import annotations
@@ -227,6 +226,10 @@ def test_private_ids_and_prefixes_are_not_found(reader, world):
         pytest.param(lambda m, i: m.history(i), id="history"),
         pytest.param(lambda m, i: m.links(i), id="links"),
         pytest.param(lambda m, i: m.embed(i), id="embed"),
+        pytest.param(lambda m, i: m.neighbourhood(i), id="neighbourhood"),
+        pytest.param(lambda m, i: m.entities_of(i), id="entities-of"),
+        pytest.param(lambda m, i: m.merged_from(i), id="merged-from"),
+        pytest.param(lambda m, i: m.fact_session(i), id="fact-session"),
     ],
 )
 def test_reads_of_a_private_id_are_not_found(reader, world, call):
@@ -503,14 +506,21 @@ def test_tags_of_private_memories_are_not_listed(reader, world):
     assert_hidden(world, reader.tags("fact"))
 
 
-def test_stats_are_store_wide_counts_without_content(alice, reader, world):
-    """Decision: stats count every row of the file (private ones too) and are the same
-    for every reader; they never carry an id, a title, a body or a tag."""
+def test_stats_count_only_what_the_reader_may_see(alice, reader, world):
+    """Decision: stats count the memories the reader may see, their versions and the
+    links between two of them; never a private memory of someone else."""
     stats = reader.stats()
-    assert stats == alice.stats()
+    listed = reader.list(scope="all", include_superseded=True, limit=0,
+                         include_private=reader.agent is not None)  # fmt: skip
+    assert stats.total == len(listed) == (3 if reader.agent == BOB else 2)
+    assert (stats.live, stats.versions, stats.links) == (stats.total, 0, 0)
+    assert sum(stats.by_scope.values()) == sum(stats.by_kind.values()) == stats.live
+    mine = alice.stats()  # the control: her own private memories count for her
+    assert (mine.total, mine.live, mine.superseded, mine.versions, mine.links) == (8, 7, 1, 2, 3)
     assert_hidden(world, stats)
     assert_hidden(world, reader.doctor())
-    assert_hidden(world, reader.usage("source_agent", ALICE))
+    assert reader.usage("source_agent", ALICE) == 1  # `audit`, her only public memory
+    assert alice.usage("source_agent", ALICE) == 7
 
 
 def test_journal_leaves_out_lines_about_another_owners_private_memories(reader, world):
@@ -544,6 +554,10 @@ WRITES: list[Any] = [
     pytest.param(lambda m, w: m.merge([w.secret], "Merged"), id="merge"),
     pytest.param(lambda m, w: m.merge([w.secret, w.new], "Merged"), id="merge-two"),
     pytest.param(lambda m, w: m.delete(w.secret), id="delete"),
+    pytest.param(lambda m, w: m.forget(w.secret, "gone"), id="forget"),
+    pytest.param(lambda m, w: m.reinforce(w.secret), id="reinforce"),
+    pytest.param(lambda m, w: m.feedback(w.secret, applied=False), id="feedback"),
+    pytest.param(lambda m, w: m.reviewed(w.secret), id="reviewed"),
     pytest.param(lambda m, w: m.link(w.audit, w.secret, "supports"), id="link-to"),
     pytest.param(lambda m, w: m.link(w.secret, w.audit, "related"), id="link-from"),
     pytest.param(lambda m, w: m.contradict(w.audit, w.secret, "no"), id="contradict"),
@@ -610,9 +624,10 @@ def test_making_a_private_memory_public_needs_force(alice, bob, world):
     assert world.secret in {h.record.id for h in bob.search("quokka marmalade")}
 
 
-def test_giving_a_private_memory_to_another_owner_needs_force(alice, bob, world):
-    with pytest.raises(Invalid, match="--force"):
-        alice.update(world.secret, private=True, owner=BOB)
+def test_a_private_memory_is_never_given_to_another_owner(alice, bob, world):
+    for force in (False, True):
+        with pytest.raises(Invalid, match="owner 'bob' refused"):
+            alice.update(world.secret, private=True, owner=BOB, force=force)
     with pytest.raises(NotFound):
         bob.get(world.secret)
     assert alice.get(world.secret).owner == ALICE
@@ -830,13 +845,16 @@ def test_cli_journal_leaves_out_another_owners_private_memories(cli_as, other, w
     assert json.loads(by_id.stdout) == []
 
 
-def test_cli_agent_counts_are_store_wide_and_carry_no_content(alice, cli_as, other, world):
-    """Decision: `agents show` counts every memory the agent wrote, private ones too."""
+def test_cli_agent_counts_are_what_the_reader_may_see(alice, cli_as, other, world):
+    """Decision: `agents show` counts the memories the agent wrote that the reader may
+    see: Alice's private ones count for her alone."""
     assert cli_as(ALICE, "agents", "add", ALICE).exit_code == 0
     shown = cli_as(other, "agents", "show", ALICE, "--json")
     assert shown.exit_code == 0, shown.stderr
-    assert json.loads(shown.stdout)["memories"] == alice.usage("source_agent", ALICE)
+    assert json.loads(shown.stdout)["memories"] == 1
     assert_hidden(world, shown.stdout + shown.stderr)
+    hers = cli_as(ALICE, "agents", "show", ALICE, "--json")
+    assert json.loads(hers.stdout)["memories"] == alice.usage("source_agent", ALICE) == 7
 
 
 def test_cli_links_touching_a_private_memory_cannot_be_deleted(alice, cli_as, other, world):
@@ -889,6 +907,11 @@ CLI_WRITES = [
     ("merge", "{secret}", "--into", "Merged"),
     ("delete", "{secret}"),
     ("delete", "{secret}", "--json"),
+    ("forget", "{secret}", "--reason", "gone"),
+    ("reinforce", "{secret}"),
+    ("feedback", "{secret}", "--violated"),
+    ("reviewed", "{secret}"),
+    ("fact-session", "{secret}"),
     ("add", "--type", "thread_closed", "--content", "Closed", "--thread-id", "{secret}"),
     ("links", "add", "--from", "{audit}", "--to", "{secret}"),
     ("links", "add", "--from", "{secret}", "--to", "{audit}", "--type", "supports"),
@@ -994,8 +1017,10 @@ def test_cli_making_a_private_memory_public_needs_force(cli_as, world):
     assert json.loads(shown.stdout)["visibility"] == "public"
 
 
-def test_cli_giving_a_private_memory_away_needs_force(cli_as, world):
-    refused = cli_as(ALICE, "update", world.secret, "--private", "--owner", BOB)
-    assert refused.exit_code == 2
-    assert "--force" in refused.stderr
+def test_cli_a_private_memory_is_never_given_away(cli_as, world):
+    for force in ((), ("--force",)):
+        refused = cli_as(ALICE, "update", world.secret, "--private", "--owner", BOB, *force)
+        assert refused.exit_code == 2
+        assert refused.stdout == ""
+        assert refused.stderr.count("\n") == 1 and "owner 'bob' refused" in refused.stderr
     assert cli_as(BOB, "show", world.secret).exit_code == 1

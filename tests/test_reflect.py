@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AGENT, CliResult
-from memlane import Context, Memory
+from memlane import Context, Memory, NotFound
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Malformed
 from memlane.model import Kind, LinkType
@@ -126,6 +126,63 @@ def test_pack_operations_wait_for_approval_with_the_pack_diff(
     unknown = run("reflect", "--apply", "p-nothere")
     assert unknown.exit_code == 1 and unknown.stderr.count("\n") == 1  # not found, one line
     assert "p-nothere" in unknown.stderr
+
+
+def test_what_an_agent_reflected_on_with_its_private_memories_stays_its_own(
+    run: Callable[..., CliResult], cli_env: dict[str, str], db_path: Path
+) -> None:
+    """Alice reflects with a private memory in the prompt: her insights land private,
+    her proposals (whose diffs quote it) are hers to list and apply, and what applying
+    them writes is private too. Bob sees, lists and applies none of it."""
+    cli_env["MEMLANE_AGENT"] = "alice"
+    secret = run("add", "The quokka vault passphrase rotates on the first Monday.",
+                 "--private", "--importance", "9", "--json").json()["id"]  # fmt: skip
+    add_notes(run)
+    use_model(cli_env, "good")
+    done = reflect(run)
+    assert done["insights"] and all(p["private"] for p in done["proposals"])
+    assert any("quokka" in p["diff"] for p in done["proposals"])
+    alice = Memory.open(db_path, agent="alice", context=Context("proj"))
+    bob = Memory.open(db_path, agent="bob", context=Context("proj"))
+    with alice, bob:
+        for insight in done["insights"]:
+            assert alice.get(insight).owner == "alice"
+            with pytest.raises(NotFound):
+                bob.get(insight)
+        cli_env["MEMLANE_AGENT"] = "bob"
+        assert run("reflect", "--list", "--json").json()["proposals"] == []
+        add = next(p for p in done["proposals"] if p["op"] == "add")
+        taken = run("reflect", "--apply", add["id"])
+        assert taken.exit_code == 1 and "no pending proposal" in taken.stderr
+        cli_env["MEMLANE_AGENT"] = "alice"
+        waiting = run("reflect", "--list", "--json").json()["proposals"]
+        assert [p["id"] for p in waiting] == [p["id"] for p in done["proposals"]]
+        [applied] = run("reflect", "--apply", add["id"], "--json").json()["applied"]
+        assert applied["error"] is None
+        [added] = applied["result"]
+        assert alice.get(added).owner == "alice"
+        with pytest.raises(NotFound):
+            bob.get(added)
+        assert alice.get(secret).live
+
+
+@pytest.mark.parametrize("private", [False, True])
+def test_a_rewrite_written_from_private_memories_never_lands_in_a_public_one(
+    run: Callable[..., CliResult], cli_env: dict[str, str], db_path: Path, private: bool
+) -> None:
+    if private:
+        run("add", "The quokka vault passphrase rotates monthly.", "--private")
+    ids = add_notes(run)
+    use_model(cli_env, "rewrite")
+    [proposal] = reflect(run)["proposals"]
+    assert (proposal["op"], proposal["ids"], proposal["private"]) == ("rewrite", ids[-1:], private)
+    [applied] = run("reflect", "--apply", proposal["id"], "--json").json()["applied"]
+    with opened(db_path) as mem:
+        if private:
+            assert "written from private memories" in applied["error"]
+            assert mem.get(ids[-1]).body == NOTES[-1][0]
+        else:
+            assert applied["error"] is None and mem.get(ids[-1]).body == "Rewritten."
 
 
 def test_on_a_terminal_each_proposal_is_asked_about_and_only_a_yes_is_applied(

@@ -445,7 +445,8 @@ class Memory(
         return self.store.journal_entries(full, limit, viewer=self.agent)
 
     def stats(self) -> Stats:
-        return self.store.stats()
+        """The store's counts over the memories this agent may see."""
+        return self.store.stats(self.agent)
 
     def update(
         self,
@@ -467,7 +468,7 @@ class Memory(
         captured = None
         with self._transaction() as w:
             old = self._live(w, memory_id)
-            new = patching.apply_patch(old, patch, self.limits)
+            new = patching.apply_patch(old, patch, self.limits, self.agent)
             if (new.title, new.body, new.tags) != (old.title, old.body, old.tags):
                 new, captured = self._screened(new, capture_mode)
                 w.keep([new.dedup_hash] if captured.keeps else [])

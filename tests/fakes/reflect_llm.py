@@ -6,6 +6,7 @@ good       3 insights on the new memories, and pack operations: add one, merge t
 malformed  chatter instead of JSON, every time
 stranger   well-formed JSON naming a memory the prompt never showed
 fixes      chatter, until the prompt says the last answer was rejected; then good
+rewrite    the insights of good, and one operation: rewrite the newest new memory
 slow       sleeps past any timeout
 """
 
@@ -57,6 +58,8 @@ if len(new) >= 2:
 others = [p for p in packed if p not in new[:2]]
 if others:
     ops.append({"op": "retire", "ids": others[-1:], "reason": "no longer true"})
+if mode == "rewrite":
+    ops = [{"op": "rewrite", "ids": new[-1:], "content": "Rewritten.", "reason": "clearer"}]
 print("```json")
 print(json.dumps({"insights": insights, "ops": ops}))
 print("```")

@@ -76,7 +76,7 @@ CAPTURE_MODE = click.option(
 )
 @click.option("--private", is_flag=True, help="Visible only to its owner.")
 @click.option("--visibility", help="public or private.")
-@click.option("--owner", help="Owner of a private memory (default: source agent).")
+@click.option("--owner", help="Owner of a private memory: only you (MEMLANE_AGENT).")
 @click.option("--wake-phrase", "wake_phrase", multiple=True, help="A wake phrase (repeatable).")
 @click.option("--wake-phrases", help="Comma-separated wake phrases.")
 @click.option("--anchors", help="Comma-separated ids of memories this one is anchored to.")

@@ -13,7 +13,8 @@ from memlane.lifecycle.reflect import BATCH_SIZE, MIN_NEW, Proposal
 
 def _proposal_dict(p: Proposal) -> dict[str, Any]:
     return {"id": p.id, "op": p.op, "ids": list(p.ids), "reason": p.reason,
-            "content": p.content, "title": p.title, "diff": p.diff}  # fmt: skip
+            "content": p.content, "title": p.title, "diff": p.diff,
+            "private": p.private}  # fmt: skip
 
 
 def _show(p: Proposal) -> None:

@@ -93,10 +93,8 @@ def _writer(no_embed: bool) -> Memory:
 @click.option("--remove-anchor", multiple=True, help="Remove an anchor (repeatable).")
 @click.option("--private", is_flag=True, help="Make private.")
 @click.option("--visibility", help="public or private.")
-@click.option("--owner", help="New owner (private memories).")
-@click.option(
-    "--force", is_flag=True, help="Allow the dangerous direction: private to public, a new owner."
-)
+@click.option("--owner", help="Owner of a private memory: only you (MEMLANE_AGENT).")
+@click.option("--force", is_flag=True, help="Allow the dangerous direction: private to public.")
 @click.option("--session-id", help="Set the session id.")
 @click.option("-a", "--applicability", help="Replace applicability (comma-separated).")
 @click.option("-d", "--domain", help="New domain.")

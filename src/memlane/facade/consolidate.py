@@ -249,7 +249,9 @@ class ConsolidateOps(Core):
                 self._release(token)
 
     def _gate(self, cadence: Cadence) -> str | None:
-        return cons.cadence_skip(self._last_run(), self.store.stats().live, utcnow(), cadence)
+        return cons.cadence_skip(
+            self._last_run(), self.store.stats(None, everyone=True).live, utcnow(), cadence
+        )
 
     def _last_run(self) -> LastRun | None:
         raw = self.store.meta(LAST_RUN_META)
@@ -362,7 +364,7 @@ class ConsolidateOps(Core):
             written = [self._write_topic(w, t) for t in work.topics if t.action != "unchanged"]
             stamp = {
                 "at": to_text(utcnow()),
-                "live": self.store.stats().live,
+                "live": self.store.stats(None, everyone=True).live,
                 "by": report.operation,
             }
             w.set_meta(LAST_RUN_META, json.dumps(stamp))

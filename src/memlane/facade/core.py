@@ -213,7 +213,9 @@ class Core:
         return set(self.store.admitted(within))
 
     def _visible(self, record: Record) -> bool:
-        return record.visibility is Visibility.PUBLIC or record.owner == self.agent
+        """Public, or private to this agent (a private memory is nobody's without one)."""
+        mine = self.agent is not None and record.owner == self.agent
+        return record.visibility is Visibility.PUBLIC or mine
 
     def _load(self, reader: Store | Writer, memory_id: str) -> Record:
         return self._visible_record(reader.get(self.resolve(memory_id)), memory_id)
@@ -341,6 +343,10 @@ class Core:
             return record
         factor = 1.0 if state is SourceState.FRESH else STALE_CONFIDENCE
         return replace(record, source_state=state.value, confidence=record.confidence * factor)
+
+    def _unembedded(self, profile: str) -> Records:
+        """Live memories this agent may see without current vectors of `profile`."""
+        return [r for r in self.store.unembedded(profile) if self._visible(r)]
 
     def _visible_id(self, memory_id: str) -> bool:
         record = self.store.get(memory_id)

@@ -48,6 +48,7 @@ class _Copies(msgspec.Struct):
     scrubbed: dict[str, Record] = msgspec.field(default_factory=dict)
     removed: list[str] = msgspec.field(default_factory=list)
     unchanged: list[str] = msgspec.field(default_factory=list)
+    hidden: set[str] = msgspec.field(default_factory=set)  # another owner's private copies
 
 
 class ForgetOps(Core):
@@ -67,32 +68,36 @@ class ForgetOps(Core):
         `reason`, which must not repeat the content."""
         with self._transaction() as w:
             record = self._load(w, memory_id)
-            done = self._forget(w, [record], operation, reason)
-        return self._after_forget(done)
+            done, hidden = self._forget(w, [record], operation, reason)
+        return _told(self._after_forget(done), hidden)
 
     def forget_scope(
         self, scope: str, *, confirm: bool = False, reason: str | None = None
     ) -> Forgotten:
-        """Forget every memory of one scope (a project's with its branches), whatever
-        its state or visibility, in one transaction. Without `confirm`, Invalid saying
-        how many it would forget."""
+        """Forget every memory of one scope (a project's with its branches) this agent
+        may see, whatever its state, in one transaction: the public ones and its own
+        private ones, never another owner's. Without `confirm`, Invalid saying how many
+        it would forget."""
         if scope.strip().lower() in ("", "all"):
             raise Invalid("forget --scope needs one scope (not all)")
         [name] = self.filters(scope=scope).scopes or [scope]
         covered = tuple(s for s in self.store.scopes() if s == name or s.startswith(f"{name}@"))
-        ids = self.store.admitted(
-            Filters(scopes=covered, any_visibility=True, include_superseded=True, limit=None)
-        )
+        ids = self.store.admitted(Filters(
+            scopes=covered, viewer=self.agent, include_private=self.agent is not None,
+            include_superseded=True, limit=None,
+        ))  # fmt: skip
         if not confirm:
             raise Invalid(f"would forget {len(ids)} memories in {name}; pass --confirm")
         with self._transaction() as w:
             records = [r for r in (w.get(i) for i in ids) if r is not None]
-            done = self._forget(w, records, "forget", reason)
-        return self._after_forget(done)
+            done, hidden = self._forget(w, records, "forget", reason)
+        return _told(self._after_forget(done), hidden)
 
     def _forget(
         self, w: Writer, records: Sequence[Record], operation: str, reason: str | None
-    ) -> Forgotten:
+    ) -> tuple[Forgotten, set[str]]:
+        """Delete `records` and scrub their copies: what was done, and the copies that
+        are another owner's private memories (scrubbed all the same, named to no one)."""
         ids = {r.id for r in records}
         copies = self._scrub_copies(w, records, ids)
         for memory_id in [*ids, *copies.removed]:
@@ -100,12 +105,18 @@ class ForgetOps(Core):
         w.journal(operation, sorted(ids), self.agent, _reason(reason))
         if copies.scrubbed:
             w.journal("forget.scrub", sorted(copies.scrubbed), self.agent, "forgotten text removed")
-        if copies.removed:
-            w.journal(operation, copies.removed, self.agent, "made only of forgotten text")
+        # A deleted memory's journal line shows to whoever wrote it: the line of another
+        # owner's private copy names no actor, so it shows to no one.
+        for actor, gone in (
+            (self.agent, [i for i in copies.removed if i not in copies.hidden]),
+            (None, [i for i in copies.removed if i in copies.hidden]),
+        ):
+            if gone:
+                w.journal(operation, gone, actor, "made only of forgotten text")
         return Forgotten(
             tuple(sorted(ids)), tuple(sorted(copies.scrubbed)), tuple(copies.removed),
             tuple(copies.unchanged),
-        )  # fmt: skip
+        ), copies.hidden  # fmt: skip
 
     def _after_forget(self, done: Forgotten) -> Forgotten:
         """Once the forget committed: the vector index file, which holds forgotten
@@ -153,6 +164,8 @@ class ForgetOps(Core):
         derived = copies.scrubbed.get(memory_id) or w.get(memory_id)
         if derived is None:
             return False
+        if not self._visible(derived):
+            copies.hidden.add(derived.id)
         kept = self._other_sources(w, derived.id, ids)
         body = scrubbing.scrub(derived.body, text, kept)
         if body == derived.body:
@@ -198,6 +211,16 @@ class ForgetOps(Core):
         fields.update(title=title or normalize.derive_title(body or "-"), body=body or "-")
         fields["dedup_hash"] = normalize.dedup_hash(fields["title"], fields["body"])
         w.rewrite_version(replace(version, fields={k: fields[k] for k in VERSIONED_FIELDS}))
+
+
+def _told(done: Forgotten, hidden: set[str]) -> Forgotten:
+    """What a forget tells its caller: the copies it may see, never another owner's."""
+    return replace(
+        done,
+        scrubbed=tuple(i for i in done.scrubbed if i not in hidden),
+        removed=tuple(i for i in done.removed if i not in hidden),
+        unchanged=tuple(i for i in done.unchanged if i not in hidden),
+    )
 
 
 def _reason(reason: str | None) -> str | None:

@@ -67,7 +67,7 @@ class HealthOps(Core):
         return Check("integrity", OK, "pages, indexes and keyword indexes whole")
 
     def _store_check(self) -> Check:
-        stats = self.store.stats()
+        stats = self.store.stats(self.agent)
         return Check(
             "store",
             OK,
@@ -162,7 +162,7 @@ class HealthOps(Core):
         model = f", model sha256 {profile.sha256[:12]}… verified" if profile.sha256 else ""
         lane = Check("vector lane", OK,
                      f"{profile.signature}, {profile.dimension} dimensions{model}")  # fmt: skip
-        pending = len(self.store.unembedded(profile.signature))
+        pending = len(self._unembedded(profile.signature))
         if pending:
             detail = f"{pending} memories without current vectors: run `memlane embed --pending`"
             return [lane, Check("vectors", WARN, detail, "memlane embed --pending")]

@@ -26,7 +26,7 @@ from memlane.lazy import lazy_module
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model, Spent
 from memlane.lifecycle.review import due_for_review
-from memlane.model import Filters, Kind, Link, LinkType, Record, WriteResult
+from memlane.model import Filters, Kind, Link, LinkType, Record, Visibility, WriteResult
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:
@@ -172,8 +172,11 @@ class ReflectOps(Core):
                 break
             if answer is None:  # malformed twice: this batch waits for the next run
                 break
-            insights += self._store_insights(answer.insights)
-            proposals += self._propose(answer.ops, admitted, pack.markdown, now, base.scope)
+            # The model read the whole prompt: what it writes may say any of it.
+            private = any(r.visibility is Visibility.PRIVATE for r in (*batch, *packed))
+            insights += self._store_insights(answer.insights, private)
+            proposals += self._propose(answer.ops, admitted, pack.markdown, now, base.scope,
+                                       private)  # fmt: skip
             with self._transaction() as w:
                 w.set_meta(f"{policy.WATERMARK_META}:{base.scope}",
                            policy.encode_mark(policy.mark_of(batch[-1])))  # fmt: skip
@@ -184,13 +187,14 @@ class ReflectOps(Core):
             tokens=model.tokens,
         )  # fmt: skip
 
-    def _store_insights(self, found: Sequence[policy.Insight]) -> list[str]:
+    def _store_insights(self, found: Sequence[policy.Insight], private: bool) -> list[str]:
+        """The insights as memories, private when the model read private memories."""
         written, writes = [], self._writes()
         for insight in found:
             result = writes.add(
                 insight.content, insight.title, kind=Kind.INSIGHT.value,
                 tags=[policy.REFLECTION_TAG], confidence=INSIGHT_CONFIDENCE,
-                taint="untrusted_tool", source_type="agent_session",
+                taint="untrusted_tool", source_type="agent_session", private=private,
             )  # fmt: skip
             if not result.landed or result.id is None:
                 continue
@@ -207,6 +211,7 @@ class ReflectOps(Core):
         before: str,
         now: datetime,
         key: str,
+        private: bool,
     ) -> list[policy.Proposal]:
         """Each operation with the diff from the pack `before` to the pack after it."""
         if not ops:
@@ -217,16 +222,26 @@ class ReflectOps(Core):
                                  packing.PACK_MAX_BYTES, None, key).markdown  # fmt: skip
             made.append(policy.Proposal(
                 f"p-{secrets.token_hex(3)}", op.op, tuple(op.ids), op.reason, op.content,
-                op.title, policy.diff(before, after), now,
+                op.title, policy.diff(before, after), now, private,
             ))  # fmt: skip
         with self._transaction() as w:
             pending = self._pending(key)
-            w.set_meta(f"{policy.PROPOSALS_META}:{key}",
+            w.set_meta(self._proposals_key(key),
                        msgspec.json.encode([*pending, *made]).decode())  # fmt: skip
         return made
 
+    def _proposals_key(self, key: str) -> str:
+        """Where the proposals of a scope wait: each agent's apart from the others'.
+
+        Trigger: an agent reflects with its private memories in the pack. Why: the
+        diffs of its proposals quote them, and another agent applying or listing them
+        would read them. Outcome: an agent lists and applies only its own proposals.
+        """
+        mine = f":{self.agent}" if self.agent is not None else ""
+        return f"{policy.PROPOSALS_META}:{key}{mine}"
+
     def _pending(self, key: str) -> list[policy.Proposal]:
-        raw = self.store.meta(f"{policy.PROPOSALS_META}:{key}")
+        raw = self.store.meta(self._proposals_key(key))
         if not raw:
             return []
         try:
@@ -259,7 +274,7 @@ class ReflectOps(Core):
             except MemlaneError as exc:
                 out.append(Applied(proposal, error=str(exc)))
         with self._transaction() as w:
-            w.set_meta(f"{policy.PROPOSALS_META}:{key}",
+            w.set_meta(self._proposals_key(key),
                        msgspec.json.encode(list(pending.values())).decode())  # fmt: skip
         return out
 
@@ -268,14 +283,19 @@ class ReflectOps(Core):
         if p.op == "retire":
             return tuple(writes.retire(memory_id, reason).id for memory_id in p.ids)
         content = p.content or ""
+        # A model that read private memories wrote this text: it lands private.
+        private: dict[str, Any] = {"private": True} if p.private else {}
         if p.op == "rewrite":
+            if p.private and self._load(self.store, p.ids[0]).visibility is Visibility.PUBLIC:
+                raise Invalid("this rewrite was written from private memories; "
+                              "it cannot replace a public memory's text")  # fmt: skip
             writes.update(p.ids[0], content=content, reason=reason)
             return (p.ids[0],)
         if p.op == "merge":
-            merged = writes.merge(p.ids, content, p.title)
+            merged = writes.merge(p.ids, content, p.title, **private)
             return (merged.id,) if merged.id else ()
         added = writes.add(content, p.title, importance=policy.ADDED_IMPORTANCE,
-                           tags=[policy.REFLECTION_TAG])  # fmt: skip
+                           tags=[policy.REFLECTION_TAG], **private)  # fmt: skip
         if added.id is None:
             return ()
         for source in p.ids:

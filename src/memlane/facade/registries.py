@@ -34,7 +34,7 @@ class RegistryOps(Core):
         """Remove a registry entry; a category still used by any memory is refused."""
         _check_registry(name)
         if name == "categories":
-            used = self.store.usage("category", key)
+            used = self.store.usage("category", key, None, everyone=True)
             if used:
                 raise Conflict(f"category {key!r} is used by {used} memories; it stays")
         with self._transaction() as w:
@@ -50,7 +50,8 @@ class RegistryOps(Core):
         raise NotFound(f"no {name} entry {key!r}")
 
     def usage(self, field: str, value: str) -> int:
-        return self.store.usage(field, value)
+        """How many memories this agent may see have `field` equal to `value`."""
+        return self.store.usage(field, value, self.agent)
 
     def tags(self, category: str | None = None) -> dict[str, int]:
         return self.store.tag_counts(self.agent, category)

@@ -12,17 +12,21 @@ from __future__ import annotations
 import io
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
+from memlane.model import Filters, replace
 from memlane.store import Selection
 from memlane.write import inputs
 
 FORMAT, FORMAT_VERSION = "memlane-export", 1
+# Ids per read when an agent's import checks which memories it names it may see: each
+# is a bound parameter, and SQLite takes a few thousand at most per statement.
+ID_CHUNK = 500
 HEADER = {"kind": FORMAT, "version": FORMAT_VERSION}
 CSV_COLUMNS = (
     "id", "scope", "kind", "category", "title", "body", "tags", "importance", "confidence",
@@ -123,10 +127,9 @@ class TransferOps(Core):
 
         A target that already holds memories is refused unless `force` (the import
         then merges: records already there are left alone)."""
-        if target.store.stats().total and not force:
-            raise Conflict(
-                f"{target.store.stats().path} already holds memories: pass --force to merge into it"
-            )
+        there = target.store.stats(None, everyone=True)
+        if there.total and not force:
+            raise Conflict(f"{there.path} already holds memories: pass --force to merge into it")
         sent: dict[str, int] = {}
         lines = [json.dumps(HEADER, separators=(",", ":"))]
         for kind, row in self.migration_records():
@@ -135,7 +138,7 @@ class TransferOps(Core):
         # Vectors are made once, after the counts are checked, not per import batch.
         on_write, target.embed_on_write = target.embed_on_write, False
         try:
-            imported = target.import_jsonl(lines, allow_tombstones=True)
+            imported = target._import(lines, None, allow_tombstones=True, restore=True)
         finally:
             target.embed_on_write = on_write
         if imported.errors:
@@ -205,12 +208,30 @@ class TransferOps(Core):
         Every record's text is screened as `add` screens it (secrets redacted,
         injection tagged) unless `capture_mode` keeps it (reviewed, manual: for a
         trusted file); `allow_tombstones` lets a record end a live memory of the same
-        id."""
+        id.
+
+        Without an agent identity an import is a restore: every owner's private
+        memories and every agent's reminders land as they are. An agent imports only
+        shared memories and its own private ones and reminders; a line holding another
+        owner's, or naming a memory this agent may not see, is reported as bad."""
+        return self._import(lines, capture_mode, allow_tombstones, restore=self.agent is None)
+
+    def _import(
+        self,
+        lines: Iterable[str | bytes],
+        capture_mode: str | None,
+        allow_tombstones: bool,
+        *,
+        restore: bool,
+    ) -> ImportReport:
+        """`import_jsonl`; `restore`: every owner's records kept as they are."""
         from memlane.write.capture import CaptureMode, parse_mode
 
         report = ImportReport()
         mode = parse_mode(capture_mode or self.capture_mode)
         checked = self._checked(lines, report)
+        if not restore:
+            checked = self._agents_own(checked, report)
         by_kind = sorted(checked, key=lambda item: _ORDER[item[1]])
         landed: list[str] = []
         with self._transaction() as w:
@@ -234,6 +255,31 @@ class TransferOps(Core):
         report.unembedded = len(self._embed_ids(landed))
         return report
 
+    def _agents_own(self, checked: Checked, report: ImportReport) -> Checked:
+        """The checked lines an agent may import; the others reported as bad lines."""
+        refs = sorted({ref for _, kind, row in checked for ref in _memory_refs(kind, row)})
+        refused = {row["id"] for _, kind, row in checked
+                   if kind == "memory" and _foreign(kind, row, self.agent)}  # fmt: skip
+        hidden = self._unseen(refs) | refused
+        out = []
+        for number, kind, row in checked:
+            why = _foreign(kind, row, self.agent) or _hidden_ref(kind, row, hidden)
+            if why:
+                report.errors.append((number, why))
+            else:
+                out.append((number, kind, row))
+        return out
+
+    def _unseen(self, ids: Sequence[str]) -> set[str]:
+        """Those of `ids` naming a stored memory this agent may not see."""
+        out: set[str] = set()
+        for start in range(0, len(ids), ID_CHUNK):
+            every = Filters(ids=tuple(ids[start : start + ID_CHUNK]), any_visibility=True,
+                            include_superseded=True, limit=None)  # fmt: skip
+            seen = replace(every, any_visibility=False, viewer=self.agent, include_private=True)
+            out |= set(self.store.admitted(every)) - set(self.store.admitted(seen))
+        return out
+
     def _checked(
         self, lines: Iterable[str | bytes], report: ImportReport
     ) -> list[tuple[int, str, dict[str, Any]]]:
@@ -256,6 +302,40 @@ class TransferOps(Core):
             except (ValueError, Invalid) as exc:
                 report.errors.append((number, str(exc).splitlines()[0]))
         return out
+
+
+Checked = list[tuple[int, str, dict[str, Any]]]  # (line number, kind, row)
+
+
+def _memory_refs(kind: str, row: dict[str, Any]) -> tuple[str, ...]:
+    """The memories a record names: a memory its own id; a version or mention its
+    memory; a link both ends."""
+    if kind == "memory":
+        return (row["id"],)
+    if kind in ("version", "mention"):
+        return (row["memory_id"],)
+    if kind == "link":
+        return (row["source"], row["target"])
+    return ()
+
+
+def _foreign(kind: str, row: dict[str, Any], agent: str | None) -> str | None:
+    """Why an agent may not import a record that belongs to someone else: a memory
+    another owner owns, another agent's reminder (None: it may)."""
+    if kind == "memory" and row["owner"] not in (None, agent):
+        return (f"memory {row['id']}: owned by {row['owner']!r}; "
+                "an agent imports only shared memories and its own")  # fmt: skip
+    if kind == "reminder" and row["agent"] != agent:
+        return f"reminder {row['id']}: another agent's reminder"
+    return None
+
+
+def _hidden_ref(kind: str, row: dict[str, Any], hidden: set[str]) -> str | None:
+    """Why a record may not land: it names a memory the importing agent may not see
+    (another owner's private memory, in the store or refused in the file)."""
+    if any(ref in hidden for ref in _memory_refs(kind, row)):
+        return f"{kind}: names a memory this agent may not write"
+    return None
 
 
 _ORDER = {kind: i for i, kind in enumerate(

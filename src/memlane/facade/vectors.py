@@ -59,8 +59,8 @@ class VectorOps(Core):
         embedder = self._need_embedder()
         if memory_id is not None:
             records = [self._load(self.store, memory_id)]
-        elif pending:
-            records = self.store.unembedded(embedder.profile.signature)
+        elif pending:  # its report names them: only those this agent may see
+            records = self._unembedded(embedder.profile.signature)
         else:
             records = self.list(scope="all", limit=0, include_private=self.agent is not None)
         if long_only is not None:

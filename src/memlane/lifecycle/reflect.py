@@ -89,6 +89,7 @@ class Proposal(msgspec.Struct, frozen=True):
     title: str | None
     diff: str
     proposed_at: datetime
+    private: bool = False  # its model read private memories: what it writes stays private
 
 
 class Findings(msgspec.Struct, frozen=True):

@@ -313,8 +313,9 @@ class Store(Protocol):
 
     def registry(self, registry: str) -> list[RegistryEntry]: ...
 
-    def usage(self, field: str, value: str) -> int:
-        """How many memories have `field` (category, project, ...) equal to `value`."""
+    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
+        """How many memories `viewer` may see (`everyone`: any) have `field` (category,
+        project, ...) equal to `value`."""
 
     def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
         """Tags on live memories `viewer` may see, with counts."""
@@ -341,7 +342,9 @@ class Store(Protocol):
         """Journal lines, newest first, about memories `viewer` may see (or, for a deleted
         memory, lines `viewer` wrote)."""
 
-    def stats(self) -> Stats: ...
+    def stats(self, viewer: str | None, *, everyone: bool = False) -> Stats:
+        """Counts over the memories `viewer` may see; `everyone`: over every memory, for
+        the store's own upkeep (see memlane.store.dialect.counts)."""
 
     def vitals(self, viewer: str | None, profile: str | None, now: datetime) -> Vitals:
         """Counts over the live memories `viewer` may see (see Vitals)."""

@@ -220,7 +220,7 @@ def check_tags(tags: tuple[str, ...], limits: Limits) -> tuple[str, ...]:
 
 
 def resolve_visibility(
-    private: bool, visibility: Any, owner: str | None, author: str | None, agent: str | None
+    private: bool, visibility: Any, owner: str | None, agent: str | None
 ) -> tuple[Visibility, str | None]:
     chosen = parse_enum(Visibility, visibility, "visibility") if visibility is not None else None
     if private and chosen is Visibility.PUBLIC:
@@ -230,10 +230,25 @@ def resolve_visibility(
         if owner:
             raise Invalid("owner applies only to private memories (add --private)")
         return final, None
-    owner = owner or author or agent
-    if not owner:
-        raise Invalid("a private memory needs an owner: pass --owner or set MEMLANE_AGENT")
-    return final, owner
+    return final, private_owner(owner, agent)
+
+
+def private_owner(given: str | None, agent: str | None) -> str:
+    """The owner of a private memory being written: the agent writing it, always.
+
+    Trigger: a write makes a memory private, or names its owner. Why: a private
+    memory is shown to its owner as their own (a session start injects it), so a
+    write naming someone else would speak in their memory; the author field is no
+    identity either, anyone may type it. Outcome: the writing agent owns it; another
+    name, or a private write with no agent identity, is Invalid.
+    """
+    if agent is None:
+        raise Invalid("a private memory's owner is the agent writing it: set MEMLANE_AGENT")
+    if given is not None and given != agent:
+        raise Invalid(
+            f"owner {given!r} refused: a private memory's owner is the agent writing it ({agent})"
+        )
+    return agent
 
 
 def _routing(f: dict[str, Any]) -> tuple[Kind, str | None, State | None, ResonanceType | None]:
@@ -281,6 +296,8 @@ def check_loaded(fields: Mapping[str, Any], limits: Limits) -> None:
         as_int(value, name, low, high)
     for name in ("confidence", "trust_score"):
         as_float(fields.get(name), name)
+    if fields.get("visibility") == Visibility.PRIVATE.value and not fields.get("owner"):
+        raise Invalid("a private memory needs an owner")
     check_title(fields["title"], limits)
     check_body(fields["body"], limits)
     check_tags(tuple(fields.get("tags") or ()), limits)
@@ -301,7 +318,6 @@ def build_draft(raw: Mapping[str, Any], ctx: WriteContext) -> Draft:
         as_bool(f.get("private"), "private"),
         f.get("visibility"),
         as_text(f.get("owner"), "owner"),
-        author,
         ctx.agent,
     )
     signal = parse_enum(Signal, f["signal"], "signal") if f.get("signal") is not None else None

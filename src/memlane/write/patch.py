@@ -25,6 +25,7 @@ from memlane.write.draft import (
     check_body,
     check_tags,
     check_title,
+    private_owner,
 )
 from memlane.write.normalize import clean_text, dedup_hash
 from memlane.write.settings import Limits
@@ -147,7 +148,7 @@ def _edit_list(
     return tuple(i for i in items if i not in dropped)
 
 
-def _visibility(record: Record, p: Patch) -> tuple[Visibility, str | None]:
+def _visibility(record: Record, p: Patch, agent: str | None) -> tuple[Visibility, str | None]:
     chosen = parse_enum(Visibility, p.visibility, "visibility") if p.visibility else None
     if p.private and chosen is Visibility.PUBLIC:
         raise Invalid("private and visibility public contradict each other")
@@ -159,16 +160,12 @@ def _visibility(record: Record, p: Patch) -> tuple[Visibility, str | None]:
         if record.visibility is Visibility.PRIVATE and not p.force:
             raise Invalid("making a private memory public exposes it to everyone: pass --force")
         return target, None
-    owner = owner or record.owner or record.source_agent
-    if not owner:
-        raise Invalid("a private memory needs an owner: pass --owner")
-    if record.owner and owner != record.owner and not p.force:
-        raise Invalid(f"memory is owned by {record.owner}; changing its owner needs --force")
-    return target, owner
+    return target, private_owner(owner, agent)
 
 
-def apply_patch(record: Record, p: Patch, limits: Limits) -> Record:
-    """The record after the patch; raises Invalid when the patch cannot apply."""
+def apply_patch(record: Record, p: Patch, limits: Limits, agent: str | None) -> Record:
+    """The record after the patch `agent` asks for (a private memory is the writing
+    agent's: see private_owner); raises Invalid when the patch cannot apply."""
     body = check_body(clean_text(_new_body(record, p)), limits)
     title = check_title(as_text(p.title, "title") or record.title, limits)
     tags = _edit_list(record.tags, p.tags, p.add_tags, p.remove_tags, "tags")
@@ -179,7 +176,7 @@ def apply_patch(record: Record, p: Patch, limits: Limits) -> Record:
         p.remove_wake_phrases,
         "wake phrases",
     )
-    visibility, owner = _visibility(record, p)
+    visibility, owner = _visibility(record, p, agent)
     if p.wake_order is CLEAR:
         wake_order = None
     else:

@@ -24,7 +24,7 @@ NAMED_ENTITIES = (
 def _visible_live(d: Dialect) -> str:
     return (
         "m.superseded_at IS NULL AND m.valid_until IS NULL "
-        f"AND (m.visibility = 'public' OR m.owner {d.same} {d.text('viewer')})"
+        f"AND (m.visibility = 'public' OR m.owner = {d.text('viewer')})"
     )
 
 

@@ -19,14 +19,13 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
-from memlane.errors import Invalid, Unavailable
+from memlane.errors import Unavailable
 from memlane.model import (
     Entity,
     EntityMatch,
     Filters,
     Hit,
     JournalEntry,
-    Kind,
     Link,
     Record,
     RegistryEntry,
@@ -37,10 +36,10 @@ from memlane.model import (
     Vitals,
     WakeGuess,
     WakeRitual,
-    class_of,
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
@@ -61,7 +60,6 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 # max_connections (100 by default) bounds all processes.
 POOL_MIN, POOL_MAX = 1, 4
 POOL_TIMEOUT_S = 60.0
-_USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
 _SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
 _ANCHORS = (
     "(SELECT COALESCE(json_agg(l.target ORDER BY l.created_at), '[]')::text FROM link l "
@@ -292,7 +290,7 @@ class PostgresStore:
         with self._conn() as conn:
             rows = conn.execute(
                 "SELECT id FROM memory WHERE starts_with(id, %s) "
-                "AND (visibility = 'public' OR owner IS NOT DISTINCT FROM %s::text) "
+                "AND (visibility = 'public' OR owner = %s::text) "
                 "AND (%s::text[] IS NULL OR scope = ANY(%s::text[])) ORDER BY id LIMIT %s",
                 (prefix, viewer, within, within, limit),
             ).fetchall()
@@ -692,19 +690,16 @@ class PostgresStore:
             ).fetchall()
         return [RegistryEntry(registry, r[0], json.loads(r[1]), _parse_time(r[2])) for r in rows]
 
-    def usage(self, field: str, value: str) -> int:
-        if field not in _USAGE_FIELDS:
-            raise Invalid(f"cannot count usage of {field!r}")
+    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
         with self._conn() as conn:
-            row = conn.execute(f"SELECT COUNT(*) FROM memory WHERE {field} = %s", (value,))
-            return int(row.fetchone()[0])  # type: ignore[index]
+            return counts.usage(sql.POSTGRES, conn, field, value, viewer, everyone)
 
     def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
         with self._conn() as conn:
             rows = conn.execute(
                 "SELECT j.value, COUNT(*) FROM memory m, "
                 "jsonb_array_elements_text(m.tags::jsonb) j(value) "
-                "WHERE (m.visibility = 'public' OR m.owner IS NOT DISTINCT FROM %(viewer)s::text) "
+                "WHERE (m.visibility = 'public' OR m.owner = %(viewer)s::text) "
                 f"AND m.{_LIVE} AND (%(cat)s::text IS NULL OR m.category = %(cat)s::text) "
                 'GROUP BY j.value ORDER BY COUNT(*) DESC, j.value COLLATE "C"',
                 {"viewer": viewer, "cat": category},
@@ -804,13 +799,6 @@ class PostgresStore:
         )
         return self._records(query, {"profile": profile, "limit": limit})
 
-    def _group(self, conn: Conn, column: str) -> dict[str, int]:
-        rows = conn.execute(
-            f"SELECT {column}, COUNT(*) FROM memory WHERE {_LIVE} "
-            f"GROUP BY {column} ORDER BY COUNT(*) DESC"
-        ).fetchall()
-        return {str(r[0]): int(r[1]) for r in rows}
-
     def vitals(self, viewer: str | None, profile: str | None, now: datetime) -> Vitals:
         with self._conn() as conn:
             row = conn.execute(
@@ -840,28 +828,10 @@ class PostgresStore:
             ).fetchall()
         return [from_text(r[0]) for r in rows]
 
-    def stats(self) -> Stats:
+    def stats(self, viewer: str | None, *, everyone: bool = False) -> Stats:
         with self._conn() as conn:
-            one = conn.execute(
-                "SELECT COUNT(*), "
-                f"COUNT(*) FILTER (WHERE {_LIVE}), "
-                "COUNT(*) FILTER (WHERE superseded_by IS NOT NULL), "
-                "COUNT(*) FILTER (WHERE superseded_at IS NULL AND valid_until IS NOT NULL OR "
-                "    superseded_at IS NOT NULL AND superseded_by IS NULL), "
-                "(SELECT COUNT(*) FROM memory_version), (SELECT COUNT(*) FROM link) FROM memory"
-            ).fetchone()
-            kinds = self._group(conn, "kind")
-            categories, scopes = self._group(conn, "category"), self._group(conn, "scope")
-        assert one is not None
-        by_class: dict[str, int] = {}
-        for kind, count in kinds.items():
-            name = class_of(Kind(kind)).value
-            by_class[name] = by_class.get(name, 0) + count
-        return Stats(
-            total=one[0], live=one[1], superseded=one[2], invalidated=one[3], versions=one[4],
-            links=one[5], by_kind=kinds, by_category=categories, by_scope=scopes,
-            by_class=by_class, schema_version=self.schema_version, path=self.location,
-        )  # fmt: skip
+            return counts.stats(sql.POSTGRES, conn, viewer, everyone, self.schema_version,
+                                self.location)  # fmt: skip
 
 
 def _parse_time(text: str) -> datetime:

@@ -42,6 +42,7 @@ from memlane.model import (
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.sqlite import backup, faults, schema, sql
@@ -80,7 +81,6 @@ MMAP_BYTES = 1 << 30
 BUSY_TIMEOUT_S = 60.0
 _BEGIN_ATTEMPTS = 5
 _SYNCHRONOUS = {"full", "normal"}
-_USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
 # Rows per INSERT statement: well under SQLite's 32,766 bound variables.
 _ROWS_PER_INSERT = 100
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
@@ -575,7 +575,7 @@ class SQLiteStore:
         within = "" if scopes is None else f"AND scope IN ({', '.join('?' * len(scopes))}) "
         rows = self.conn.execute(
             "SELECT id FROM memory WHERE id >= ? AND id < ? "
-            f"AND (visibility = 'public' OR owner IS ?) {within}ORDER BY id LIMIT ?",
+            f"AND (visibility = 'public' OR owner = ?) {within}ORDER BY id LIMIT ?",
             (prefix, prefix + "\U0010ffff", viewer, *(scopes or ()), limit),
         )
         return [str(r[0]) for r in rows]
@@ -807,18 +807,15 @@ class SQLiteStore:
         )
         return [RegistryEntry(registry, r[0], json.loads(r[1]), _parse_time(r[2])) for r in rows]
 
-    def usage(self, field: str, value: str) -> int:
-        if field not in _USAGE_FIELDS:
-            raise Invalid(f"cannot count usage of {field!r}")
-        row = self.conn.execute(f"SELECT COUNT(*) FROM memory WHERE {field} = ?", (value,))
-        return int(row.fetchone()[0])
+    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
+        return counts.usage(sql.SQLITE, self.conn, field, value, viewer, everyone)
 
     def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
         where = "AND m.category = ?" if category else ""
         params = (viewer, category) if category else (viewer,)
         rows = self.conn.execute(
             "SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j "
-            "WHERE (m.visibility = 'public' OR m.owner IS ?) "
+            "WHERE (m.visibility = 'public' OR m.owner = ?) "
             f"AND m.superseded_at IS NULL AND m.valid_until IS NULL {where} "
             "GROUP BY j.value ORDER BY COUNT(*) DESC, j.value",
             params,
@@ -920,14 +917,6 @@ class SQLiteStore:
             params = (profile, limit)
         return self._records(query, params)
 
-    def _group(self, column: str) -> dict[str, int]:
-        rows = self.conn.execute(
-            f"SELECT {column}, COUNT(*) FROM memory "
-            "WHERE superseded_at IS NULL AND valid_until IS NULL "
-            f"GROUP BY {column} ORDER BY COUNT(*) DESC"
-        )
-        return {str(r[0]): int(r[1]) for r in rows}
-
     def vitals(self, viewer: str | None, profile: str | None, now: datetime) -> Vitals:
         seen = "(e.visibility = 'public' OR e.owner = :viewer)"
         row = self.conn.execute(
@@ -951,35 +940,9 @@ class SQLiteStore:
         )
         return [from_text(r[0]) for r in rows]
 
-    def stats(self) -> Stats:
-        one = self.conn.execute(
-            "SELECT COUNT(*), "
-            "SUM(superseded_at IS NULL AND valid_until IS NULL), "
-            "SUM(superseded_by IS NOT NULL), "
-            "SUM(superseded_at IS NULL AND valid_until IS NOT NULL OR "
-            "    superseded_at IS NOT NULL AND superseded_by IS NULL), "
-            "(SELECT COUNT(*) FROM memory_version), (SELECT COUNT(*) FROM link) FROM memory"
-        ).fetchone()
-        kinds = self._group("kind")
-        by_class: dict[str, int] = {}
-        from memlane.model import Kind, class_of
-
-        for kind, count in kinds.items():
-            name = class_of(Kind(kind)).value
-            by_class[name] = by_class.get(name, 0) + count
-        return Stats(
-            total=one[0],
-            live=one[1] or 0,
-            superseded=one[2] or 0,
-            invalidated=one[3] or 0,
-            versions=one[4],
-            links=one[5],
-            by_kind=kinds,
-            by_category=self._group("category"),
-            by_scope=self._group("scope"),
-            by_class=by_class,
-            schema_version=self.schema_version,
-            path=self.location,
+    def stats(self, viewer: str | None, *, everyone: bool = False) -> Stats:
+        return counts.stats(
+            sql.SQLITE, self.conn, viewer, everyone, self.schema_version, self.location
         )
 
 
