@@ -481,12 +481,11 @@ def test_merge_promotes_importance_to_the_max_and_unions_tags(mem):
     }
 
 
-def test_merge_skips_missing_ids_with_a_warning(mem):
+def test_merge_with_a_missing_id_merges_nothing(mem):
     a = note(mem, "First")
-    result = mem.merge([a, "m-zzzzzzzz"], "Merged")
-    assert len(result.warnings) == 1
-    assert "m-zzzzzzzz" in result.warnings[0]
-    assert mem.get(a).superseded_by == result.id
+    with pytest.raises(NotFound, match=r"m-zzzzzzzz.*nothing was merged"):
+        mem.merge(["m-zzzzzzzz", a], "Merged")
+    assert mem.get(a).live and mem.stats().total == 1
 
 
 def test_merge_with_nothing_to_merge_is_not_found(mem):

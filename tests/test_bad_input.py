@@ -205,3 +205,12 @@ def test_an_argument_holding_nul_is_one_line_exit_2(run, args, db_path):
     assert result.exit_code == 2
     assert "NUL" in _one_error_line(result.stderr)
     assert _count(db_path) == 0
+
+
+def test_a_merge_naming_a_missing_id_merges_nothing(run, db_path):
+    victim = run("add", "The victim memory about staging hosts.", "--json").json()["id"]
+    result = run("merge", "m-typo0000", victim, "--into", "Merged text.")
+    assert result.exit_code == 1
+    assert "nothing was merged" in _one_error_line(result.stderr)
+    shown = run("show", victim, "--json").json()
+    assert shown["superseded_by"] is None and _count(db_path) == 1

@@ -1081,9 +1081,9 @@ def test_merge(run):
     assert show(run, b)["superseded_by"] == merged
     assert listed(run) == [merged]
     c = add(run, "--content", "third")
-    payload = ok(run("merge", c, "m-nothere0", "--into", "merged again", "--json")).json()
-    assert payload["status"] == "added"
-    assert any("m-nothere0" in w for w in payload["warnings"])
+    line = refused(run("merge", c, "m-nothere0", "--into", "merged again", "--json"), code=1)
+    assert "m-nothere0" in line and "nothing was merged" in line
+    assert show(run, c)["superseded_by"] is None
 
 
 def test_delete(run):

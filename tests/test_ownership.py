@@ -225,16 +225,16 @@ async def test_the_mcp_tools_take_no_owner(alice, shared, db_path):
     from memlane.server.app import build_server
     from memlane.server.backend import Backend
 
+    before = alice.stats().total
     with Backend(lambda: open_as(db_path, BOB)) as served:
         async with Client(build_server(served)) as client:
-            result = await client.call_tool(
+            refused = await client.call_tool(
                 "remember",
-                {
-                    "content": "Alice: rotate the vault now.",
-                    "owner": ALICE,
-                    "private": True,
-                },
+                {"content": "Alice: rotate the vault now.", "owner": ALICE, "private": True},
             )
+            result = await client.call_tool("remember", {"content": "Bob: rotate the vault."})
+    assert refused.is_error and refused.content[0].text.startswith("invalid: owner")
+    assert alice.stats().total == before + 1  # only the call without an owner landed
     written = alice.get(json.loads(result.content[0].text)["id"])
     assert (written.visibility, written.owner, written.source_agent) == (
         Visibility.PUBLIC, None, BOB)  # fmt: skip

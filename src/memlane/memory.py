@@ -61,7 +61,6 @@ from memlane.facade.core import (
     REANALYZE_AFTER,
     BatchItem,
     Journal,
-    Names,
     Records,
     Versions,
 )
@@ -623,17 +622,20 @@ class Memory(
     ) -> WriteResult:
         """Merge memories into one new memory (importance: the maximum); the rest are
         superseded. It is private when any source is (a public one needs `force`). Its
-        text goes through the capture policy, as on add; it carries its sources' marks."""
-        warnings: Names = []
+        text goes through the capture policy, as on add; it carries its sources' marks.
+
+        Every id must name a live memory the caller may see: one that does not (a typo,
+        another owner's private memory) is NotFound and nothing is merged, so a typo
+        never turns a merge into the supersession of the one memory named right."""
         with self._transaction() as w:
             sources: Records = []
             for memory_id in dict.fromkeys(memory_ids):
                 try:
                     sources.append(self._live(w, memory_id))
                 except NotFound as exc:
-                    warnings.append(f"skipped: {exc}")
+                    raise NotFound(f"{exc}; nothing was merged") from None
             if not sources:
-                raise NotFound("none of the memories to merge exist")
+                raise Invalid("name the memories to merge")
             private = [s for s in sources if s.visibility is Visibility.PRIVATE]
             inherited = {
                 **drafting.inherited_fields(private[0] if private else sources[0]),
@@ -655,9 +657,7 @@ class Memory(
                     supersede_reason=f"merged into {new.id}",
                 )
                 w.add_link(Link(new.id, source.id, LinkType.SUPERSEDES, reason="merge"))
-        result = WriteResult(
-            id=new.id, status=WriteStatus.ADDED, warnings=tuple(warnings), title=new.title
-        )
+        result = WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
         return self._reembedded(with_capture(result, captured))
 
 
