@@ -238,3 +238,18 @@ def test_exports_wake_files_and_hook_state_are_owner_only(tmp_path):
             assert directory.stat().st_mode & 0o777 == 0o700
     finally:
         os.umask(old)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions: run as a user")
+def test_a_store_file_this_user_may_not_write_opens_read_only(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=3)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.chmod(0o400)
+    before = _digest(db)
+    recall = _cli(db, "recall", "deploy")
+    assert recall.returncode == 0, recall.stderr
+    add = _cli(db, "add", "A note that cannot land.")
+    assert add.returncode == 1 and "read-only" in _one_line(add)
+    assert _digest(db) == before
