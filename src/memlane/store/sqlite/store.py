@@ -56,6 +56,7 @@ from memlane.store.sqlite.rows import (
     version_from_row,
     version_params,
 )
+from memlane.store.sqlite.turns import Turns, lock_path
 from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
@@ -72,8 +73,9 @@ _COUNTERS = {
 # read() into SQLite's cache; mapped, it is read in place from the OS cache. Outcome:
 # 30 alternating cold `memlane recall` runs at 10^5 memories: 463 -> 431 ms (median).
 MMAP_BYTES = 1 << 30
-# A writer waits this long for another process's transaction before giving up;
-# four busy writers each holding the lock for milliseconds never come close.
+# A writer waits this long for its turn (see turns.py), and then for a writer outside
+# memlane's turns, before giving up; writers holding the lock for milliseconds each,
+# served in turn, never come close.
 BUSY_TIMEOUT_S = 60.0
 _BEGIN_ATTEMPTS = 5
 _SYNCHRONOUS = {"full", "normal"}
@@ -348,6 +350,8 @@ class SQLiteStore:
             "effective_resonance", 4, _effective_resonance, deterministic=True
         )
         self._configure(synchronous)
+        turns = None if lent else lock_path(self.location)
+        self._turns = Turns(turns) if turns is not None else None
         self.schema_version = self._migrate()
         self._writing = False
         self._side: SQLiteStore | None = None
@@ -374,6 +378,10 @@ class SQLiteStore:
         schema.check_not_newer(version, self.location)
         if version == schema.LATEST:
             return version
+        with self._turn():
+            return self._migrate_from(version)
+
+    def _migrate_from(self, version: int) -> int:
         self._begin()
         try:
             latest = schema.migrate(self.conn, self.location)
@@ -405,6 +413,18 @@ class SQLiteStore:
 
     def _begin(self) -> None:
         self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        """This writer's turn among the store's writers, held until its transaction ends."""
+        if self._turns is None:
+            yield
+            return
+        self._turns.take(BUSY_TIMEOUT_S)
+        try:
+            yield
+        finally:
+            self._turns.give()
 
     @contextmanager
     def side_reader(self) -> Iterator[SQLiteStore | None]:
@@ -439,6 +459,8 @@ class SQLiteStore:
                 self.conn.execute("PRAGMA busy_timeout = 50")
                 self.conn.execute("PRAGMA optimize")
         self.conn.close()
+        if self._turns is not None:
+            self._turns.close()
 
     def optimize(self) -> None:
         """Full statistics for the memory table, so the planner knows how large a scope
@@ -450,20 +472,21 @@ class SQLiteStore:
     def write(self) -> Iterator[SQLiteWriter]:
         if self._writing:
             raise RuntimeError("nested write transactions are not supported")
-        self._begin()
-        self._writing = True
-        writer = SQLiteWriter(self)
-        try:
-            yield writer
-            if writer.purged:
-                writer.purge_index()
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
-        finally:
-            self._writing = False
+        with self._turn():
+            self._begin()
+            self._writing = True
+            writer = SQLiteWriter(self)
+            try:
+                yield writer
+                if writer.purged:
+                    writer.purge_index()
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+            finally:
+                self._writing = False
         if writer.purged:  # old page images of deleted content must leave the WAL too
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
