@@ -230,6 +230,55 @@ def _add_same(location: str, barrier: Any, session: str | None) -> tuple[str, st
         return result.status.value, str(result.id), result.contradicts
 
 
+# ---- what lands between the policy's look and its transaction ------------------------
+
+
+def _interleaved(location: str, later: Memory, first: str) -> Memory:
+    """A writer whose policy reads its neighbours, then sees `first` land through
+    another writer (`later` stays open), before its own transaction begins."""
+    writer = _open(location)
+    look = writer._look
+
+    def look_then_another_lands(drafts: Any) -> Any:
+        seen = look(drafts)
+        assert later.add(first, auto_anchor=False).landed
+        return seen
+
+    writer._look = look_then_another_lands  # type: ignore[method-assign]
+    return writer
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "status"),
+    [
+        (RESTATEMENTS[0], RESTATEMENTS[1], WriteStatus.REFRESHED),
+        (REORDERED[0], REORDERED[1], WriteStatus.REFRESHED),  # alike only in vectors
+        (STATEMENT, NEGATION, WriteStatus.CONTRADICTION),
+    ],
+    ids=["restated", "reordered", "negated"],
+)
+def test_a_memory_landed_after_the_policy_looked_is_judged(
+    store: str, first: str, second: str, status: WriteStatus
+) -> None:
+    """The neighbours are read before the write lock; what another writer commits in
+    between is read again inside the transaction, so it is refreshed or contradicted,
+    never landed beside."""
+    with _open(store) as other, _interleaved(store, other, first) as writer:
+        result = writer.add(second, auto_anchor=False)
+        assert result.status is status, result
+        landed = writer.list(scope="all", limit=0)
+        assert len(landed) == (1 if status is WriteStatus.REFRESHED else 2)
+
+
+def test_a_batch_line_landed_elsewhere_after_the_batch_looked_is_refreshed(store: str) -> None:
+    with _open(store) as other, _interleaved(store, other, RESTATEMENTS[0]) as writer:
+        result = writer.add_batch([{"content": RESTATEMENTS[1]}, {"content": "Unrelated note."}])
+        assert [ln.result.status for ln in result.lines if ln.result] == [
+            WriteStatus.REFRESHED,
+            WriteStatus.ADDED,
+        ]
+
+
 # ---- maintenance -----------------------------------------------------------------
 
 VARIANTS = [

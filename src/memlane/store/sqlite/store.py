@@ -39,7 +39,7 @@ from memlane.model import (
     effective_resonance,
 )
 from memlane.store import base
-from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.sqlite import backup, schema, sql
@@ -492,13 +492,32 @@ class SQLiteStore:
 
     def serialize_policy(self) -> None:
         """Nothing to take: BEGIN IMMEDIATE gave this transaction the database's one
-        write lock before the policy read anything, so no other writer (of any
-        process) decides or commits until this one ends, and the policy's reads run on
-        this connection, inside the transaction."""
+        write lock, so no other writer (of any process) decides or commits until this
+        one ends, and the policy's reads from here on run on this connection, inside
+        the transaction (what it read before is checked against `changed_since`)."""
         if not self._writing:
             raise RuntimeError("serialize_policy needs an open write transaction")
 
     # ---- reads -------------------------------------------------------------
+
+    def change_mark(self) -> ChangeMark:
+        """Both logs' last numbers: writes are serialized, so a number is taken in
+        commit order (the journal is append-only, so its numbers only grow)."""
+        row = self.conn.execute(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM journal), "
+            "(SELECT COALESCE(MAX(seq), 0) FROM vector_change)"
+        ).fetchone()
+        return ChangeMark(int(row[0]), int(row[1]))
+
+    def changed_since(self, mark: ChangeMark, limit: int) -> list[str] | None:
+        rows = self.conn.execute(
+            "SELECT memory_id FROM journal WHERE seq > ? AND memory_id IS NOT NULL "
+            "UNION ALL SELECT memory_id FROM vector_change WHERE seq > ? LIMIT ?",
+            (mark.journal, mark.vectors, limit + 1),
+        ).fetchall()
+        if len(rows) > limit:
+            return None
+        return list(dict.fromkeys(str(r[0]) for r in rows))
 
     def _records(self, query: str, params: dict[str, Any] | tuple[Any, ...]) -> list[Record]:
         rows = self.conn.execute(query, params).fetchall()
