@@ -61,3 +61,31 @@ def test_the_goal_column_says_whether_each_measured_goal_was_met():
     assert goal_cell(data, "recall_hybrid_p50_ms") == "<= 20 @ 100,000: met, <= 80 @ 1,000,000: met"
     assert goal_cell(data, "cold_recall_p50_ms") == "<= 400 @ 100,000"  # no cold runs
     assert goal_cell(data, None) == ""
+
+
+def test_bench_writers_reports_each_writes_wait_and_that_all_landed(run, tmp_path):
+    """Two writer processes, three timed adds each: the report's fields, not its timings."""
+    out = tmp_path / "writers.json"
+    args = ("bench", "writers", "--writers", "2", "--writes", "3", "--dir", str(tmp_path))
+    result = run(*args, "--out", str(out), "--json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data == json.loads(out.read_text(encoding="utf-8"))
+    assert {"machine", "parameters", "result"} <= set(data)
+    report = data["result"]
+    assert (report["writers"], report["writes_per_writer"], report["writes"]) == (2, 3, 6)
+    assert set(report["latency"]) == {"count", "p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms"}
+    assert report["latency"]["count"] == 6 and report["writes_per_second"] > 0
+    assert report["errors"] == [] and report["lost"] == 0
+    assert sum(report["statuses"].values()) == 6
+    assert report["stored"] == 2 + report["statuses"].get("added", 0)  # with the warm-ups
+    assert isinstance(report["goal_met"], bool) and report["goal_p99_ms"] == 2000
+    assert list(tmp_path.glob("memlane-writers-*")) == []  # the store is removed
+    table = run(*args)
+    assert table.exit_code == 0, table.stderr
+    assert "latency ms  p50" in table.stdout and "acknowledged but missing 0" in table.stdout
+
+
+def test_bench_writers_refuses_no_writers(run):
+    result = run("bench", "writers", "--writers", "0")
+    assert result.exit_code != 0 and "--writers" in result.stderr

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from memlane import Context, Memory
+from memlane import Context, Memory, Unavailable
 from memlane.embed import get_embedder
 from memlane.facade.consolidate import LOCK_META
 from memlane.model import LinkType, WriteStatus
+from memlane.store.sqlite.turns import Turns
 from memlane.write import dedup
 
 BACKENDS = ["sqlite", "postgres"]
@@ -169,6 +170,113 @@ def test_a_statement_and_its_negation_at_once_are_linked_as_a_contradiction(
             (x.source, x.target) for x in memory.links(first) if x.type is LinkType.CONTRADICTS
         }
         assert links == {(first, second), (second, first)}
+
+
+# Writers and adds each for the tests that count every write: small, since each
+# writer is a new process importing memlane and numpy.
+WRITERS, ADDS = 4, 6
+
+
+def _add_many(location: str, barrier: Any, n: int) -> list[tuple[str, str]]:
+    """One writer: ADDS distinct memories from the barrier's moment; (status, id) each."""
+    with _open(location) as memory:
+        memory.stats()  # a connection open before the start
+        barrier.wait(timeout=WAIT_S)
+        out = []
+        for i in range(ADDS):
+            text = f"Writer {n} note {i}: the {uuid.uuid4().hex} build cache lives on disk {i}."
+            result = memory.add(text, title=f"Writer {n} note {i}")
+            out.append((result.status.value, str(result.id)))
+        return out
+
+
+def test_every_write_of_concurrent_writers_lands(store: str) -> None:
+    """Writers adding at once, in turns: each add is acknowledged as added and every
+    acknowledged memory is in the store afterwards, once."""
+    results = _race(store, _add_many, [(n,) for n in range(WRITERS)])
+    statuses = {status for writer in results for status, _ in writer}
+    ids = [memory_id for writer in results for _, memory_id in writer]
+    assert statuses == {WriteStatus.ADDED.value} and len(set(ids)) == WRITERS * ADDS
+    with _open(store) as memory:
+        stored = {r.id for r in memory.list(scope="all", limit=0)}
+        assert set(ids) <= stored and len(stored) == WRITERS * ADDS
+        added = {e.memory_id for e in memory.journal(limit=1000) if e.operation == "add"}
+        assert set(ids) <= added
+
+
+IDENTICAL = "The nightly backup job writes to the cold-storage bucket in eu-west-1."
+
+
+@pytest.mark.parametrize("session", [None, "sess-1"], ids=["near-duplicate", "exact"])
+def test_writers_adding_the_same_text_at_once_land_it_once(store: str, session: str | None) -> None:
+    """The same add from every writer at once: one lands it; the others find it, as an
+    exact duplicate of their session or as a restatement to refresh."""
+    results = _race(store, _add_same, [(session,)] * WRITERS)
+    statuses = sorted(status for status, _, _ in results)
+    others = "already_persisted" if session else "refreshed"
+    assert statuses == sorted(["added"] + [others] * (WRITERS - 1)), results
+    [memory_id] = {memory_id for _, memory_id, _ in results}
+    with _open(store) as memory:
+        assert [r.id for r in memory.list(scope="all", limit=0) if "backup" in r.body] == [
+            memory_id
+        ]
+
+
+def _add_same(location: str, barrier: Any, session: str | None) -> tuple[str, str, str | None]:
+    with _open(location) as memory:
+        assert memory.add(f"Warm-up {uuid.uuid4().hex}.", auto_anchor=False).landed
+        barrier.wait(timeout=WAIT_S)
+        result = memory.add(IDENTICAL, session_id=session)
+        return result.status.value, str(result.id), result.contradicts
+
+
+# ---- what lands between the policy's look and its transaction ------------------------
+
+
+def _interleaved(location: str, later: Memory, first: str) -> Memory:
+    """A writer whose policy reads its neighbours, then sees `first` land through
+    another writer (`later` stays open), before its own transaction begins."""
+    writer = _open(location)
+    look = writer._look
+
+    def look_then_another_lands(drafts: Any) -> Any:
+        seen = look(drafts)
+        assert later.add(first, auto_anchor=False).landed
+        return seen
+
+    writer._look = look_then_another_lands  # type: ignore[method-assign]
+    return writer
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "status"),
+    [
+        (RESTATEMENTS[0], RESTATEMENTS[1], WriteStatus.REFRESHED),
+        (REORDERED[0], REORDERED[1], WriteStatus.REFRESHED),  # alike only in vectors
+        (STATEMENT, NEGATION, WriteStatus.CONTRADICTION),
+    ],
+    ids=["restated", "reordered", "negated"],
+)
+def test_a_memory_landed_after_the_policy_looked_is_judged(
+    store: str, first: str, second: str, status: WriteStatus
+) -> None:
+    """The neighbours are read before the write lock; what another writer commits in
+    between is read again inside the transaction, so it is refreshed or contradicted,
+    never landed beside."""
+    with _open(store) as other, _interleaved(store, other, first) as writer:
+        result = writer.add(second, auto_anchor=False)
+        assert result.status is status, result
+        landed = writer.list(scope="all", limit=0)
+        assert len(landed) == (1 if status is WriteStatus.REFRESHED else 2)
+
+
+def test_a_batch_line_landed_elsewhere_after_the_batch_looked_is_refreshed(store: str) -> None:
+    with _open(store) as other, _interleaved(store, other, RESTATEMENTS[0]) as writer:
+        result = writer.add_batch([{"content": RESTATEMENTS[1]}, {"content": "Unrelated note."}])
+        assert [ln.result.status for ln in result.lines if ln.result] == [
+            WriteStatus.REFRESHED,
+            WriteStatus.ADDED,
+        ]
 
 
 # ---- maintenance -----------------------------------------------------------------
@@ -364,3 +472,25 @@ def test_links_of_two_memories_in_opposite_orders_neither_deadlock_nor_lose(
             assert (first.importance, first.activation_count) == (2, 1)
             kinds = {(x.source, x.target, x.type.value) for x in memory.links(a)}
             assert kinds == {(a, b, "contradicts"), (b, a, "contradicts"), (b, a, "supports")}
+
+
+# ---- turns -----------------------------------------------------------------------
+
+
+def test_a_writer_waits_for_its_turn_and_gives_up_after_its_timeout(tmp_path: Path) -> None:
+    """Turns on one lock file, as separate writers hold them: while one holds its turn
+    another waits, and gives up after its timeout with Unavailable; once the turn is
+    given up the other takes it. The file is owner-only, like the store."""
+    path = tmp_path / "memlane.db-writer.lock"
+    first, second = Turns(path), Turns(path)
+    first.take(1)
+    with pytest.raises(Unavailable, match="another writer held the store"):
+        second.take(0.05)
+    first.give()
+    second.take(1)
+    with pytest.raises(Unavailable):
+        first.take(0)
+    second.give()
+    for turns in (first, second):
+        turns.close()
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -26,10 +26,10 @@ def _commands(
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         assert command is not None, f"`{name}` is listed but does not load"
+        if not isinstance(command, click.Group) or command.invoke_without_command:
+            yield " ".join((*path, name)), command  # a group that also runs on its own
         if isinstance(command, click.Group):
             yield from _commands(command, (*path, name))
-        else:
-            yield " ".join((*path, name)), command
 
 
 COMMANDS = list(_commands(cli))

@@ -36,7 +36,7 @@ from memlane.write.settings import Limits
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
-    from memlane.write import dedup, normalize, pipeline
+    from memlane.write import dedup, normalize, pipeline, screen
     from memlane.write import draft as drafting
     from memlane.write import patch as patching
     from memlane.write.capture import Captured
@@ -50,6 +50,7 @@ else:  # the write policy loads with the first write: a read never runs it
     normalize = lazy_module("memlane.write.normalize")
     patching = lazy_module("memlane.write.patch")
     pipeline = lazy_module("memlane.write.pipeline")
+    screen = lazy_module("memlane.write.screen")
 
 from memlane.facade import backup, core, health
 from memlane.facade.backup import BackupOps, RestoreReport
@@ -155,9 +156,13 @@ class Memory(
         draft = replace(draft, record=self._pinned(draft.record))
         self._check_embed_profile(draft.no_embed)
         [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
+        looked = self._look([(draft.record, doc)] if _judged(draft) else [])
+        cleared = [draft.record] if screen.unchanged(draft.record) else []
         with self._transaction() as w:
             w.keep([draft.record.dedup_hash] if captured.keeps else [])
-            result = self._persist(w, draft, doc, self._batch(vectors=doc is not None))
+            w.cleared(cleared)
+            batch = self._batch(vectors=doc is not None, looked=looked)
+            result = self._persist(w, draft, doc, batch)
             if result.landed and result.id is not None and doc is not None:
                 self._with_rows(w, {result.id: doc})
         result = with_capture(result, captured)
@@ -213,12 +218,8 @@ class Memory(
         return pipeline.skipped(duplicate, draft.record) if duplicate else None
 
     def _decide(self, draft: Draft, doc: Embedded | None, batch: Batch) -> Decision:
-        """Near-duplicate, contradiction or new (DESIGN §4 step 3 b, c).
-
-        Trigger: the write closes a thread or names its anchors. Why: a refresh would
-        drop that act (the thread would stay open). Outcome: it lands as written.
-        """
-        if draft.allow_duplicate or draft.close_thread or draft.anchors:
+        """Near-duplicate, contradiction or new (DESIGN §4 step 3 b, c)."""
+        if not _judged(draft):
             return dedup.NEW
         return self._judge(draft.record, doc, batch)
 
@@ -311,9 +312,13 @@ class Memory(
                 out[number] = BatchLine(number, error=str(exc))
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
         docs = dict(zip(drafts, self._embed_drafts(wanted), strict=True))
+        looked = self._look([(d.record, docs[n]) for n, d in drafts.items() if _judged(d)])
+        cleared = [d.record for d in drafts.values() if screen.unchanged(d.record)]
         with self._transaction() as w:
             w.keep(d.record.dedup_hash for n, d in drafts.items() if captures[n].keeps)
-            batch = self._batch(vectors=any(d is not None for d in docs.values()))
+            w.cleared(cleared)
+            vectors = any(d is not None for d in docs.values())
+            batch = self._batch(vectors, looked)
             out.update(self._policy_lines(w, drafts, docs, batch))
             landed = {
                 ln.result.id: docs[ln.line]
@@ -659,6 +664,16 @@ class Memory(
                 w.add_link(Link(new.id, source.id, LinkType.SUPERSEDES, reason="merge"))
         result = WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
         return self._reembedded(with_capture(result, captured))
+
+
+def _judged(draft: Draft) -> bool:
+    """Whether the near-duplicate policy judges a draft.
+
+    Trigger: the write may land twice, closes a thread or names its anchors. Why: a
+    refresh would drop that act (the thread would stay open). Outcome: it lands as
+    written.
+    """
+    return not (draft.allow_duplicate or draft.close_thread or draft.anchors)
 
 
 def with_capture(result: WriteResult, captured: Captured) -> WriteResult:

@@ -1,4 +1,5 @@
-"""`bench`: recall latency, write throughput and store size at 10^4..10^6 memories."""
+"""`bench`: recall latency, write throughput and store size at 10^4..10^6 memories;
+`bench writers`: concurrent writer processes on one store, each write timed."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _default_dir() -> Path:
 
 
 @in_section("admin")
-@click.command("bench")
+@click.group("bench", invoke_without_command=True)
 @click.option(
     "--sizes", default="10000,100000", show_default=True, help="Store sizes, comma-separated."
 )
@@ -66,11 +67,15 @@ def _default_dir() -> Path:
 @click.option("--pg-url", metavar="URL",
               help="With --backend postgres: a server URL whose user may create databases.")  # fmt: skip
 @json_option
-def bench_cmd(sizes: str, profile: str, queries: int, cold_runs: int, write_sample: int,
-              seed: int, directory: str | None, rebuild: bool, out: str | None,
-              backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
+@click.pass_context
+def bench_cmd(ctx: click.Context, sizes: str, profile: str, queries: int, cold_runs: int,
+              write_sample: int, seed: int, directory: str | None, rebuild: bool,
+              out: str | None, backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
     """Build synthetic stores and time recall, cold starts, writes; report store sizes
-    (--backend postgres: PostgreSQL next to SQLite)."""
+    (--backend postgres: PostgreSQL next to SQLite). `bench writers` times concurrent
+    writers instead."""
+    if ctx.invoked_subcommand is not None:
+        return
     from memlane.benchmark import report, scale
 
     if queries < 1:
@@ -106,3 +111,36 @@ def _finish(
     click.echo(table(data))
     if out:
         click.echo(f"wrote {out}")
+
+
+@bench_cmd.command("writers")
+@click.option("--writers", type=int, default=8, show_default=True,
+              help="Writer processes, each with its own Memory on the one store.")  # fmt: skip
+@click.option("--writes", type=int, default=50, show_default=True,
+              help="Timed adds per writer (after one untimed warm-up add each).")  # fmt: skip
+@click.option(
+    "--profile",
+    type=click.Choice(["hash", "minilm"]),
+    default="hash",
+    show_default=True,
+    help="Embedding profile the writers embed with.",
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the texts.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False),
+              help="Where the fresh store is made and removed (default: the temp dir).")  # fmt: skip
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the results as JSON.")
+@json_option
+def writers_cmd(writers: int, writes: int, profile: str, seed: int, directory: str | None,
+                out: str | None, as_json: bool) -> None:  # fmt: skip
+    """Start writer processes on one fresh store at the same moment and time each add:
+    p50/p95/p99/max wait, writes per second, and that every acknowledged write landed."""
+    from memlane.benchmark import writers as bench_writers
+
+    if writers < 1 or writes < 1:
+        fail("--writers and --writes must be at least 1")
+    where = Path(directory).expanduser() if directory else None
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
+    plan = bench_writers.WritersPlan(writers, writes, profile, seed, where)
+    data = bench_writers.run(plan, progress=lambda line: click.echo(line, err=True))
+    _finish(data, bench_writers.text, out, as_json)

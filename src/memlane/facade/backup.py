@@ -128,10 +128,10 @@ class BackupOps(Core):
                     None, skipped="not due", notice=f"not due: last snapshot {when}"
                 )
             path = directory / f"memlane-{now.strftime(STAMP)}.db"
-            counts = self._snapshot(path)
+            counts = self._verified_snapshot(path)
             return BackupReport(path, counts, _retain(directory, retention))
 
-    def _snapshot(self, path: Path) -> Counts:
+    def _verified_snapshot(self, path: Path) -> Counts:
         """Take a snapshot under a draft name, verify it, then rename it into `path`.
 
         Trigger: a backup killed mid-copy. Why: a partial file under a snapshot's name

@@ -38,7 +38,7 @@ from memlane.write.settings import Thresholds
 if TYPE_CHECKING:
     from memlane.embed import Embedded
     from memlane.retrieve.served import Snapshot
-    from memlane.store import Writer
+    from memlane.store import ChangeMark, Writer
     from memlane.write import dedup, normalize
     from memlane.write.dedup import Decision, Neighbour
 else:  # the decisions load with the first write: a read never runs them
@@ -73,11 +73,24 @@ def _same_reach(a: Record, b: Record) -> bool:
     return (a.scope, a.kind, a.visibility, a.owner) == (b.scope, b.kind, b.visibility, b.owner)
 
 
+class Looked(msgspec.Struct, frozen=True):
+    """What the policy read before a write's transaction: each new memory's stored
+    neighbours (by the new memory's id), and where the store's change logs stood before
+    they were read."""
+
+    mark: ChangeMark
+    neighbours: dict[str, tuple[str, ...]]
+
+
 class Batch(msgspec.Struct):
-    """One write transaction as the policy sees it: the vector index as of its start,
-    and the records written so far with their vectors (compared with later lines)."""
+    """One write transaction as the policy sees it: the neighbours looked up before it
+    and the memories changed since (or, without those, the vector index as of its
+    start), and the records written so far with their vectors (compared with later
+    lines)."""
 
     rows: Snapshot | None = None
+    looked: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
+    changed: tuple[str, ...] | None = None  # None: no look-ahead, neighbours read here
     staged: list[Record] = msgspec.field(default_factory=list)
     texts: list[str] = msgspec.field(default_factory=list)
     folded: list[str] = msgspec.field(default_factory=list)  # the texts as compared (lowercased...)
@@ -137,7 +150,35 @@ class PolicyOps(Core):
             out[i] = doc
         return out
 
-    def _batch(self, vectors: bool) -> Batch:
+    def _look(self, drafts: Sequence[tuple[Record, Embedded | None]]) -> Looked | None:
+        """The stored neighbours of memories about to be written, read before their
+        transaction (None: the store cannot say what changes meanwhile).
+
+        Trigger: add and add-batch, before they take the store's write lock. Why: the
+        neighbour reads (two keyword searches, the vector index) were most of the time
+        a write held the lock while every other writer waited. Outcome: they run
+        here, unlocked; the transaction reads again only these neighbours and the
+        memories changed since the mark (see _batch), which it must, since a writer
+        that committed meanwhile may have added the very fact being written.
+        """
+        mark = self.store.change_mark()
+        if mark is None:
+            return None
+        rows = self._snapshot() if any(doc is not None for _, doc in drafts) else None
+        found = {
+            record.id: tuple(n.id for n in self._stored_neighbours(record, doc, rows))
+            for record, doc in drafts
+        }
+        return Looked(mark, found)
+
+    def _snapshot(self) -> Snapshot | None:
+        """The vector index as of now (None without an embedder)."""
+        if self.embedder is None:
+            return None
+        index, _ = self._vector_lane()
+        return index.snapshot()
+
+    def _batch(self, vectors: bool, looked: Looked | None = None) -> Batch:
         """The policy's view at a transaction's start (the index read at most once).
 
         Trigger: every add and add-batch transaction, before its first read. Why: a
@@ -145,18 +186,40 @@ class PolicyOps(Core):
         reading at once would both find no neighbour and both insert. Outcome: the
         store serializes the decide-then-write step (SQLite: its write lock, already
         held; PostgreSQL: an advisory lock to commit), and every neighbour read of this
-        transaction comes after it.
+        transaction comes after it: the memories changed since `looked` was read
+        (a few, each read by id), or, without it or after many changes, the
+        neighbours read afresh.
         """
         self.store.serialize_policy()
-        if not vectors or self.embedder is None:
-            return Batch()
-        index, _ = self._vector_lane()
-        return Batch(rows=index.snapshot())
+        if looked is not None:
+            changed = self.store.changed_since(looked.mark, CHANGED_SINCE)
+            if changed is not None:
+                return Batch(looked=looked.neighbours, changed=tuple(changed))
+        return Batch(rows=self._snapshot() if vectors else None)
 
     def _judge(self, record: Record, doc: Embedded | None, batch: Batch) -> Decision:
-        neighbours = self._stored_neighbours(record, doc, batch.rows)
+        looked = batch.looked.get(record.id)
+        if looked is None or batch.changed is None:
+            neighbours = self._stored_neighbours(record, doc, batch.rows)
+        else:
+            neighbours = self._neighbours_now(record, doc, (*looked, *batch.changed))
         neighbours += _staged_neighbours(record, doc, batch, self.write_policy)
         return dedup.decide(normalize.document_text(record), neighbours, self.write_policy)
+
+    def _neighbours_now(
+        self, record: Record, doc: Embedded | None, ids: Sequence[str]
+    ) -> list[Neighbour]:
+        """These memories as they are now, those that may restate `record` (live, of
+        its scope and kind, seen by its readers), with their cosines to it."""
+        if not ids:
+            return []
+        near = Filters(
+            ids=tuple(dict.fromkeys(ids)), scopes=(record.scope,), kinds=(record.kind,),
+            viewer=self.agent, include_private=True, limit=None,
+        )  # fmt: skip
+        found = [r for r in self.store.query(near) if _same_reach(r, record)]
+        cosines = self._cosines(doc.entry, [r.id for r in found]) if doc is not None else {}
+        return [dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id)) for r in found]
 
     def _stored_neighbours(
         self, record: Record, doc: Embedded | None, rows: Snapshot | None
@@ -275,30 +338,36 @@ class PolicyOps(Core):
         for record in targets:
             if fill and record.anchors:
                 continue
-            with self._transaction() as w:
-                plan = self._anchor(w, record, threshold, max_anchors, dry_run)
+            plan = self._anchor_plan(record, threshold, max_anchors)
+            if not dry_run and plan.changes:
+                with self._transaction() as w:
+                    self._write_anchors(w, record, plan)
             plans.append((record.id, plan))
         return plans
 
     def _auto_anchored(self, result: WriteResult) -> WriteResult:
         """After a write that landed: its memory's automatic anchors, kept current. A
-        failure here never fails the write (it is reported)."""
+        failure here never fails the write (it is reported).
+
+        Trigger: every add. Why: planning reads the memory's links and its nearest
+        neighbours, which no other writer should wait for. Outcome: the plan is made
+        before the transaction; the transaction only checks the memory is still live
+        and writes the links that change (a link written twice is written once).
+        """
         if not result.landed or result.id is None:
             return result
         try:
-            with self._transaction() as w:
-                self._anchor(w, self._live(w, result.id))
+            record = self._load(self.store, result.id)
+            plan = self._anchor_plan(record)
+            if plan.changes:
+                with self._transaction() as w:
+                    self._write_anchors(w, self._live(w, record.id), plan)
         except MemlaneError as exc:
             return replace(result, warnings=(*result.warnings, f"auto-anchor skipped: {exc}"))
         return result
 
-    def _anchor(
-        self,
-        w: Writer,
-        record: Record,
-        low: float = ANCHOR_LOW,
-        max_anchors: int = MAX_ANCHORS,
-        dry_run: bool = False,
+    def _anchor_plan(
+        self, record: Record, low: float = ANCHOR_LOW, max_anchors: int = MAX_ANCHORS
     ) -> AnchorPlan:
         mine = [x for x in self.store.links(record.id) if x.source == record.id]
         # Anchors to memories this agent may not see are none of its business: never
@@ -307,16 +376,15 @@ class PolicyOps(Core):
         current = {x.target: x.score for x in anchors if x.reason == AUTO_REASON}
         manual = {x.target for x in anchors if x.reason != AUTO_REASON}
         similar = {i: s for i, s in self._similar(record, set(current)).items() if i not in manual}
-        plan = plan_anchors(similar, current, low, ANCHOR_HIGH, max_anchors)
-        if dry_run or not plan.changes:
-            return plan
+        return plan_anchors(similar, current, low, ANCHOR_HIGH, max_anchors)
+
+    def _write_anchors(self, w: Writer, record: Record, plan: AnchorPlan) -> None:
         at = utcnow()
         for target in plan.prune:
             w.remove_link(record.id, target, LinkType.ANCHOR)
         for target, score in plan.add:
             w.add_link(Link(record.id, target, LinkType.ANCHOR, score, AUTO_REASON, at))
         self._journal(w, "auto-anchor", record.id)
-        return plan
 
     def _similar(self, record: Record, also: set[str]) -> dict[str, float]:
         """Neighbour id -> similarity: cosine of the stored vectors when the memory has

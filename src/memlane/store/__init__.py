@@ -7,6 +7,7 @@ from pathlib import Path
 from memlane.store.base import (
     EMBED_PROFILE_META,
     SEARCH_STEPS,
+    ChangeMark,
     Counts,
     Selection,
     Store,
@@ -16,6 +17,7 @@ from memlane.store.base import (
 __all__ = [
     "EMBED_PROFILE_META",
     "SEARCH_STEPS",
+    "ChangeMark",
     "Counts",
     "Selection",
     "Store",

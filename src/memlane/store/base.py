@@ -51,6 +51,14 @@ class Counts(msgspec.Struct, frozen=True):
     live: int
 
 
+class ChangeMark(msgspec.Struct, frozen=True):
+    """Where a store's logs of changed memories stood: its journal and its vector
+    changes, each by the number of its last line."""
+
+    journal: int
+    vectors: int
+
+
 class Selection(msgspec.Struct, frozen=True):
     """Which memories an export carries (all the other kinds follow them)."""
 
@@ -225,6 +233,15 @@ class Store(Protocol):
         between the write policy's reading of neighbours and its commit, and hold the
         others off until this one ends, so the neighbours read next include every
         memory any other writer added or refreshed before."""
+
+    def change_mark(self) -> ChangeMark | None:
+        """Where the store's logs of changed memories stand now, for `changed_since`;
+        None when they cannot say what changed since (numbers not taken in commit
+        order): the write policy then reads its neighbours after `serialize_policy`."""
+
+    def changed_since(self, mark: ChangeMark, limit: int) -> list[str] | None:
+        """The memories written, changed, removed or (re-)embedded since `mark`, each
+        once; None when there are more than `limit` changes."""
 
     def get(self, memory_id: str, as_of: datetime | None = None) -> Record | None: ...
 

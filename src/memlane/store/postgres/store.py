@@ -38,7 +38,7 @@ from memlane.model import (
     WakeRitual,
 )
 from memlane.store import base
-from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.postgres import dump as dump_sql
@@ -230,6 +230,14 @@ class PostgresStore:
         if writer is None:
             raise RuntimeError("serialize_policy needs an open write transaction")
         writer.serialize()
+
+    def change_mark(self) -> None:
+        """None: an identity is taken when a row is inserted, not when it commits, so a
+        change committed after the mark may carry a lower number than one before it.
+        The policy reads its neighbours after serialize_policy instead."""
+
+    def changed_since(self, mark: ChangeMark, limit: int) -> None:
+        del mark, limit
 
     def ensure_vector_index(self, conn: Conn, dim: int) -> None:
         """An HNSW (cosine) index for vectors of this dimension, made on first use.

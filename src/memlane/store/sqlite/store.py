@@ -41,7 +41,7 @@ from memlane.model import (
     effective_resonance,
 )
 from memlane.store import base
-from memlane.store.base import SEARCH_STEPS, Counts, Selection
+from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
@@ -60,6 +60,7 @@ from memlane.store.sqlite.rows import (
     version_from_row,
     version_params,
 )
+from memlane.store.sqlite.turns import Turns, lock_path
 from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
@@ -76,8 +77,9 @@ _COUNTERS = {
 # read() into SQLite's cache; mapped, it is read in place from the OS cache. Outcome:
 # 30 alternating cold `memlane recall` runs at 10^5 memories: 463 -> 431 ms (median).
 MMAP_BYTES = 1 << 30
-# A writer waits this long for another process's transaction before giving up;
-# four busy writers each holding the lock for milliseconds never come close.
+# A writer waits this long for its turn (see turns.py), and then for a writer outside
+# memlane's turns, before giving up; writers holding the lock for milliseconds each,
+# served in turn, never come close.
 BUSY_TIMEOUT_S = 60.0
 _BEGIN_ATTEMPTS = 5
 _SYNCHRONOUS = {"full", "normal"}
@@ -399,6 +401,8 @@ class SQLiteStore:
             "effective_resonance", 4, _effective_resonance, deterministic=True
         )
         self._configure(synchronous)
+        turns = None if lent else lock_path(self.location)
+        self._turns = Turns(turns) if turns is not None else None
         self.schema_version = self._migrate()
         self._writing = False
         self._wrote = False
@@ -427,6 +431,10 @@ class SQLiteStore:
         schema.check_not_newer(version, self.location)
         if version == schema.LATEST:
             return version
+        with self._turn():
+            return self._migrate_from(version)
+
+    def _migrate_from(self, version: int) -> int:
         self._begin()
         try:
             latest = schema.migrate(self.conn, self.location)
@@ -458,6 +466,18 @@ class SQLiteStore:
 
     def _begin(self) -> None:
         self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        """This writer's turn among the store's writers, held until its transaction ends."""
+        if self._turns is None:
+            yield
+            return
+        self._turns.take(BUSY_TIMEOUT_S)
+        try:
+            yield
+        finally:
+            self._turns.give()
 
     @contextmanager
     def side_reader(self) -> Iterator[SQLiteStore | None]:
@@ -494,6 +514,8 @@ class SQLiteStore:
                 self.conn.execute("PRAGMA busy_timeout = 50")
                 self.conn.execute("PRAGMA optimize")
         self.conn.close()
+        if self._turns is not None:
+            self._turns.close()
 
     def integrity(self) -> list[str]:
         return faults.integrity(self.conn, writable=not self.read_only)
@@ -508,32 +530,52 @@ class SQLiteStore:
     def write(self) -> Iterator[SQLiteWriter]:
         if self._writing:
             raise RuntimeError("nested write transactions are not supported")
-        self._begin()
-        self._writing = self._wrote = True
-        writer = SQLiteWriter(self)
-        try:
-            yield writer
-            if writer.purged:
-                writer.purge_index()
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
-        finally:
-            self._writing = False
+        with self._turn():
+            self._begin()
+            self._writing = self._wrote = True
+            writer = SQLiteWriter(self)
+            try:
+                yield writer
+                if writer.purged:
+                    writer.purge_index()
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+            finally:
+                self._writing = False
         if writer.purged:  # old page images of deleted content must leave the WAL too
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def serialize_policy(self) -> None:
         """Nothing to take: BEGIN IMMEDIATE gave this transaction the database's one
-        write lock before the policy read anything, so no other writer (of any
-        process) decides or commits until this one ends, and the policy's reads run on
-        this connection, inside the transaction."""
+        write lock, so no other writer (of any process) decides or commits until this
+        one ends, and the policy's reads from here on run on this connection, inside
+        the transaction (what it read before is checked against `changed_since`)."""
         if not self._writing:
             raise RuntimeError("serialize_policy needs an open write transaction")
 
     # ---- reads -------------------------------------------------------------
+
+    def change_mark(self) -> ChangeMark:
+        """Both logs' last numbers: writes are serialized, so a number is taken in
+        commit order (the journal is append-only, so its numbers only grow)."""
+        row = self.conn.execute(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM journal), "
+            "(SELECT COALESCE(MAX(seq), 0) FROM vector_change)"
+        ).fetchone()
+        return ChangeMark(int(row[0]), int(row[1]))
+
+    def changed_since(self, mark: ChangeMark, limit: int) -> list[str] | None:
+        rows = self.conn.execute(
+            "SELECT memory_id FROM journal WHERE seq > ? AND memory_id IS NOT NULL "
+            "UNION ALL SELECT memory_id FROM vector_change WHERE seq > ? LIMIT ?",
+            (mark.journal, mark.vectors, limit + 1),
+        ).fetchall()
+        if len(rows) > limit:
+            return None
+        return list(dict.fromkeys(str(r[0]) for r in rows))
 
     def _records(self, query: str, params: dict[str, Any] | tuple[Any, ...]) -> list[Record]:
         rows = self.conn.execute(query, params).fetchall()

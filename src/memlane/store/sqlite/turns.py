@@ -1,0 +1,80 @@
+"""Writers of one store file take turns: an OS file lock beside the store, taken
+before BEGIN IMMEDIATE and given up after COMMIT.
+
+Trigger: several processes writing one store at once (agents, hooks, `memlane add`
+from scripts). Why: SQLite's busy handler sleeps longer the longer a writer has
+waited (1, 2, 5 ... then 100 ms between tries), so the lock goes to a writer that has
+only just arrived, or to the one that just committed and writes again, and the
+writer that has waited longest tries least often: eight writers adding 500 memories
+each saw a write wait 282 s. Outcome: a writer that finds the store busy tries again
+every millisecond or so however long it has waited, so each waiting writer is as
+likely as any other to be next and no wait grows without bound. The kernel drops the
+lock with its process, so a crash leaves nothing held.
+
+A blocking flock would wake a waiter at once, but it cannot time out, and waiting in a
+helper thread so that it can costs more context switches a turn: under 8 writers on
+the 2-core development machine the lock stood idle 4 ms (median) between one turn and
+the next that way, 1 ms polling, against turns of 12-20 ms.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import time
+from pathlib import Path
+
+from memlane.errors import Unavailable
+
+SUFFIX = "-writer.lock"
+# Seconds between a waiting writer's tries, jittered by half either way so waiters do
+# not try in step; the lock may stand free this long before a waiter sees it.
+RETRY_S = 0.001
+
+
+def lock_path(location: str) -> Path | None:
+    """The turn file of a store at `location`; None for an in-memory database."""
+    if location in ("", ":memory:"):
+        return None
+    path = Path(location).expanduser()
+    return path.with_name(path.name + SUFFIX)
+
+
+class Turns:
+    """This connection's place among the store's writers (one turn held at a time)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._fd: int | None = None
+
+    def _file(self) -> int:
+        """The lock file, opened on the first write (owner-only, like the store)."""
+        if self._fd is None:
+            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        return self._fd
+
+    def take(self, timeout: float) -> None:
+        """Wait for this writer's turn; Unavailable after `timeout` seconds."""
+        fd = self._file()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    store = self._path.name.removesuffix(SUFFIX)
+                    raise Unavailable(
+                        f"{store}: another writer held the store for {timeout:g} s"
+                    ) from None
+                time.sleep(RETRY_S * random.uniform(0.5, 1.5))
+
+    def give(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
