@@ -214,3 +214,42 @@ def test_a_merge_naming_a_missing_id_merges_nothing(run, db_path):
     assert "nothing was merged" in _one_error_line(result.stderr)
     shown = run("show", victim, "--json").json()
     assert shown["superseded_by"] is None and _count(db_path) == 1
+
+
+def test_import_markdown_reports_an_impossible_date_and_keeps_the_good_files(run, tmp_path):
+    folder = tmp_path / "md"
+    folder.mkdir()
+    (folder / "a.md").write_text("---\ntitle: Fine\n---\nThe good file.\n", encoding="utf-8")
+    (folder / "b.md").write_text("---\noccurred_at: 2020-02-30\n---\nBad date.\n", encoding="utf-8")
+    (folder / "c.md").write_text("---\ntitle: [open\n---\nBad YAML.\n", encoding="utf-8")
+    result = run("import", "markdown", str(folder), "--json")
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    report = json.loads(result.stdout)
+    assert [Path(a["file"]).name for a in report["imported"]] == ["a.md"]
+    errors = {Path(f["file"]).name: f["error"] for f in report["failed"]}
+    assert "impossible value" in errors["b.md"] and "\n" not in errors["c.md"]
+
+
+def test_history_and_restore_lists_write_out_stored_terminal_controls(run):
+    memory_id = run(
+        "add", "Body.", "--title", "T\x1b[2J\x1b]52;c;aGk=\x07X\u202eY", "--json"
+    ).json()["id"]
+    for args in (("history", memory_id), ("restore", memory_id, "--list")):
+        out = run(*args).stdout
+        assert not any(c in out for c in "\x1b\x07\u202e"), (args, repr(out))
+        assert "\\x1b[2J" in out and "\\u202e" in out
+
+
+READERS = [("tags", "list"), ("entities", "list"), ("sessions", "list"), ("reminders", "list"),
+           ("agents", "list"), ("categories", "list"), ("projects", "list"), ("browse",),
+           ("review",), ("health",), ("pack",), ("consolidate", "--dry-run"),
+           ("organize", "--dry-run"), ("links", "list", "m-abc"), ("wake-log", "report")]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", READERS, ids=" ".join)
+def test_a_reading_subcommand_creates_no_store(run, tmp_path, args):
+    missing = tmp_path / "fresh" / "m.db"
+    missing.parent.mkdir()
+    result = run("--db", str(missing), *args)
+    assert result.exit_code in (0, 1, 2) and "Traceback" not in result.stderr
+    assert not list(missing.parent.iterdir()), args

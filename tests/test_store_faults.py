@@ -23,10 +23,10 @@ pytestmark = pytest.mark.sqlite_only
 MARK = "QZXVMARKERWORD"
 
 
-def _store(path: Path, count: int = 30) -> None:
+def _store(path: Path, count: int = 30, words: int = 40) -> None:
     with Memory.open(path, agent="tester", context=Context(), embedder=get_embedder("hash")) as m:
         for i in range(count):
-            m.add(f"Note {i} on the deploy of service {i}: {MARK} padding " + "words " * 40)
+            m.add(f"Note {i} on the deploy of service {i}: {MARK} padding " + "words " * words)
 
 
 def _digest(path: Path) -> str:
@@ -221,6 +221,7 @@ def test_exports_wake_files_and_hook_state_are_owner_only(tmp_path):
         db = tmp_path / "m.db"
         _store(db, count=2)
         hooks = tmp_path / "hookstate"
+        (tmp_path / "out").mkdir()
         assert _cli(db, "export", "-o", str(tmp_path / "out" / "all.jsonl")).returncode == 0
         assert _cli(db, "export", "-f", "md", "-o", str(tmp_path / "md")).returncode == 0
         hook = subprocess.run(
@@ -234,7 +235,7 @@ def test_exports_wake_files_and_hook_state_are_owner_only(tmp_path):
                  *(p for p in hooks.rglob("*") if p.is_file())]  # fmt: skip
         assert len(files) >= 4
         assert {p.stat().st_mode & 0o777 for p in files} == {0o600}
-        for directory in (tmp_path / "out", tmp_path / "md", hooks):
+        for directory in (tmp_path / "md", hooks):
             assert directory.stat().st_mode & 0o777 == 0o700
     finally:
         os.umask(old)
@@ -253,3 +254,83 @@ def test_a_store_file_this_user_may_not_write_opens_read_only(tmp_path):
     add = _cli(db, "add", "A note that cannot land.")
     assert add.returncode == 1 and "read-only" in _one_line(add)
     assert _digest(db) == before
+
+
+# ---- what an independent tester found ---------------------------------------------------
+
+
+def test_pack_out_refuses_a_device_a_fifo_and_a_symlink_and_is_private(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=3)
+    fifo, link = tmp_path / "pipe.md", tmp_path / "link.md"
+    os.mkfifo(fifo)
+    link.symlink_to(tmp_path / "target.md")
+    for out in (fifo, link, Path("/dev/null")):
+        done = _cli(db, "pack", "--scope", "all", "--out", str(out))
+        assert done.returncode == 1 and "not a regular file" in _one_line(done), out
+    assert stat_mode(fifo) == "FIFO" and link.is_symlink() and not (tmp_path / "target.md").exists()
+    old = os.umask(0o022)
+    try:
+        mine = tmp_path / "mine.md"
+        assert (
+            _cli(db, "pack", "--scope", "all", "--include-private", "--out", str(mine)).returncode
+            == 0
+        )
+        assert mine.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+
+
+def stat_mode(path: Path) -> str:
+    import stat
+
+    return "FIFO" if stat.S_ISFIFO(os.lstat(path).st_mode) else "other"
+
+
+def test_export_to_a_missing_folder_is_refused_and_a_failed_export_leaves_no_part(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=20, words=500)  # an export of about 120 KiB
+    done = _cli(db, "export", "-o", str(tmp_path / "nope" / "x.jsonl"))
+    assert done.returncode == 2 and "no directory" in _one_line(done)
+    assert not (tmp_path / "nope").exists()
+    out = tmp_path / "x.jsonl"
+    cut = _cli(db, "export", "-o", str(out), limit_bytes=64 * 1024)
+    assert cut.returncode == 1 and "cannot write" in _one_line(cut)
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+
+
+def test_backup_into_a_file_is_one_line(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=2)
+    done = _cli(db, "backup", "--out-dir", "/dev/null")
+    assert done.returncode == 2 and "not a directory" in _one_line(done)
+
+
+def test_a_store_on_a_read_only_file_system_reads_and_refuses_writes(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    _store(source / "m.db", count=3)
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    bound = subprocess.run(["mount", "--bind", str(source), str(mount)], capture_output=True)
+    if bound.returncode != 0:
+        pytest.skip("bind mounts need privileges this environment lacks")
+    try:
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(mount)]).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        db = mount / "m.db"
+        for args in (
+            ("list", "--scope", "all"),
+            ("stats",),
+            ("search", "deploy", "--scope", "all"),
+        ):
+            done = _cli(db, *args)
+            assert done.returncode == 0, (args, done.stderr)
+        assert "Note 1" in _cli(db, "list", "--scope", "all").stdout
+        add = _cli(db, "add", "A note that cannot land.")
+        assert add.returncode == 1 and "read-only" in _one_line(add)
+        doctor = _cli(db, "doctor", "--json")
+        checks = {c["name"]: c for c in __import__("json").loads(doctor.stdout)}
+        assert checks["store"]["status"] == "ok" and checks["integrity"]["status"] == "ok"
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)

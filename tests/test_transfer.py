@@ -222,3 +222,20 @@ def test_cli_export_and_import(run, tmp_path, cli_env):
     assert {a["status"] for a in again} == {"already_persisted"}
     found = run("search", "restart", "--json").json()["results"]
     assert found[0]["title"] == "Runbook" and "deploy" in found[0]["tags"]
+
+
+def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(tmp_path):
+    with Memory.open(tmp_path / "a.db", agent="ada", context=Context()) as mem:
+        mem.add("We deploy with blue green from main.", wake_phrases=["deploy"])
+        template = json.loads(next(ln for ln in mem.export_jsonl() if '"kind":"memory"' in ln))
+    changes = [{"retrieval_count": "x"}, {"wake_phrases": "[1, 2]"}, {"version": "a"},
+               {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"}]  # fmt: skip
+    lines = [json.dumps({**template, "id": f"m-bad{i:05d}", "dedup_hash": f"b{i}", **c})
+             for i, c in enumerate(changes)]  # fmt: skip
+    lines.append(json.dumps({**template, "id": "m-good00001", "dedup_hash": "g"}))
+    with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
+        report = copy.import_jsonl(lines)
+        assert [n for n, _ in report.errors] == list(range(1, len(changes) + 1))
+        assert report.counts["memory"]["added"] == 1
+        assert [h.record.id for h in copy.recall("deploy").hits] == ["m-good00001"]
+        assert copy.get("m-good00001").wake_phrases == ("deploy",)

@@ -4,6 +4,7 @@ made 0700 (a directory that exists already keeps its mode)."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 PRIVATE_FILE = 0o600
@@ -23,15 +24,36 @@ def open_private(path: Path, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write `text` to `path` (replacing what it held), created owner-only."""
-    fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-
-
 def append_private(path: Path, text: str) -> None:
     """Append `text` to `path`, created owner-only."""
     fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     with os.fdopen(fd, "a", encoding="utf-8") as out:
         out.write(text)
+
+
+def replace_file(path: Path, text: str, *, private: bool = True) -> None:
+    """Put `text` at `path` whole: written and synced under a hidden name beside it,
+    then renamed over it, so a failure (a full disk, `ulimit -f`) leaves the old file
+    or nothing, never a part. Created owner-only unless `private` is False (then as the
+    umask says). A path that is not a regular file (a device, a FIFO, a symlink, a
+    directory) is refused with ValueError: writing there would replace it."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ValueError(f"{path} is not a regular file; not replaced")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"no directory {path.parent}")
+    draft = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    try:
+        with os.fdopen(os.open(draft, flags, PRIVATE_FILE if private else 0o666), "w",
+                       encoding="utf-8") as out:  # fmt: skip
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(draft, path)
+    except BaseException:
+        draft.unlink(missing_ok=True)
+        raise

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, state
+from memlane.cli.common import echo_stored, emit_json, fail, in_section, json_option, memory, state
 from memlane.cli.render import record_dict
 from memlane.tui import view
 
@@ -66,4 +66,4 @@ def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> 
                         "memories": [record_dict(r) for r in g.records]} for g in groups],
         })  # fmt: skip
         return
-    click.echo(view.summary(groups, by, len(shown), more=more), nl=False)
+    echo_stored(view.summary(groups, by, len(shown), more=more), nl=False)

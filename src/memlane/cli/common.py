@@ -15,6 +15,7 @@ import msgspec
 from memlane import config
 from memlane.errors import Invalid, MemlaneError
 from memlane.memory import Memory
+from memlane.retrieve.present import printable
 from memlane.write import inputs
 from memlane.write.settings import Limits
 
@@ -31,8 +32,14 @@ SETTINGS_PROBLEMS = "memlane.settings_problems"
 # create neither the file nor its directory.
 READ_COMMANDS = frozenset(
     "show list search recall recent history stats journal open-threads growth "
-    "types export doctor".split()
-)
+    "types export doctor browse review health wake wake-fetch for-session".split()
+) | frozenset({
+    "tags list", "entities list", "entities show", "sessions list", "reminders list",
+    "agents list", "agents show", "categories list", "projects list", "projects aliases",
+    "links list", "wake-log report",
+})  # fmt: skip
+# Commands that only read when told so: a dry run, a pack printed instead of written.
+_READS_WHEN = {"consolidate": "dry_run", "organize": "dry_run", "pack": "out"}
 
 
 class State(msgspec.Struct):
@@ -58,13 +65,14 @@ class State(msgspec.Struct):
     def memory(self) -> Memory:
         if self._memory is None:
             missing = self.missing_store()
+            reading = self.reading or _reads_now()
             # Trigger: --db (or MEMLANE_DB) names a file in a directory that does not
             # exist. Why: that is far more often a typo than a wish for new folders.
             # Outcome: a write is refused with the fix; the default location is made.
-            if self.db and missing and not missing.parent.exists() and not self.reading:
+            if self.db and missing and not missing.parent.exists() and not reading:
                 raise Invalid(f"no directory {missing.parent} for the store {missing}: create "
                               f"it (mkdir -p {missing.parent}) or fix --db")  # fmt: skip
-            empty = self.reading and missing is not None
+            empty = reading and missing is not None
             self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
         return self._memory
 
@@ -77,6 +85,20 @@ class State(msgspec.Struct):
             _tell_redactions(self._memory.redactions)
             self._memory.close()
             self._memory = None
+
+
+def _reads_now() -> bool:
+    """Whether the command running (a group's subcommand too) only reads."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    path = " ".join(ctx.command_path.split()[1:])
+    if path in READ_COMMANDS:
+        return True
+    flag = _READS_WHEN.get(path)
+    return flag is not None and (
+        ctx.params.get(flag) is None if flag == "out" else bool(ctx.params.get(flag))
+    )
 
 
 def _tell_redactions(found: Sequence[tuple[str, str]]) -> None:
@@ -103,6 +125,14 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def note(message: str) -> None:
     click.echo(f"note: {message}", err=True)
+
+
+def echo_stored(text: str, nl: bool = True) -> None:
+    """Stored text on stdout: on a terminal with its control characters written out (the
+    terminal would act on them: restyle, retitle, write the clipboard); piped, as
+    stored, byte for byte, for the program that reads it (click.echo would strip
+    some sequences from it)."""
+    sys.stdout.write((printable(text) if sys.stdout.isatty() else text) + ("\n" if nl else ""))
 
 
 def emit_json(payload: Any) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, memory, note
+from memlane.cli.common import echo_stored, emit_json, in_section, json_option, memory, note
 from memlane.lifecycle.pack import PACK_MAX_BYTES, Pack
 
 
@@ -38,7 +38,10 @@ def pack_cmd(scope: str | None, out: Path | None, max_bytes: int, max_tokens: in
     if as_json:
         emit_json(_pack_dict(result, out))
         return
-    click.echo(str(out) if out is not None else result.markdown, nl=out is not None)
+    if out is not None:
+        click.echo(str(out))
+    else:
+        echo_stored(result.markdown, nl=False)
     if result.omitted:
         note(f"left out by the budget: {len(result.omitted)} memory(ies)")
 

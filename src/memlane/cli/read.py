@@ -13,6 +13,7 @@ import click
 from memlane import config
 from memlane.cli.common import (
     SETTINGS_PROBLEMS,
+    echo_stored,
     emit_json,
     in_section,
     json_option,
@@ -32,6 +33,7 @@ from memlane.cli.render import (
 from memlane.errors import MemlaneError
 from memlane.memory import Memory
 from memlane.model import FAIL, OK, WARN, Check, Filters, Kind, as_dict
+from memlane.retrieve.present import printable
 
 
 def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
@@ -142,7 +144,7 @@ def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: boo
     if as_json:
         emit_json({"id": record.id, "body": record.body} if content_only else record_dict(record))
     elif content_only:
-        click.echo(record.body)
+        echo_stored(record.body)
     else:
         show_record(record)
 
@@ -252,7 +254,9 @@ def history_cmd(memory_id: str, as_json: bool) -> None:
         return
     for v in versions:
         until = plain(v.valid_until) if v.valid_until else "now"
-        click.echo(f"v{v.number}  {plain(v.valid_from)} .. {until}  {v.reason}  {v.title}")
+        click.echo(
+            printable(f"v{v.number}  {plain(v.valid_from)} .. {until}  {v.reason}  {v.title}")
+        )
 
 
 @in_section("admin")

@@ -22,6 +22,7 @@ from memlane.cli.render import plain, record_dict, version_dict, write_dict
 from memlane.facade.forget import Forgotten
 from memlane.memory import Memory
 from memlane.model import Record, WriteResult
+from memlane.retrieve.present import printable
 from memlane.write.patch import CLEAR, Patch
 
 
@@ -277,7 +278,7 @@ def restore_cmd(
         else:
             for v in versions:
                 mark = "current" if v.valid_until is None else f"until {plain(v.valid_until)}"
-                click.echo(f"v{v.number}  from {plain(v.valid_from)}  {mark}  {v.title}")
+                click.echo(printable(f"v{v.number}  from {plain(v.valid_from)}  {mark}  {v.title}"))
         return
     result = mem.restore(memory_id, number, auto_anchor=not no_auto_anchor)
     _report(result, as_json, "Restored entry")

@@ -11,6 +11,7 @@ import click
 from memlane.cli.capture import CAPTURE_MODE
 from memlane.cli.common import (
     body_cap,
+    echo_stored,
     emit_json,
     fail,
     in_section,
@@ -20,7 +21,7 @@ from memlane.cli.common import (
     open_input,
 )
 from memlane.errors import MemlaneError
-from memlane.files import private_dirs, write_private
+from memlane.files import private_dirs, replace_file
 from memlane.write import inputs
 from memlane.write.frontmatter import split
 
@@ -57,7 +58,7 @@ def export_cmd(
     text = ("".join(f"{line}\n" for line in mem.export_jsonl(**options)) if fmt == "jsonl"
             else mem.export_csv(**options))  # fmt: skip
     if output is None and not as_json:
-        sys.stdout.write(text)
+        echo_stored(text, nl=False)
         return
     if output is not None:
         _write(output, text)
@@ -66,9 +67,11 @@ def export_cmd(
 
 def _write(path: Path, text: str) -> Path:
     try:
-        write_private(path, text)
+        replace_file(path, text)
+    except (FileNotFoundError, ValueError) as exc:  # a missing folder, a device: the input's
+        fail(f"cannot write {path}: {exc}")
     except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror}", 1)
+        fail(f"cannot write {path}: {exc.strerror or exc}", 1)
     return path
 
 

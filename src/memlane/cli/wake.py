@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
+from memlane.cli.common import echo_stored, emit_json, fail, in_section, json_option, memory, note
 from memlane.cli.render import record_dict, record_line
-from memlane.files import write_private
+from memlane.files import replace_file
 from memlane.lifecycle.wake import DEFAULT_DAYS, DEFAULT_LIMIT, GOODHART
 from memlane.model import WakeGuess
 
@@ -180,10 +180,13 @@ def _deliver(payload: dict[str, Any], lines: list[str], out: Path | None, as_jso
         if as_json:
             emit_json(payload)
         else:
-            click.echo("\n".join(lines))
+            echo_stored("\n".join(lines))
         return
     text = json.dumps(payload, indent=2) if out.suffix == ".json" else "\n".join(lines) + "\n"
-    write_private(out, text)
+    try:
+        replace_file(out, text)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot write {out}: {getattr(exc, 'strerror', None) or exc}")
     click.echo(str(out))
 
 

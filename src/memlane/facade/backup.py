@@ -116,6 +116,8 @@ class BackupOps(Core):
         if retention < 1:
             raise Invalid("--retention must be at least 1")
         directory = out_dir or self._store_file().parent / "backups"
+        if directory.exists() and not directory.is_dir():
+            raise Invalid(f"{directory} is not a directory: give --out-dir a folder")
         with single_flight(directory) as mine:
             if not mine:
                 return BackupReport(None, skipped="lock",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from memlane.errors import MemlaneError
+from memlane.errors import MemlaneError, StoreDamaged
 from memlane.facade.core import ENTITY_META, Core
 from memlane.model import FAIL, OK, WARN, Check
 from memlane.timeutil import utcnow
@@ -138,7 +138,7 @@ class HealthOps(Core):
             "missing" if missing else "present")  # fmt: skip
         if missing:
             return Check("sqlite", FAIL, detail, "install a Python whose SQLite has FTS5")
-        if journal != "wal":
+        if journal != "wal" and not self.store.read_only:  # a reader cannot change it
             return Check("sqlite", WARN, detail + ": readers wait for writers",
                          "close other programs holding the store, then run any memlane command")  # fmt: skip
         return Check("sqlite", OK, detail)
@@ -216,7 +216,8 @@ class HealthOps(Core):
 
 def diagnose(location: str, problem: MemlaneError) -> list[Check]:
     """The checks of a store file that cannot be opened: why, and what its pages say."""
-    checks = [Check("store", FAIL, str(problem), _RESTORE)]
+    damaged = isinstance(problem, StoreDamaged)
+    checks = [Check("store", FAIL, str(problem), _RESTORE if damaged else None)]
     if Path(location).is_file() and Path(location).stat().st_size:
         from memlane.store.sqlite.faults import check_file
 
@@ -234,7 +235,7 @@ def _guarded(name: str, check: Callable[[], Check | list[Check]]) -> list[Check]
     try:
         result = check()
     except MemlaneError as exc:
-        return [Check(name, FAIL, str(exc), _RESTORE)]
+        return [Check(name, FAIL, str(exc), _RESTORE if isinstance(exc, StoreDamaged) else None)]
     return result if isinstance(result, list) else [result]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import Counter
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ import msgspec
 
 from memlane.errors import Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Records, new_id, passive_ok
+from memlane.files import replace_file
 from memlane.lazy import lazy_module
 from memlane.model import (
     INJECTION_TAG,
@@ -106,9 +106,10 @@ class PackOps(Core):
         include_private: bool = False,
     ) -> packing.Pack:
         """`pack` written to a file, replaced whole (an agent loading it never reads
-        half a pack), and recorded: forgetting a memory it holds writes it again."""
+        half a pack), and recorded: forgetting a memory it holds writes it again. A pack
+        holding private memories is created owner-only."""
         result = self.pack(scope, max_bytes, max_tokens, include_private=include_private)
-        _replace_file(path, result.markdown)
+        _replace_file(path, result.markdown, private=include_private)
         filters = self.filters(scope=scope, limit=0)
         scopes = list(filters.scopes) if filters.scopes is not None else None
         self._record_pack(path, PackFile(scopes, max_bytes, max_tokens, include_private,
@@ -241,14 +242,11 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _replace_file(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.partial")
+def _replace_file(path: Path, text: str, private: bool) -> None:
     try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise Unavailable(f"cannot write {path}: {exc.strerror or exc}") from None
+        replace_file(path, text, private=private)
+    except (OSError, ValueError) as exc:
+        raise Unavailable(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _stale(file: Path, recorded: PackFile, agent: str | None) -> str | None:

@@ -344,14 +344,20 @@ _ORDER = {kind: i for i, kind in enumerate(
 
 
 def _fields(row: dict[str, Any]) -> dict[str, Any]:
-    """A memory row's values as a Record holds them, for check_loaded: tags as a list."""
-    tags = row.get("tags")
-    if isinstance(tags, str):
-        parsed = json.loads(tags or "[]")
-        if not isinstance(parsed, list) or not all(isinstance(t, str) for t in parsed):
-            raise Invalid("memory.tags must be a list of strings")
-        return {**row, "tags": parsed}
-    return row
+    """A memory row's values as a Record holds them, for check_loaded: its lists (kept
+    as JSON text in the row) as lists."""
+    out = dict(row)
+    for name in _LIST_FIELDS:
+        value = out.get(name)
+        if isinstance(value, str):
+            try:
+                out[name] = json.loads(value or "[]")
+            except ValueError:
+                raise Invalid(f"memory.{name} must be a JSON list") from None
+    return out
+
+
+_LIST_FIELDS = ("tags", "applicability", "wake_phrases", "anchors")
 
 
 def _kind_counts(records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:

@@ -35,13 +35,14 @@ def provenance_marks(record: Record) -> str:
 _FENCE_TAG = re.compile(r"<(\s*/?\s*)(memlane-)", re.IGNORECASE)
 
 
-# Controls a terminal acts on (escape sequences, bell, carriage return, C1 codes): shown
-# as `\xNN`, so stored text can neither restyle, retitle or hide what is printed around
-# it. Line breaks and tabs stay.
+# Controls a terminal acts on (escape sequences, bell, carriage return, C1 codes) and
+# the bidirectional overrides and isolates that reorder what is shown: written out as
+# `\xNN` / `\uNNNN`, so stored text can neither restyle, retitle, hide nor reorder what
+# is printed around it. Line breaks and tabs stay.
 _CONTROLS = {
     c: f"\\x{c:02x}"
     for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0D, 0x20), 0x7F, *range(0x80, 0xA0))
-}
+} | {c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
 def printable(text: str) -> str:

@@ -275,6 +275,19 @@ _TEXT_FIELDS = tuple(f.name for f in msgspec.structs.fields(Record) if f.type in
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
 
+def _check_types(fields: Mapping[str, Any]) -> None:
+    """Every field of the type a Record holds (a count that is a number, a list of
+    strings, a time, a known enum value), as msgspec converts them."""
+    given = {k: v for k, v in fields.items() if k in _RECORD_FIELDS and v is not None}
+    try:
+        msgspec.convert(given, Record, strict=False)
+    except msgspec.ValidationError as exc:
+        raise Invalid(f"memory: {exc}") from None
+
+
+_RECORD_FIELDS = frozenset(Record.__struct_fields__)
+
+
 def check_loaded(fields: Mapping[str, Any], limits: Limits) -> None:
     """A memory record read from a file (its fields as a Record holds them), held to
     what `add` accepts: Invalid naming the first field that is not. A record that
@@ -284,6 +297,7 @@ def check_loaded(fields: Mapping[str, Any], limits: Limits) -> None:
         value = fields.get(name)
         if value is not None and not isinstance(value, str):
             raise Invalid(f"{name} must be a string, not {type(value).__name__}")
+    _check_types(fields)
     memory_id = fields["id"]
     if len(memory_id) > MAX_ID_CHARS or not _ID.fullmatch(memory_id):
         raise Invalid(f"id {memory_id[:40]!r}: letters, digits and . _ : -, at most {MAX_ID_CHARS}")

@@ -20,7 +20,12 @@ def split(text: str, where: str = "the file") -> tuple[dict[str, Any], str]:
     try:
         meta = yaml.safe_load(found.group(1)) or {}
     except yaml.YAMLError as exc:
-        raise Invalid(f"{where}: the front matter is not valid YAML ({exc})") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise Invalid(f"{where}: the front matter is not valid YAML ({problem}{at})") from None
+    except ValueError as exc:  # a date YAML reads as one but the calendar lacks (2020-02-30)
+        raise Invalid(f"{where}: the front matter holds an impossible value ({exc})") from None
     if not isinstance(meta, dict):
         raise Invalid(f"{where}: the front matter must be a YAML mapping")
     return meta, text[found.end() :]

@@ -47,12 +47,19 @@ def fault(exc: BaseException, location: str) -> MemlaneError | None:
         return Unavailable(f"cannot write {location}: the disk is full or the file size limit "
                            "was reached; nothing was written. Free space and retry")  # fmt: skip
     if primary == _READONLY:
-        return Unavailable(f"{location} is read-only: nothing was written. Writing needs write "
-                           "permission on the file and its directory")  # fmt: skip
-    if primary in (_IOERR, _CANTOPEN):
+        return read_only(location)
+    if primary == _CANTOPEN:
+        return Unavailable(f"cannot open {location} ({detail}): check that the file and its "
+                           "directory exist and may be read (and written, to write)")  # fmt: skip
+    if primary == _IOERR:
         return Unavailable(f"disk I/O error on {location} ({detail}): check the disk and its "
                            "free space, then run `memlane doctor`")  # fmt: skip
     return None
+
+
+def read_only(location: str) -> Unavailable:
+    return Unavailable(f"{location} is read-only: nothing was written. Writing needs write "
+                       "permission on the file and its directory")  # fmt: skip
 
 
 def _raise_fault(exc: BaseException, location: str) -> None:

@@ -361,7 +361,13 @@ def _connect(location: str, read_only: bool, lent: bool) -> GuardedConnection:
     file cannot be written, so reads work and a write is one clear error."""
     target, uri = location, False
     if read_only:
-        target, uri = f"file:{quote(str(Path(location).expanduser()))}?mode=ro", True
+        file = Path(location).expanduser()
+        target, uri = f"file:{quote(str(file))}?mode=ro", True
+        # Trigger: a store on a read-only file system (or in a directory this process
+        # may not write) with no -shm file beside it. Why: a WAL reader must create
+        # one, and cannot. Outcome: opened immutable: nobody can write it meanwhile.
+        if not os.access(file.parent, os.W_OK) and not Path(f"{file}-shm").exists():
+            target += "&immutable=1"
     try:
         conn = sqlite3.connect(
             target, timeout=BUSY_TIMEOUT_S, isolation_level=None,
@@ -401,7 +407,7 @@ class SQLiteStore:
             "effective_resonance", 4, _effective_resonance, deterministic=True
         )
         self._configure(synchronous)
-        turns = None if lent else lock_path(self.location)
+        turns = None if lent or _draft else lock_path(self.location)
         self._turns = Turns(turns) if turns is not None else None
         self.schema_version = self._migrate()
         self._writing = False
@@ -530,6 +536,8 @@ class SQLiteStore:
     def write(self) -> Iterator[SQLiteWriter]:
         if self._writing:
             raise RuntimeError("nested write transactions are not supported")
+        if self.read_only:  # refused before a turn file is made beside a file it cannot write
+            raise faults.read_only(self.location)
         with self._turn():
             self._begin()
             self._writing = self._wrote = True
