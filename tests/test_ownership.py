@@ -358,8 +358,11 @@ def test_an_agent_import_cannot_touch_another_owners_stored_memory(
             allow_tombstones=True,
         )
     assert [n for n, _ in report.errors] == [1, 2, 3]
-    assert all("may not write" in why for _, why in report.errors)
+    assert all("names a memory not in the store or the file" in why for _, why in report.errors)
     assert (alice.get(target), alice.history(target), alice.links(target)) == before
+    with open_as(db_path, BOB) as bob:  # the same words as for an id that is nowhere
+        nowhere = bob.import_jsonl([json.dumps({**link, "target": "m-nowhere0"})])
+    assert nowhere.errors[0][1] == report.errors[1][1]
 
 
 def test_cli_import_by_an_agent_reports_other_owners_lines(alices_export, cli_as, tmp_path):
@@ -494,3 +497,17 @@ def test_embed_pending_embeds_and_names_only_what_the_caller_may_see(alice, bob,
     [check] = [c for c in alice.doctor() if c.name == "vectors"]
     assert "1 memories without current vectors" in check.detail
     assert pending in alice.embed(pending=True).embedded
+
+
+def test_an_agent_neither_sees_nor_ends_another_agents_session(db_path):
+    with open_as(db_path, ALICE) as alice_mem:
+        alice_mem.add("Alice works on the vault rotation.", session_id="sess-alice-1",
+                      private=True)  # fmt: skip
+        assert "sess-alice-1" in {s.id for s in alice_mem.sessions()}
+    with open_as(db_path, BOB) as bob:
+        assert "sess-alice-1" not in {s.id for s in bob.sessions()}
+        with pytest.raises(NotFound, match="no open session"):
+            bob.close_session("sess-alice-1")
+    with open_as(db_path, ALICE) as alice_mem:
+        closed = alice_mem.close_session("sess-alice-1")
+    assert closed.ended_at is not None and closed.summarised

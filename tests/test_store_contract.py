@@ -571,7 +571,7 @@ def test_an_import_reports_a_record_the_store_refuses_and_lands_the_rest(
     with _open(_location(backend, tmp_path, request, "copy")) as copy:
         report = copy.import_jsonl(lines)
         assert [n for n, _ in report.errors] == [len(lines) - 1]
-        assert "refused by the store" in report.errors[0][1]
+        assert "names a memory not in the store or the file" in report.errors[0][1]
         assert report.counts["link"] == {"added": len(links), "unchanged": 1}
         assert report.counts["memory"] == {"added": 2}
         assert (a, b) in [(x.source, x.target) for x in copy.links(a)]

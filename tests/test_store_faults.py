@@ -334,3 +334,10 @@ def test_a_store_on_a_read_only_file_system_reads_and_refuses_writes(tmp_path):
         assert checks["store"]["status"] == "ok" and checks["integrity"]["status"] == "ok"
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "folder"])
+def test_a_store_path_that_is_no_file_is_one_line(tmp_path, where):
+    db = tmp_path if where == "folder" else Path(where)
+    done = _cli(tmp_path / "unused.db", "--db", str(db), "list")
+    assert done.returncode == 2 and "not a regular file" in _one_line(done)

@@ -158,7 +158,12 @@ class PackOps(Core):
         a session without any gets none."""
         sid = session_id.strip()
         found = self.store.session(sid)
-        if found is None or found.ended_at is not None:
+        # Another agent's session does not exist for this one: ending it would take
+        # its summary from the agent whose session it is (an operator, with no
+        # identity of its own, may end any).
+        theirs = found is not None and self.agent is not None and found.agent not in (
+            None, self.agent)  # fmt: skip
+        if found is None or found.ended_at is not None or theirs:
             raise NotFound(f"no open session {session_id!r}")
         members = self._session_members(sid) if summary else []
         record = self._summary_record(sid, members) if members else None

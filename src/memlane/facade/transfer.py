@@ -21,6 +21,7 @@ from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
 from memlane.model import Filters, replace
 from memlane.store import Selection
+from memlane.store.dialect.transfer import missing_ref
 from memlane.write import inputs
 
 FORMAT, FORMAT_VERSION = "memlane-export", 1
@@ -334,7 +335,7 @@ def _hidden_ref(kind: str, row: dict[str, Any], hidden: set[str]) -> str | None:
     """Why a record may not land: it names a memory the importing agent may not see
     (another owner's private memory, in the store or refused in the file)."""
     if any(ref in hidden for ref in _memory_refs(kind, row)):
-        return f"{kind}: names a memory this agent may not write"
+        return missing_ref(kind)
     return None
 
 

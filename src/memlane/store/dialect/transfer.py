@@ -94,6 +94,13 @@ def export_rows(
     return query, params, tuple(_OUTER.get((kind, n), n) for n in names)
 
 
+def missing_ref(kind: str) -> str:
+    """What a record naming a memory that is neither stored nor in the file is told;
+    the same words as one naming a memory the importing agent may not see, so an
+    import cannot tell another owner's private id from no id at all."""
+    return f"{kind}: names a memory not in the store or the file"
+
+
 def check_record(
     d: Dialect,
     kind: str,

@@ -135,6 +135,8 @@ def load(conn: Conn, kind: str, row: Mapping[str, Any], allow_tombstones: bool) 
     try:
         with conn.transaction():  # a savepoint: a refused row leaves the rest intact
             conn.execute(shared.insert_record(POSTGRES, kind, row), list(row.values()))
+    except psycopg.errors.ForeignKeyViolation:
+        raise Invalid(shared.missing_ref(kind)) from None
     except psycopg.errors.IntegrityError as exc:
         raise Invalid(f"{kind} refused by the store: {exc}") from None
     return "added"

@@ -78,5 +78,7 @@ def load(
     try:
         conn.execute(shared.insert_record(SQLITE, kind, row), list(row.values()))
     except sqlite3.IntegrityError as exc:  # e.g. a link to a memory not in the file
+        if "FOREIGN KEY" in str(exc):
+            raise Invalid(shared.missing_ref(kind)) from None
         raise Invalid(f"{kind} refused by the store: {exc}") from None
     return "added"

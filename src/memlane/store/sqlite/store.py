@@ -348,6 +348,8 @@ def _create(path: Path, synchronous: str) -> None:
 def _check_not_empty(path: Path) -> None:
     """A store file of 0 bytes (and no WAL to recover from) was truncated or made by
     something else: opening it would silently start an empty store in its place."""
+    if not path.is_file():  # a device, a FIFO, a folder
+        raise Invalid(f"{path} is not a regular file, so it holds no store: check --db")
     wal = Path(f"{path}-wal")
     if path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0):
         raise StoreDamaged(
