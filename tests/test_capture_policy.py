@@ -8,7 +8,7 @@ import time
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memlane.evaluation import screening
@@ -364,6 +364,19 @@ _FRAGMENTS = st.one_of(
 _TEXTS = st.lists(_FRAGMENTS, max_size=4).map(" ".join)
 
 
+# Texts hypothesis once found breaking the property below, kept so they stay fixed: a
+# word after a password's value taken for a second password, and a question answered
+# already (redacted) answered again by a later quoted value.
+@example(
+    "00A/ [distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\npassword = "
+    "pypi-AgEIcHlwaS5vcmcHnCPO9jkwvIiuUKzZFro2VQ3P2VsW9vYkJpjFY44lvzQkG-vejBlf4AhJpLDXi4K05"
+    "NkVsd3EwC3PL1nS7N3Wl20l7NURDE1FdkwAK1HMeBhO5vcyqpL3M--npgfHoqBLMqwqg_O7HJzK6fBUOM0OYp6P"
+    "QcUPLbh 00A/"
+)
+@example(
+    "User: ssh-add asks for a passphrase for ~/.ssh/id_ed25519_deploy\nUser: it's "
+    'willow.copper.raven68\nAssistant: Key added.\n  username = "memlane"\n'
+)
 @given(_TEXTS)
 def test_redact_never_raises_hides_what_it_finds_and_is_idempotent(text):
     redacted, found = redact(text)

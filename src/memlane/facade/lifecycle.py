@@ -182,10 +182,7 @@ class LifecycleOps(Core):
     # Closing a session writes its episode summary: see PackOps.close_session.
 
     def sessions(self, project: str | None = None) -> list[Session]:
-        """The sessions this caller may act on: an agent's own and those of no agent
-        (an operator without an identity sees every one)."""
-        found = self.store.sessions(project)
-        return found if self.agent is None else [s for s in found if _ours(s, self.agent)]
+        return self.store.sessions(project)
 
     def for_session(self, session_id: str) -> list[Record]:
         """The memories of a session this agent may see, newest first."""
@@ -202,8 +199,3 @@ class LifecycleOps(Core):
         if session is None:
             raise NotFound(f"{record.id} belongs to no session")
         return session
-
-
-def _ours(session: Session, agent: str | None) -> bool:
-    """Whether `agent` may see and end `session`: its own, or one no agent started."""
-    return session.agent is None or session.agent == agent

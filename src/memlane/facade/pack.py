@@ -158,14 +158,17 @@ class PackOps(Core):
         a session without any gets none."""
         sid = session_id.strip()
         found = self.store.session(sid)
-        # Another agent's session does not exist for this one: ending it would take
-        # its summary from the agent whose session it is (an operator, with no
-        # identity of its own, may end any).
-        theirs = found is not None and self.agent is not None and found.agent not in (
-            None, self.agent)  # fmt: skip
-        if found is None or found.ended_at is not None or theirs:
+        if found is None or found.ended_at is not None:
             raise NotFound(f"no open session {session_id!r}")
-        members = self._session_members(sid) if summary else []
+        members = self._session_members(sid)
+        # Trigger: an agent ending a session another agent started and it took no part
+        # in. Why: that would take the session's summary from the agents whose work it
+        # was. Outcome: to it the session does not exist (an operator, with no identity
+        # of its own, may end any; an agent that wrote in a shared session may too).
+        took_part = any(r.source_agent == self.agent for r in members)
+        if self.agent is not None and found.agent not in (None, self.agent) and not took_part:
+            raise NotFound(f"no open session {session_id!r}")
+        members = members if summary else []
         record = self._summary_record(sid, members) if members else None
         with self._transaction() as w:
             if not w.close_session(sid, utcnow()):

@@ -557,6 +557,8 @@ def _words_after(
             )
         ):
             yield start + lead, start + lead + len(value)
+            if label.family == PASSWORD and not _linked_next(text, match.end(), stop):
+                return  # the label's value is given; a word after it is another's
         elif len(value) >= MIN_VALUE and (is_placeholder(value) or _is_reference(value)):
             return  # the label was given a reference, not a secret
         if _ends_sentence(token):
@@ -567,6 +569,20 @@ def _words_after(
             continue
         linked = not value or value.lower() in _LINKS or token.endswith((":", "："))
         pos, seen = match.end(), seen + bool(value)  # punctuation alone takes no room
+
+
+def _linked_next(text: str, pos: int, stop: int) -> bool:
+    """Whether the word after a password's value joins another to it ("or", "/", "->"),
+    so that word may be a second value ("hunter2 / hunter3")."""
+    following = _TOKEN.search(text, pos, stop)
+    return following is not None and following[0].lower() in _LINKS | {
+        "or",
+        "and",
+        "oder",
+        "ou",
+        "o",
+        "или",
+    }
 
 
 def _listed(text: str, pos: int, family: str, weak: bool) -> Iterator[tuple[int, int]]:
