@@ -263,7 +263,7 @@ def test_add_plain_output_and_no_session_note(run):
         (("--content", "x", "--private", "--visibility", "public"), "contradict"),
         (("--content", "x", "--thread-id", "m-abc"), "type"),
         (("--content", "x", "--session", "s1"), "type"),
-        (("--content", "x", "--occurred-at", "last tuesday"), "occurred"),
+        (("--content", "x", "--occurred-at", "blorp o'clock"), "occurred"),
         (("--content", "x", "--type", "decision", "--thread-id", "m-a"), "thread_closed"),
     ],
 )
@@ -570,7 +570,8 @@ def test_show_text_content_only_and_as_of(run):
     text = ok(run("show", memory_id[:6])).stdout
     lines = text.splitlines()
     assert lines[0] == f"<memlane-memory id={memory_id}>"  # fenced: a model reads it as data
-    assert lines[1] == f"{memory_id}  Deploy on Fridays" and lines[-1] == "</memlane-memory>"
+    # the title was derived from the body, so it follows the new one
+    assert lines[1] == f"{memory_id}  Never deploy on Fridays" and lines[-1] == "</memlane-memory>"
     assert "Never deploy on Fridays" in text
     assert any(ln.split() == ["tags:", "ops"] for ln in text.splitlines())
     assert ok(run("show", memory_id, "--content-only")).stdout == "Never deploy on Fridays\n"

@@ -194,8 +194,8 @@ async def test_bad_input_is_a_tool_error_and_writes_nothing(client: Client, stor
         "invalid: invalid scope 'globl': did you mean 'global'?")  # fmt: skip
     assert (await refused(client, "remember", content="x", kind="gossip")).startswith(
         "invalid: kind: expected one of 'fact', 'preference'")  # fmt: skip
-    assert await refused(client, "remember", content="x", importance=11) == (
-        "invalid: importance: must be at most 10")  # fmt: skip
+    assert await refused(client, "remember", content="x", importance=101) == (
+        "invalid: importance: must be at most 100")  # fmt: skip
     assert await refused(client, "update", id="m-zzzzzzzz", content="y") == (
         "not_found: no memory with id 'm-zzzzzzzz'")  # fmt: skip
     assert await refused(client, "link", source=kept["id"], target=kept["id"]) == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from datetime import UTC, date, datetime, timedelta
 
 from memlane.errors import Invalid
@@ -39,6 +40,30 @@ def from_text(text: str) -> datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+# A span back from now: "24h", "7d", "2w", "90 min", "3 days ago".
+_SPAN = re.compile(r"(?i)(\d+)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|wks?|weeks?)(?:\s+ago)?")
+_SPAN_UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _relative(text: str, name: str) -> datetime:
+    """A time given relative to now, in the past: a span ("24h", "2w") or words
+    ("yesterday", "last friday") that dateparser reads (loaded only for words)."""
+    span = _SPAN.fullmatch(text)
+    if span:
+        return utcnow() - timedelta(**{_SPAN_UNIT[span[2][0].lower()]: int(span[1])})
+    import dateparser
+
+    settings = {"PREFER_DATES_FROM": "past", "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC",
+                "RETURN_AS_TIMEZONE_AWARE": True,
+                "RELATIVE_BASE": utcnow().replace(tzinfo=None)}  # fmt: skip
+    found = dateparser.parse(text, languages=["en"], settings=settings) if text else None
+    if found is None:
+        raise Invalid(f"invalid {name} {text!r}: use ISO-8601 (2026-03-01, "
+                      "2026-03-01T14:30:00Z), a span back from now (24h, 7d, 2w) or words "
+                      "such as 'yesterday'")  # fmt: skip
+    return found.astimezone(UTC)
+
+
 def parse_instant(value: str | datetime | date, name: str = "time") -> datetime:
     """Parse user input: ISO-8601 date or datetime; a naive value is taken as UTC."""
     if isinstance(value, datetime):
@@ -52,9 +77,7 @@ def parse_instant(value: str | datetime | date, name: str = "time") -> datetime:
         try:
             parsed = datetime.fromisoformat(text)
         except ValueError:
-            raise Invalid(
-                f"invalid {name} {value!r}: use ISO-8601, e.g. 2026-03-01 or 2026-03-01T14:30:00Z"
-            ) from None
+            return _relative(text, name)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import sys
@@ -211,6 +212,21 @@ class SectionedGroup(click.Group):
                 raise LookupError(f"{module}:{attribute} is `{command.name}`, not `{cmd_name}`")
             self.add_command(command)
         return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command `args` names; a misspelt one is refused naming the closest."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            name = args[0] if args else ""
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            if not close or name.startswith("-"):
+                raise
+            raise click.UsageError(
+                f"no command {name!r}; did you mean {' or '.join(close)}?", ctx
+            ) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: dict[str, list[tuple[str, str]]] = {s: [] for s in self.SECTIONS}

@@ -34,15 +34,15 @@ def reinforce_cmd(memory_id: str, amount: int, cap: int, as_json: bool) -> None:
 @in_section("lifecycle")
 @click.command("feedback")
 @click.argument("memory_id")
-@click.option("--applied", "outcome", flag_value="applied", help="It was applied and held.")
-@click.option("--violated", "outcome", flag_value="violated", help="It was violated.")
+@click.option("--applied", is_flag=True, help="It was applied and held.")
+@click.option("--violated", is_flag=True, help="It was violated.")
 @json_option
-def feedback_cmd(memory_id: str, outcome: str | None, as_json: bool) -> None:
+def feedback_cmd(memory_id: str, applied: bool, violated: bool, as_json: bool) -> None:
     """Count one use of a memory: applied, or violated (the second violation costs
     0.15 trust)."""
-    if outcome is None:
-        raise click.UsageError("say how it went: --applied or --violated")
-    record = memory().feedback(memory_id, applied=outcome == "applied")
+    if applied == violated:
+        raise click.UsageError("say how it went: --applied or --violated (one of them)")
+    record = memory().feedback(memory_id, applied=applied)
     if as_json:
         emit_json(record_dict(record))
     else:

@@ -39,7 +39,7 @@ class WakeOps(Core):
 
     def _waking_agent(self) -> str:
         if not self.agent:
-            raise Invalid("wake needs an agent: set MEMLANE_AGENT (or pass --agent)")
+            raise Invalid("wake needs an agent: set MEMLANE_AGENT")
         return self.agent
 
     def _wake_pool(self, now: datetime, days: int, floor: int | None) -> list[Record]:

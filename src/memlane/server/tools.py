@@ -23,6 +23,7 @@ from memlane.model import Kind, Signal, SourceType, Taint
 from memlane.server import render
 from memlane.server.auth import Grant
 from memlane.server.backend import Backend
+from memlane.write.draft import MAX_IMPORTANCE
 
 JSON = dict[str, Any]
 Ctx = Context[Any, Any]
@@ -54,7 +55,10 @@ Content = Annotated[str, _about("The memory itself: one idea, complete on its ow
 Title = Annotated[str | None, _about("A short title; default: its first sentence.")]
 KindArg = Annotated[Kind, _about("What sort of memory it is.")]
 Tags = Annotated[list[str] | None, _about("Short labels, e.g. ['deploy', 'ci'].")]
-Importance = Annotated[int | None, Field(ge=1, le=10, description="1-10; default 5.")]
+Importance = Annotated[
+    int | None,
+    Field(ge=1, le=MAX_IMPORTANCE, description=f"1-10 usual, up to {MAX_IMPORTANCE}; default 5."),
+]
 SignalArg = Annotated[
     Signal | None,
     _about(

@@ -157,7 +157,8 @@ def as_int(value: Any, name: str, low: int, high: int) -> int | None:
     except ValueError:
         raise Invalid(f"{name} must be a whole number, not {value!r}") from None
     if not low <= number <= high:
-        raise Invalid(f"{name} must be between {low} and {high}, not {number}")
+        usual = " (1-10 is the usual scale)" if name == "importance" else ""
+        raise Invalid(f"{name} must be between {low} and {high}{usual}, not {number}")
     return number
 
 

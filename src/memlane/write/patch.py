@@ -27,7 +27,7 @@ from memlane.write.draft import (
     check_title,
     private_owner,
 )
-from memlane.write.normalize import clean_text, dedup_hash
+from memlane.write.normalize import clean_text, dedup_hash, derive_title
 from memlane.write.settings import Limits
 
 
@@ -163,11 +163,24 @@ def _visibility(record: Record, p: Patch, agent: str | None) -> tuple[Visibility
     return target, private_owner(owner, agent)
 
 
+def _kept_title(record: Record, body: str) -> str:
+    """The title a new body keeps when the patch names none.
+
+    Trigger: the content changes and the title is the one derived from the old content
+    (no writer chose it). Why: a derived title shown over a body that now says
+    otherwise ("100 requests" over "500 requests") misleads every list and recall.
+    Outcome: it is derived again from the new body; a title someone wrote stays.
+    """
+    if body != record.body and record.title == derive_title(record.body):
+        return derive_title(body)
+    return record.title
+
+
 def apply_patch(record: Record, p: Patch, limits: Limits, agent: str | None) -> Record:
     """The record after the patch `agent` asks for (a private memory is the writing
     agent's: see private_owner); raises Invalid when the patch cannot apply."""
     body = check_body(clean_text(_new_body(record, p)), limits)
-    title = check_title(as_text(p.title, "title") or record.title, limits)
+    title = check_title(as_text(p.title, "title") or _kept_title(record, body), limits)
     tags = _edit_list(record.tags, p.tags, p.add_tags, p.remove_tags, "tags")
     phrases = _edit_list(
         record.wake_phrases,

@@ -1,0 +1,74 @@
+"""Behaviours that disagreed with what a user reads: a derived title follows its body,
+exclusive flags are refused, a misspelt command is named, relative times are read, and
+messages name real flags and the real range."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memlane import Memory
+from memlane.errors import Invalid
+from memlane.scope import Context
+from memlane.timeutil import parse_instant, utcnow
+
+
+def test_a_derived_title_follows_a_new_body_and_a_chosen_one_stays(tmp_path):
+    with Memory.open(tmp_path / "m.db", agent="ada", context=Context()) as mem:
+        derived = mem.add("The API allows 100 requests a minute per key.")
+        chosen = mem.add("The API allows 100 requests a minute per key.", title="Rate limit",
+                         allow_duplicate=True)  # fmt: skip
+        assert "100 requests" in mem.get(derived.id).title
+        mem.update(derived.id, content="The API allows 500 requests a minute per key.")
+        mem.update(chosen.id, content="The API allows 500 requests a minute per key.")
+        assert "500 requests" in mem.get(derived.id).title
+        assert mem.get(chosen.id).title == "Rate limit"
+
+
+def test_cli_update_shows_the_new_title_in_list(run):
+    memory_id = run("add", "We use MySQL 5.7 for the orders service.", "--json").json()["id"]
+    assert run("update", memory_id, "--content", "We use PostgreSQL 16 for orders.").exit_code == 0
+    listed = run("list").stdout
+    assert "PostgreSQL 16" in listed and "MySQL" not in listed
+
+
+def test_feedback_takes_exactly_one_outcome(run):
+    memory_id = run("add", "Always run the linter before pushing.", "--json").json()["id"]
+    for args in ((), ("--applied", "--violated")):
+        result = run("feedback", memory_id, *args)
+        assert result.exit_code == 2 and "--applied or --violated" in result.stderr
+    assert run("feedback", memory_id, "--violated", "--json").json()["violated_count"] == 1
+
+
+def test_a_misspelt_command_is_named(run):
+    result = run("serch", "deploy")
+    assert result.exit_code == 2 and "did you mean search" in result.stderr
+
+
+@pytest.mark.parametrize(("text", "back"), [("24h", timedelta(hours=24)),
+                         ("7d", timedelta(days=7)), ("2w", timedelta(weeks=2)),
+                         ("90 min", timedelta(minutes=90)), ("3 days ago", timedelta(days=3))])  # fmt: skip
+def test_a_span_back_from_now_is_a_time(text, back):
+    assert abs(utcnow() - back - parse_instant(text)) < timedelta(seconds=5)
+
+
+def test_words_are_a_time_and_nonsense_is_refused():
+    assert utcnow() - parse_instant("yesterday") < timedelta(days=2)
+    with pytest.raises(Invalid, match="24h, 7d, 2w"):
+        parse_instant("blorp")
+
+
+def test_list_since_takes_a_relative_time(run):
+    run("add", "The deploy window is Tuesday.")
+    assert "deploy window" in run("list", "--since", "24h").stdout
+    assert "no memories matched" in run("list", "--until", "2d").stderr
+
+
+def test_messages_name_real_flags_and_the_real_range(run, monkeypatch):
+    monkeypatch.delenv("MEMLANE_AGENT", raising=False)
+    result = run("add", "A note.", "--importance", "0")
+    assert result.exit_code == 2 and "between 1 and 100 (1-10 is the usual scale)" in result.stderr
+    with Memory.open(":memory:", context=Context()) as mem, pytest.raises(Invalid) as caught:
+        mem.wake()
+    assert "--agent" not in str(caught.value)
