@@ -72,3 +72,36 @@ def test_messages_name_real_flags_and_the_real_range(run, monkeypatch):
     with Memory.open(":memory:", context=Context()) as mem, pytest.raises(Invalid) as caught:
         mem.wake()
     assert "--agent" not in str(caught.value)
+
+
+def test_open_threads_include_memories_filed_as_threads(run):
+    filed = run("add", "Waiting on the vendor's answer about SSO.", "--category", "thread",
+                "--json").json()["id"]  # fmt: skip
+    typed = run("add", "Who owns the billing migration?", "--type", "thread_opened",
+                "--json").json()["id"]  # fmt: skip
+    result = run("open-threads", "--json")
+    assert result.exit_code == 0, result.stderr
+    ids = {r["id"] for r in result.json()}
+    assert {filed, typed} <= ids
+
+
+def test_for_session_takes_an_unambiguous_part_of_the_id(run):
+    run("add", "Notes from the planning call.", "--session-id", "s-ebmnxks1")
+    run("add", "Another session's note.", "--session-id", "s-qqq00001")
+    for part in ("s-ebmnxks1", "ebmnxks1", "s-ebm", "ebm"):
+        result = run("for-session", part, "--json")
+        assert result.exit_code == 0, (part, result.stderr)
+        assert [r["body"] for r in result.json()["results"]] == ["Notes from the planning call."]
+    assert run("for-session", "s-").exit_code == 2  # ambiguous
+    assert run("for-session", "zzz").exit_code == 1
+
+
+def test_a_bare_memlane_shows_home_and_creates_nothing(run, tmp_path):
+    missing = tmp_path / "fresh" / "m.db"
+    result = run("--db", str(missing))
+    assert result.exit_code == 0
+    assert "no store yet" in result.stdout and "memlane recall QUERY" in result.stdout
+    assert not missing.parent.exists()
+    run("add", "The deploy runs nightly.")
+    home = run()
+    assert home.exit_code == 0 and "1 live of 1 memories" in home.stdout

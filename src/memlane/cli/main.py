@@ -95,8 +95,9 @@ COMMANDS: dict[str, str] = {
 
 
 @click.group(
-    cls=SectionedGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
-)
+    cls=SectionedGroup, lazy=COMMANDS, invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)  # fmt: skip
 @click.option(
     "--db", envvar="MEMLANE_DB", help="Store path (default: the platform data dir; env MEMLANE_DB)."
 )
@@ -116,7 +117,12 @@ def cli(ctx: click.Context, db: str | None) -> None:
         # A hook never breaks its host: it logs the bad setting and answers silently.
         ctx.meta[SETTINGS_ERROR] = str(exc)
         settings = {}
-    ctx.obj = State(db=db, settings=settings, reading=ctx.invoked_subcommand in READ_COMMANDS)
+    reading = ctx.invoked_subcommand in READ_COMMANDS or ctx.invoked_subcommand is None
+    ctx.obj = State(db=db, settings=settings, reading=reading)
+    if ctx.invoked_subcommand is None:  # a bare `memlane`: where things stand
+        from memlane.cli.home import show_home
+
+        show_home()
 
 
 def main() -> None:

@@ -141,13 +141,17 @@ class LifecycleOps(Core):
 
     def open_threads(self) -> list[Record]:
         """Live threads still open (or never given a state) this agent may see, newest
-        first."""
-        filters = self.filters(kind="thread", scope="all", limit=0,
-                               include_private=self.agent is not None)  # fmt: skip
-        return [
-            r for r in self.list(filters)
-            if r.kind is Kind.THREAD and r.state in (None, State.OPEN)
-        ]  # fmt: skip
+        first: memories of kind thread, and those filed in the `thread` category (but
+        the events that close a thread)."""
+        mine = self.agent is not None
+        found = {r.id: r for r in self.list(self.filters(
+            kind="thread", scope="all", limit=0, include_private=mine))}  # fmt: skip
+        filed = self.list(
+            self.filters(category="thread", scope="all", limit=0, include_private=mine)
+        )
+        found |= {r.id: r for r in filed if r.kind is not Kind.EVENT}
+        threads = [r for r in found.values() if r.state in (None, State.OPEN)]
+        return sorted(threads, key=lambda r: (r.created_at, r.id), reverse=True)
 
     def growth(self, weeks: int = GROWTH_WEEKS) -> list[int]:
         """Memories written in each of the last `weeks` weeks, oldest first."""
@@ -185,12 +189,25 @@ class LifecycleOps(Core):
         return self.store.sessions(project)
 
     def for_session(self, session_id: str) -> list[Record]:
-        """The memories of a session this agent may see, newest first."""
-        if self.store.session(session_id.strip()) is None:
-            raise NotFound(f"no session {session_id!r}")
-        filters = self.filters(session_id=session_id.strip(), scope="all", limit=0,
+        """The memories of a session this agent may see, newest first. The session is
+        named by its id or an unambiguous part of it (its start, or what follows a
+        prefix such as `s-`), as memory ids are."""
+        sid = self._session_id(session_id)
+        filters = self.filters(session_id=sid, scope="all", limit=0,
                                include_private=self.agent is not None)  # fmt: skip
         return self.list(filters)
+
+    def _session_id(self, given: str) -> str:
+        text = given.strip()
+        if text and self.store.session(text) is not None:
+            return text
+        near = [s.id for s in self.store.sessions(None)
+                if text and (s.id.startswith(text) or s.id.partition("-")[2].startswith(text))]  # fmt: skip
+        if len(near) == 1:
+            return near[0]
+        if len(near) > 1:
+            raise Invalid(f"session {given!r} is ambiguous: matches {', '.join(sorted(near)[:5])}")
+        raise NotFound(f"no session {given!r}")
 
     def fact_session(self, memory_id: str) -> Session:
         """The session a memory came from."""
