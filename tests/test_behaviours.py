@@ -105,3 +105,13 @@ def test_a_bare_memlane_shows_home_and_creates_nothing(run, tmp_path):
     run("add", "The deploy runs nightly.")
     home = run()
     assert home.exit_code == 0 and "1 live of 1 memories" in home.stdout
+
+
+def test_an_empty_answer_says_how_many_other_scopes_hold(run):
+    run("add", "The other project's deploy runs nightly.", "--scope", "project:elsewhere")
+    for args in (("list",), ("search", "deploy")):
+        result = run(*args)
+        assert result.exit_code == 0
+        assert "no memories matched" in result.stderr
+        assert "1 in other scopes" in result.stderr and "--scope all" in result.stderr
+    assert "deploy" in run("list", "--scope", "all").stdout

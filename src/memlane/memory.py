@@ -15,6 +15,7 @@ from memlane.model import (
     BatchResult,
     Check,
     Filters,
+    Hit,
     Kind,
     Link,
     LinkType,
@@ -424,6 +425,16 @@ class Memory(
         found = self.store.search(query, mine) if query else self.store.query(mine)
         return len(found)
 
+    def elsewhere_count(self, filters: Filters, query: str | None = None) -> int:
+        """How many memories the same read finds in the scopes it did not read (0 when
+        it read every scope): what an empty answer from the wrong folder hides."""
+        if filters.scopes is None:
+            return 0
+        inside = set(filters.scopes)
+        everywhere = replace(filters, scopes=None, limit=None)
+        found = self.store.search(query, everywhere) if query else self.store.query(everywhere)
+        return sum(1 for item in found if _scope_of(item) not in inside)
+
     def history(self, memory_id: str) -> Versions:
         """Every content version, oldest first; the last one is current (valid_until None)."""
         record = self._load(self.store, memory_id)
@@ -692,3 +703,7 @@ def _keeps_private(sources: Records, new: Record, force: bool) -> None:
     exposed = any(s.visibility is Visibility.PRIVATE for s in sources)
     if exposed and new.visibility is Visibility.PUBLIC and not force:
         raise Invalid("a public successor exposes a private memory to everyone: pass --force")
+
+
+def _scope_of(item: Record | Hit) -> str:
+    return item.record.scope if isinstance(item, Hit) else item.scope

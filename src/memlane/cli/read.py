@@ -119,6 +119,17 @@ def filters_only(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def _nothing(mem: Memory, filters: Filters, query: str | None = None) -> None:
+    """An empty answer, and how many memories other scopes hold for it (stderr only)."""
+    note("no memories matched")
+    try:
+        elsewhere = mem.elsewhere_count(filters, query)
+    except Exception:  # the hint never fails a read
+        return
+    if elsewhere:
+        note(f"{elsewhere} in other scopes than this folder's: add --scope all to see them")
+
+
 def _hint_hidden(mem: Memory, filters: Filters, query: str | None = None) -> None:
     """Best effort: tell the viewer their own private memories were hidden (stderr only)."""
     try:
@@ -172,7 +183,7 @@ def list_cmd(as_json: bool, **options: Any) -> None:
         for record in records:
             click.echo(record_line(record))
         if not records:
-            note("no memories matched")
+            _nothing(mem, filters)
     _hint_hidden(mem, filters)
 
 
@@ -203,7 +214,7 @@ def search_cmd(
         lines = [record_line(hit.record, hit.score) for hit in hits]
         click.echo("\n".join(fenced("search", lines)))
     else:
-        note("no memories matched")
+        _nothing(mem, filters, query)
     _hint_hidden(mem, filters, query)
 
 
