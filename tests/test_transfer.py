@@ -239,3 +239,25 @@ def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(
         assert report.counts["memory"]["added"] == 1
         assert [h.record.id for h in copy.recall("deploy").hits] == ["m-good00001"]
         assert copy.get("m-good00001").wake_phrases == ("deploy",)
+
+
+def test_a_markdown_export_imports_back_exactly(tmp_path, run, cli_env):
+    with Memory.open(tmp_path / "a.db", agent="tester", context=Context()) as mem:
+        first = mem.add("The deploy runs nightly from main.", tags=["ops"], importance=7)
+        mem.add("Staging uses db-7.\n\nIt is reset on Sundays.\n", wake_phrases=["staging"])
+        mem.update(first.id, content="The deploy runs hourly from main.")
+        exported = sorted(ln for ln in mem.export_jsonl(include_superseded=True)
+                          if '"kind":"memory"' in ln)  # fmt: skip
+        folder = tmp_path / "md"
+        folder.mkdir()
+        for name, text in mem.export_markdown(include_superseded=True):
+            (folder / name).write_text(text, encoding="utf-8")
+    result = run("--db", str(tmp_path / "b.db"), "import", "markdown", str(folder), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert {i["status"] for i in result.json()["imported"]} == {"added"}
+    again = run("--db", str(tmp_path / "b.db"), "import", "markdown", str(folder), "--json")
+    assert {i["status"] for i in again.json()["imported"]} == {"unchanged"}
+    with Memory.open(tmp_path / "b.db", agent="tester", context=Context()) as copy:
+        restored = sorted(ln for ln in copy.export_jsonl(include_superseded=True)
+                          if '"kind":"memory"' in ln)  # fmt: skip
+    assert restored == exported

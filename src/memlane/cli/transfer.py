@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,11 +142,15 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
     write policy. Importing the same folder again adds nothing."""
     if not directory.is_dir():
         raise click.UsageError(f"{directory} is not a directory")
-    mem, added, failed = memory(), [], []
+    mem, added, failed, exported = memory(), [], [], []
     for file in sorted(directory.rglob("*.md")):
         try:
             inputs.inside(directory, file)
             meta, body = split(inputs.read_text(file, 2 * body_cap(), "markdown"), str(file))
+            record = mem.exported_record(meta, body)
+            if record is not None:  # memlane's own export: restored as `import` does
+                exported.append((file, record))
+                continue
             fields = {k: v for k, v in meta.items() if k in _MARKDOWN_FIELDS}
             if "memory_kind" in meta:  # a memlane Markdown export names the kind so
                 fields.setdefault("kind", meta["memory_kind"])
@@ -155,6 +160,16 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
             added.append({"file": str(file), "id": result.id, "status": result.status.value})
         except (MemlaneError, OSError, UnicodeDecodeError) as exc:
             failed.append({"file": str(file), "error": str(exc)})
+    if exported:
+        report = mem.import_jsonl([r for _, r in exported], capture_mode=capture_mode)
+        bad = dict(report.errors)
+        for number, (file, record) in enumerate(exported, start=1):
+            if number in bad:
+                failed.append({"file": str(file), "error": bad[number]})
+            else:
+                memory_id = json.loads(record)["id"]
+                status = "added" if memory_id in report.landed else "unchanged"
+                added.append({"file": str(file), "id": memory_id, "status": status})
     if as_json:
         emit_json({"imported": added, "failed": failed})
     else:

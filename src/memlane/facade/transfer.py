@@ -19,7 +19,7 @@ import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.facade.core import Core
-from memlane.model import Filters, replace
+from memlane.model import Filters, Record, replace
 from memlane.store import Selection
 from memlane.store.dialect.transfer import missing_ref
 from memlane.write import inputs
@@ -43,6 +43,7 @@ class ImportReport(msgspec.Struct):
     errors: list[tuple[int, str]] = msgspec.field(default_factory=list)  # (line, why)
     redactions: int = 0
     unembedded: int = 0  # new memories left without vectors (`embed --pending`)
+    landed: list[str] = msgspec.field(default_factory=list)  # memories added (or ended)
 
     def count(self, kind: str, outcome: str) -> None:
         per_kind = self.counts.setdefault(kind, {})
@@ -194,8 +195,22 @@ class TransferOps(Core):
             if kind != "memory":
                 continue
             meta = {k: _plain(k, v) for k, v in row.items() if k != "body" and v is not None}
-            yield f"{row['id']}.md", join(meta, row["body"] if row["body"].endswith("\n")
-                                          else row["body"] + "\n")  # fmt: skip
+            yield f"{row['id']}.md", join(meta, row["body"] + "\n")  # the file's last line ends
+
+    @staticmethod
+    def exported_record(meta: dict[str, Any], body: str) -> str | None:
+        """The JSONL record a memlane Markdown export file holds (front matter naming
+        its id, memory_kind and dedup_hash; None for any other Markdown), so that
+        importing the folder restores each memory exactly as `import` restores JSONL:
+        its id, times, counters and state, not a new memory made of its text."""
+        if not {"id", "memory_kind", "dedup_hash"} <= set(meta):
+            return None
+        record: dict[str, Any] = {name: None for name in _MEMORY_COLUMNS}
+        for name, value in meta.items():
+            listed = name in _LIST_FIELDS and isinstance(value, list)
+            record[name] = json.dumps(value) if listed else value
+        record["body"] = body.removesuffix("\n")  # the newline export_markdown added
+        return json.dumps({"kind": "memory", **record}, default=str)
 
     def import_jsonl(
         self,
@@ -253,6 +268,7 @@ class TransferOps(Core):
                 w.journal("import", landed, self.agent)
             report.redactions = len(w.found)
         report.errors.sort()
+        report.landed = landed
         report.unembedded = len(self._embed_ids(landed))
         return report
 
@@ -359,6 +375,13 @@ def _fields(row: dict[str, Any]) -> dict[str, Any]:
 
 
 _LIST_FIELDS = ("tags", "applicability", "wake_phrases", "anchors")
+# A memory record's columns: a Record's fields but what a read adds (its anchors, its
+# source's state), its kind under the name an export gives it.
+_MEMORY_COLUMNS = tuple(
+    "memory_kind" if name == "kind" else name
+    for name in Record.__struct_fields__
+    if name not in ("anchors", "source_state")
+)
 
 
 def _kind_counts(records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
