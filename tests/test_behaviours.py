@@ -115,3 +115,12 @@ def test_an_empty_answer_says_how_many_other_scopes_hold(run):
         assert "no memories matched" in result.stderr
         assert "1 in other scopes" in result.stderr and "--scope all" in result.stderr
     assert "deploy" in run("list", "--scope", "all").stdout
+
+
+def test_review_decays_by_the_half_lives_recall_uses(run, cli_env, monkeypatch):
+    run("add", "The on-call rota changes every Monday.", "--importance", "8")
+    assert "nothing is due" in run("review").stderr  # written just now
+    monkeypatch.setitem(cli_env, "MEMLANE_RECALL_HALF_LIVES", "1e-12,1e-12,1e-12,1e-12")
+    due = run("review", "--json")
+    assert due.exit_code == 0, due.stderr
+    assert "on-call rota" in due.stdout

@@ -87,7 +87,8 @@ class LifecycleOps(Core):
         if not 0.0 < threshold <= 1.0:
             raise Invalid("the review threshold must be above 0 and at most 1")
         chosen = self.filters(**{"limit": 0, **options})
-        due = due_for_review(self.list(chosen), utcnow(), threshold, min_importance)
+        half_lives = self.recall_settings.shape.half_lives
+        due = due_for_review(self.list(chosen), utcnow(), threshold, min_importance, half_lives)
         return due[:limit] if limit else due
 
     def reviewed(self, memory_id: str) -> Record:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
-from memlane.model import Record
+from memlane.model import MemoryClass, Record
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.timeutil import days_between
 
@@ -15,11 +16,17 @@ REVIEW_THRESHOLD = 0.5
 REVIEW_MIN_IMPORTANCE = 5
 
 
-def recall_probability(record: Record, now: datetime) -> float:
-    """exp(-ln 2 · days since the last review (else creation) / the class half-life)."""
+HalfLives = Mapping[MemoryClass | None, float]
+
+
+def recall_probability(
+    record: Record, now: datetime, half_lives: HalfLives = HALF_LIFE_DAYS
+) -> float:
+    """exp(-ln 2 · days since the last review (else creation) / the class half-life),
+    the half-lives recall decays by (MEMLANE_RECALL_HALF_LIVES)."""
     anchor = record.reviewed_at or record.created_at
     days = days_between(anchor, now)
-    return decay(days, half_life_days(record.memory_class, HALF_LIFE_DAYS))
+    return decay(days, half_life_days(record.memory_class, half_lives))
 
 
 def due_for_review(
@@ -27,11 +34,13 @@ def due_for_review(
     now: datetime,
     threshold: float = REVIEW_THRESHOLD,
     min_importance: int = REVIEW_MIN_IMPORTANCE,
+    half_lives: HalfLives = HALF_LIFE_DAYS,
 ) -> list[tuple[Record, float]]:
     """The records due for review with their recall probability, most decayed first."""
     due = [
         (r, p)
         for r in records
-        if r.importance >= min_importance and (p := recall_probability(r, now)) < threshold
+        if r.importance >= min_importance
+        and (p := recall_probability(r, now, half_lives)) < threshold
     ]
     return sorted(due, key=lambda pair: (pair[1], pair[0].id))
