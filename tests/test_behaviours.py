@@ -124,3 +124,13 @@ def test_review_decays_by_the_half_lives_recall_uses(run, cli_env, monkeypatch):
     due = run("review", "--json")
     assert due.exit_code == 0, due.stderr
     assert "on-call rota" in due.stdout
+
+
+def test_show_json_names_entities_links_and_chunks(run):
+    a = run("add", "Alice Smith owns the `billing-api` service.", "--json").json()["id"]
+    b = run("add", "The billing-api deploys on Fridays.", "--json").json()["id"]
+    assert run("links", "add", "--from", a, "--to", b, "--type", "supports").exit_code == 0
+    shown = run("show", a, "--json").json()
+    assert {"entities", "links", "chunks"} <= set(shown)
+    assert any(ln["target"] == b and ln["type"] == "supports" for ln in shown["links"])
+    assert shown["entities"] and isinstance(shown["chunks"], int)

@@ -30,7 +30,7 @@ from memlane.model import (
     replace,
 )
 from memlane.scope import Context, detect_context
-from memlane.store import Writer, open_store
+from memlane.store import EMBED_PROFILE_META, Writer, open_store
 from memlane.timeutil import parse_instant, utcnow
 from memlane.write import inputs
 from memlane.write.settings import Limits
@@ -424,6 +424,15 @@ class Memory(
         mine = replace(filters, mine=True, limit=None)
         found = self.store.search(query, mine) if query else self.store.query(mine)
         return len(found)
+
+    def chunk_count(self, memory_id: str) -> int:
+        """How many chunk vectors a memory has under the store's embedding profile (0:
+        none, or a body short enough for its entry vector alone)."""
+        record = self._load(self.store, memory_id)
+        profile = self.store.meta(EMBED_PROFILE_META)
+        if not profile:
+            return 0
+        return sum(1 for _, chunk, _ in self.store.vectors(profile, [record.id]) if chunk >= 0)
 
     def elsewhere_count(self, filters: Filters, query: str | None = None) -> int:
         """How many memories the same read finds in the scopes it did not read (0 when

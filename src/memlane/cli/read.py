@@ -151,9 +151,16 @@ def _hint_hidden(mem: Memory, filters: Filters, query: str | None = None) -> Non
 @json_option
 def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: bool) -> None:
     """Show one memory by id or unambiguous id prefix."""
-    record = memory().get(memory_id, as_of=as_of)
-    if as_json:
-        emit_json({"id": record.id, "body": record.body} if content_only else record_dict(record))
+    mem = memory()
+    record = mem.get(memory_id, as_of=as_of)
+    if as_json and not content_only:
+        links = [{"type": ln.type.value, "source": ln.source, "target": ln.target}
+                 for ln in mem.links(record.id)]  # fmt: skip
+        entities = [e.name for e in mem.entities_of(record.id)]
+        emit_json({**record_dict(record), "entities": entities, "links": links,
+                   "chunks": mem.chunk_count(record.id)})  # fmt: skip
+    elif as_json:
+        emit_json({"id": record.id, "body": record.body})
     elif content_only:
         echo_stored(record.body)
     else:
