@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 # Record fields that differ between two otherwise identical writes.
-VOLATILE = {"id", "created_at", "updated_at", "valid_from", "version_from"}
+VOLATILE = {
+    "id",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "version_from",
+    "links",
+}  # links name ids
 
 
 # ---- helpers -------------------------------------------------------------------------------
