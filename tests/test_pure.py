@@ -491,7 +491,7 @@ def test_make_filters_parses_lists_kinds_and_times():
         ({"limit": "5"}, "--limit"),
         ({"kind": "factoid"}, "invalid kind"),
         ({"resonance_types": "eternal"}, "invalid resonance type"),
-        ({"since": "last tuesday"}, "invalid since"),
+        ({"since": "the blue moon"}, "invalid since"),
         ({"as_of": "2026-13-01"}, "invalid as-of"),
     ],
 )

@@ -191,12 +191,16 @@ class Memory(
         return entry, self.add(body.strip(), session_id="seed", **fields)
 
     def _screened(self, record: Record, mode: str | None) -> tuple[Record, Captured]:
-        """A revised record's title, body and tags through the capture policy."""
+        """A revised record's title, body and tags through the capture policy. A title
+        derived from the body is derived again from the screened body, not screened
+        itself: a secret in both is one secret, reported once."""
+        derived = record.title == normalize.derive_title(record.body)
         captured = self._captured(
-            {"title": record.title, "content": record.body, "tags": list(record.tags),
-             "capture_mode": mode}
+            {"title": None if derived else record.title, "content": record.body,
+             "tags": list(record.tags), "capture_mode": mode}
         )  # fmt: skip
-        title, body = captured.fields["title"], captured.fields["content"]
+        body = captured.fields["content"]
+        title = normalize.derive_title(body) if derived else captured.fields["title"]
         tags = tuple(dict.fromkeys(captured.fields["tags"]))
         return replace(
             record, title=title, body=body, tags=tags, dedup_hash=normalize.dedup_hash(title, body)

@@ -43,6 +43,7 @@ def from_text(text: str) -> datetime:
 # A span back from now: "24h", "7d", "2w", "90 min", "3 days ago".
 _SPAN = re.compile(r"(?i)(\d+)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|wks?|weeks?)(?:\s+ago)?")
 _SPAN_UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_ISO_START = re.compile(r"\d{4}-\d")
 
 
 def _relative(text: str, name: str) -> datetime:
@@ -56,7 +57,10 @@ def _relative(text: str, name: str) -> datetime:
     settings = {"PREFER_DATES_FROM": "past", "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC",
                 "RETURN_AS_TIMEZONE_AWARE": True,
                 "RELATIVE_BASE": utcnow().replace(tzinfo=None)}  # fmt: skip
-    found = dateparser.parse(text, languages=["en"], settings=settings) if text else None
+    # Only words go to dateparser: a malformed ISO date (2026-13-01) is refused, never
+    # read some other way (as the 1st of the 13th's month, or day-first).
+    words = any(c.isalpha() for c in text) and not _ISO_START.match(text)
+    found = dateparser.parse(text, languages=["en"], settings=settings) if words else None
     if found is None:
         raise Invalid(f"invalid {name} {text!r}: use ISO-8601 (2026-03-01, "
                       "2026-03-01T14:30:00Z), a span back from now (24h, 7d, 2w) or words "
