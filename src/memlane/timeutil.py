@@ -52,15 +52,10 @@ def _relative(text: str, name: str) -> datetime:
     span = _SPAN.fullmatch(text)
     if span:
         return utcnow() - timedelta(**{_SPAN_UNIT[span[2][0].lower()]: int(span[1])})
-    import dateparser
-
-    settings = {"PREFER_DATES_FROM": "past", "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC",
-                "RETURN_AS_TIMEZONE_AWARE": True,
-                "RELATIVE_BASE": utcnow().replace(tzinfo=None)}  # fmt: skip
-    # Only words go to dateparser: a malformed ISO date (2026-13-01) is refused, never
-    # read some other way (as the 1st of the 13th's month, or day-first).
+    # Only text with words goes to dateparser: a malformed ISO date (2026-13-01) is
+    # refused, not read again day-first.
     words = any(c.isalpha() for c in text) and not _ISO_START.match(text)
-    found = dateparser.parse(text, languages=["en"], settings=settings) if words else None
+    found = _words_to_time(text) if words else None
     if found is None:
         raise Invalid(f"invalid {name} {text!r}: use ISO-8601 (2026-03-01, "
                       "2026-03-01T14:30:00Z), a span back from now (24h, 7d, 2w) or words "
@@ -68,8 +63,19 @@ def _relative(text: str, name: str) -> datetime:
     return found.astimezone(UTC)
 
 
+def _words_to_time(text: str) -> datetime | None:
+    import dateparser
+
+    settings = {"PREFER_DATES_FROM": "past", "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC",
+                "RETURN_AS_TIMEZONE_AWARE": True,
+                "RELATIVE_BASE": utcnow().replace(tzinfo=None)}  # fmt: skip
+    found: datetime | None = dateparser.parse(text, languages=["en"], settings=settings)
+    return found
+
+
 def parse_instant(value: str | datetime | date, name: str = "time") -> datetime:
-    """Parse user input: ISO-8601 date or datetime; a naive value is taken as UTC."""
+    """Parse user input: an ISO-8601 date or datetime (a naive value is taken as UTC),
+    or a time back from now ("24h", "7d", "yesterday")."""
     if isinstance(value, datetime):
         parsed = value
     elif isinstance(value, date):
