@@ -14,6 +14,7 @@ from memlane.errors import Invalid
 from memlane.evaluation.locomo import Question, Scores, parse_date, questions_of, score
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+NO_DATA = f"needs the LoCoMo development split at {DATA} (../shared is not in a clone)"
 
 
 def test_evidence_ids_are_normalised_and_unknown_ones_dropped():
@@ -52,7 +53,7 @@ def test_metrics_on_a_hand_made_ranking():
     assert scores.summary((1,))["mrr"] == 0.25
 
 
-@pytest.mark.skipif(not DATA.exists(), reason=f"needs the LoCoMo development split at {DATA}")
+@pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
 def test_a_real_run_over_one_conversation(run, tmp_path):
     out = tmp_path / "rows.jsonl"
     result = run(
@@ -88,7 +89,7 @@ def _up_to_ties(ranked: list[tuple[str, float]]) -> dict[float, frozenset[str]]:
             for v, ids in groups.items()}  # fmt: skip
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="the LoCoMo development split is not here")
+@pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
 def test_keyword_search_and_recall_rank_a_conversation_alike_on_both_backends(
     pg_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,7 +124,7 @@ def test_keyword_search_and_recall_rank_a_conversation_alike_on_both_backends(
         assert _up_to_ties(recalled) == _up_to_ties(pg_recalled)
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="the LoCoMo development split is not here")
+@pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
 def test_the_vector_lane_ranks_a_conversation_alike_on_both_backends(pg_server: str) -> None:
     """LoCoMo's first conversation (419 turns) with MiniLM: the vector lane's ten per
     question are the same list on PostgreSQL as on SQLite, since both scan every row of

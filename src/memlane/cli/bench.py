@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -29,18 +29,21 @@ def _default_dir() -> Path:
     return Path(platformdirs.user_cache_dir("memlane")) / "bench"
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _profile(help_text: str) -> Callable[[F], F]:
+    """The --profile option both benchmarks take."""
+    return click.option("--profile", type=click.Choice(["hash", "minilm"]), default="hash",
+                        show_default=True, help=help_text)  # fmt: skip
+
+
 @in_section("admin")
 @click.group("bench", invoke_without_command=True)
 @click.option(
     "--sizes", default="10000,100000", show_default=True, help="Store sizes, comma-separated."
 )
-@click.option(
-    "--profile",
-    type=click.Choice(["hash", "minilm"]),
-    default="hash",
-    show_default=True,
-    help="Embedding profile of the stores (minilm embeds ~300 texts/s).",
-)
+@_profile("Embedding profile of the stores (minilm embeds ~300 texts/s).")
 @click.option("--queries", type=int, default=200, show_default=True, help="Queries timed per size.")
 @click.option(
     "--cold-runs", type=int, default=15, show_default=True, help="Cold `recall` processes per size."
@@ -118,13 +121,7 @@ def _finish(
               help="Writer processes, each with its own Memory on the one store.")  # fmt: skip
 @click.option("--writes", type=int, default=50, show_default=True,
               help="Timed adds per writer (after one untimed warm-up add each).")  # fmt: skip
-@click.option(
-    "--profile",
-    type=click.Choice(["hash", "minilm"]),
-    default="hash",
-    show_default=True,
-    help="Embedding profile the writers embed with.",
-)
+@_profile("Embedding profile the writers embed with.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the texts.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False),
               help="Where the fresh store is made and removed (default: the temp dir).")  # fmt: skip

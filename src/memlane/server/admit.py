@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from memlane.server.auth import Grant
 
 # The largest request read whole: the SDK's own default for HTTP bodies (4 MiB), or,
-# if the content limit is set higher, room for one body at that limit written the
-# longest way JSON allows (`\uXXXX`, six bytes for each) and the request around it.
+# when the content limit is higher, one body at that limit with every byte escaped
+# (`\uXXXX`: six bytes each) plus ENVELOPE_BYTES for the rest of the request.
 MIN_REQUEST_BYTES = 4 * 1024 * 1024
 JSON_ESCAPED_BYTES_PER_BYTE = 6
 ENVELOPE_BYTES = 4096

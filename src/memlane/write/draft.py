@@ -270,15 +270,13 @@ def _routing(f: dict[str, Any]) -> tuple[Kind, str | None, State | None, Resonan
 
 
 MAX_ID_CHARS = 64
-# A Record's fields that hold text (a bool or a number there passes the store's column
-# types and breaks every read that treats it as text).
-_TEXT_FIELDS = tuple(f.name for f in msgspec.structs.fields(Record) if f.type in (str, str | None))
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
 
 def _check_types(fields: Mapping[str, Any]) -> None:
-    """Every field of the type a Record holds (a count that is a number, a list of
-    strings, a time, a known enum value), as msgspec converts them."""
+    """Every field of the type a Record holds (text that is a string, a count that is
+    a number, a list of strings, a time, a known enum value), as msgspec converts them:
+    a value that only passes the store's column types would break every read."""
     given = {k: v for k, v in fields.items() if k in _RECORD_FIELDS and v is not None}
     try:
         msgspec.convert(given, Record, strict=False)
@@ -294,10 +292,6 @@ def check_loaded(fields: Mapping[str, Any], limits: Limits) -> None:
     what `add` accepts: Invalid naming the first field that is not. A record that
     only passes the store's column types (an importance of "high", a scope of
     `project:../x`, a 70 KB body) would land and break every read after it."""
-    for name in _TEXT_FIELDS:
-        value = fields.get(name)
-        if value is not None and not isinstance(value, str):
-            raise Invalid(f"{name} must be a string, not {type(value).__name__}")
     _check_types(fields)
     memory_id = fields["id"]
     if len(memory_id) > MAX_ID_CHARS or not _ID.fullmatch(memory_id):
