@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from memlane import Conflict, Context, Memory, Unavailable
+from memlane import Context, Memory, Unavailable
 from memlane.embed import Embedder, get_embedder
 from memlane.embed.profiles import Profile
 from memlane.model import WriteStatus
@@ -97,20 +97,31 @@ def test_without_an_embedder_writes_are_plainly_added(mem):
     assert mem.add("No vectors here.").status is WriteStatus.ADDED
 
 
-def test_a_store_refuses_another_profile_until_reembedded(db_path):
+def test_another_profile_never_mixes_vectors_and_never_loses_a_write(db_path):
     with Memory.open(db_path, context=Context(), embedder=get_embedder("hash")) as mem:
         first = mem.add("Ship on Tuesdays.").id
     other = Tiny(TINY)
     with Memory.open(db_path, context=Context(), embedder=other) as mem:
-        with pytest.raises(Conflict, match="memlane reembed --all --profile tiny"):
-            mem.add("Ship on Wednesdays.")
-        assert mem.list(scope="all", limit=0)[0].id == first  # nothing was written
-        assert mem.reembed(other, dry_run=True) == 1
-        assert mem.reembed(other) == 1
-        assert mem.reembed(other) == 1  # again: same result
-        second = mem.add("Ship on Wednesdays.").id
-        hits = mem.search("Ship on Wednesdays.", mode="vector", scope="all")
-        assert {h.record.id for h in hits} == {first, second}
+        deferred = mem.add("Ship on Wednesdays.")
+        assert deferred.status is WriteStatus.EMBED_DEFERRED
+        assert "memlane reembed --all --profile tiny" in deferred.warnings[0]
+        assert len(mem.list(scope="all", limit=0)) == 2  # the write landed
+        assert {h.record.id for h in mem.search("Ship", mode="keyword", scope="all")} == {
+            first,
+            deferred.id,
+        }
+        with pytest.raises(Unavailable, match="memlane reembed --all --profile tiny"):
+            mem.search("Ship on Wednesdays.", mode="vector", scope="all")
+    with Memory.open(db_path, context=Context(), embedder=get_embedder("hash")) as mem:
+        assert mem.embed(pending=True).embedded == (deferred.id,)  # the store's profile
+    with Memory.open(db_path, context=Context(), embedder=other) as mem:
+        assert mem.reembed(other, dry_run=True) == 2
+        assert mem.reembed(other) == 2
+        assert mem.reembed(other) == 2  # again: same result
+        third = mem.add("Ship on Thursdays.")
+        assert third.status is WriteStatus.ADDED
+        hits = mem.search("Ship on Thursdays.", mode="vector", scope="all")
+        assert {h.record.id for h in hits} == {first, deferred.id, third.id}
 
 
 @pytest.mark.sqlite_only  # the PostgreSQL extra's pgvector adapter imports numpy
@@ -145,3 +156,30 @@ def test_changed_content_is_embedded_again(vmem):
     assert [h.record.id for h in hits] == [memory_id]
     vmem.supersede(memory_id, "Pods restart after three failed liveness probes.")
     assert vmem.store.unembedded(vmem.embedder.profile.signature) == []
+
+
+def test_recall_answers_from_its_other_lanes_when_the_embedder_fails(db_path):
+    with Memory.open(db_path, context=Context(), embedder=get_embedder("hash")) as mem:
+        target = mem.add("Kubernetes pods restart when the liveness probe fails.").id
+        mem.add("Invoices are due within thirty days.")
+    broken = Broken(get_embedder("hash").profile)  # the store's profile, failing at run time
+    with Memory.open(db_path, context=Context(), embedder=broken) as mem:
+        result = mem.recall("liveness probe")
+        assert [h.record.id for h in result.hits] == [target]
+        assert "model server is down" in result.skipped["vector"]
+        assert "vector" not in result.lanes
+        explained = mem.explain("liveness probe")
+        assert "model server is down" in (explained.absent_lanes or "")
+        with pytest.raises(Unavailable, match="model server is down"):
+            mem.search("liveness probe", mode="hybrid")
+
+
+def test_recall_says_when_a_configured_model_cannot_load(db_path):
+    with Memory.open(db_path, context=Context()) as mem:
+        target = mem.add("Kubernetes pods restart when the liveness probe fails.").id
+    with Memory.open(db_path, context=Context(), embed_problem="onnxruntime is missing") as mem:
+        result = mem.recall("liveness probe")
+        assert [h.record.id for h in result.hits] == [target]
+        assert result.skipped == {"vector": "onnxruntime is missing"}
+    with Memory.open(db_path, context=Context()) as mem:  # none configured: nothing to say
+        assert mem.recall("liveness probe").skipped == {}

@@ -4,6 +4,7 @@ messages name real flags and the real range."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -134,3 +135,27 @@ def test_show_json_names_entities_links_and_chunks(run):
     assert {"entities", "links", "chunks"} <= set(shown)
     assert any(ln["target"] == b and ln["type"] == "supports" for ln in shown["links"])
     assert shown["entities"] and isinstance(shown["chunks"], int)
+
+
+def test_a_fact_restated_in_a_later_session_is_in_that_sessions_view(run):
+    fact = "The staging database runs PostgreSQL 16 on port 5433."
+    first = run("add", fact, "--session-id", "s-first001", "--json").json()
+    again = run("add", fact, "--session-id", "s-later002", "--json").json()
+    assert again["status"] == "refreshed" and again["id"] == first["id"]
+    for session in ("s-first001", "s-later002"):
+        shown = run("for-session", session, "--json")
+        assert shown.exit_code == 0, shown.stderr
+        assert [r["id"] for r in shown.json()["results"]] == [first["id"]]
+    sightings = [json.loads(line) for line in run("export").stdout.splitlines()]
+    [seen] = [r for r in sightings if r["kind"] == "sighting"]
+    assert (seen["memory_id"], seen["session_id"]) == (first["id"], "s-later002")
+
+
+def test_recall_json_counts_what_a_passive_read_held_back(run):
+    run("add", "The deploy checklist lives in docs/deploy.md.")
+    run("add", "The deploy mirror is on a forum post.", "--taint", "untrusted_web")
+    passive = run("recall", "deploy", "--passive", "--json").json()
+    assert passive["count"] == 1 and passive["held_back"] == 1
+    text = run("recall", "deploy", "--passive")
+    assert "1 held back from a passive read" in text.stderr
+    assert run("recall", "deploy", "--json").json()["held_back"] == 0

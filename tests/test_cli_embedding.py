@@ -56,7 +56,7 @@ def test_reembed_dry_run_then_convert(run):
     assert json.loads(done.stdout)["memories"] == 2
 
 
-def test_a_profile_other_than_the_stores_is_refused_with_the_command(run, cli_env):
+def test_a_profile_other_than_the_stores_defers_the_write_with_the_command(run, cli_env):
     add(run, "Vectors made by the hash profile.")
     cli_env.update(
         MEMLANE_EMBED_PROFILE="http",
@@ -65,10 +65,20 @@ def test_a_profile_other_than_the_stores_is_refused_with_the_command(run, cli_en
         MEMLANE_EMBED_DIM="8",
     )
     result = run("add", "--content", "Another one.")
-    assert result.exit_code == 2
+    assert result.exit_code == 0
+    assert "embedding deferred" in result.stderr
     assert "memlane reembed --all --profile http" in result.stderr
     listed = run("list", "--json")
-    assert json.loads(listed.stdout)["count"] == 1
+    assert json.loads(listed.stdout)["count"] == 2
+    recalled = run("recall", "another", "--json")
+    assert recalled.exit_code == 0, recalled.stderr
+    payload = json.loads(recalled.stdout)
+    assert payload["count"] >= 1
+    assert any("vector lane" in w and "reembed" in w for w in payload["warnings"])
+    cli_env["MEMLANE_EMBED_PROFILE"] = "hash"
+    caught_up = run("embed", "--pending", "--json")
+    assert caught_up.exit_code == 0, caught_up.stderr
+    assert json.loads(caught_up.stdout)["embedded"] == 1
 
 
 def test_embed_draws_a_progress_bar_on_a_terminal_only(run, cli_env, tmp_path):

@@ -375,6 +375,69 @@ def test_capture_reads_each_line_once(run, db_path, project, hook_dir):
     assert any(r.body.startswith("From now on, run ruff format") for r in after)
 
 
+@pytest.mark.sqlite_only  # a store this process may only read is SQLite's read-only open
+def test_a_capture_the_store_cannot_take_keeps_its_cursor(db_path, project, hook_dir):
+    from memlane.store.sqlite import SQLiteStore
+
+    path = str(copy_transcript("claude-code", project))
+    Memory.open(db_path, context=Context("proj")).close()
+    options = events.Options(hook_dir=hook_dir)
+
+    def read_only() -> Memory:
+        return Memory(SQLiteStore(db_path, read_only=True), context=Context("proj"))
+
+    failed = events.capture_transcript(path, "s-1", "claude-code", read_only, options, False)
+    assert failed.reason == "capture-failed" and failed.captured == ()
+    assert failed.details["failed"] == failed.details["proposed"] > 0
+    assert "read-only" in failed.details["error"]
+    assert state.load_cursors(hook_dir, "s-1", path) == {}  # nothing was read for good
+
+    def writable() -> Memory:
+        return Memory.open(db_path, context=Context("proj"))
+
+    landed = events.capture_transcript(path, "s-1", "claude-code", writable, options, False)
+    assert landed.reason == "captured" and len(landed.captured) == failed.details["proposed"]
+    assert state.load_cursors(hook_dir, "s-1", path)["cue"] > 0
+    again = events.capture_transcript(path, "s-1", "claude-code", writable, options, False)
+    assert again.reason == "nothing-new"
+
+
+def test_a_capture_under_another_embedding_profile_stores_every_turn(
+    run, db_path, project, hook_dir, cli_env
+):
+    seed(db_path, PNPM)  # the store's vectors are the hash profile's
+    copy_transcript("claude-code", project)
+    cli_env.update(MEMLANE_EMBED_PROFILE="http", MEMLANE_EMBED_URL="http://127.0.0.1:9",
+                   MEMLANE_EMBED_MODEL="m", MEMLANE_EMBED_DIM="8")  # fmt: skip
+    hook(run, "pre-compact", payload("claude-code", "pre-compact", project))
+    [entry] = log_entries(hook_dir)
+    details = entry["details"]
+    assert entry["reason"] == "captured" and details["refused"] == 0
+    assert len(entry["captured"]) == details["proposed"] - details["known"] > 0
+    cli_env["MEMLANE_EMBED_PROFILE"] = "hash"
+    pending = run("embed", "--pending", "--json")
+    assert pending.exit_code == 0 and json.loads(pending.stdout)["embedded"] >= len(
+        entry["captured"]
+    )
+
+
+def test_a_prompt_is_answered_when_the_embedding_endpoint_fails(run, db_path, project, hook_dir,
+                                                                 cli_env):  # fmt: skip
+    cli_env.update(MEMLANE_EMBED_PROFILE="http", MEMLANE_EMBED_URL="http://127.0.0.1:9",
+                   MEMLANE_EMBED_MODEL="m", MEMLANE_EMBED_DIM="8")  # fmt: skip
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        mem.add(FRIDAY[0], scope="project:proj", **FRIDAY[1])
+    data = payload("claude-code", "user-prompt", project,
+                   prompt="Can I deploy the release to production this Friday?")  # fmt: skip
+    result = hook(run, "user-prompt", data)
+    assert result.exit_code == 0
+    block = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Never deploy to production on Fridays" in block
+    [entry] = log_entries(hook_dir)
+    assert entry["reason"] == "injected"
+    assert "unreachable" in entry["details"]["skipped_lanes"]["vector"]
+
+
 def test_a_stop_hook_already_continuing_does_nothing(run, db_path, project, hook_dir):
     copy_transcript("claude-code", project)
     hook(run, "stop", payload("claude-code", "stop", project, stop_hook_active=True))

@@ -211,9 +211,8 @@ def test_hook_writes_cannot_name_another_owner(alice, shared, db_path):
     from memlane.hooks.events import write
 
     proposal = {"content": "Alice: rotate the vault now.", "private": True, "owner": ALICE}
-    landed, known, refused = write(lambda: open_as(db_path, BOB), "s-hook", "claude-code",
-                                   [proposal])  # fmt: skip
-    assert (landed, known, refused) == ((), 0, 1)
+    wrote = write(lambda: open_as(db_path, BOB), "s-hook", "claude-code", [proposal])
+    assert (wrote.landed, wrote.known, wrote.refused, wrote.failed) == ((), 0, 1, ())
     assert len(alices_own(alice)) == len(shared.private)
 
 

@@ -740,7 +740,7 @@ def test_migration_4_gives_an_existing_stores_memories_their_terms(pg_store: str
             conn.execute(f"ALTER TABLE {table} DROP COLUMN terms, DROP COLUMN term_count")
             conn.execute(f"ALTER TABLE {table} ADD COLUMN fts tsvector")
         conn.execute("DROP FUNCTION memlane_terms_stale()")
-        conn.execute("DROP TABLE term_df, term_total")
+        conn.execute("DROP TABLE term_df, term_total, sighting")
         conn.execute("CREATE TABLE fts_term (term text)")
         conn.execute("CREATE TABLE fts_count (n bigint)")
         for operation in ("insert", "update", "delete"):

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from memlane.errors import (
     AmbiguousId,
     Conflict,
+    EmbeddingFailed,
     Invalid,
     MemlaneError,
     NotFound,
@@ -26,6 +27,7 @@ __all__ = [
     "BatchResult",
     "Conflict",
     "Context",
+    "EmbeddingFailed",
     "Filters",
     "Hit",
     "Invalid",
@@ -45,7 +47,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """`Patch` and `CLEAR` load with their module on first use: importing memlane for a
-    read does not load the write policy (issue 3's cold `memlane recall`)."""
+    read does not load the write policy (a cold `memlane recall` stays fast)."""
     if name in ("CLEAR", "Patch"):
         from memlane.write import patch
 

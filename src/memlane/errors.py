@@ -12,7 +12,9 @@
     └── Unavailable              the store or a component cannot serve the request:     (exit 1)
         │                        a full disk, a read-only file, a lost connection
         ├── StoreDamaged         the store file is damaged or is not a database
-        └── SchemaTooNew         the database was written by a newer memlane
+        ├── SchemaTooNew         the database was written by a newer memlane
+        └── EmbeddingFailed      the embedder failed on a text: an endpoint gone, a
+                                 model's runtime error
 
 Interfaces map this tree to exit codes (CLI) and tool errors (MCP) in one place
 each; the core never prints and never exits.
@@ -85,3 +87,7 @@ class StoreDamaged(Unavailable):
 
 class SchemaTooNew(Unavailable):
     """The database schema is newer than this version of memlane understands."""
+
+
+class EmbeddingFailed(Unavailable):
+    """The embedder failed on a text (an endpoint gone, a model's runtime error)."""

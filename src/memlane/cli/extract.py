@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from memlane import config
-from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, state
 from memlane.timeutil import utcnow
 
 transcript_option = click.option(
@@ -45,6 +46,8 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
     if as_json:
         emit_json({"transcript": source, "session": session or source,
                    "captured": list(outcome.captured), **details})  # fmt: skip
+        if details.get("failed"):
+            sys.exit(1)
         return
     for memory_id in outcome.captured:
         record = memory().get(memory_id)
@@ -57,6 +60,9 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
         note(f"the model stopped early: {details['llm_breach']}")
     for why in details.get("llm_malformed", []):
         note(f"an answer was skipped as malformed: {why}")
+    if details.get("failed"):
+        fail(f"{details['failed']} could not be stored ({details['error']}); their turns "
+             "are read again next time", code=1)  # fmt: skip
 
 
 def _hook_dir() -> Path:

@@ -11,7 +11,7 @@ from memlane.cli.read import filters_only
 from memlane.cli.render import record_dict
 from memlane.facade.vectors import RECALL_LIMIT
 from memlane.model import Record, as_dict
-from memlane.retrieve.present import defanged, provenance_marks
+from memlane.retrieve.present import defanged, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation
@@ -82,8 +82,10 @@ def _print(
             "linked": [_extra_dict(e) for e in result.extras],
             "count": len(result.hits),
             "omitted": result.omitted,
+            "held_back": len(result.held_back),
             "tokens_used": result.tokens_used,
             "lanes": dict(result.lanes),
+            "warnings": lane_warnings(result.skipped),
         }
         if explained is not None:
             payload["explain"] = {
@@ -115,6 +117,11 @@ def _print(
         click.echo("</memlane-recall>")
     if result.omitted:
         note(f"{result.omitted} more left out by --max-tokens {max_tokens}")
+    if result.held_back:
+        note(f"{len(result.held_back)} held back from a passive read "
+             "(untrusted web, injection risk, a secret or low confidence)")  # fmt: skip
+    for warning in lane_warnings(result.skipped):
+        note(warning)
     if explained is not None:
         click.echo("explain:")
         if explained.absent_lanes:

@@ -389,11 +389,18 @@ class Core:
         return self._index, self.embedder
 
     def _check_embed_profile(self, no_embed: bool) -> None:
-        """Refuse a write that would mix vector profiles in one store."""
+        """Never mix vector profiles in one store: an embedder of a profile other than
+        the store's vectors is set aside (its problem says how to fix it), so a write
+        lands without vectors, reported embed_deferred, and `embed --pending` under the
+        store's profile catches up."""
         if self.embed_on_write and not no_embed and self.embedder is not None:
             from memlane.write import embedding
 
-            embedding.check_profile(self.store, self.embedder)
+            try:
+                embedding.check_profile(self.store, self.embedder)
+            except Conflict as exc:
+                self.embed_problem = str(exc)
+                self._embedder = self._embedder_source = None
 
     def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
         """Embed memories that just changed; {id: why} for those left without vectors.

@@ -275,11 +275,16 @@ class PolicyOps(Core):
 
     def _refresh(self, w: Writer, record: Record, decision: Decision) -> WriteResult:
         """The same fact restated: the existing memory is refreshed instead (newer,
-        the higher importance, a little more trusted); no row is added."""
+        the higher importance, a little more trusted); no row is added. Restated in
+        another session, the memory is sighted there: that session's view holds it."""
         old = self._live(w, decision.target or "")
+        now = max(utcnow(), old.updated_at)
+        if record.session_id is not None and record.session_id != old.session_id:
+            w.ensure_session(record.session_id, now, record.source_agent)
+            w.sighted(old.id, record.session_id, now, record.source_ref, record.source_agent)
         new = replace(
             old,
-            updated_at=max(utcnow(), old.updated_at),
+            updated_at=now,
             importance=max(old.importance, record.importance),
             trust_score=dedup.clamp(old.trust_score + dedup.TRUST_CORROBORATED),
             taint=worst_taint(old.taint, record.taint),  # a fold never launders its origin

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memlane.errors import Invalid, NotFound, Unavailable
+from memlane.errors import Conflict, Invalid, NotFound, Unavailable
 from memlane.facade.core import Core, Hits, passive_ok
 from memlane.lazy import lazy_module
 from memlane.model import Filters, Record, replace
@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.recall import RecallResult
+    from memlane.retrieve.served import Index
     from memlane.write import normalize
     from memlane.write.embedding import EmbedOutcome
 else:  # the write policy loads with the first write: a read never runs it
@@ -175,12 +176,13 @@ class VectorOps(Core):
         query, limit = query_text(query), whole(limit, "--limit", 1)
         chosen = filters or self.filters(**options)
         self._entities_current()
-        vector_lane = self._vector_lane() if self.embedder is not None else None
+        vector_lane, skipped = self._recall_vector_lane()
         settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
             self.store, query, chosen, now=utcnow(), context=self.context,
             options=settings, vector_lane=vector_lane,
             admit=partial(passive_ok, floor=settings.passive_floor) if passive else None,
+            skipped=skipped,
         )  # fmt: skip
         ids = [h.record.id for h in result.hits]
         if count:
@@ -196,6 +198,20 @@ class VectorOps(Core):
             # what explain reads: anchors filtered, no file checked (none is shown)
             candidates=self._reread(result.candidates, sources=False),
         )
+
+    def _recall_vector_lane(self) -> tuple[tuple[Index, Embedder] | None, dict[str, str]]:
+        """The vector lane recall may use, or why it may not: an embedder configured but
+        unusable (a model that cannot load, a profile other than the store's vectors).
+        Recall then answers from its other lanes and says so; with no embedder
+        configured there is nothing to say."""
+        from memlane.retrieve.fuse import VECTOR
+
+        if self.embedder is None:
+            return None, {VECTOR: self.embed_problem} if self.embed_problem else {}
+        try:
+            return self._vector_lane(), {}
+        except (Conflict, Unavailable) as exc:
+            return None, {VECTOR: str(exc)}
 
     def surfaced(self, memory_ids: Sequence[str]) -> None:
         """Count a passive showing of these memories (surfaced_count, last_surfaced).
@@ -226,8 +242,12 @@ class VectorOps(Core):
             query, chosen, limit=limit, max_tokens=max_tokens, passive=passive, count=False
         )
         absent = None
-        if self.embedder is None:
-            absent = f"vector lane absent: {self.embed_problem or 'no embedding profile'}"
+        if result.skipped:
+            absent = "; ".join(
+                f"{lane} lane skipped: {why}" for lane, why in result.skipped.items()
+            )
+        elif self.embedder is None:
+            absent = "vector lane absent: no embedding profile"
         records: list[Record | None] = []
         if target is None:
             records += [h.record for h in result.hits] + [e.record for e in result.extras]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memlane.errors import MemlaneError
+from memlane.errors import MemlaneError, Unavailable
 from memlane.facade.core import ID_PREFIX, passive_ok
 from memlane.hooks import context, extract, gate, llm, state, transcript
 from memlane.hooks.host import STOP, Event
@@ -140,8 +140,10 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         query(text, ops), passive=True, count=False, limit=RECALL_LIMIT, max_tokens=options.budget
     )
     verdict = gate.judge(asked, hints, result)
-    details = {"ops": len(ops), "hits": len(result.hits),
-               "held_back": len(result.held_back)}  # fmt: skip
+    details: dict[str, Any] = {"ops": len(ops), "hits": len(result.hits),
+                               "held_back": len(result.held_back)}  # fmt: skip
+    if result.skipped:  # the log says why the prompt was answered without a lane
+        details["skipped_lanes"] = dict(result.skipped)
     if not result.hits and result.omitted:  # recall's own packing dropped them all
         return Outcome("budget-drop", details=details)
     if not verdict.admitted:
@@ -214,13 +216,17 @@ def capture_transcript(
         details.update(llm_calls=run.calls, llm_tokens=run.tokens, llm_breach=run.breach,
                        llm_malformed=list(run.malformed))  # fmt: skip
     proposals += [from_cue(c) for c in extract.extract(unread)]
-    captured, known, refused = (
-        write(open_memory, session_id, host, proposals) if proposals else ((), 0, 0)
-    )
-    if options.hook_dir:
+    wrote = write(open_memory, session_id, host, proposals) if proposals else Wrote()
+    # Turns whose memories could not be stored are read again by the next capture (what
+    # did land is then found known): the cursor moves only past turns fully handled.
+    if options.hook_dir and not wrote.failed:
         state.save_cursors(options.hook_dir, session, path, {**cursors, mode: chunk.end})
-    details.update(proposed=len(proposals), known=known, refused=refused)
-    return Outcome("captured" if captured else "nothing-new", captured=captured, details=details)
+    details.update(proposed=len(proposals), known=wrote.known, refused=wrote.refused)
+    if wrote.failed:
+        details.update(failed=len(wrote.failed), error=wrote.failed[0])
+        return Outcome("capture-failed", captured=wrote.landed, details=details)
+    reason = "captured" if wrote.landed else "nothing-new"
+    return Outcome(reason, captured=wrote.landed, details=details)
 
 
 def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
@@ -257,11 +263,19 @@ def from_llm(item: llm.Proposal) -> dict[str, Any]:
     return fields
 
 
+class Wrote(msgspec.Struct, frozen=True):
+    """What a capture's writes did."""
+
+    landed: tuple[str, ...] = ()  # ids of the memories added
+    known: int = 0  # found already (refreshed, or skipped as duplicates)
+    refused: int = 0  # refused for what they say: the write policy, a bad value
+    failed: tuple[str, ...] = ()  # why each write the store could not take failed
+
+
 def write(
     open_memory: OpenMemory, session: str | None, host: str, proposals: Sequence[Mapping[str, Any]]
-) -> tuple[tuple[str, ...], int, int]:
-    """Each proposal through `Memory.add`: the ids of the rows it added, how many it
-    found known already (refreshed or skipped as duplicates) and how many it refused."""
+) -> Wrote:
+    """Each proposal through `Memory.add`, all of them even after a failure."""
     mem = open_memory()
     project = mem.context.project
     common: dict[str, Any] = {
@@ -275,12 +289,16 @@ def write(
     if session:
         common |= {"session_id": session, "source_ref": f"session:{session}"}
     landed: list[str] = []
+    failed: list[str] = []
     known = refused = 0
     for proposal in proposals:
         fields = {**common, **proposal}
         content, title = fields.pop("content"), fields.pop("title", None)
         try:
             result = mem.add(content, title, **fields)
+        except Unavailable as exc:  # the store, not the text: worth another try
+            failed.append(str(exc))
+            continue
         except MemlaneError:
             refused += 1
             continue
@@ -288,4 +306,4 @@ def write(
             landed.append(result.id)
         else:
             known += 1
-    return tuple(dict.fromkeys(landed)), known, refused
+    return Wrote(tuple(dict.fromkeys(landed)), known, refused, tuple(failed))

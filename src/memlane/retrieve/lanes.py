@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from memlane.errors import EmbeddingFailed, MemlaneError
 from memlane.graph.entities import query_aliases
 from memlane.model import EntityKind, Filters, Hit, Record, replace
 from memlane.retrieve.fuse import BM25, ENTITY, LANE_WEIGHTS, VECTOR, Fused, convex
@@ -113,6 +114,7 @@ class Lookahead:
         self.filters = finish[1] if finish else None
         self._found: tuple[Vector, list[VectorHit]] | None = None
         self.hits: list[Hit] | None = None
+        self.failed: str | None = None  # why the query could not be embedded
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(search, embedder, query, finish))
         self._thread.start()
@@ -121,11 +123,13 @@ class Lookahead:
         self, search: Search, embedder: Embedder, query: str, finish: tuple[Store, Filters] | None
     ) -> None:
         try:
-            embedded = embedder.embed(query)
+            embedded = embed_query(embedder, query)
             self._found = (embedded, search(embedded, self.k))
             if finish is not None:
                 reader, filters = finish
                 self.hits = _admitted_nearest(reader, search, *self._found, self.k, filters)
+        except EmbeddingFailed as exc:
+            self.failed = str(exc)
         except BaseException as exc:  # raised again on the caller's thread
             self._error = exc
 
@@ -136,10 +140,22 @@ class Lookahead:
     def result(self) -> tuple[Vector, list[VectorHit]]:
         """The query's vector and its `k` nearest memories (waits for the worker)."""
         self._thread.join()
+        if self.failed is not None:
+            raise EmbeddingFailed(self.failed)
         if self._error is not None:
             raise self._error
         assert self._found is not None  # set whenever _run ended without an error
         return self._found
+
+
+def embed_query(embedder: Embedder, query: str) -> Vector:
+    """The query's vector; EmbeddingFailed whatever the embedder's failure, so that a
+    caller can go on without the lane."""
+    try:
+        return embedder.embed(query)
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, MemlaneError) else f"{type(exc).__name__}: {exc}"
+        raise EmbeddingFailed(reason) from exc
 
 
 def vector_k(wanted: int) -> int:
@@ -165,7 +181,7 @@ def vector(
         if ahead.hits is not None and ahead.filters == filters:
             return ahead.hits
     else:
-        embedded, near = embedder.embed(query), None
+        embedded, near = embed_query(embedder, query), None
     return _admitted_nearest(store, index.search, embedded, near, k, filters)
 
 
@@ -236,6 +252,7 @@ class Gathered(msgspec.Struct, frozen=True):
     found: dict[str, list[Hit]]  # lane -> its candidates, best first
     records: dict[str, Record]
     fused: list[Fused]
+    failed: dict[str, str] = {}  # lane -> why it could not run this time
 
 
 def gather(
@@ -248,9 +265,11 @@ def gather(
 ) -> Gathered:
     """Run the keyword and entity lanes (and the vector lane when given) over-fetching
     for `limit`, and fuse their scores (fuse.convex with these lane weights). A lane
-    weighted 0 does not run."""
+    weighted 0 does not run; a vector lane whose query cannot be embedded is left out
+    and named in `failed`, and the other lanes still answer."""
     pool = replace(filters, limit=pool_size(limit))
     found: dict[str, list[Hit]] = {}
+    failed: dict[str, str] = {}
     vectors = vector_lane if weights.get(VECTOR, 0.0) > 0 else None
     early = vectors if query.strip() else None  # the lane starts on a worker
     ahead = None
@@ -270,18 +289,24 @@ def gather(
                 ahead.wait()  # the side reader goes back only once the worker is done
         if vectors is not None:
             index, embedder = vectors
-            found[VECTOR] = vector(store, index, embedder, query, pool, ahead)
+            try:
+                found[VECTOR] = vector(store, index, embedder, query, pool, ahead)
+            except EmbeddingFailed as exc:
+                failed[VECTOR] = str(exc)
     records = {h.record.id: h.record for hits in found.values() for h in hits}
     fused = convex(
         {lane: [(h.record.id, h.score) for h in hits] for lane, hits in found.items()}, weights
     )
-    return Gathered(found, records, fused)
+    return Gathered(found, records, fused, failed)
 
 
 def hybrid(
     store: Store, index: Index, embedder: Embedder, query: str, filters: Filters
 ) -> list[Hit]:
-    """Keyword and vector lanes fused by their normalised scores."""
+    """Keyword and vector lanes fused by their normalised scores (a search asked for
+    meaning fails when the query cannot be embedded; recall goes on without it)."""
     lanes = gather(store, query, filters, filters.limit, (index, embedder))
+    if VECTOR in lanes.failed:
+        raise EmbeddingFailed(lanes.failed[VECTOR])
     chosen = lanes.fused[: filters.limit] if filters.limit else lanes.fused
     return [Hit(lanes.records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]

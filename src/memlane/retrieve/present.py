@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memlane.model import Record, Taint, Version, effective_resonance
@@ -29,6 +29,14 @@ def provenance_marks(record: Record) -> str:
         f"[STALE SOURCE: {record.source_state}]": record.source_state in STALE_STATES,
     }
     return "".join(f" {mark}" for mark, applies in marks.items() if applies)
+
+
+def lane_warnings(skipped: Mapping[str, str]) -> list[str]:
+    """What a recall that ran without some of its lanes says about it, a line each."""
+    return [
+        f"recall ran without its {lane} lane ({why}); the other lanes answered"
+        for lane, why in skipped.items()
+    ]
 
 
 # A fence tag (`<memlane-...>`, `</memlane-...>`) in a memory's own text.

@@ -55,6 +55,9 @@ class RecallResult(msgspec.Struct, frozen=True):
     candidates: tuple[Scored, ...] = ()
     held_back: tuple[str, ...] = ()
     budget_dropped: tuple[str, ...] = ()
+    # Lanes that could not run this time, with why (an embedder that is unusable or
+    # failed on the query): the results came from the others.
+    skipped: Mapping[str, str] = {}
 
 
 # Passive reads (hooks inject without being asked) hold back memories less sure than
@@ -116,11 +119,14 @@ def recall(
     options: RecallOptions = RecallOptions(),
     vector_lane: tuple[Index, Embedder] | None = None,
     admit: Callable[[Record], bool] | None = None,
+    skipped: Mapping[str, str] | None = None,
 ) -> RecallResult:
     """Run every available lane over the filtered store and rank what they found.
 
     `admit` (passive reads) holds back candidates before the limit, so the results
     it leaves still fill it; linked neighbours must pass it and the filters too.
+    `skipped`: lanes the caller could not offer, with why (told in the result with
+    any lane that fails here).
     """
     found = lanes.gather(store, query, filters, options.limit, vector_lane, options.lane_weights)
     fused, records = with_neighbours(
@@ -150,6 +156,7 @@ def recall(
         candidates=tuple(scored),
         held_back=tuple(held),
         budget_dropped=tuple(s.record.id for s in packed.omitted),
+        skipped={**(skipped or {}), **found.failed},
     )
 
 

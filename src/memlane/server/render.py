@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlane.lifecycle.pack import Pack
 from memlane.model import Hit, Link, Record, WriteResult
-from memlane.retrieve.present import fenced, provenance_marks
+from memlane.retrieve.present import fenced, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
     from memlane.retrieve.recall import Extra, RecallResult
@@ -67,7 +67,9 @@ def recalled(query: str, result: RecallResult) -> JSON:
         "results": results,
         "linked": [_extra(e) for e in result.extras],
         "omitted": result.omitted,
+        "held_back": len(result.held_back),
         "tokens_used": result.tokens_used,
+        **({"warnings": lane_warnings(result.skipped)} if result.skipped else {}),
     }
 
 

@@ -169,6 +169,16 @@ class Writer(Protocol):
 
     def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None: ...
 
+    def sighted(
+        self,
+        memory_id: str,
+        session_id: str,
+        at: datetime,
+        source_ref: str | None,
+        agent: str | None,
+    ) -> None:
+        """Record that a session restated a memory (its first sighting there is kept)."""
+
     def put_vectors(
         self,
         memory_id: str,

@@ -360,6 +360,16 @@ class ScreenedWriter:
     def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
         self._inner.ensure_session(session_id, at, agent)
 
+    def sighted(
+        self,
+        memory_id: str,
+        session_id: str,
+        at: datetime,
+        source_ref: str | None,
+        agent: str | None,
+    ) -> None:
+        self._inner.sighted(memory_id, session_id, at, source_ref, agent)
+
     def put_vectors(
         self,
         memory_id: str,

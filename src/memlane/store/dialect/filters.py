@@ -125,9 +125,11 @@ def filter_clauses(d: Dialect, f: Filters, params: Params) -> list[str]:
         params["active_since"] = to_text(f.active_since)
         latest = f"{d.greatest}(COALESCE(e.last_activated, ''), e.updated_at)"
         out.append(f"{latest} >= {d.param('active_since')}")
-    if f.session_id is not None:
+    if f.session_id is not None:  # written in the session, or restated in it
         params["session_id"] = f.session_id
-        out.append(f"e.session_id = {d.param('session_id')}")
+        sid = d.param("session_id")
+        out.append(f"(e.session_id = {sid} OR EXISTS (SELECT 1 FROM sighting s "
+                   f"WHERE s.memory_id = e.id AND s.session_id = {sid}))")  # fmt: skip
     return out
 
 

@@ -21,6 +21,7 @@ TABLES: dict[str, tuple[str, str]] = {
     "entity": ("entity", "id"),
     "alias": ("entity_alias", "entity_id, alias"),
     "mention": ("mention", "memory_id, entity_id"),
+    "sighting": ("sighting", "memory_id, session_id"),
     "reminder": ("reminder", "id"),
 }
 KINDS = tuple(TABLES)  # also the order an import applies them in
@@ -28,7 +29,7 @@ _KEYS = {  # what identifies a row, to tell "already here" from "different"
     "registry": ("registry", "key"), "session": ("id",), "memory": ("id",),
     "version": ("memory_id", "number"), "link": ("source", "target", "type"),
     "entity": ("id",), "alias": ("alias", "entity_id"), "mention": ("memory_id", "entity_id"),
-    "reminder": ("id",),
+    "sighting": ("memory_id", "session_id"), "reminder": ("id",),
 }  # fmt: skip
 # A memory's own `kind` column travels as `memory_kind`: `kind` names the record.
 _OUTER = {("memory", "kind"): "memory_kind", ("version", "kind"): "memory_kind"}
@@ -85,6 +86,7 @@ def export_rows(
         "version": f"memory_id IN {_IDS}",
         "link": f"source IN {_IDS} AND target IN {_IDS}",
         "mention": f"memory_id IN {_IDS}",
+        "sighting": f"memory_id IN {_IDS}",
         "entity": f"id IN {_ENTITIES}",
         "alias": f"entity_id IN {_ENTITIES}",
         "reminder": f"agent {d.same} {d.text('viewer')}",

@@ -1,5 +1,5 @@
-"""Writes whose SQL is the same on both stores but for the dialect: sessions,
-reminders, registries, plain link removal, the meta compare-and-swap and the wake
+"""Writes whose SQL is the same on both stores but for the dialect: sessions and
+their sightings, reminders, registries, plain link removal, the meta compare-and-swap and the wake
 log (see memlane.store.dialect)."""
 
 from __future__ import annotations
@@ -58,6 +58,22 @@ class SharedWrites:
                 f"session(id, agent, started_at) VALUES ({self._marks(3)})"
             ),
             (session_id, agent, to_text(at)),
+        )
+
+    def sighted(
+        self,
+        memory_id: str,
+        session_id: str,
+        at: datetime,
+        source_ref: str | None,
+        agent: str | None,
+    ) -> None:
+        self._conn.execute(
+            self.dialect.insert_ignoring(
+                "sighting(memory_id, session_id, seen_at, source_ref, agent) "
+                f"VALUES ({self._marks(5)})"
+            ),
+            (memory_id, session_id, to_text(at), source_ref, agent),
         )
 
     def close_session(self, session_id: str, at: datetime) -> bool:

@@ -453,12 +453,23 @@ def m005_no_statistics_for_rows_without_terms(cur: psycopg.Cursor[tuple[Any, ...
             cur.execute(statement)
 
 
+def m006_sightings(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """Each later session that restated a memory (a refresh): the session sees it too."""
+    cur.execute(
+        f"CREATE TABLE sighting (memory_id {T} NOT NULL REFERENCES memory(id) ON DELETE CASCADE, "
+        f"session_id {T} NOT NULL, seen_at {T} NOT NULL, source_ref {T}, agent {T}, "
+        "PRIMARY KEY (memory_id, session_id))"
+    )
+    cur.execute("CREATE INDEX sighting_session ON sighting(session_id)")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "stemming_like_sqlite", m002_stemming_like_sqlite),
     (3, "term_statistics", m003_term_statistics),
     (4, "terms_like_sqlite", m004_terms_like_sqlite),
     (5, "no_statistics_for_rows_without_terms", m005_no_statistics_for_rows_without_terms),
+    (6, "sightings", m006_sightings),
 )
 LATEST = MIGRATIONS[-1][0]
 

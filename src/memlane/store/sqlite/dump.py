@@ -2,7 +2,7 @@
 
 Each record is one table row as a dict of its columns (never a store-local rowid or
 sequence number), under a kind: registry, session, memory, version, link, entity,
-alias, mention, reminder. Rows come out in a fixed order (memories in the order they
+alias, mention, sighting, reminder. Rows come out in a fixed order (memories in the order they
 were written), so exporting a store, importing it into an empty one and exporting
 again gives the same bytes. Embeddings, the journal, the wake log and store settings
 are store-local and stay behind. The statements are PostgreSQL's too

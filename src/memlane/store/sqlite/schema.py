@@ -327,6 +327,16 @@ def m009_journal_detail(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE journal ADD COLUMN detail TEXT")
 
 
+def m010_sightings(conn: sqlite3.Connection) -> None:
+    # Each later session that restated a memory (a refresh): the session sees it too.
+    conn.execute(
+        "CREATE TABLE sighting (memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE, "
+        "session_id TEXT NOT NULL, seen_at TEXT NOT NULL, source_ref TEXT, agent TEXT, "
+        "PRIMARY KEY (memory_id, session_id))"
+    )
+    conn.execute("CREATE INDEX sighting_session ON sighting(session_id)")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -337,6 +347,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (7, "reminders", m007_reminders),
     (8, "wake", m008_wake),
     (9, "journal_detail", m009_journal_detail),
+    (10, "sightings", m010_sightings),
 )
 LATEST = MIGRATIONS[-1][0]
 
