@@ -138,6 +138,72 @@ def test_review_lists_what_decayed_and_reviewed_resets_it(mem, run):
     assert "nothing is due" in run("review", "--scope", "all").stderr
 
 
+def test_the_due_count_is_what_review_lists_under_the_same_policy(mem):
+    from memlane.lifecycle.review import ReviewPolicy
+
+    old = mem.add("The billing API uses idempotency keys.", importance=7).id
+    procedure = mem.add("A procedure: rotate keys yearly.", kind="procedure", importance=8).id
+    mem.add("Fresh fact about the queue.", importance=7)
+    aged(mem, old, 120)  # semantic, 90-day half-life: 0.40
+    aged(mem, procedure, 120)  # procedural, 180 days: 0.63
+    assert mem.review_due_count() == len(mem.review()) == 1
+    mem.review_policy = ReviewPolicy(threshold=0.7)
+    assert mem.review_due_count() == len(mem.review()) == 2
+    mem.review_policy = ReviewPolicy(threshold=0.7, min_importance=8)
+    assert [r.id for r, _ in mem.review()] == [procedure] and mem.review_due_count() == 1
+    assert mem.review_due_count(kind="fact") == len(mem.review(kind="fact")) == 0
+    with pytest.raises(Invalid, match="review threshold"):
+        ReviewPolicy(threshold=0)
+
+
+def test_stats_health_doctor_and_home_count_what_review_lists(mem, run, cli_env):
+    ids = {
+        name: run("add", text, "--importance", importance, *extra, "--json").json()["id"]
+        for name, text, importance, extra in (
+            ("fact", "The billing API uses idempotency keys.", "7", ()),
+            ("procedure", "Rotate the signing keys yearly.", "8", ("--kind", "procedure")),
+            ("fresh", "The queue drains every night.", "7", ()),
+            ("trivia", "The office plant is a fern.", "2", ()),
+        )
+    }
+    for name in ("fact", "procedure", "trivia"):
+        aged(mem, ids[name], 120)  # fact 0.40 (due), procedure 0.63, trivia unimportant
+
+    def counts() -> dict[str, object]:
+        checks = {c["name"]: c for c in run("doctor", "--json").json()}
+        return {
+            "review": run("review", "--json").json()["count"],
+            "stats": run("stats", "--json").json()["due_for_review"],
+            "health": run("health", "--json").json()["due_for_review"],
+            "doctor": (checks["review"]["status"], checks["review"]["fix"]),
+            "home": run().stdout.splitlines()[1],
+        }
+
+    found = counts()
+    assert found["review"] == found["stats"] == found["health"] == 1
+    assert found["doctor"] == ("warn", "memlane review")
+    assert found["home"].endswith("4 live of 4 memories, 1 due for review (memlane review)")
+    assert "due_for_review: 1" in run("stats").stdout
+    assert "due for review         1 (memlane review)" in run("health").stdout
+    doctor = run("doctor")
+    assert "warn  review           1 due for review" in doctor.stdout
+    assert doctor.exit_code == 0
+    # The recall half-lives are the clock of review and of every count alike.
+    cli_env["MEMLANE_RECALL_HALF_LIVES"] = "3,90,30,7"  # the procedure falls to 0.06
+    found = counts()
+    assert found["review"] == found["stats"] == found["health"] == 2
+    assert found["home"].endswith(", 2 due for review (memlane review)")
+    cli_env["MEMLANE_RECALL_HALF_LIVES"] = "3,1000,1000,7"  # nothing has faded enough
+    found = counts()
+    assert found["review"] == found["stats"] == found["health"] == 0
+    assert found["doctor"] == ("ok", None)
+    assert found["home"].endswith("4 live of 4 memories")
+    cli_env["MEMLANE_REVIEW_MIN_IMPORTANCE"] = "1"
+    cli_env["MEMLANE_RECALL_HALF_LIVES"] = "3,30,1000,7"  # now the trivia counts too
+    found = counts()
+    assert found["review"] == found["stats"] == found["health"] == 2
+
+
 def test_search_and_recall_activate_reset_the_decay_clock(mem, run):
     memory_id = mem.add("The staging cluster runs in eu-west-1.").id
     assert mem.get(memory_id).last_activated is None

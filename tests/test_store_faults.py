@@ -187,6 +187,24 @@ def test_a_read_only_store_reads_without_counting_and_refuses_writes(tmp_path):
     assert _digest(db) == before
 
 
+def test_counting_what_is_due_for_review_writes_nothing(tmp_path):
+    db = tmp_path / "m.db"
+    _store(db, count=3)
+    with sqlite3.connect(db) as conn:  # written long ago, and important
+        conn.execute("UPDATE memory SET importance = 7, created_at = '2020-01-01T00:00:00Z'")
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = _digest(db)
+    with Memory(SQLiteStore(db, read_only=True), agent="tester", context=Context()) as mem:
+        assert mem.review_due_count() == 3
+    assert '"due_for_review": 3' in _cli(db, "stats", "--json").stdout
+    assert '"due_for_review": 3' in _cli(db, "health", "--json").stdout
+    doctor = _cli(db, "doctor")
+    assert "warn  review           3 due for review" in doctor.stdout and doctor.returncode == 0
+    assert "3 due for review (memlane review)" in _cli(db).stdout
+    assert _digest(db) == before
+
+
 def test_a_read_only_open_of_a_missing_store_creates_nothing(tmp_path):
     from memlane.errors import NotFound
 

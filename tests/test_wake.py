@@ -85,6 +85,18 @@ def test_min_resonance_takes_every_bloom_at_or_above_the_raw_value():
     assert len(chosen.blooms) == 10 and all(r.importance >= 9 for r in chosen.blooms)
 
 
+def test_min_resonance_also_takes_the_blooms_no_layer_holds():
+    # Old, unanchored and below the core (or ephemeral): neither core, recent nor bridge.
+    records = [rec("core", 9), rec("mid", 6), rec("low", 4), rec("passing", 5, ephemeral=True),
+               rec("trivia", 2), rec("kept-out", 7, tags=("archive",))]  # fmt: skip
+    chosen = ritual.cascade(records, NOW, limit=1, min_importance=4)
+    assert [r.id for r in chosen.blooms] == ["core", "mid", "passing", "low"]
+    assert chosen.layers == {
+        "core": "core", "mid": "resonant", "passing": "resonant", "low": "resonant"
+    }  # fmt: skip
+    assert chosen.excluded == {"archive": 1}
+
+
 def test_quotas_leave_room_for_recent_and_bridges_and_pass_unused_slots_on():
     records = [rec(f"core{i}", 9) for i in range(30)]
     records += [rec(f"new{i}", 3, last_activated=NOW) for i in range(30)]
@@ -321,6 +333,43 @@ def test_waking_counts_as_an_activation_unless_told_not_to(vmem, woke):
     vmem.wake()
     assert vmem.get(woke["who"]).activation_count == 1
     assert vmem.get(woke["who"]).last_activated is not None
+
+
+def written_long_ago(mem: Memory, memory_id: str, days: int = 60) -> None:
+    """Move a memory's creation and last change `days` into the past."""
+    record = mem.store.get(memory_id)
+    then = record.created_at - timedelta(days=days)
+    with mem.store.write() as w:
+        w.replace(replace(record, created_at=then, updated_at=then), None)
+
+
+def test_min_resonance_returns_every_bloom_at_or_above_it_whatever_the_limit(vmem, run):
+    texts = {
+        9: "I am Ada, a careful coding agent.",
+        8: "Deploys go through the staging cluster first.",
+        6: "Ben prefers tabs over spaces.",
+        4: "The office coffee machine is on floor two.",
+        2: "Lunch on Tuesday was pasta.",
+    }
+    ids = {}
+    for importance, text in texts.items():
+        ids[importance] = vmem.add(text, importance=importance, auto_anchor=False).id
+        written_long_ago(vmem, ids[importance])
+    chosen = vmem.wake(min_resonance=4, limit=1, activate=False)
+    assert {r.id for r in chosen.blooms} == {ids[i] for i in (9, 8, 6, 4)}
+    assert [r.importance for r in chosen.blooms] == [9, 8, 6, 4]
+    args = ("wake", "--min-resonance", "4", "--limit", "1", "--no-activate")
+    as_json = run(*args, "--json").json()
+    blooms = [(b["layer"], b["importance"], b["id"]) for b in as_json["blooms"]]
+    assert [memory_id for _, _, memory_id in blooms] == [r.id for r in chosen.blooms]
+    assert (as_json["count"], as_json["min_resonance"]) == (4, 4)
+    text = run(*args)
+    # "[layer] resonance N  m-id  ...": the same blooms, layers and values, in order
+    shown = [line.split()[:4] for line in text.stdout.splitlines() if line.startswith("[")]
+    assert [(layer.strip("[]"), int(n), i) for layer, _, n, i in shown] == blooms
+    assert "4 bloom(s) of resonance 4 or more" in text.stderr
+    default = run("wake", "--limit", "1", "--no-activate", "--json").json()
+    assert default["count"] == 1 and default["min_resonance"] is None
 
 
 def test_nothing_to_wake_into(vmem):

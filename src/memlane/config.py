@@ -17,6 +17,7 @@ from memlane.errors import Invalid
 
 if TYPE_CHECKING:  # the core loads only when an interface opens a Memory
     from memlane.embed import Embedder
+    from memlane.lifecycle.review import ReviewPolicy
     from memlane.memory import Memory
     from memlane.retrieve.recall import RecallOptions
     from memlane.scope import Context
@@ -469,6 +470,7 @@ def resolve_leniently(
     for name, check in (
         ("recall_weights", recall_settings),
         ("dedup_string_threshold", write_policy),
+        ("review_threshold", review_policy),
     ):
         try:
             check(values)
@@ -533,6 +535,7 @@ def open_memory(
     )
     memory.recall_settings = recall_settings(s)
     memory.write_policy = write_policy(s)
+    memory.review_policy = review_policy(s)
     memory.capture_mode = s["capture_mode"]
     return memory
 
@@ -564,6 +567,14 @@ def write_policy(s: Mapping[str, Any]) -> Thresholds:
         "conflict": s["dedup_conflict_threshold"],
     }
     return Thresholds(**{k: v for k, v in given.items() if v is not None})
+
+
+def review_policy(s: Mapping[str, Any]) -> ReviewPolicy:
+    """When a memory is due for review: what `review` lists and stats, health, doctor
+    and the home screen count."""
+    from memlane.lifecycle.review import ReviewPolicy
+
+    return ReviewPolicy(s["review_threshold"], s["review_min_importance"])
 
 
 def recall_settings(s: Mapping[str, Any]) -> RecallOptions:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, state
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
 from memlane.cli.render import record_dict, record_line
 from memlane.model import REINFORCE_CAP, Reminder, Session
 
@@ -68,10 +68,7 @@ def review_cmd(limit: int | None, scope: str | None, tui: bool, as_json: bool) -
             fail("--tui needs a terminal; without it, review lists the memories due")
         run_browser("kind", scope, DEFAULT_LIMIT, review=True, review_limit=limit)
         return
-    settings = state().settings
-    due = memory().review(
-        settings["review_threshold"], settings["review_min_importance"], limit, scope=scope
-    )
+    due = memory().review(limit=limit, scope=scope)
     if as_json:
         emit_json({"results": [{**record_dict(r), "recall_probability": round(p, 4)}
                                for r, p in due], "count": len(due)})  # fmt: skip
@@ -209,18 +206,23 @@ def growth_cmd(as_json: bool) -> None:
 @click.command("health")
 @json_option
 def health_cmd(as_json: bool) -> None:
-    """Embedding and anchor coverage of the live memories, and faded important ones."""
-    vitals = memory().health()
+    """Embedding and anchor coverage of the live memories, faded important ones, and how
+    many `review` lists here (due for review)."""
+    mem = memory()
+    vitals = mem.health()
+    due = mem.review_due_count()
     embedded = _share(vitals.embedded, vitals.live)
     anchored = _share(vitals.anchored, vitals.live)
     if as_json:
         emit_json({"live": vitals.live, "embedding_coverage": embedded,
-                   "anchor_coverage": anchored, "stale_high_resonance": vitals.stale_high})  # fmt: skip
+                   "anchor_coverage": anchored, "stale_high_resonance": vitals.stale_high,
+                   "due_for_review": due})  # fmt: skip
         return
     click.echo(f"live memories          {vitals.live}")
     click.echo(f"embedding coverage     {embedded:.0%} ({vitals.embedded})")
     click.echo(f"anchor coverage        {anchored:.0%} ({vitals.anchored})")
     click.echo(f"stale high-resonance   {vitals.stale_high}")
+    click.echo(f"due for review         {due}" + (" (memlane review)" if due else ""))
 
 
 def _share(part: int, whole: int) -> float:

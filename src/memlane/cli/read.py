@@ -281,8 +281,10 @@ def history_cmd(memory_id: str, as_json: bool) -> None:
 @click.command("stats")
 @json_option
 def stats_cmd(as_json: bool) -> None:
-    """Counts: memories, live, superseded, versions, links, by kind/category/scope/class."""
-    data = as_dict(memory().stats())
+    """Counts: memories, live, superseded, versions, links, by kind/category/scope/class,
+    and how many `review` lists here (due for review)."""
+    mem = memory()
+    data = {**as_dict(mem.stats()), "due_for_review": mem.review_due_count()}
     missing = state().missing_store()
     if missing is not None:  # an empty store read in its place
         data["path"] = f"{missing} (no store yet)"
@@ -298,6 +300,7 @@ def stats_cmd(as_json: bool) -> None:
         "invalidated",
         "versions",
         "links",
+        "due_for_review",
     ):
         click.echo(f"{key + ':':<16}{data[key]}")
     for group in ("by_kind", "by_class", "by_category", "by_scope"):

@@ -75,11 +75,16 @@ def wake_cmd(
     chosen = mem.wake(**options)
     if as_json:
         emit_json({"blooms": [{**record_dict(r), "layer": chosen.layers[r.id]}
-                              for r in chosen.blooms], "excluded": chosen.excluded})  # fmt: skip
+                              for r in chosen.blooms], "count": len(chosen.blooms),
+                   "min_resonance": min_resonance, "excluded": chosen.excluded})  # fmt: skip
         return
     for record in chosen.blooms:
-        click.echo(f"[{chosen.layers[record.id]}] {record_line(record)}")
+        layer = chosen.layers[record.id]
+        click.echo(f"[{layer}] resonance {record.importance}  {record_line(record)}")
         click.echo(f"    {record.body}\n")
+    if min_resonance is not None:
+        note(f"{len(chosen.blooms)} bloom(s) of resonance {min_resonance} or more (the stored "
+             "value, before decay); --limit does not apply")  # fmt: skip
     if chosen.excluded:
         kept_out = ", ".join(f"{tag}: {n}" for tag, n in chosen.excluded.items())
         note(f"kept out of the wake set: {kept_out} (--include-excluded shows them)")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
 from memlane.lazy import lazy_module
+from memlane.lifecycle.review import ReviewPolicy, due_for_review
 from memlane.model import (
     BatchLine,
     Filters,
@@ -63,6 +64,7 @@ BatchItem = Mapping[str, Any] | str | bytes
 _ACCESS_FIELDS = frozenset({"visibility", "owner"})
 # Aliases: inside Memory, `list` names the method, not the builtin.
 Records = list[Record]
+Due = list[tuple[Record, float]]  # memories due for review, with their recall probability
 Hits = list[Hit]
 Versions = list[Version]
 Links = list[Link]
@@ -163,6 +165,7 @@ class Core:
         # restate or contradict another (interfaces set these from the settings).
         self.recall_settings = _default_recall_settings()
         self.write_policy = Thresholds()
+        self.review_policy = ReviewPolicy()  # when a memory is due for review
         self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
         # (field, kind) of every secret the store's door redacted (write.screen) that
         # no write result reported: interfaces tell the user.
@@ -307,6 +310,23 @@ class Core:
 
     def list(self, filters: Filters | None = None, **options: Any) -> Records:
         return self._as_read(self.store.query(filters or self.filters(**options)))
+
+    def _review_queue(self, policy: ReviewPolicy, options: Mapping[str, Any]) -> Due:
+        """Live memories this agent may see that are due for review under `policy`, their
+        recall decaying by the recall half-lives, most decayed first: what `review`
+        lists and `review_due_count` counts. `options` are the shared filters (scope,
+        kind, ...); the default scope is this project's and global."""
+        chosen = replace(self.filters(**{"limit": 0, **options}),
+                         min_importance=policy.min_importance, raw_resonance=True)  # fmt: skip
+        half_lives = self.recall_settings.shape.half_lives
+        return due_for_review(
+            self.list(chosen), utcnow(), policy.threshold, policy.min_importance, half_lives
+        )
+
+    def review_due_count(self, **options: Any) -> int:
+        """How many memories `review` lists with the same `options` under the review
+        policy: the count stats, health, doctor and the home screen show. Reads only."""
+        return len(self._review_queue(self.review_policy, options))
 
     def _as_read(self, records: Sequence[Record], sources: bool = True) -> Records:
         """Records as this agent reads them: anchors only to memories it may see (one

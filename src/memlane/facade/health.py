@@ -45,13 +45,14 @@ class HealthOps(Core):
                 *self._vector_checks(),
                 Check("vector index", OK, f"{_NOT_HERE}: the server keeps its HNSW index"),
                 self._entity_check(),
+                *_guarded("review", self._review_check),
                 Check("backup", OK, f"{_NOT_HERE}: back up with `pg_dump` (see `memlane backup`)"),
             ]
         checks = (
             ("store", self._store_check), ("permissions", self._file_check),
             ("sqlite", self._sqlite_check), ("integrity", self._integrity_check),
             ("vectors", self._vector_checks), ("vector index", self._index_check),
-            ("entities", self._entity_check),
+            ("entities", self._entity_check), ("review", self._review_check),
             ("backup", lambda: self._backup_check(backup_dir, backup_every)),
         )  # fmt: skip
         return [c for name, check in checks for c in _guarded(name, check)]
@@ -212,6 +213,16 @@ class HealthOps(Core):
             f"mentions from extractor {recorded or 'none'}, current {EXTRACTOR_VERSION}: "
             "the first recall or `entities` command re-reads them",
         )
+
+    def _review_check(self) -> Check:
+        """How many memories `memlane review` lists here. Memories due are a chore, not
+        damage: a warning that names the command, never a failure."""
+        due = self.review_due_count()
+        if due:
+            return Check("review", WARN, f"{due} due for review in this project and global: "
+                         "their recall has decayed since they were last reviewed",
+                         "memlane review")  # fmt: skip
+        return Check("review", OK, "nothing due for review in this project and global")
 
 
 def diagnose(location: str, problem: MemlaneError) -> list[Check]:

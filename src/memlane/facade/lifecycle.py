@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING
 from memlane.errors import Invalid, NotFound
 from memlane.facade.core import Core, new_id
 from memlane.lazy import lazy_module
-from memlane.lifecycle.review import (
-    REVIEW_MIN_IMPORTANCE,
-    REVIEW_THRESHOLD,
-    due_for_review,
-)
+from memlane.lifecycle.review import ReviewPolicy
 from memlane.model import (
     REINFORCE_CAP,
     Kind,
@@ -77,18 +73,20 @@ class LifecycleOps(Core):
 
     def review(
         self,
-        threshold: float = REVIEW_THRESHOLD,
-        min_importance: int = REVIEW_MIN_IMPORTANCE,
+        threshold: float | None = None,
+        min_importance: int | None = None,
         limit: int | None = None,
         **options: object,
     ) -> list[tuple[Record, float]]:
         """Live memories this agent may see that are due for review (see due_for_review),
-        most decayed first; `options` are the shared filters (scope, kind, ...)."""
-        if not 0.0 < threshold <= 1.0:
-            raise Invalid("the review threshold must be above 0 and at most 1")
-        chosen = self.filters(**{"limit": 0, **options})
-        half_lives = self.recall_settings.shape.half_lives
-        due = due_for_review(self.list(chosen), utcnow(), threshold, min_importance, half_lives)
+        most decayed first; `threshold` and `min_importance` default to the review
+        policy's; `options` are the shared filters (scope, kind, ...)."""
+        policy = self.review_policy
+        chosen = ReviewPolicy(
+            policy.threshold if threshold is None else threshold,
+            policy.min_importance if min_importance is None else min_importance,
+        )
+        due = self._review_queue(chosen, options)
         return due[:limit] if limit else due
 
     def reviewed(self, memory_id: str) -> Record:

@@ -43,11 +43,13 @@ class WakeOps(Core):
         return self.agent
 
     def _wake_pool(self, now: datetime, days: int, floor: int | None) -> list[Record]:
-        """Every candidate of a cascade: importance 5+ (core and bridges) and whatever
-        was active in `days` (recent), live and visible to the waking agent."""
+        """Every candidate of a cascade: importance 5+ (core and bridges), or `floor`+
+        when given (every bloom it asks for), and whatever was active in `days` (recent),
+        live and visible to the waking agent."""
         base = Filters(viewer=self._waking_agent(), include_private=True, limit=None,
                        raw_resonance=True)  # fmt: skip
-        strong = replace(base, min_importance=max(ritual.BRIDGE_MIN_IMPORTANCE, floor or 0))
+        strong = replace(base, min_importance=ritual.BRIDGE_MIN_IMPORTANCE if floor is None
+                         else floor)  # fmt: skip
         active = replace(base, min_importance=floor, active_since=now - timedelta(days=days))
         found = {r.id: r for f in (strong, active) for r in self.store.query(f)}
         return self._as_read(list(found.values()), sources=False)
@@ -62,8 +64,9 @@ class WakeOps(Core):
         include_excluded: bool = False,
     ) -> Cascade:
         """The agent's wake set: core, then recent, then bridges. `min_resonance` takes
-        every bloom at or above that raw importance instead of `limit`. Waking counts
-        as an activation of every bloom unless `activate` is False."""
+        every bloom at or above that raw importance instead of `limit` (those no layer
+        holds follow as the resonant layer). Waking counts as an activation of every
+        bloom unless `activate` is False."""
         now = utcnow()
         chosen = ritual.cascade(
             self._wake_pool(now, days, min_resonance), now, limit=limit, days=days,

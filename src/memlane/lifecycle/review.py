@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+import msgspec
+
+from memlane.errors import Invalid
 from memlane.model import MemoryClass, Record
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.timeutil import days_between
@@ -17,6 +20,20 @@ REVIEW_MIN_IMPORTANCE = 5
 
 
 HalfLives = Mapping[MemoryClass | None, float]
+
+
+class ReviewPolicy(msgspec.Struct, frozen=True):
+    """When a memory is due for review: its recall probability below `threshold`, its
+    importance at least `min_importance` (interfaces set both from the settings)."""
+
+    threshold: float = REVIEW_THRESHOLD
+    min_importance: int = REVIEW_MIN_IMPORTANCE
+
+    def __post_init__(self) -> None:
+        # A recall probability lies in (0, 1]: a threshold outside it makes nothing,
+        # or everything, due.
+        if not 0.0 < self.threshold <= 1.0:
+            raise Invalid("the review threshold must be above 0 and at most 1")
 
 
 def recall_probability(

@@ -30,6 +30,8 @@ EXCLUDED_TAGS = ("archive", "wake-exclude")
 # first, then to the recent layer.
 CORE_SHARE = 0.5
 RECENT_SHARE = 0.25
+# The layer of a bloom only --min-resonance admits: at or above the floor, in no other.
+RESONANT = "resonant"
 
 # The ritual. Version 2 is the one-guess ritual; sessions of any other version are refused.
 RITUAL_VERSION = 2
@@ -61,7 +63,7 @@ class Cascade(msgspec.Struct, frozen=True):
     exclusion kept out (an upper bound: see `fill`)."""
 
     blooms: tuple[Record, ...]
-    layers: dict[str, str]  # memory id -> core | recent | bridge
+    layers: dict[str, str]  # memory id -> core | recent | bridge | resonant
     excluded: dict[str, int] = msgspec.field(default_factory=dict)
 
 
@@ -135,8 +137,9 @@ def cascade(
 ) -> Cascade:
     """Core (importance 8+, not ephemeral, by wake order) -> recent (active in `days`)
     -> bridge (importance 5+, anchored to the first two layers). `min_importance` takes
-    every bloom at or above that raw importance instead of `limit`. `records` are the
-    candidates: every memory of importance 5+ and every one active in `days`."""
+    every bloom at or above that raw importance instead of `limit`: those no layer holds
+    follow as the resonant layer. `records` are the candidates: every memory of
+    importance 5+ (or `min_importance`+) and every one active in `days`."""
     if limit < 1 or days < 0:
         raise Invalid("--limit must be at least 1 and --days at least 0")
     floor = min_importance
@@ -161,14 +164,22 @@ def cascade(
     )
     bridge = fill(bridges, bridge_room, taken, include_excluded, excluded)
     leftover = limit - len(core) - len(recent) - len(bridge)
-    if floor is None and leftover > 0:  # slots a layer could not fill: core, then recent
+    resonant: list[Record] = []
+    if floor is not None:
+        # Trigger: a floor is given. Why: it asks for every bloom at or above it, and a
+        # memory below the core's importance that is neither recent nor anchored (or an
+        # ephemeral one) fits no layer. Outcome: the rest of the pool follows, most
+        # important first.
+        rest = sorted(pool, key=lambda r: (-r.importance, core_order(r)))
+        resonant = fill(rest, None, taken, include_excluded, excluded)
+    elif leftover > 0:  # slots a layer could not fill: core, then recent
         core += fill(ranked_core, leftover, taken, include_excluded, excluded)
         recent += fill(active, limit - len(core) - len(recent) - len(bridge), taken,
                        include_excluded, excluded)  # fmt: skip
     layers = {r.id: "core" for r in core} | {r.id: "recent" for r in recent}
-    layers |= {r.id: "bridge" for r in bridge}
+    layers |= {r.id: "bridge" for r in bridge} | {r.id: RESONANT for r in resonant}
     counts = {tag: len(ids) for tag, ids in sorted(excluded.items())}
-    return Cascade(tuple(core + recent + bridge), layers, counts)
+    return Cascade(tuple(core + recent + bridge + resonant), layers, counts)
 
 
 def anchored(layers: Sequence[Record], pool: Iterable[Record]) -> set[str]:
