@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Markdown, Tree
 
 from conftest import AGENT, CliResult
 from memlane import Context, Memory
+from memlane.lifecycle.review import ReviewPolicy
 from memlane.tui import view
 from memlane.tui.app import Ask, Browser, Confirm, Edit, Page, Review, Table
 
@@ -315,7 +316,8 @@ async def test_review_mode_walks_the_queue_confirming_and_editing_in_place(
     mem: Memory, seeded: dict[str, str]
 ) -> None:
     # Everything is due: any recall probability under 1 is below the threshold.
-    app = browser(mem, review=True, review_options=(1.0, 1, None))
+    mem.review_policy = ReviewPolicy(threshold=1.0, min_importance=1)
+    app = browser(mem, review=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, Review)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memlane.cli.common import echo_stored, emit_json, fail, in_section, json_option, memory, state
+from memlane.cli.common import echo_stored, emit_json, fail, in_section, json_option, memory
 from memlane.cli.render import record_dict
 from memlane.tui import view
 
@@ -29,13 +29,15 @@ def run_browser(
         fail("the browser needs the tui extra: pip install 'memlane[tui]'")
     mem = memory()
     mem.filters(scope=scope)  # a bad scope is a one-line error here, not a crash inside
-    settings = state().settings
     Browser(
-        mem, by=by, scope=scope, limit=limit, review=review, store_label=str(mem.stats().path),
-        review_options=(
-            settings["review_threshold"], settings["review_min_importance"], review_limit
-        ),
-    ).run()  # fmt: skip
+        mem,
+        by=by,
+        scope=scope,
+        limit=limit,
+        review=review,
+        store_label=str(mem.stats().path),
+        review_limit=review_limit,
+    ).run()
 
 
 @in_section("memory ops")

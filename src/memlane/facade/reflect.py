@@ -308,10 +308,10 @@ class ReflectOps(Core):
             (batch[leader].id, *(batch[j].id for j, _ in members))
             for leader, members in cons.clusters(batch, pairs)
         )
-        stale = tuple(
-            (r.id, round(p, 3))
-            for r, p in due_for_review(batch, now, half_lives=self.recall_settings.shape.half_lives)
-        )
+        review = self.review_policy
+        due = due_for_review(batch, now, review.threshold, review.min_importance,
+                             self.recall_settings.shape.half_lives)  # fmt: skip
+        stale = tuple((r.id, round(p, 3)) for r, p in due)
         ids = [r.id for r in batch]
         contradicting: dict[str, list[str]] = {}
         for link in self.store.links_touching(ids):

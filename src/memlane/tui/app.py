@@ -367,7 +367,7 @@ class Browser(App[None]):
         review: bool = False,
         store_label: str = "",
         now: Clock = utcnow,
-        review_options: tuple[float, int, int | None] | None = None,
+        review_limit: int | None = None,
     ) -> None:
         super().__init__()
         if by not in view.GROUPINGS:
@@ -375,7 +375,7 @@ class Browser(App[None]):
         self.memory, self.by, self.scope, self.limit = memory, by, scope, limit
         self.store_label, self.now = store_label, now
         self.start_in_review = review
-        self.review_options = review_options
+        self.review_limit = review_limit  # the review walk's length (None: all due)
         self.needle = ""
         self.records: list[Record] = []
         self.more = False
@@ -565,8 +565,7 @@ class Browser(App[None]):
             getattr(self.actions, name)(r)
 
     def action_review(self) -> None:
-        options = self.review_options or ()
-        due = self.memory.review(*options, scope=self.scope)
+        due = self.memory.review(limit=self.review_limit, scope=self.scope)
         self.push_screen(Review(due))
 
     def action_help(self) -> None:
