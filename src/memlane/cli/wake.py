@@ -81,7 +81,7 @@ def wake_cmd(
     for record in chosen.blooms:
         layer = chosen.layers[record.id]
         click.echo(f"[{layer}] resonance {record.importance}  {record_line(record)}")
-        click.echo(f"    {record.body}\n")
+        echo_stored(f"    {record.body}\n")
     if min_resonance is not None:
         note(f"{len(chosen.blooms)} bloom(s) of resonance {min_resonance} or more (the stored "
              "value, before decay); --limit does not apply")  # fmt: skip
