@@ -270,7 +270,7 @@ def sessions_list(project: str | None, as_json: bool) -> None:
 @click.option("--project", help="Its project (default: this directory's).")
 @json_option
 def sessions_create(session_type: str | None, project: str | None, as_json: bool) -> None:
-    """Open a new session; add memories to it with --session-id."""
+    """Open a new session; add memories to it with `memlane add --session-id ID`."""
     session = memory().create_session(session_type, project)
     if as_json:
         emit_json(session_dict(session))

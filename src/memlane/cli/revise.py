@@ -331,7 +331,8 @@ def invalidate_cmd(memory_id: str, reason: str, as_json: bool) -> None:
 @click.option("--reason", help="Why it is retired.")
 @json_option
 def retire_cmd(memory_id: str, reason: str | None, as_json: bool) -> None:
-    """Retire a memory that has no successor; it stays for audit and --as-of reads."""
+    """Retire a memory that has no successor; it stays for audit and for reads of the
+    past (`list --as-of`)."""
     _report_record(memory().retire(memory_id, reason), as_json, "Retired")
 
 
