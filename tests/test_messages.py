@@ -12,6 +12,8 @@ What counts as a mention, and what it is checked against:
                                   command whose help it is, the commands the CLI module
                                   defines, else any command
     `pg_dump --file x`            another program's line: FOREIGN_PROGRAMS says whose
+
+and importance, wherever it is written, has one range: 1 to MAX_IMPORTANCE.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from collections.abc import Iterator
+import typing
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 import pytest
 
 from memlane.cli.main import cli
+from memlane.model import MAX_IMPORTANCE, REINFORCE_CAP
+from memlane.server.tools import Importance
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "memlane"
@@ -466,3 +471,67 @@ def test_help_texts_name_the_commands_own_flags() -> None:
 def test_docs_run_real_commands_and_flags(path: Path) -> None:
     problems = list(doc_problems(path.read_text(encoding="utf-8")))
     assert not problems, "\n".join(problems)
+
+
+# ---- one importance range ------------------------------------------------------------------
+
+USUAL = 10  # the scale the docs and prompts ask for; recall scores 10 or more alike
+# After "importance" (a clause on): "1-10", "between 1 and 100", "(at most 10)", "up to 100".
+IMPORTANCE = re.compile(r'importance\b"?([^.;"]{0,80})', re.IGNORECASE)
+RANGE_END = re.compile(r"(?:\b1\s*(?:-|–|\.\.|to)\s*|between 1 and |at most |up to )(\d+)")
+
+
+def all_texts() -> Iterator[tuple[str, str]]:
+    for path in sorted(SRC.rglob("*.py")):
+        for line, text in source_texts(ast.parse(path.read_text(encoding="utf-8")), set()):
+            yield f"{path.relative_to(ROOT)}:{line}", text
+    for path in DOCS:
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+def importance_ranges(text: str) -> list[tuple[str, int]]:
+    """Each importance bound a text states, with the words stating it."""
+    return [(m.group(0), int(n)) for m in IMPORTANCE.finditer(text)
+            for n in RANGE_END.findall(m.group(1))]  # fmt: skip
+
+
+def test_the_range_checker_reads_bounds() -> None:
+    assert importance_ranges("Importance 1-10 (above 10 allowed).")[0][1] == USUAL
+    said = "importance must be between 1 and 50; tags at most 8"
+    assert [n for _, n in importance_ranges(said)] == [50]
+
+
+def test_every_importance_range_written_is_the_real_one() -> None:
+    ranges = [(where, *r) for where, text in all_texts() for r in importance_ranges(text)]
+    wrong = [r for r in ranges if r[2] not in (USUAL, MAX_IMPORTANCE)]
+    assert len(ranges) >= 5 and not wrong, wrong
+    assert REINFORCE_CAP == USUAL  # "raises importance by 1 (at most 10)" counts on it
+
+
+def test_the_mcp_schema_and_every_importance_option_name_the_range() -> None:
+    limits = typing.get_args(Importance)[1].metadata
+    assert [getattr(m, "ge", None) or getattr(m, "le", None) for m in limits] == [
+        1, MAX_IMPORTANCE]  # fmt: skip
+    helps = {path: p.help for path, c in TREE.items() for p in c.params
+             if "--importance" in getattr(p, "opts", ())}  # fmt: skip
+    assert set(helps) == {("add",), ("update",), ("supersede",), ("merge",)}
+    assert all(f"up to {MAX_IMPORTANCE}" in (h or "") for h in helps.values()), helps
+
+
+def _writer(run: Callable[..., typing.Any], name: str) -> list[str]:
+    """`memlane NAME ...` up to its --importance, for a fresh memory where it needs one."""
+    if name == "add":
+        return ["add", "A note on deploys."]
+    memory_id = run("add", f"A note for {name}.", "--json").json()["id"]
+    tail = {"update": [], "supersede": ["--content", "Newer."], "merge": ["--into", "One."]}
+    return [name, memory_id, *tail[name]]
+
+
+@pytest.mark.parametrize("name", ["add", "update", "supersede", "merge"])
+def test_every_writer_takes_one_importance_range(run: typing.Any, name: str) -> None:
+    for value in (0, MAX_IMPORTANCE + 1):
+        result = run(*_writer(run, name), "--importance", str(value))
+        expected = f"importance must be between 1 and {MAX_IMPORTANCE} (1-10 is the usual scale)"
+        assert result.exit_code == 2 and expected in result.stderr, result.stderr
+    result = run(*_writer(run, name), "--importance", str(MAX_IMPORTANCE), "--json")
+    assert result.exit_code == 0, result.stderr

@@ -16,7 +16,11 @@ from memlane.model import REINFORCE_CAP, Reminder, Session
 @click.argument("memory_id")
 @click.option("--amount", type=int, default=1, show_default=True, help="Importance to add.")
 @click.option(
-    "--cap", type=int, default=REINFORCE_CAP, show_default=True, help="Highest importance."
+    "--cap",
+    type=int,
+    default=REINFORCE_CAP,
+    show_default=True,
+    help=f"Highest importance it reaches (1-{REINFORCE_CAP}).",
 )
 @json_option
 def reinforce_cmd(memory_id: str, amount: int, cap: int, as_json: bool) -> None:
