@@ -704,6 +704,9 @@ def _as_plain(value: Any) -> Any:
     return value
 
 
+# A write takes importance 1 to MAX_IMPORTANCE; 1-10 is the usual scale (recall scores
+# 10 or more alike, and reinforcement stops at REINFORCE_CAP).
+MAX_IMPORTANCE = 100
 # Reinforcement never raises importance above this (reference/000 "Reinforcement").
 REINFORCE_CAP = 10
 

@@ -18,7 +18,15 @@ from memlane.cli.common import (
     pick_content,
 )
 from memlane.cli.render import batch_dict, write_dict
-from memlane.model import BatchLine, BatchResult, FactType, Kind, WriteResult, WriteStatus
+from memlane.model import (
+    MAX_IMPORTANCE,
+    BatchLine,
+    BatchResult,
+    FactType,
+    Kind,
+    WriteResult,
+    WriteStatus,
+)
 from memlane.write import inputs
 
 _NO_SESSION = (
@@ -59,7 +67,7 @@ CAPTURE_MODE = click.option(
     "--resonance",
     "importance",
     type=int,
-    help="Importance 1-10 (above 10 allowed).",
+    help=f"Importance: 1-10 is the usual scale, up to {MAX_IMPORTANCE}.",
 )
 @click.option(
     "--resonance-type",

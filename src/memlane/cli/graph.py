@@ -88,4 +88,4 @@ def entities_merge(source: str, target: str, confirm: bool, as_json: bool) -> No
         f"{len(plan.aliases)} aliases ({', '.join(plan.aliases)}), {plan.mentions} mentions"
     )
     if not plan.done:
-        note("dry run: add --confirm to merge")
+        note("dry run: pass --confirm to merge")

@@ -16,7 +16,11 @@ from memlane.model import REINFORCE_CAP, Reminder, Session
 @click.argument("memory_id")
 @click.option("--amount", type=int, default=1, show_default=True, help="Importance to add.")
 @click.option(
-    "--cap", type=int, default=REINFORCE_CAP, show_default=True, help="Highest importance."
+    "--cap",
+    type=int,
+    default=REINFORCE_CAP,
+    show_default=True,
+    help=f"Highest importance it reaches (1-{REINFORCE_CAP}).",
 )
 @json_option
 def reinforce_cmd(memory_id: str, amount: int, cap: int, as_json: bool) -> None:
@@ -272,7 +276,7 @@ def sessions_list(project: str | None, as_json: bool) -> None:
 @click.option("--project", help="Its project (default: this directory's).")
 @json_option
 def sessions_create(session_type: str | None, project: str | None, as_json: bool) -> None:
-    """Open a new session; add memories to it with --session-id."""
+    """Open a new session; add memories to it with `memlane add --session-id ID`."""
     session = memory().create_session(session_type, project)
     if as_json:
         emit_json(session_dict(session))

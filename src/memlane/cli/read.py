@@ -73,7 +73,8 @@ _FILTERS: list[Callable[[Any], Any]] = [
     click.option(
         "--resonance-basis",
         type=click.Choice(["decayed", "raw"]),
-        help="What --min/--max-resonance compare: decayed (default) or the raw stored value.",
+        help="What --min-resonance and --max-resonance compare: decayed (default) or the raw "
+        "stored value.",
     ),
     click.option("--has-wake-phrase", is_flag=True, help="Only memories with a wake phrase."),
     click.option(

@@ -21,7 +21,7 @@ from memlane.cli.common import (
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
 from memlane.facade.forget import Forgotten
 from memlane.memory import Memory
-from memlane.model import Record, WriteResult
+from memlane.model import MAX_IMPORTANCE, Record, WriteResult
 from memlane.retrieve.present import printable
 from memlane.write.patch import CLEAR, Patch
 
@@ -44,6 +44,7 @@ def _report_record(record: Record, as_json: bool, verb: str) -> None:
         click.echo(f"{verb}: {record.id} ({record.tombstone_text})")
 
 
+_IMPORTANCE_RANGE = f"1-10 usual, up to {MAX_IMPORTANCE}"
 _NO_EMBED = click.option("--no-embed", is_flag=True, help="Skip embedding on write.")
 _NO_AUTO_ANCHOR = click.option(
     "--no-auto-anchor", is_flag=True, help="Do not re-anchor the memory to its neighbours."
@@ -77,7 +78,13 @@ def _writer(no_embed: bool) -> Memory:
 @click.option("--tags", help="Replace all tags (comma-separated).")
 @click.option("--add-tag", multiple=True, help="Add a tag (repeatable).")
 @click.option("--remove-tag", multiple=True, help="Remove a tag (repeatable).")
-@click.option("--importance", "--resonance", "importance", type=int, help="New importance.")
+@click.option(
+    "--importance",
+    "--resonance",
+    "importance",
+    type=int,
+    help=f"New importance ({_IMPORTANCE_RANGE}).",
+)
 @click.option("--resonance-type", help="New resonance type.")
 @click.option("--content-type", help="New content type.")
 @click.option(
@@ -293,7 +300,11 @@ def restore_cmd(
 )
 @click.option("-t", "--title", help="Title of the successor.")
 @click.option("--reason", help="Why the old memory is superseded.")
-@click.option("--importance", type=int, help="Importance of the successor (default: inherited).")
+@click.option(
+    "--importance",
+    type=int,
+    help=f"Importance of the successor ({_IMPORTANCE_RANGE}; default: inherited).",
+)
 @_NO_EMBED
 @json_option
 def supersede_cmd(
@@ -331,7 +342,8 @@ def invalidate_cmd(memory_id: str, reason: str, as_json: bool) -> None:
 @click.option("--reason", help="Why it is retired.")
 @json_option
 def retire_cmd(memory_id: str, reason: str | None, as_json: bool) -> None:
-    """Retire a memory that has no successor; it stays for audit and --as-of reads."""
+    """Retire a memory that has no successor; it stays for audit and for reads of the
+    past (`list --as-of`)."""
     _report_record(memory().retire(memory_id, reason), as_json, "Retired")
 
 
@@ -340,7 +352,11 @@ def retire_cmd(memory_id: str, reason: str | None, as_json: bool) -> None:
 @click.argument("memory_ids", nargs=-1, required=True)
 @click.option("--into", "content", required=True, help="Content of the merged memory ('-': stdin).")
 @click.option("-t", "--title", help="Title of the merged memory.")
-@click.option("--importance", type=int, help="Importance (default: the maximum of the sources).")
+@click.option(
+    "--importance",
+    type=int,
+    help=f"Importance ({_IMPORTANCE_RANGE}; default: the sources' highest).",
+)
 @_NO_EMBED
 @json_option
 def merge_cmd(

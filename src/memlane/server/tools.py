@@ -19,11 +19,10 @@ from pydantic import Field
 from memlane.errors import Invalid
 from memlane.lifecycle.pack import Pack
 from memlane.memory import Memory
-from memlane.model import Kind, Signal, SourceType, Taint
+from memlane.model import MAX_IMPORTANCE, Kind, Signal, SourceType, Taint
 from memlane.server import render
 from memlane.server.auth import Grant
 from memlane.server.backend import Backend
-from memlane.write.draft import MAX_IMPORTANCE
 
 JSON = dict[str, Any]
 Ctx = Context[Any, Any]

@@ -16,6 +16,7 @@ import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import (
+    MAX_IMPORTANCE,
     SIGNAL_CONFIDENCE,
     UNSIGNALLED_CONFIDENCE,
     ContentType,
@@ -93,7 +94,6 @@ FACT_ROUTES: dict[FactType, tuple[Kind, str, State | None]] = {
     FactType.COMMITMENT: (Kind.COMMITMENT, "commitment", State.OPEN),
     FactType.THREAD_CLOSED: (Kind.EVENT, "thread", None),
 }
-MAX_IMPORTANCE = 100
 
 
 class WriteContext(msgspec.Struct, frozen=True):

@@ -8,6 +8,7 @@ import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import (
+    MAX_IMPORTANCE,
     ContentType,
     Kind,
     Record,
@@ -18,7 +19,6 @@ from memlane.model import (
     replace,
 )
 from memlane.write.draft import (
-    MAX_IMPORTANCE,
     as_int,
     as_list,
     as_text,
