@@ -229,7 +229,8 @@ def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(
         mem.add("We deploy with blue green from main.", wake_phrases=["deploy"])
         template = json.loads(next(ln for ln in mem.export_jsonl() if '"kind":"memory"' in ln))
     changes = [{"retrieval_count": "x"}, {"wake_phrases": "[1, 2]"}, {"version": "a"},
-               {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"}]  # fmt: skip
+               {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"},
+               {"tags": "[" * 100_000}]  # fmt: skip
     lines = [json.dumps({**template, "id": f"m-bad{i:05d}", "dedup_hash": f"b{i}", **c})
              for i, c in enumerate(changes)]  # fmt: skip
     lines.append(json.dumps({**template, "id": "m-good00001", "dedup_hash": "g"}))
