@@ -17,10 +17,10 @@ from memlane.write import csvrows, inputs
 
 
 def _record(**changes: object) -> dict[str, object]:
-    """A JSONL memory record with a value of every kind a column holds."""
-    record: dict[str, object] = {
-        name: None for name in csvrows.HEADER if name != "kind"
-    }  # every nullable column null
+    """A JSONL memory record with a value of every kind a column holds (the columns
+    that may be null, null)."""
+    record: dict[str, object] = dict.fromkeys(csvrows.HEADER)
+    del record["kind"]  # a memory's own kind travels as memory_kind
     record.update(
         kind="memory", id="m-abc00001", scope="global", title="T", body="B", memory_kind="fact",
         category="fact", content_type="text", tags="[]", importance=5, visibility="public",
