@@ -1,6 +1,6 @@
-"""export / import (issue 7 §2): lossless JSONL round trips byte for byte, every line
-is checked before anything lands, re-importing is a no-op; CSV and Markdown out,
-Markdown folders in."""
+"""export / import: every format (JSONL, CSV, Markdown) imports back exactly, JSONL
+byte for byte; every line is checked before anything lands, re-importing is a no-op;
+Markdown folders of one's own notes come in too."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def test_csv_and_markdown_exports(tmp_path):
     mem = _full_store(tmp_path / "a.db")
     rows = list(csv.DictReader(io.StringIO(mem.export_csv())))
     assert {r["title"] for r in rows} >= {"History", "Ünïcödé"}
-    assert next(r for r in rows if r["title"] == "History")["tags"] == "history;people"
+    assert next(r for r in rows if r["title"] == "History")["tags"] == '["history", "people"]'
     files = dict(mem.export_markdown())
     meta, body = split(next(t for n, t in files.items() if "History" in t))
     assert meta["title"] == "History" and meta["tags"] == ["history", "people"]
@@ -229,7 +229,8 @@ def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(
         mem.add("We deploy with blue green from main.", wake_phrases=["deploy"])
         template = json.loads(next(ln for ln in mem.export_jsonl() if '"kind":"memory"' in ln))
     changes = [{"retrieval_count": "x"}, {"wake_phrases": "[1, 2]"}, {"version": "a"},
-               {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"}]  # fmt: skip
+               {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"},
+               {"tags": "[" * 100_000}]  # fmt: skip
     lines = [json.dumps({**template, "id": f"m-bad{i:05d}", "dedup_hash": f"b{i}", **c})
              for i, c in enumerate(changes)]  # fmt: skip
     lines.append(json.dumps({**template, "id": "m-good00001", "dedup_hash": "g"}))
@@ -261,3 +262,70 @@ def test_a_markdown_export_imports_back_exactly(tmp_path, run, cli_env):
         restored = sorted(ln for ln in copy.export_jsonl(include_superseded=True)
                           if '"kind":"memory"' in ln)  # fmt: skip
     assert restored == exported
+
+
+def _awkward_store(db: Path) -> None:
+    """Memories whose text trips formats up: lines and quotes in bodies, separators and
+    non-ASCII in tags and lists, a derived title, YAML look-alikes, a superseded memory
+    with versions, an invalidated one, a private one, counters in use, a link."""
+    with Memory.open(
+        db, agent="tester", context=Context("proj", "main"), embedder=get_embedder("hash")
+    ) as mem:
+        first = mem.add(
+            'Line one, "quoted"; semi\r\nline two\n\n  indented, last\n', title="",
+            tags=["a;b", "c,d", 'say "hi"', "naïve"], importance=8,
+        ).id  # fmt: skip
+        mem.update(first, append=" More, later.")
+        mem.supersede(first, 'Replaced: a body with "quotes"\nand, commas; semis')
+        lesson = mem.add(
+            "Unicode: naïve café — 数据 🙂 \\ back\tslash", title="Ünïcödé, \"q\"; s",
+            kind="lesson", wake_phrases=["café, crème", "x;y"], applicability=["py;3.11"],
+            occurred_at="2026-01-05", domain="ops", wake_order=3,
+        ).id  # fmt: skip
+        yaml_like = mem.add("---\nnot: front matter\n---\nbody", title="null", tags=["on"]).id
+        mem.add("=SUM(A1:A2) reads as a formula", title="yes", private=True)
+        ended = mem.add("The billing API is slow on Mondays.", title="1.5").id
+        mem.invalidate(ended, "fixed\rat last")  # a lone CR: a CSV row must stay one
+        mem.link(lesson, yaml_like, "related", reason="same area")
+        mem.reinforce(lesson)
+        mem.feedback(lesson, applied=True)
+        mem.feedback(yaml_like, applied=False)
+        mem.recall("café crème")
+        mem.remind("in 2 hours", "check the deploy")
+
+
+def _export(run, db: Path, fmt: str, out: Path) -> dict[str, str]:
+    """`memlane export -f FMT -o OUT` of everything: {file name: text} of a folder, or
+    {"": text} of a file."""
+    options = ("--include-superseded", "--include-private")
+    done = run("--db", str(db), "export", "-f", fmt, "-o", str(out), *options)
+    assert done.exit_code == 0, done.stderr
+    if not out.is_dir():
+        return {"": out.read_text(encoding="utf-8")}
+    return {f.name: f.read_text(encoding="utf-8") for f in sorted(out.iterdir())}
+
+
+def _memories(db: Path) -> list[dict[str, object]]:
+    """Every memory record of a store's JSONL export, by id."""
+    with Memory.open(db, agent="tester", context=Context()) as mem:
+        records = [json.loads(line) for line in mem.export_jsonl(**EVERYTHING)]
+    return sorted((r for r in records if r["kind"] == "memory"), key=lambda r: r["id"])
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "md"])
+def test_every_export_format_imports_back_exactly(fmt, run, tmp_path):
+    source, target = tmp_path / "a.db", tmp_path / "b.db"
+    _awkward_store(source)
+    memories = _memories(source)
+    assert any(r["valid_until"] for r in memories) and any(r["superseded_by"] for r in memories)
+    assert any(r["applied_count"] and r["activation_count"] for r in memories)
+    first = _export(run, source, fmt, tmp_path / f"first.{fmt}")
+    where = tmp_path / f"first.{fmt}"
+    command = {"jsonl": ["import"], "csv": ["import", "csv"], "md": ["import", "markdown"]}[fmt]
+    loaded = run("--db", str(target), *command, str(where), "--json")
+    assert loaded.exit_code == 0, loaded.stderr
+    assert _export(run, target, fmt, tmp_path / f"second.{fmt}") == first
+    assert _memories(target) == memories  # ids, times, counters, state: all kept
+    again = run("--db", str(target), *command, str(where), "--json")
+    assert again.exit_code == 0, again.stderr
+    assert _export(run, target, fmt, tmp_path / f"third.{fmt}") == first

@@ -1,4 +1,4 @@
-"""export, and import of memlane's own JSONL and of Markdown folders."""
+"""export, and import of memlane's own JSONL, of CSV files and of Markdown folders."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from memlane.cli.common import (
     note,
     open_input,
 )
-from memlane.errors import MemlaneError
+from memlane.errors import Invalid, MemlaneError
+from memlane.facade.transfer import ImportReport
 from memlane.files import private_dirs, replace_file
 from memlane.write import inputs
 from memlane.write.frontmatter import split
@@ -32,8 +33,9 @@ FORMATS = ("jsonl", "csv", "md")
 @in_section("data")
 @click.command("export")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="jsonl",
-              show_default=True, help="jsonl: lossless; csv: one row per memory; "
-              "md: one file per memory (needs -o DIR).")  # fmt: skip
+              show_default=True, help="jsonl: lossless; csv: one row per memory, every "
+              "field (lists as JSON arrays, null as an empty cell); md: one file per "
+              "memory (needs -o DIR).")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="File (jsonl, csv) or directory (md); default: stdout.")  # fmt: skip
 @click.option("--scope", help="Only this scope (a project's with its branches).")
@@ -45,7 +47,12 @@ def export_cmd(
     include_private: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Write memories out: JSONL with every field, version, link, entity, session and
-    registry (import restores it exactly), CSV, or Markdown files."""
+    registry, CSV with one row per memory, or Markdown files with one memory each.
+    `import` restores each of them exactly (CSV and Markdown carry the memories only).
+
+    CSV: every field as a column, id, scope, kind, category, title, body, tags and
+    importance first; a list (tags, applicability, wake_phrases) is a JSON array, a
+    missing value an empty cell."""
     options: dict[str, Any] = {"scope": scope, "include_superseded": include_superseded,
                                "include_private": include_private}  # fmt: skip
     mem = memory()
@@ -99,8 +106,8 @@ class ImportGroup(click.Group):
 @in_section("data")
 @click.group("import", cls=ImportGroup)
 def import_group() -> None:
-    """Load memories: `import FILE` (a memlane JSONL export), `import markdown DIR`,
-    `import mcp-memory FILE`."""
+    """Load memories: `import FILE` (a memlane JSONL export), `import csv FILE`,
+    `import markdown DIR`, `import mcp-memory FILE`."""
 
 
 @import_group.command("jsonl")
@@ -117,13 +124,42 @@ def import_jsonl_cmd(
     with open_input(str(file), "import") as stream:
         report = memory().import_jsonl(inputs.lines(stream), capture_mode=capture_mode,
                                        allow_tombstones=allow_tombstones)  # fmt: skip
+    _report(file, report, as_json, "line")
+
+
+@import_group.command("csv")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@CAPTURE_MODE
+@json_option
+def import_csv_cmd(file: Path, capture_mode: str | None, as_json: bool) -> None:
+    """Load a CSV: a memlane export restored exactly, any other table added as new
+    memories. A `memlane export -f csv` file (its header names id or dedup_hash) is
+    restored as `import` restores JSONL: ids, times, counters and state kept. Any
+    other table needs a body column and may have add's fields
+    (title, tags, kind, category, importance, scope, private, ...; a list as a JSON
+    array or comma-separated): each row is added as a new memory. Bad rows are
+    reported by number (the header is row 1) and skipped; importing the same file
+    again changes nothing."""
+    source = "stdin" if str(file) == "-" else str(file.resolve())
+    with open_input(str(file), "import") as stream:
+        try:
+            report = memory().import_csv(inputs.lines(stream), capture_mode=capture_mode,
+                                         source=source)  # fmt: skip
+        except Invalid as exc:
+            fail(f"{file}: {exc}")
+    _report(file, report, as_json, "row")
+
+
+def _report(file: Path, report: ImportReport, as_json: bool, unit: str) -> None:
+    """What an import did, and the bad lines (or rows) it skipped: exit 2 if any."""
     if as_json:
         emit_json({"counts": report.counts, "added": report.added, "redactions": report.redactions,
                    "unembedded": report.unembedded,
-                   "errors": [{"line": n, "error": e} for n, e in report.errors]})  # fmt: skip
+                   "errors": [{unit: n, "error": e} for n, e in report.errors]})  # fmt: skip
     else:
         for number, error in report.errors:
-            click.echo(f"{file}:{number}: {error}", err=True)
+            where = f"{file}:{number}" if unit == "line" else f"{file}: {unit} {number}"
+            click.echo(f"{where}: {error}", err=True)
         for kind, outcomes in report.counts.items():
             click.echo(f"{kind}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
         if report.unembedded:

@@ -1,25 +1,25 @@
-"""Export and import (issue 7 §2): everything out as lossless JSONL (or CSV and
-Markdown for people), and JSONL back in, validated before anything is written.
+"""Export and import: everything out as lossless JSONL (or CSV and Markdown for
+people), and each of them back in, validated before anything is written.
 
 JSONL: a header line, then one record per line, `kind` first: registry, session,
 memory (every field), version, link, entity, alias, mention, reminder. Export, import
 into an empty store and export again gives the same bytes; importing a file twice
-changes nothing the second time.
+changes nothing the second time. CSV and Markdown carry the memories alone, every
+field of each; importing them restores each memory as its JSONL record would.
 """
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol, cast
 
 import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
-from memlane.facade.core import Core
-from memlane.model import Filters, Record, replace
+from memlane.facade.core import BatchItem, Core
+from memlane.model import BatchResult, Filters, Record, WriteStatus, replace
 from memlane.store import Selection
 from memlane.store.dialect.transfer import missing_ref
 from memlane.write import inputs
@@ -29,18 +29,13 @@ FORMAT, FORMAT_VERSION = "memlane-export", 1
 # is a bound parameter, and SQLite takes a few thousand at most per statement.
 ID_CHUNK = 500
 HEADER = {"kind": FORMAT, "version": FORMAT_VERSION}
-CSV_COLUMNS = (
-    "id", "scope", "kind", "category", "title", "body", "tags", "importance", "confidence",
-    "visibility", "owner", "source_agent", "created_at", "updated_at", "valid_from",
-    "valid_until", "superseded_by",
-)  # fmt: skip
 
 
 class ImportReport(msgspec.Struct):
     """What an import did, by kind and outcome, and the lines it refused."""
 
     counts: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
-    errors: list[tuple[int, str]] = msgspec.field(default_factory=list)  # (line, why)
+    errors: list[tuple[int, str]] = msgspec.field(default_factory=list)  # (line or CSV row, why)
     redactions: int = 0
     unembedded: int = 0  # new memories left without vectors (`embed --pending`)
     landed: list[str] = msgspec.field(default_factory=list)  # memories added (or ended)
@@ -173,18 +168,56 @@ class TransferOps(Core):
             yield line(kind, row)
 
     def export_csv(self, **options: Any) -> str:
-        """One row per memory, the columns a spreadsheet wants (tags joined by `;`)."""
-        import csv
+        """One row per memory with every column of its JSONL record, those a
+        spreadsheet wants first; lists as JSON arrays, null as an empty cell (see
+        memlane.write.csvrows). `import_csv` restores it exactly."""
+        from memlane.write import csvrows
 
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        for kind, row in self.export_records(**options):
-            if kind == "memory":
-                tags = ";".join(json.loads(row["tags"] or "[]"))
-                values = {**row, "kind": row["memory_kind"], "tags": tags}
-                writer.writerow([values[c] for c in CSV_COLUMNS])
-        return out.getvalue()
+        records = self.export_records(**options)
+        return csvrows.table(row for kind, row in records if kind == "memory")
+
+    def import_csv(
+        self,
+        lines: Iterable[str | bytes],
+        *,
+        capture_mode: str | None = None,
+        source: str = "csv",
+    ) -> ImportReport:
+        """Load a CSV. memlane's own export (its header names id or dedup_hash) is
+        restored as `import_jsonl` restores its records: ids, times, counters and
+        state kept. Any other table adds each row as a new memory through the write
+        policy, in session `import:<source>`, so importing it again adds nothing.
+
+        Every row is read before anything is written. A bad row is reported by its
+        number (the header is row 1, as a spreadsheet numbers them) and skipped; a
+        header at fault, or a text that is not CSV, is Invalid and nothing lands."""
+        from memlane.write import csvrows
+
+        table = csvrows.read(lines)
+        rows = [row for _, row in table.rows]
+        if table.restore:
+            report = self.import_jsonl(map(json.dumps, rows), capture_mode=capture_mode)
+        else:
+            session = {"session_id": f"import:{source}"}
+            report = self._added([{**session, **row, "capture_mode": capture_mode} for row in rows])
+        done = [(table.rows[n - 1][0], why) for n, why in report.errors]
+        report.errors = sorted(table.bad + done)
+        return report
+
+    def _added(self, items: list[BatchItem]) -> ImportReport:
+        """add-batch over these items, as an import's report (item numbers from 1)."""
+        batch: BatchResult = cast(_Adds, self).add_batch(items)
+        report = ImportReport()
+        for line in batch.lines:
+            if line.result is None:
+                report.errors.append((line.line, line.error or "not added"))
+                continue
+            report.count("memory", line.result.status.value)
+            report.redactions += len(line.result.redactions)
+            report.unembedded += line.result.status is WriteStatus.EMBED_DEFERRED
+            if line.result.landed and line.result.id is not None:
+                report.landed.append(line.result.id)
+        return report
 
     def export_markdown(self, **options: Any) -> Iterator[tuple[str, str]]:
         """(file name, text) per memory: YAML front matter with every other field, then
@@ -208,7 +241,7 @@ class TransferOps(Core):
         record: dict[str, Any] = {name: None for name in _MEMORY_COLUMNS}
         for name, value in meta.items():
             listed = name in _LIST_FIELDS and isinstance(value, list)
-            record[name] = json.dumps(value) if listed else value
+            record[name] = json.dumps(value, ensure_ascii=False) if listed else value
         record["body"] = body.removesuffix("\n")  # the newline export_markdown added
         return json.dumps({"kind": "memory", **record}, default=str)
 
@@ -322,6 +355,12 @@ class TransferOps(Core):
 
 
 Checked = list[tuple[int, str, dict[str, Any]]]  # (line number, kind, row)
+
+
+class _Adds(Protocol):
+    """The write policy's batch add (Memory defines it; a mixin can only name it)."""
+
+    def add_batch(self, items: Iterable[BatchItem]) -> BatchResult: ...
 
 
 def _memory_refs(kind: str, row: dict[str, Any]) -> tuple[str, ...]:

@@ -138,11 +138,17 @@ def _check_memory(values: Mapping[str, Any], decode: Callable[[str, Any], Any]) 
             continue
         try:
             decode(column, value)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise Invalid(f"memory.{column}: {value!r} is not valid ({exc})") from None
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:  # `[[[[...` in a list
+            raise Invalid(f"memory.{column}: {_shown(value)} is not valid ({exc})") from None
     for required in ("id", "scope", "title", "body", "dedup_hash", "created_at"):
         if not values.get(required):
             raise Invalid(f"memory.{required} is empty")
+
+
+def _shown(value: Any) -> str:
+    """A value for a one-line message: its repr, cut short past 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def stored_record(d: Dialect, conn: Connection, kind: str, row: Mapping[str, Any]) -> Any:
