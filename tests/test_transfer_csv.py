@@ -60,6 +60,15 @@ def test_every_cell_reads_back_as_its_column_held_it():
     ]
 
 
+@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\")", "+1", "-sum", "@cmd", "\tx",
+                                  "\rx", "'=already marked", "'", "''", "plain", ""])  # fmt: skip
+def test_a_text_a_spreadsheet_would_run_is_written_inert_and_reads_back(text):
+    cells = next(csv.reader(io.StringIO(csvrows.table([_record(title=text)]).split("\r\n")[1])))
+    written = cells[csvrows.HEADER.index("title")]
+    assert not written.startswith(("=", "+", "-", "@", "\t", "\r"))
+    assert _read_back([_record(title=text)]) == [_record(title=text)]
+
+
 def test_lists_are_json_arrays_and_null_is_an_empty_cell():
     text = csvrows.table([_record(tags='["a;b", "c,d"]', domain=None, title="")])
     row = next(csv.DictReader(io.StringIO(text, newline="")))

@@ -11,6 +11,10 @@ reads first leading (`HEADER`), a memory's own kind as `kind`. A cell holds:
   cell an empty text;
 - a number as JSON writes it (`5`, `0.6`), a flag (ephemeral) as 0 or 1.
 
+A text cell that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`,
+`@`, a tab or a CR) is written with a `'` in front, as is one that starts with `'`;
+the import takes exactly that `'` off again, so every text reads back as it was.
+
 A CSV whose header names neither `id` nor `dedup_hash` is someone's own table of new
 memories: its columns are `add`'s fields (body, title, tags, kind, category,
 importance, ...), a list either a JSON array or comma-separated as `add --tags`
@@ -65,8 +69,33 @@ def table(records: Iterable[Mapping[str, Any]]) -> str:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(HEADER)
     for row in records:
-        writer.writerow([row["memory_kind" if name == "kind" else name] for name in HEADER])
+        writer.writerow([_inert(row["memory_kind" if name == "kind" else name]) for name in HEADER])
     return out.getvalue()
+
+
+# What makes a spreadsheet read a cell as a formula, and the mark that says it is text.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_TEXT_MARK = "'"
+
+
+def _inert(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: a text that would start a formula, or that
+    starts with the mark itself, gets the mark in front (see _as_written).
+
+    Trigger: an exported memory whose text starts `=HYPERLINK(...)` (an agent may have
+    written it). Why: a spreadsheet opening the export would run it. Outcome: it
+    shows as the text it is, and `import csv` restores it exactly.
+    """
+    if isinstance(value, str) and value.startswith((*_FORMULA_STARTS, _TEXT_MARK)):
+        return _TEXT_MARK + value
+    return value
+
+
+def _as_written(cell: str) -> str:
+    """A text cell of memlane's export as its memory held it (the mark _inert put
+    in front taken off; no other cell starts with it)."""
+    marked = cell.startswith(_TEXT_MARK) and cell[1:].startswith((*_FORMULA_STARTS, _TEXT_MARK))
+    return cell[1:] if marked else cell
 
 
 class Table(msgspec.Struct, frozen=True):
@@ -206,7 +235,7 @@ def _value(name: str, cell: str) -> Any:
         return number
     if name in _FLOATS:
         return float(_number(name, cell))
-    return cell
+    return _as_written(cell)
 
 
 def _number(name: str, cell: str) -> int | float:
