@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memlane.embed import get_embedder
 from memlane.embed.blob import to_blob
+from memlane.errors import EmbeddingFailed
 from memlane.retrieve.vectors import VectorIndex
 
 DIM = 4
@@ -286,5 +288,13 @@ def test_a_failure_on_the_look_ahead_thread_is_raised_to_the_caller(mem):
     put(mem, mem.add("a note").id, unit(1, 0, 0, 0))
     index = VectorIndex(mem.store, "test", DIM)
     ahead = lanes.Lookahead(index.current().search, BrokenEmbedder(), "anything", 10)
-    with pytest.raises(ConnectionError, match="went away"):
+    with pytest.raises(EmbeddingFailed, match=r"ConnectionError: .*went away"):
         lanes.vector(mem.store, index, BrokenEmbedder(), "anything", mem.filters(limit=5), ahead)
+
+    def lost(*_: object) -> list[object]:
+        raise ConnectionError("the index went away")
+
+    ahead = lanes.Lookahead(lost, get_embedder("hash"), "anything", 10)
+    with pytest.raises(ConnectionError, match="the index went away"):  # not the embedder's
+        lanes.vector(mem.store, index, get_embedder("hash"), "anything", mem.filters(limit=5),
+                     ahead)  # fmt: skip
