@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_doctor_reports_every_lane(run):
     run("add", "Redis caches sessions.")
@@ -42,6 +44,7 @@ def _checks(run) -> dict[str, list[dict]]:
     return out
 
 
+@pytest.mark.sqlite_only  # the checks of a SQLite file
 def test_doctor_reads_sqlite_the_file_and_the_backups(run, db_path, tmp_path):
     run("add", "Redis caches sessions.")
     checks = _checks(run)
