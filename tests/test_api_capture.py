@@ -762,7 +762,7 @@ def test_a_taken_random_id_is_replaced_not_an_error(mem, monkeypatch):
     first = mem.add("The staging database is called stg-main.")
     # The id generator hands out an id that is already taken, then a free one.
     ids = iter([first.id, "m-zzzzzzzz"])
-    monkeypatch.setattr("memlane.facade.core.new_id", lambda: next(ids))
+    monkeypatch.setattr("memlane.runtime.new_id", lambda: next(ids))
     result = mem.add_batch([{"content": "The production database is called prd-main."}])
     assert result.failed == []
     landed = mem.get(result.ids[0])

@@ -471,7 +471,7 @@ def test_stats_of_an_empty_store(mem):
 def fixed_ids(mem, monkeypatch) -> list[str]:
     """Three memories with chosen ids: two share the prefix `abcd`."""
     chosen = iter(["m-abcd0001", "m-abcd0002", "m-wxyz0003"])
-    monkeypatch.setattr("memlane.facade.core.new_id", lambda: next(chosen))
+    monkeypatch.setattr("memlane.runtime.new_id", lambda: next(chosen))
     return [add(mem, f"memory number {i}") for i in range(3)]
 
 
@@ -511,7 +511,7 @@ def test_ambiguous_prefix_changes_nothing(mem, fixed_ids):
 
 def test_a_prefix_resolves_among_the_scopes_given_only(mem, monkeypatch):
     chosen = iter(["m-abcd0001", "m-abcd0002", "m-abcd0003"])
-    monkeypatch.setattr("memlane.facade.core.new_id", lambda: next(chosen))
+    monkeypatch.setattr("memlane.runtime.new_id", lambda: next(chosen))
     for n, scope in enumerate(("global", "project:alpha", "project:alpha@main")):
         mem.add(f"memory number {n}", scope=scope)
     assert mem.resolve("abcd", ["project:alpha"]) == "m-abcd0002"

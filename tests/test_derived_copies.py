@@ -47,7 +47,7 @@ def test_a_derived_memory_takes_the_worst_taint_and_the_lowest_trust(vmem):
     merged = vmem.merge([web.id, note.id], "Redis: port 6380 in staging; restart on maxmemory.")
     assert vmem.get(merged.id).taint is Taint.UNTRUSTED_WEB
     insight = vmem.add("Redis settings changes need a restart.", kind="insight")
-    with vmem._transaction() as w:  # how reflection links an insight to its sources
+    with vmem.rt.transaction() as w:  # how reflection links an insight to its sources
         w.add_link(Link(insight.id, web.id, LinkType.DERIVES, reason="reflection"))
     derived = vmem.get(insight.id)
     assert derived.taint is Taint.UNTRUSTED_WEB
@@ -121,7 +121,7 @@ def test_forgetting_a_member_reaches_its_topic_summary_and_what_was_derived_from
     [summary_id] = vmem.organize().written
     assert SECRET_LINE in vmem.get(summary_id).body
     digest = vmem.add(f"Digest. {SECRET_LINE} Redis restarts are routine.").id
-    with vmem._transaction() as w:
+    with vmem.rt.transaction() as w:
         w.add_link(Link(digest, summary_id, LinkType.DERIVES, reason="digest"))
     done = vmem.forget(members[-1])
     assert set(done.scrubbed) == {summary_id, digest}
@@ -135,7 +135,7 @@ def test_a_copy_made_only_of_the_forgotten_text_goes_too_and_a_paraphrase_is_rep
     source = mem.add(SECRET_LINE).id
     copy = mem.add(SECRET_LINE, allow_duplicate=True, title="Copy").id
     paraphrase = mem.add("Only one key opens the legacy jump host.").id
-    with mem._transaction() as w:
+    with mem.rt.transaction() as w:
         w.add_link(Link(copy, source, LinkType.DERIVES, reason="copy"))
         w.add_link(Link(paraphrase, source, LinkType.DERIVES, reason="reflection"))
     done = mem.forget(source)

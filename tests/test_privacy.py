@@ -249,7 +249,7 @@ def test_an_ambiguous_prefix_lists_only_what_the_reader_may_see(reader, world):
 
 def test_a_prefix_shared_with_a_private_memory_resolves_to_the_visible_one(alice, bob, monkeypatch):
     fixed = iter(["m-q7000001", "m-q7000002"])
-    monkeypatch.setattr("memlane.facade.core.new_id", lambda: next(fixed))
+    monkeypatch.setattr("memlane.runtime.new_id", lambda: next(fixed))
     hidden = alice.add("The quokka hides the spare key.", private=True).id
     shown = alice.add("The spare key is at the front desk.").id
     assert (hidden, shown) == ("m-q7000001", "m-q7000002")

@@ -154,7 +154,7 @@ def test_a_database_server_answers_the_vector_lane_itself(vmem, monkeypatch):
     deleted = vmem.add("Kubernetes autoscaler settings lived in the old wiki.").id
     vmem.delete(deleted)
     on_server = vmem.store.nearest("any", (), 0) is not None
-    index, _ = vmem._vector_lane()
+    index, _ = vmem.rt.vector_lane()
     assert isinstance(index, ServerIndex if on_server else VectorIndex)
     read: list[object] = []
     vectors = vmem.store.vectors

@@ -53,19 +53,10 @@ else:  # the write policy loads with the first write: a read never runs it
     pipeline = lazy_module("memlane.write.pipeline")
     screen = lazy_module("memlane.write.screen")
 
-from memlane.facade import backup, core, health
+from memlane import runtime
+from memlane.facade import backup, health
 from memlane.facade.backup import BackupOps, RestoreReport
 from memlane.facade.consolidate import ConsolidateOps
-from memlane.facade.core import (
-    _ACCESS_FIELDS,
-    BATCH_CHUNK,
-    ID_PREFIX,
-    REANALYZE_AFTER,
-    BatchItem,
-    Journal,
-    Records,
-    Versions,
-)
 from memlane.facade.forget import ForgetOps, Forgotten
 from memlane.facade.graph import GraphOps
 from memlane.facade.health import HealthOps
@@ -77,6 +68,16 @@ from memlane.facade.registries import RegistryOps
 from memlane.facade.transfer import TransferOps
 from memlane.facade.vectors import VectorOps
 from memlane.facade.wake import WakeOps
+from memlane.runtime import (
+    _ACCESS_FIELDS,
+    BATCH_CHUNK,
+    ID_PREFIX,
+    REANALYZE_AFTER,
+    BatchItem,
+    Journal,
+    Records,
+    Versions,
+)
 
 __all__ = ["Memory"]
 
@@ -159,7 +160,7 @@ class Memory(
         [doc] = self._embed_drafts([None if draft.no_embed else draft.record])
         looked = self._look([(draft.record, doc)] if _judged(draft) else [])
         cleared = [draft.record] if screen.unchanged(draft.record) else []
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.keep([draft.record.dedup_hash] if captured.keeps else [])
             w.cleared(cleared)
             batch = self._batch(vectors=doc is not None, looked=looked)
@@ -216,7 +217,7 @@ class Memory(
 
     def _admit(self, w: Writer, draft: Draft, staged: Staged) -> WriteResult | None:
         """The exact-duplicate gate: a skip result, or None when the draft may land."""
-        self._check_category(draft.record.category)
+        self.rt.check_category(draft.record.category)
         if draft.allow_duplicate:
             return None
         duplicate = pipeline.duplicate_of(w, draft.record, staged)
@@ -249,8 +250,8 @@ class Memory(
         if decision.verdict is dedup.Verdict.CONTRADICTION:
             record = contradicting(record)
         thread = self._thread_to_close(w, draft.close_thread)
-        anchors = [self._load(w, a).id for a in draft.anchors]
-        [rec] = pipeline.land(w, [record], core.new_id, self.agent)
+        anchors = [self.rt.read(w, a).id for a in draft.anchors]
+        [rec] = pipeline.land(w, [record], runtime.new_id, self.agent)
         if decision.verdict is dedup.Verdict.CONTRADICTION:
             self._contradict(w, rec, decision)
         for anchor in anchors:
@@ -264,7 +265,7 @@ class Memory(
     def _thread_to_close(self, w: Writer, thread_id: str | None) -> Record | None:
         if thread_id is None:
             return None
-        thread = self._live(w, thread_id)
+        thread = self.rt.live(w, thread_id)
         if thread.kind is not Kind.THREAD:
             raise Invalid(f"{thread.id} is a {thread.kind.value}, not a thread")
         if thread.state is State.CLOSED:
@@ -319,7 +320,7 @@ class Memory(
         docs = dict(zip(drafts, self._embed_drafts(wanted), strict=True))
         looked = self._look([(d.record, docs[n]) for n, d in drafts.items() if _judged(d)])
         cleared = [d.record for d in drafts.values() if screen.unchanged(d.record)]
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.keep(d.record.dedup_hash for n, d in drafts.items() if captures[n].keeps)
             w.cleared(cleared)
             vectors = any(d is not None for d in docs.values())
@@ -378,7 +379,7 @@ class Memory(
         self, w: Writer, staged: Staged, lines: dict[int, int], decisions: Mapping[int, Decision]
     ) -> dict[int, BatchLine]:
         """Insert the staged rows; their lines' results, keyed by line number."""
-        final = pipeline.land(w, staged.records, core.new_id, self.agent)
+        final = pipeline.land(w, staged.records, runtime.new_id, self.agent)
         out = {}
         for i, record in enumerate(final):
             number = lines[i]
@@ -390,11 +391,11 @@ class Memory(
         """One memory; with `as_of`, the version that was valid then."""
         full = self.resolve(memory_id)
         if as_of is None:
-            return self._sourced(self._visible_record(self.store.get(full), memory_id))
+            return self.rt.as_read([self.rt.shown(self.store.get(full), memory_id)])[0]
         at = parse_instant(as_of, "as-of") if not isinstance(as_of, datetime) else as_of
         record = self.store.get(full, as_of=at)
-        if record is None or not self._visible(record):
-            self._visible_record(self.store.get(full), memory_id)  # NotFound if never visible
+        if record is None or not self.rt.visible(record):
+            self.rt.shown(self.store.get(full), memory_id)  # NotFound if never visible
             raise NotFound(f"{full} was not valid at {at.isoformat()}")
         return record
 
@@ -432,7 +433,7 @@ class Memory(
     def chunk_count(self, memory_id: str) -> int:
         """How many chunk vectors a memory has under the store's embedding profile (0:
         none, or a body short enough for its entry vector alone)."""
-        record = self._load(self.store, memory_id)
+        record = self.rt.read(self.store, memory_id)
         profile = self.store.meta(EMBED_PROFILE_META)
         if not profile:
             return 0
@@ -450,7 +451,7 @@ class Memory(
 
     def history(self, memory_id: str) -> Versions:
         """Every content version, oldest first; the last one is current (valid_until None)."""
-        record = self._load(self.store, memory_id)
+        record = self.rt.read(self.store, memory_id)
         current = Version(
             memory_id=record.id,
             number=record.version,
@@ -494,8 +495,8 @@ class Memory(
         """
         patch = patch or patching.make_patch(changes)
         captured = None
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             new = patching.apply_patch(old, patch, self.limits, self.agent)
             if (new.title, new.body, new.tags) != (old.title, old.body, old.tags):
                 new, captured = self._screened(new, capture_mode)
@@ -503,7 +504,7 @@ class Memory(
             if new != old:
                 new = self._pinned(new)  # a revision is about the file as it is now
             if new.category != old.category:
-                self._check_category(new.category)
+                self.rt.check_category(new.category)
             anchors_changed = self._update_anchors(w, old, patch)
             if new == old and not anchors_changed:
                 raise Invalid("nothing to change: the update leaves the memory as it is")
@@ -523,20 +524,20 @@ class Memory(
         wanted = patching.anchor_targets(record.anchors, patch)
         if wanted == record.anchors:
             return False
-        resolved = {self._load(w, a).id for a in wanted}
+        resolved = {self.rt.read(w, a).id for a in wanted}
         for gone in set(record.anchors) - resolved:
             w.remove_link(record.id, gone, LinkType.ANCHOR)
         for added in resolved - set(record.anchors):
             w.add_link(Link(record.id, added, LinkType.ANCHOR, created_at=utcnow()))
-        self._journal(w, "anchors", record.id)
+        self.rt.journal(w, "anchors", record.id)
         return set(record.anchors) != resolved
 
     def restore(
         self, memory_id: str, version: int | None = None, *, auto_anchor: bool = True
     ) -> WriteResult:
         """Bring back an earlier version's content (the previous one by default)."""
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             versions = {v.number: v for v in self.store.versions(old.id)}
             number = old.version - 1 if version is None else version
             if number == old.version:
@@ -600,16 +601,16 @@ class Memory(
         """A new memory replaces an old one, which stays for audit with `superseded_by`.
         A public successor of a private memory needs `force`, as `update` does. Its text
         goes through the capture policy, as on add."""
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             captured = self._captured(
                 {**drafting.inherited_fields(old), "content": content, "title": title, **fields}
             )
             draft = drafting.build_draft(captured.fields, self._write_context())
             w.keep([draft.record.dedup_hash] if captured.keeps else [])
             _keeps_private([old], draft.record, force)
-            self._check_category(draft.record.category)
-            [new] = pipeline.land(w, [draft.record], core.new_id, self.agent)
+            self.rt.check_category(draft.record.category)
+            [new] = pipeline.land(w, [draft.record], runtime.new_id, self.agent)
             self._tombstone(
                 w,
                 old,
@@ -617,7 +618,7 @@ class Memory(
                 superseded_at=new.created_at,
                 supersede_reason=reason or "superseded",
             )
-            self._journal(w, "supersede", old.id)
+            self.rt.journal(w, "supersede", old.id)
             w.add_link(Link(new.id, old.id, LinkType.SUPERSEDES, reason=reason))
         result = WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
         return self._reembedded(with_capture(result, captured))
@@ -626,19 +627,19 @@ class Memory(
         """End a memory's validity now, with the reason it is no longer true."""
         if not reason or not reason.strip():
             raise Invalid("invalidate needs a non-empty --reason")
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             self._tombstone(w, old, valid_until=utcnow(), supersede_reason=reason.strip())
-            self._journal(w, "invalidate", old.id)
-        return self._load(self.store, old.id)
+            self.rt.journal(w, "invalidate", old.id)
+        return self.rt.read(self.store, old.id)
 
     def retire(self, memory_id: str, reason: str | None = None) -> Record:
         """Drop a memory that has no successor; it stays for audit and as-of reads."""
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             self._tombstone(w, old, superseded_at=utcnow(), supersede_reason=reason or "retired")
-            self._journal(w, "retire", old.id)
-        return self._load(self.store, old.id)
+            self.rt.journal(w, "retire", old.id)
+        return self.rt.read(self.store, old.id)
 
     def merge(
         self,
@@ -656,11 +657,11 @@ class Memory(
         Every id must name a live memory the caller may see: one that does not (a typo,
         another owner's private memory) is NotFound and nothing is merged, so a typo
         never turns a merge into the supersession of the one memory named right."""
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             sources: Records = []
             for memory_id in dict.fromkeys(memory_ids):
                 try:
-                    sources.append(self._live(w, memory_id))
+                    sources.append(self.rt.live(w, memory_id))
                 except NotFound as exc:
                     raise NotFound(f"{exc}; nothing was merged") from None
             if not sources:
@@ -675,8 +676,8 @@ class Memory(
             draft = drafting.build_draft(captured.fields, self._write_context())
             w.keep([draft.record.dedup_hash] if captured.keeps else [])
             _keeps_private(sources, draft.record, force)
-            self._check_category(draft.record.category)
-            [new] = pipeline.land(w, [draft.record], core.new_id, self.agent)
+            self.rt.check_category(draft.record.category)
+            [new] = pipeline.land(w, [draft.record], runtime.new_id, self.agent)
             for source in sources:
                 self._tombstone(
                     w,

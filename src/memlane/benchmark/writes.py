@@ -10,8 +10,8 @@ from typing import Any
 
 import msgspec
 
-from memlane.facade.core import BATCH_CHUNK
 from memlane.memory import Memory
+from memlane.runtime import BATCH_CHUNK
 
 
 class AddResult(msgspec.Struct):

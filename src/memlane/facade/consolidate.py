@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from memlane.errors import Conflict, Invalid
-from memlane.facade.core import Core, new_id
+from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.model import (
     OK,
@@ -47,6 +47,7 @@ from memlane.model import (
     Visibility,
     replace,
 )
+from memlane.runtime import new_id
 from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
 
@@ -181,7 +182,7 @@ class ConsolidateOps(Core):
             done = self._planned(self._working_set(size), cons.DEFAULT_THRESHOLD)
             found = org.topics(org.after(list(done.records.values()), done.plan))
             if found:
-                self._check_category(SUMMARY_CATEGORY)
+                self.rt.check_category(SUMMARY_CATEGORY)
             return replace(done, topics=self._topic_plans(found))
 
         return self._run("organize", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
@@ -189,7 +190,7 @@ class ConsolidateOps(Core):
     def merged_from(self, memory_id: str) -> list[str]:
         """The memories consolidation folded into this one, first merged first; an id
         ends `:truncated` when its text did not fit and stays on its own row."""
-        record = self._load(self.store, memory_id)
+        record = self.rt.read(self.store, memory_id)
         out = [
             link.target + (cons.TRUNCATED if (link.reason or "").endswith(cons.TRUNCATED) else "")
             for link in self.store.links(record.id)
@@ -270,7 +271,7 @@ class ConsolidateOps(Core):
         """(our token, None) when taken; (None, holder) when another run holds it;
         (our token, stale holder) when a crashed run's lock was taken over."""
         token, now = secrets.token_hex(8), utcnow()
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             raw = self.store.meta(LOCK_META)
             held = _read_holder(raw)
             if held is not None and held.holds(now):
@@ -287,7 +288,7 @@ class ConsolidateOps(Core):
         return token, held
 
     def _release(self, token: str) -> None:
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             raw = self.store.meta(LOCK_META)
             held = _read_holder(raw)
             if held is not None and held.token == token:
@@ -359,7 +360,7 @@ class ConsolidateOps(Core):
         """The plan in one transaction (the clock recorded with it), then new vectors
         for the memories whose text changed."""
         warnings = list(report.warnings)
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             changed = self._apply_merges(w, work, warnings)
             written = [self._write_topic(w, t) for t in work.topics if t.action != "unchanged"]
             stamp = {
@@ -401,7 +402,7 @@ class ConsolidateOps(Core):
             old = w.get(absorbed.id)
             assert old is not None  # checked by _apply_merges in this transaction
             self._absorb(w, old, keeper.id, absorbed, now)
-        self._journal(w, "consolidate", keeper.id)
+        self.rt.journal(w, "consolidate", keeper.id)
         return new.dedup_hash != keeper.dedup_hash
 
     def _absorb(
@@ -412,7 +413,7 @@ class ConsolidateOps(Core):
                           supersede_reason=why), None)  # fmt: skip
         reason = MERGED_LINK + (cons.TRUNCATED if absorbed.truncated else "")
         w.add_link(Link(keeper, record.id, LinkType.SUPERSEDES, absorbed.similarity, reason, now))
-        self._journal(w, "consolidate", record.id)
+        self.rt.journal(w, "consolidate", record.id)
 
     def _write_topic(self, w: Writer, planned: TopicPlan) -> str:
         """Create or refresh a topic's summary row, linked `derives` to its members."""
@@ -427,7 +428,7 @@ class ConsolidateOps(Core):
             summary = self._commit_version(w, old, new, "organize: topic refreshed")
         for member in topic.members:
             w.add_link(Link(summary.id, member, LinkType.DERIVES, reason="organize topic"))
-        self._journal(w, "organize", summary.id)
+        self.rt.journal(w, "organize", summary.id)
         return summary.id
 
     def _new_summary(self, w: Writer, topic: Topic) -> Record:

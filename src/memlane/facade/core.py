@@ -1,35 +1,23 @@
-"""The state and helpers every part of the `Memory` facade shares."""
+"""What the features of the `Memory` facade share: the runtime they work through
+(memlane.runtime) and the write steps several of them take."""
 
 from __future__ import annotations
 
-import base64
-import difflib
-import itertools
-import secrets
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
+from memlane import runtime
 from memlane.lazy import lazy_module
 from memlane.lifecycle.review import ReviewPolicy, due_for_review
-from memlane.model import (
-    BatchLine,
-    Filters,
-    Hit,
-    JournalEntry,
-    Link,
-    Record,
-    RegistryEntry,
-    Taint,
-    Version,
-    Visibility,
-    WriteResult,
-    WriteStatus,
-    replace,
+from memlane.model import Filters, Record, Taint, WriteResult, WriteStatus, replace
+from memlane.runtime import (
+    BatchLines,
+    Due,
+    Names,
+    Records,
+    Runtime,
 )
-from memlane.retrieve.filters import make_filters
 from memlane.scope import Context
 from memlane.store import Store, Writer
 from memlane.timeutil import utcnow
@@ -38,51 +26,26 @@ from memlane.write.settings import Limits, Thresholds
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.recall import RecallOptions
-    from memlane.retrieve.served import Index
     from memlane.write import draft, pipeline
     from memlane.write.draft import WriteContext
-    from memlane.write.screen import ScreenedWriter
 else:  # the write policy loads with the first write: a read never runs it
     draft = lazy_module("memlane.write.draft")
     pipeline = lazy_module("memlane.write.pipeline")
 
-ID_PREFIX = "m-"
-# RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
-_TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
-# Lines per transaction in add-batch. Large enough to amortize the commit (random
-# index pages are rewritten once per transaction: at 100k memories, 2,000-line
-# chunks halve the commit cost of 500-line ones), small enough that a crash loses
-# at most this many unacknowledged lines and other writers wait well under a second.
-BATCH_CHUNK = 2000
-# A batch this large can change the shape of the data enough to mislead the planner.
-REANALYZE_AFTER = 1000
-REGISTRIES = ("categories", "agents", "projects", "applicability")
-# The store_meta key naming the extractor version that wrote the entity mentions.
-ENTITY_META = "entity_extractor"
-BatchItem = Mapping[str, Any] | str | bytes
-# Who may see a memory is never rolled back by restoring an older version.
-_ACCESS_FIELDS = frozenset({"visibility", "owner"})
-# Aliases: inside Memory, `list` names the method, not the builtin.
-Records = list[Record]
-Due = list[tuple[Record, float]]  # memories due for review, with their recall probability
-Hits = list[Hit]
-Versions = list[Version]
-Links = list[Link]
-Journal = list[JournalEntry]
-Entries = list[RegistryEntry]
-Names = list[str]
-BatchLines = list[BatchLine]
+T = TypeVar("T")
 
 
-def new_id() -> str:
-    """A random id: 40 bits as 8 Crockford base32 characters (retried if ever taken)."""
-    return ID_PREFIX + base64.b32encode(secrets.token_bytes(5)).decode("ascii").translate(_TO_ID)
+class _OnRuntime(Generic[T]):
+    """An attribute of the facade that is its runtime's, read and set through it."""
 
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
 
-def _default_recall_settings() -> RecallOptions:
-    from memlane.retrieve.recall import RecallOptions
+    def __get__(self, facade: Any, owner: Any = None) -> T:
+        return cast(T, getattr(facade.rt, self.name))
 
-    return RecallOptions()
+    def __set__(self, facade: Any, value: T) -> None:
+        setattr(facade.rt, self.name, value)
 
 
 def _deferred(result: WriteResult, why: str) -> WriteResult:
@@ -93,47 +56,21 @@ def _deferred(result: WriteResult, why: str) -> WriteResult:
     )
 
 
-# Passive reads (hooks inject without being asked) hold back what could mislead a model.
-_PASSIVE_BLOCKED_TAGS = frozenset({"injection-risk"})
-# What passive reads learned of a text by reading it, by its dedup hash (bounded).
-_EMIT_VERDICTS: dict[str, bool] = {}
-_EMIT_VERDICTS_MAX = 4096
-
-
-def passive_ok(record: Record, floor: float) -> bool:
-    """Whether a passive read may show a memory: not untrusted web, not an injection
-    risk, and at least `floor` sure.
-
-    Trigger: every memory a passive read would emit. Why: a stored tag reflects the
-    tagger of the day it was written (an older store, a manual capture, text that
-    reached the store before the tagger knew its phrasing). Outcome: the text is read
-    again as it is emitted: one that reads as instructions to a model, or that holds a
-    secret (kept by a reviewed or manual capture), is held back too.
-    """
-    return (
-        record.taint is not Taint.UNTRUSTED_WEB
-        and record.confidence >= floor
-        and not _PASSIVE_BLOCKED_TAGS.intersection(record.tags)
-        and _emittable(record)
-    )
-
-
-def _emittable(record: Record) -> bool:
-    verdict = _EMIT_VERDICTS.get(record.dedup_hash)
-    if verdict is None:
-        from memlane.write.injection import is_injection
-        from memlane.write.secrets import find_secrets
-
-        text = f"{record.title}\n{record.body}"
-        verdict = not is_injection(text) and not find_secrets(text)
-        if len(_EMIT_VERDICTS) >= _EMIT_VERDICTS_MAX:
-            _EMIT_VERDICTS.clear()
-        _EMIT_VERDICTS[record.dedup_hash] = verdict
-    return verdict
-
-
 class Core:
-    """Store, identity, context and limits; id resolution, visibility, transactions."""
+    """The runtime (`rt`) and the write steps the features share."""
+
+    store: _OnRuntime[Store] = _OnRuntime()
+    agent: _OnRuntime[str | None] = _OnRuntime()
+    context: _OnRuntime[Context] = _OnRuntime()
+    limits: _OnRuntime[Limits] = _OnRuntime()
+    embed_problem: _OnRuntime[str | None] = _OnRuntime()
+    embed_on_write: _OnRuntime[bool] = _OnRuntime()
+    recall_settings: _OnRuntime[RecallOptions] = _OnRuntime()
+    write_policy: _OnRuntime[Thresholds] = _OnRuntime()
+    review_policy: _OnRuntime[ReviewPolicy] = _OnRuntime()
+    capture_mode: _OnRuntime[str] = _OnRuntime()
+    default_taint: _OnRuntime[Taint] = _OnRuntime()
+    redactions: _OnRuntime[list[tuple[str, str]]] = _OnRuntime()
 
     def __init__(
         self,
@@ -146,36 +83,14 @@ class Core:
         embed_problem: str | None = None,
         embed_on_write: bool = True,
     ) -> None:
-        """`embedder`: an Embedder, or a factory called on first need (so a read that
-        needs no vectors never loads a model); None: no vector lane. `embed_problem`
-        says why a configured one is unusable (writes then report embed_deferred);
-        `embed_on_write` False defers all embedding to `embed --pending`."""
-        self.store = store
-        self.agent = agent
-        self.context = context or Context()
-        self.limits = limits or Limits()
-        self._embedder_source = embedder
-        self._embedder: Embedder | None = None
-        self.embed_problem = embed_problem
-        self.embed_on_write = embed_on_write
-        self._categories: set[str] = set()
-        self._index: Index | None = None
-        self._entities_checked = False
-        # How recall weighs and diversifies, and how alike a new memory must be to
-        # restate or contradict another (interfaces set these from the settings).
-        self.recall_settings = _default_recall_settings()
-        self.write_policy = Thresholds()
-        self.review_policy = ReviewPolicy()  # when a memory is due for review
-        self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
-        # (field, kind) of every secret the store's door redacted (write.screen) that
-        # no write result reported: interfaces tell the user.
-        self.redactions: list[tuple[str, str]] = []
-        # The taint of writes that name none: a person at the CLI is trusted_internal;
-        # agent surfaces (MCP, hooks) set untrusted_tool (reference/002).
-        self.default_taint = Taint.TRUSTED_INTERNAL
+        """Memory over `store` (see Runtime for the other arguments)."""
+        self.rt = Runtime(
+            store, agent=agent, context=context, limits=limits, embedder=embedder,
+            embed_problem=embed_problem, embed_on_write=embed_on_write,
+        )  # fmt: skip
 
     def close(self) -> None:
-        self.store.close()
+        self.rt.close()
 
     def __enter__(self) -> Self:
         return self
@@ -183,133 +98,33 @@ class Core:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write_context(self) -> WriteContext:
-        return draft.WriteContext(
-            now=utcnow(), new_id=new_id, agent=self.agent, context=self.context,
-            limits=self.limits, default_taint=self.default_taint,
-        )  # fmt: skip
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, created on first use; None when there is none or it failed."""
+        return self.rt.embedder
 
     def resolve(self, memory_id: str, scopes: Sequence[str] | None = None) -> str:
         """The full id for an id or an unambiguous prefix (with or without `m-`); with
         `scopes`, only their memories are candidates (any other is NotFound)."""
-        if not isinstance(memory_id, str):
-            raise Invalid(f"a memory id is a string, not {type(memory_id).__name__}")
-        text = memory_id.strip()
-        if not text:
-            raise Invalid("empty id")
-        prefix = text if text.startswith(ID_PREFIX) else ID_PREFIX + text
-        candidates = self.store.resolve(prefix, self.agent, scopes=scopes)
-        if prefix in candidates:
-            return prefix
-        if not candidates:
-            raise NotFound(f"no memory with id {memory_id!r}")
-        if len(candidates) > 1:
-            raise AmbiguousId(memory_id, candidates)
-        return candidates[0]
+        return self.rt.resolve(memory_id, scopes)
 
     def in_scopes(self, ids: Sequence[str], scopes: Sequence[str]) -> set[str]:
         """Those of `ids` that are memories in `scopes`, in any state."""
-        if not ids:
-            return set()
-        within = Filters(ids=tuple(ids), scopes=tuple(scopes), any_visibility=True,
-                         include_superseded=True, limit=None)  # fmt: skip
-        return set(self.store.admitted(within))
-
-    def _visible(self, record: Record) -> bool:
-        """Public, or private to this agent (a private memory is nobody's without one)."""
-        mine = self.agent is not None and record.owner == self.agent
-        return record.visibility is Visibility.PUBLIC or mine
-
-    def _load(self, reader: Store | Writer, memory_id: str) -> Record:
-        return self._visible_record(reader.get(self.resolve(memory_id)), memory_id)
-
-    def _visible_record(self, record: Record | None, given: str) -> Record:
-        """The record, or NotFound when it is missing or private to someone else."""
-        if record is None or not self._visible(record):
-            raise NotFound(f"no memory with id {given!r}")
-        return record
-
-    def _live(self, w: Writer, memory_id: str) -> Record:
-        record = self._load(w, memory_id)
-        if not record.live:
-            raise Conflict(f"{record.id} is {record.tombstone_text}; tombstones are write-once")
-        return record
-
-    @contextmanager
-    def _transaction(self) -> Iterator[ScreenedWriter]:
-        """One write transaction; registry lookups cached inside it stay consistent.
-
-        Every text it writes passes the capture policy (write.screen) unless the write
-        says its capture mode keeps a memory's text (`keep`). What the screen
-        redacted is added to `redactions`.
-        """
-        from memlane.write.screen import ScreenedWriter
-
-        self._categories = set()
-        with self.store.write() as inner:
-            w = ScreenedWriter(inner)
-            yield w
-        self.redactions += w.found
-
-    def _count(self, memory_ids: Sequence[str], *counters: str) -> None:
-        """Count a read of these memories on each counter (one transaction).
-
-        Trigger: a store opened read-only. Why: a read must work on a file it may not
-        write; its counters are bookkeeping, not the answer. Outcome: nothing counted.
-        """
-        if not memory_ids or self.store.read_only:
-            return
-        now = utcnow()
-        with self._transaction() as w:
-            for counter in counters:
-                w.touch(memory_ids, counter, now)
-
-    def _check_category(self, category: str) -> None:
-        """Refuse an unregistered category (looked up once per transaction)."""
-        if category in self._categories:
-            return
-        self._categories = {e.key for e in self.store.registry("categories")}
-        if category not in self._categories:
-            near = difflib.get_close_matches(category, sorted(self._categories), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise Invalid(
-                f"unknown category {category!r}{hint}; add it with: memlane categories add {category}"
-            )
-
-    def _entities_current(self) -> None:
-        """Bring every memory's entity mentions up to the current extractor, once.
-
-        Trigger: the store's mentions were written by another extractor version (or
-        before mentions existed). Outcome: all of them are re-read, a chunk per
-        transaction, and the version recorded last, so an interrupted pass resumes. A
-        read-only store is read with the mentions it has.
-        """
-        from memlane.graph.entities import EXTRACTOR_VERSION, mentions_of
-
-        if (
-            self._entities_checked
-            or self.store.read_only
-            or self.store.meta(ENTITY_META) == EXTRACTOR_VERSION
-        ):
-            self._entities_checked = True
-            return
-        records = iter(self.store.iter_all())
-        while chunk := list(itertools.islice(records, BATCH_CHUNK)):
-            with self.store.write() as w:
-                w.set_mentions({r.id: mentions_of(r) for r in chunk})
-        with self.store.write() as w:
-            w.set_meta(ENTITY_META, EXTRACTOR_VERSION)
-        self._entities_checked = True
-
-    def _journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
-        w.journal(operation, [memory_id], self.agent)
+        return self.rt.in_scopes(ids, scopes)
 
     def filters(self, **options: Any) -> Filters:
         """Filters from keyword options (see `retrieve.filters.make_filters`)."""
-        return make_filters(self.context, self.agent, options)
+        return self.rt.filters(**options)
 
     def list(self, filters: Filters | None = None, **options: Any) -> Records:
-        return self._as_read(self.store.query(filters or self.filters(**options)))
+        """The memories the filters (or these keyword options) select, as read."""
+        return self.rt.list(filters, **options)
+
+    def _write_context(self) -> WriteContext:
+        return draft.WriteContext(
+            now=utcnow(), new_id=runtime.new_id, agent=self.agent, context=self.context,
+            limits=self.limits, default_taint=self.default_taint,
+        )  # fmt: skip
 
     def _review_queue(self, policy: ReviewPolicy, options: Mapping[str, Any]) -> Due:
         """Live memories this agent may see that are due for review under `policy`, their
@@ -328,50 +143,6 @@ class Core:
         policy: the count stats, health, doctor and the home screen show. Reads only."""
         return len(self._review_queue(self.review_policy, options))
 
-    def _as_read(self, records: Sequence[Record], sources: bool = True) -> Records:
-        """Records as this agent reads them: anchors only to memories it may see (one
-        query for all of them); with `sources`, file: sources checked (see _sourced)."""
-        targets = tuple({a for r in records for a in r.anchors})
-        if targets:
-            seen = set(self.store.admitted(Filters(
-                ids=targets, viewer=self.agent, include_private=self.agent is not None,
-                include_superseded=True, limit=None,
-            )))  # fmt: skip
-            records = [
-                r if set(r.anchors) <= seen
-                else replace(r, anchors=tuple(a for a in r.anchors if a in seen))
-                for r in records
-            ]  # fmt: skip
-        return [self._source_checked(r) for r in records] if sources else list(records)
-
-    def _sourced(self, record: Record) -> Record:
-        """A record as read: a file: source checked against the hash written with it,
-        a changed or vanished one halving the memory's confidence (issue 4 §6); its
-        anchors filtered (see _as_read)."""
-        if record.anchors:
-            [record] = self._as_read([record], sources=False)
-        return self._source_checked(record)
-
-    def _source_checked(self, record: Record) -> Record:
-        """The file: source part of _sourced (its anchors already filtered)."""
-        if record.source_hash is None:
-            return record
-        from memlane.write.sources import STALE_CONFIDENCE, SourceState, source_state
-
-        state = source_state(record.source_hash)
-        if state is None:
-            return record
-        factor = 1.0 if state is SourceState.FRESH else STALE_CONFIDENCE
-        return replace(record, source_state=state.value, confidence=record.confidence * factor)
-
-    def _unembedded(self, profile: str) -> Records:
-        """Live memories this agent may see without current vectors of `profile`."""
-        return [r for r in self.store.unembedded(profile) if self._visible(r)]
-
-    def _visible_id(self, memory_id: str) -> bool:
-        record = self.store.get(memory_id)
-        return record is not None and self._visible(record)
-
     def _pinned(self, record: Record) -> Record:
         """A record about to be written: a file: source's hash taken (see write.sources)."""
         from memlane.write.sources import pinned
@@ -379,48 +150,11 @@ class Core:
         recorded = pinned(record.source_ref, Path.cwd())
         return record if recorded == record.source_hash else replace(record, source_hash=recorded)
 
-    @property
-    def embedder(self) -> Embedder | None:
-        """The embedder, created on first use; None when there is none or it failed."""
-        source = self._embedder_source
-        if self._embedder is None and source is not None:
-            if callable(source):
-                try:
-                    self._embedder = source()
-                except MemlaneError as exc:  # unusable: every other operation still works
-                    self.embed_problem = str(exc)
-                self._embedder_source = self._embedder
-            else:
-                self._embedder = source
-        return self._embedder
-
-    def _vector_lane(self) -> tuple[Index, Embedder]:
-        """The vector index of this store's profile; Unavailable without an embedder."""
-        if self.embedder is None:
-            why = self.embed_problem or "no embedding profile is configured"
-            raise Unavailable(f"the vector lane is unavailable: {why}")
-        from memlane.retrieve.served import index_for
-        from memlane.write import embedding
-
-        embedding.check_profile(self.store, self.embedder)
-        if self._index is None:
-            profile = self.embedder.profile
-            self._index = index_for(self.store, profile.signature, profile.dimension)
-        return self._index, self.embedder
-
     def _check_embed_profile(self, no_embed: bool) -> None:
-        """Never mix vector profiles in one store: an embedder of a profile other than
-        the store's vectors is set aside (its problem says how to fix it), so a write
-        lands without vectors, reported embed_deferred, and `embed --pending` under the
-        store's profile catches up."""
-        if self.embed_on_write and not no_embed and self.embedder is not None:
-            from memlane.write import embedding
-
-            try:
-                embedding.check_profile(self.store, self.embedder)
-            except Conflict as exc:
-                self.embed_problem = str(exc)
-                self._embedder = self._embedder_source = None
+        """A write that will embed sets aside an embedder of another profile than the
+        store's vectors (see Runtime.settle_profile)."""
+        if self.embed_on_write and not no_embed:
+            self.rt.settle_profile()
 
     def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
         """Embed memories that just changed; {id: why} for those left without vectors.

@@ -66,8 +66,8 @@ class ForgetOps(Core):
         entities only it named), the wake log; and its sentences from every memory
         derived from it (see `Forgotten`). The journal keeps one line: who, when, and
         `reason`, which must not repeat the content."""
-        with self._transaction() as w:
-            record = self._load(w, memory_id)
+        with self.rt.transaction() as w:
+            record = self.rt.read(w, memory_id)
             done, hidden = self._forget(w, [record], operation, reason)
         return _told(self._after_forget(done), hidden)
 
@@ -88,7 +88,7 @@ class ForgetOps(Core):
         ))  # fmt: skip
         if not confirm:
             raise Invalid(f"would forget {len(ids)} memories in {name}; pass --confirm")
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             records = [r for r in (w.get(i) for i in ids) if r is not None]
             done, hidden = self._forget(w, records, "forget", reason)
         return _told(self._after_forget(done), hidden)
@@ -126,7 +126,7 @@ class ForgetOps(Core):
         path = index_path(self.store.location)
         if path is not None:
             path.unlink(missing_ok=True)
-        self._index = None
+        self.rt.drop_index()
         self._embed_ids(list(done.scrubbed))
         return done
 
@@ -164,7 +164,7 @@ class ForgetOps(Core):
         derived = copies.scrubbed.get(memory_id) or w.get(memory_id)
         if derived is None:
             return False
-        if not self._visible(derived):
+        if not self.rt.visible(derived):
             copies.hidden.add(derived.id)
         kept = self._other_sources(w, derived.id, ids)
         body = scrubbing.scrub(derived.body, text, kept)

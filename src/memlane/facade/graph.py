@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.facade.core import Core, Links, Records
+from memlane.facade.core import Core
 from memlane.graph.entities import normalize_alias
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -23,6 +23,7 @@ from memlane.model import (
     reinforced,
     replace,
 )
+from memlane.runtime import Links, Records
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 
@@ -99,8 +100,8 @@ class GraphOps(Core):
         kind = parse_enum(LinkType, type, "link type")
         if kind is LinkType.ANCHOR:
             raise Invalid("anchor links are set with --anchors, or found by auto-anchor")
-        with self._transaction() as w:
-            a, b = self._load(w, source), self._load(w, target)
+        with self.rt.transaction() as w:
+            a, b = self.rt.read(w, source), self.rt.read(w, target)
             if a.id == b.id:
                 raise Invalid("a memory cannot be linked to itself")
             for existing in self.store.links(a.id):
@@ -111,7 +112,7 @@ class GraphOps(Core):
             if kind in SYMMETRIC_LINKS:
                 w.add_link(Link(b.id, a.id, kind, reason=reason, created_at=at))
             self._linked(w, a, b, kind, reinforce)
-            self._journal(w, f"link.{kind.value}", a.id)
+            self.rt.journal(w, f"link.{kind.value}", a.id)
         return next(
             x for x in self.store.links(a.id) if (x.source, x.target, x.type) == (a.id, b.id, kind)
         )
@@ -145,11 +146,11 @@ class GraphOps(Core):
 
     def links(self, memory_id: str) -> Links:
         """A memory's links, both directions, leaving out memories this agent may not see."""
-        record = self._load(self.store, memory_id)
+        record = self.rt.read(self.store, memory_id)
         out = []
         for link in self.store.links(record.id):
             other = link.target if link.source == record.id else link.source
-            if self._visible_id(other):
+            if self.rt.visible_id(other):
                 out.append(link)
         return out
 
@@ -157,7 +158,7 @@ class GraphOps(Core):
         """A memory, the memories it links to or from (ended ones too: a link to a
         superseded memory is history) and the entities it names, all as this agent
         may see them."""
-        record = self._load(self.store, memory_id)
+        record = self.rt.read(self.store, memory_id)
         found = self.store.links(record.id)
         ends = tuple({link.target if link.source == record.id else link.source for link in found})
         others = {
@@ -178,20 +179,20 @@ class GraphOps(Core):
 
     def unlink(self, link_id: str) -> Link:
         """Delete a link by its id (both directions of a symmetric one)."""
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             gone = w.delete_link(link_id) if self._link_ends(link_id) else None
             if gone is None:
                 raise NotFound(f"no link with id {link_id!r}")
             if gone.type in SYMMETRIC_LINKS:
                 w.remove_link(gone.target, gone.source, gone.type)
-            self._journal(w, f"unlink.{gone.type.value}", gone.source)
+            self.rt.journal(w, f"unlink.{gone.type.value}", gone.source)
         return gone
 
     def _link_ends(self, link_id: str) -> list[str]:
         """The ends of a link both of which this agent may see (else nothing)."""
         number = link_id.strip().removeprefix("l-")
         row = self.store.link_ends(int(number)) if number.isdigit() else None
-        if row is None or not all(self._visible_id(end) for end in row):
+        if row is None or not all(self.rt.visible_id(end) for end in row):
             return []
         return list(row)
 
@@ -200,7 +201,7 @@ class GraphOps(Core):
         chosen = parse_enum(EntityKind, kind, "entity kind").value if kind else None
         if limit is not None and limit < 0:
             raise Invalid("--limit must not be negative")
-        self._entities_current()
+        self.rt.entities_current()
         return self.store.entities(self.agent, chosen, limit or None)
 
     def entity(self, name: str) -> Entity:
@@ -208,7 +209,7 @@ class GraphOps(Core):
         alias = normalize_alias(name)
         if not alias:
             raise Invalid(f"{name!r} names no entity: it has no letters or digits")
-        self._entities_current()
+        self.rt.entities_current()
         found = self.store.entity(alias, self.agent)
         if found is None:
             raise NotFound(f"no entity {name!r}")
@@ -217,10 +218,10 @@ class GraphOps(Core):
     def entities_of(self, memory_id: str) -> list[Entity]:
         """The entities a memory names (most named first), each counted over the live
         memories this agent may see."""
-        return self._named_by(self._load(self.store, memory_id))
+        return self._named_by(self.rt.read(self.store, memory_id))
 
     def _named_by(self, record: Record) -> list[Entity]:
-        self._entities_current()
+        self.rt.entities_current()
         return self.store.entities_of(record.id, self.agent)
 
     def mentioning(self, name: str, limit: int = SHOW_LIMIT) -> tuple[Entity, Records]:
@@ -245,7 +246,7 @@ class GraphOps(Core):
         plan = EntityMerge(old, new, old.aliases, old.mentions, done=False)
         if not confirm:
             return plan
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.merge_entities(old.id, new.id)
-            self._journal(w, "entity.merge", None)
+            self.rt.journal(w, "entity.merge", None)
         return replace(plan, done=True)

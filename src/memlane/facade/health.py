@@ -15,8 +15,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from memlane.errors import MemlaneError, StoreDamaged
-from memlane.facade.core import ENTITY_META, Core
+from memlane.facade.core import Core
 from memlane.model import FAIL, OK, WARN, Check
+from memlane.runtime import ENTITY_META
 from memlane.timeutil import utcnow
 
 # A store file others may read holds every memory in plain text.
@@ -163,7 +164,7 @@ class HealthOps(Core):
         model = f", model sha256 {profile.sha256[:12]}… verified" if profile.sha256 else ""
         lane = Check("vector lane", OK,
                      f"{profile.signature}, {profile.dimension} dimensions{model}")  # fmt: skip
-        pending = len(self._unembedded(profile.signature))
+        pending = len(self.rt.unembedded(profile.signature))
         if pending:
             detail = f"{pending} memories without current vectors: run `memlane embed --pending`"
             return [lane, Check("vectors", WARN, detail, "memlane embed --pending")]

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memlane.errors import Invalid, NotFound
-from memlane.facade.core import Core, new_id
+from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.lifecycle.review import ReviewPolicy
 from memlane.model import (
@@ -22,6 +22,7 @@ from memlane.model import (
     reinforced,
     replace,
 )
+from memlane.runtime import new_id
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import days_between, utcnow
 
@@ -47,18 +48,18 @@ class LifecycleOps(Core):
             raise Invalid("--amount must be at least 1")
         if not 1 <= cap <= REINFORCE_CAP:
             raise Invalid(f"--cap must be between 1 and {REINFORCE_CAP}")
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             new = reinforced(old, utcnow(), amount, cap)
             w.replace(new, None)
-            self._journal(w, "reinforce", old.id)
-        return self._sourced(new)
+            self.rt.journal(w, "reinforce", old.id)
+        return self.rt.as_read([new])[0]
 
     def feedback(self, memory_id: str, *, applied: bool) -> Record:
         """Count one use of a memory: it was applied, or it was violated (followed and
         wrong, or ignored and missed). The second violation costs 0.15 trust, once."""
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             if applied:
                 new = replace(old, applied_count=old.applied_count + 1)
             else:
@@ -68,8 +69,8 @@ class LifecycleOps(Core):
                     trust = dedup.clamp(trust - TRUST_VIOLATION_DROP)
                 new = replace(old, violated_count=violated, trust_score=trust)
             w.replace(new, None)
-            self._journal(w, "feedback.applied" if applied else "feedback.violated", old.id)
-        return self._sourced(new)
+            self.rt.journal(w, "feedback.applied" if applied else "feedback.violated", old.id)
+        return self.rt.as_read([new])[0]
 
     def review(
         self,
@@ -91,12 +92,12 @@ class LifecycleOps(Core):
 
     def reviewed(self, memory_id: str) -> Record:
         """Mark a memory reviewed: its review curve starts again now."""
-        with self._transaction() as w:
-            old = self._live(w, memory_id)
+        with self.rt.transaction() as w:
+            old = self.rt.live(w, memory_id)
             new = replace(old, reviewed_at=utcnow())
             w.replace(new, None)
-            self._journal(w, "reviewed", old.id)
-        return self._sourced(new)
+            self.rt.journal(w, "reviewed", old.id)
+        return self.rt.as_read([new])[0]
 
     # ---- reminders (issue 5 §5) ---------------------------------------------------
 
@@ -114,9 +115,9 @@ class LifecycleOps(Core):
             id=f"r-{new_id().removeprefix('m-')}", text=body, due_at=due, created_at=now,
             agent=self.agent, project=self.context.project,
         )  # fmt: skip
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.put_reminder(reminder)
-            self._journal(w, "remind", None)
+            self.rt.journal(w, "remind", None)
         return reminder
 
     def reminders(self, *, include_dismissed: bool = False) -> list[Reminder]:
@@ -131,10 +132,10 @@ class LifecycleOps(Core):
 
     def dismiss(self, reminder_id: str) -> None:
         """Dismiss one of this agent's pending reminders."""
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             if not w.dismiss_reminder(reminder_id.strip(), self.agent, utcnow()):
                 raise NotFound(f"no pending reminder {reminder_id!r}")
-            self._journal(w, "dismiss", None)
+            self.rt.journal(w, "dismiss", None)
 
     # ---- the graph's vital signs (issue 5 §4) ---------------------------------------
 
@@ -177,9 +178,9 @@ class LifecycleOps(Core):
             id=f"s-{new_id().removeprefix('m-')}", started_at=utcnow(), type=type,
             project=project or self.context.project, agent=self.agent,
         )  # fmt: skip
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.put_session(session)
-            self._journal(w, "session.create", None)
+            self.rt.journal(w, "session.create", None)
         return session
 
     # Closing a session writes its episode summary: see PackOps.close_session.
@@ -210,7 +211,7 @@ class LifecycleOps(Core):
 
     def fact_session(self, memory_id: str) -> Session:
         """The session a memory came from."""
-        record = self._load(self.store, memory_id)
+        record = self.rt.read(self.store, memory_id)
         session = self.store.session(record.session_id) if record.session_id else None
         if session is None:
             raise NotFound(f"{record.id} belongs to no session")

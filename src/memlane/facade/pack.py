@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane.errors import Invalid, NotFound, Unavailable
-from memlane.facade.core import Core, Records, new_id, passive_ok
+from memlane.facade.core import Core
 from memlane.files import replace_file
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -25,6 +25,7 @@ from memlane.model import (
     as_dict,
     worst_taint,
 )
+from memlane.runtime import Records, new_id, passive_ok
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 
@@ -149,7 +150,7 @@ class PackOps(Core):
             packs.pop(key, None)
         else:
             packs[key] = recorded
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.set_meta(PACKS_META, msgspec.json.encode(packs).decode())
 
     def close_session(self, session_id: str, *, summary: bool = True) -> ClosedSession:
@@ -170,10 +171,10 @@ class PackOps(Core):
             raise NotFound(f"no open session {session_id!r}")
         members = members if summary else []
         record = self._summary_record(sid, members) if members else None
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             if not w.close_session(sid, utcnow()):
                 raise NotFound(f"no open session {session_id!r}")
-            self._journal(w, "session.close", None)
+            self.rt.journal(w, "session.close", None)
             written = self._land_summary(w, sid, record, members) if record else None
         return self._closed(sid, self._reembedded(written) if written else None, members)
 
@@ -195,7 +196,7 @@ class PackOps(Core):
         captured = capture(_summary_fields(session_id, text, quoted, members),
                            parse_mode(self.capture_mode))  # fmt: skip
         draft = drafting.build_draft(captured.fields, self._write_context())
-        self._check_category(draft.record.category)
+        self.rt.check_category(draft.record.category)
         return draft.record
 
     def _land_summary(

@@ -175,7 +175,7 @@ class PolicyOps(Core):
         """The vector index as of now (None without an embedder)."""
         if self.embedder is None:
             return None
-        index, _ = self._vector_lane()
+        index, _ = self.rt.vector_lane()
         return index.snapshot()
 
     def _batch(self, vectors: bool, looked: Looked | None = None) -> Batch:
@@ -253,7 +253,7 @@ class PolicyOps(Core):
         cosines = {h.memory_id: h.score for h in rows.search(vector, k)}
         changed = self.store.vector_changes(rows.change, CHANGED_SINCE)
         if changed is None:  # many writes since: catch the index up once
-            index, _ = self._vector_lane()
+            index, _ = self.rt.vector_lane()
             return {h.memory_id: h.score for h in index.search(vector, k)}
         cosines.update(self._cosines(vector, changed[1]))
         return cosines
@@ -277,7 +277,7 @@ class PolicyOps(Core):
         """The same fact restated: the existing memory is refreshed instead (newer,
         the higher importance, a little more trusted); no row is added. Restated in
         another session, the memory is sighted there: that session's view holds it."""
-        old = self._live(w, decision.target or "")
+        old = self.rt.live(w, decision.target or "")
         now = max(utcnow(), old.updated_at)
         if record.session_id is not None and record.session_id != old.session_id:
             w.ensure_session(record.session_id, now, record.source_agent)
@@ -299,7 +299,7 @@ class PolicyOps(Core):
     def _contradict(self, w: Writer, new: Record, decision: Decision) -> None:
         """A statement and its negation both stay: linked `contradicts` both ways, the
         older one a little less trusted (the new one landed with its trust lowered)."""
-        old = self._live(w, decision.target or "")
+        old = self.rt.live(w, decision.target or "")
         w.replace(
             replace(old, trust_score=dedup.clamp(old.trust_score + dedup.TRUST_CONTRADICTED)), None
         )
@@ -335,7 +335,7 @@ class PolicyOps(Core):
         if max_anchors < 0:
             raise Invalid("--max-anchors must not be negative")
         if memory_id is not None:
-            targets = [self._load(self.store, memory_id)]
+            targets = [self.rt.read(self.store, memory_id)]
         else:
             mine = self.agent is not None  # an anonymous reader has no private memories
             targets = self.store.query(self.filters(scope="all", include_private=mine, limit=0))
@@ -345,7 +345,7 @@ class PolicyOps(Core):
                 continue
             plan = self._anchor_plan(record, threshold, max_anchors)
             if not dry_run and plan.changes:
-                with self._transaction() as w:
+                with self.rt.transaction() as w:
                     self._write_anchors(w, record, plan)
             plans.append((record.id, plan))
         return plans
@@ -362,11 +362,11 @@ class PolicyOps(Core):
         if not result.landed or result.id is None:
             return result
         try:
-            record = self._load(self.store, result.id)
+            record = self.rt.read(self.store, result.id)
             plan = self._anchor_plan(record)
             if plan.changes:
-                with self._transaction() as w:
-                    self._write_anchors(w, self._live(w, record.id), plan)
+                with self.rt.transaction() as w:
+                    self._write_anchors(w, self.rt.live(w, record.id), plan)
         except MemlaneError as exc:
             return replace(result, warnings=(*result.warnings, f"auto-anchor skipped: {exc}"))
         return result
@@ -377,7 +377,7 @@ class PolicyOps(Core):
         mine = [x for x in self.store.links(record.id) if x.source == record.id]
         # Anchors to memories this agent may not see are none of its business: never
         # planned, named or pruned.
-        anchors = [x for x in mine if x.type is LinkType.ANCHOR and self._visible_id(x.target)]
+        anchors = [x for x in mine if x.type is LinkType.ANCHOR and self.rt.visible_id(x.target)]
         current = {x.target: x.score for x in anchors if x.reason == AUTO_REASON}
         manual = {x.target for x in anchors if x.reason != AUTO_REASON}
         similar = {i: s for i, s in self._similar(record, set(current)).items() if i not in manual}
@@ -389,7 +389,7 @@ class PolicyOps(Core):
             w.remove_link(record.id, target, LinkType.ANCHOR)
         for target, score in plan.add:
             w.add_link(Link(record.id, target, LinkType.ANCHOR, score, AUTO_REASON, at))
-        self._journal(w, "auto-anchor", record.id)
+        self.rt.journal(w, "auto-anchor", record.id)
 
     def _similar(self, record: Record, also: set[str]) -> dict[str, float]:
         """Neighbour id -> similarity: cosine of the stored vectors when the memory has
@@ -400,7 +400,7 @@ class PolicyOps(Core):
         )
         vector = self._entry_vector(record.id)
         if vector is not None:
-            index, _ = self._vector_lane()
+            index, _ = self.rt.vector_lane()
             scores = self._nearest(vector, index.snapshot(), NEIGHBOURS + 1)
             scores.update(self._cosines(vector, [i for i in also if i not in scores]))
             ids = tuple(i for i in scores if i != record.id)

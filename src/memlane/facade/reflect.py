@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import msgspec
 
 from memlane.errors import Invalid, MemlaneError, NotFound
-from memlane.facade.core import Core, passive_ok
+from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model, Spent
 from memlane.lifecycle.review import due_for_review
 from memlane.model import Filters, Kind, Link, LinkType, Record, Visibility, WriteResult
+from memlane.runtime import passive_ok
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class ReflectOps(Core):
             insights += self._store_insights(answer.insights, private)
             proposals += self._propose(answer.ops, admitted, pack.markdown, now, base.scope,
                                        private)  # fmt: skip
-            with self._transaction() as w:
+            with self.rt.transaction() as w:
                 w.set_meta(f"{policy.WATERMARK_META}:{base.scope}",
                            policy.encode_mark(policy.mark_of(batch[-1])))  # fmt: skip
             done += len(batch)
@@ -224,7 +225,7 @@ class ReflectOps(Core):
                 f"p-{secrets.token_hex(3)}", op.op, tuple(op.ids), op.reason, op.content,
                 op.title, policy.diff(before, after), now, private,
             ))  # fmt: skip
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             pending = self._pending(key)
             w.set_meta(self._proposals_key(key),
                        msgspec.json.encode([*pending, *made]).decode())  # fmt: skip
@@ -273,7 +274,7 @@ class ReflectOps(Core):
                 out.append(Applied(proposal, self._apply(proposal)))
             except MemlaneError as exc:
                 out.append(Applied(proposal, error=str(exc)))
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.set_meta(self._proposals_key(key),
                        msgspec.json.encode(list(pending.values())).decode())  # fmt: skip
         return out
@@ -286,7 +287,7 @@ class ReflectOps(Core):
         # A model that read private memories wrote this text: it lands private.
         private: dict[str, Any] = {"private": True} if p.private else {}
         if p.op == "rewrite":
-            if p.private and self._load(self.store, p.ids[0]).visibility is Visibility.PUBLIC:
+            if p.private and self.rt.read(self.store, p.ids[0]).visibility is Visibility.PUBLIC:
                 raise Invalid("this rewrite was written from private memories; "
                               "it cannot replace a public memory's text")  # fmt: skip
             writes.update(p.ids[0], content=content, reason=reason)

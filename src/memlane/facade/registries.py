@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.facade.core import REGISTRIES, Core, Entries, Names
+from memlane.facade.core import Core
 from memlane.model import TYPE_REGISTRIES, RegistryEntry
+from memlane.runtime import REGISTRIES, Entries, Names
 from memlane.timeutil import utcnow
 
 
@@ -25,9 +26,9 @@ class RegistryOps(Core):
             raise Invalid(f"invalid {registry} name {key!r}: 1-64 characters, no commas")
         data = {k: v for k, v in data.items() if v is not None}
         entry = RegistryEntry(registry, key, data, utcnow())
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             w.put_registry(entry)
-            self._journal(w, f"{registry}.add", None)
+            self.rt.journal(w, f"{registry}.add", None)
         return entry
 
     def unregister(self, name: str, key: str) -> None:
@@ -37,11 +38,11 @@ class RegistryOps(Core):
             used = self.store.usage("category", key, None, everyone=True)
             if used:
                 raise Conflict(f"category {key!r} is used by {used} memories; it stays")
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             if not w.remove_registry(name, key):
                 raise NotFound(f"no {name} entry {key!r}")
-            self._journal(w, f"{name}.remove", None)
-        self._categories.discard(key)
+            self.rt.journal(w, f"{name}.remove", None)
+        self.rt.forget_category(key)
 
     def registry_entry(self, name: str, key: str) -> RegistryEntry:
         for entry in self.registry(name):

@@ -18,8 +18,9 @@ from typing import Any, Protocol, cast
 import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
-from memlane.facade.core import BatchItem, Core
+from memlane.facade.core import Core
 from memlane.model import BatchResult, Filters, Record, WriteStatus, replace
+from memlane.runtime import BatchItem
 from memlane.store import Selection
 from memlane.store.dialect.transfer import missing_ref
 from memlane.write import inputs
@@ -283,7 +284,7 @@ class TransferOps(Core):
             checked = self._agents_own(checked, report)
         by_kind = sorted(checked, key=lambda item: _ORDER[item[1]])
         landed: list[str] = []
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             if mode is not CaptureMode.AUTO:
                 w.keep_everything()
             for kind, group in itertools.groupby(by_kind, key=lambda item: item[1]):

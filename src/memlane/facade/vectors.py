@@ -7,10 +7,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, NotFound, Unavailable
-from memlane.facade.core import Core, Hits, passive_ok
+from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.model import Filters, Record, replace
 from memlane.retrieve.filters import query_text, whole
+from memlane.runtime import Hits, passive_ok
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
@@ -59,9 +60,9 @@ class VectorOps(Core):
             raise Invalid("embed takes exactly one of: an id, --pending, --all")
         embedder = self._need_embedder()
         if memory_id is not None:
-            records = [self._load(self.store, memory_id)]
+            records = [self.rt.read(self.store, memory_id)]
         elif pending:  # its report names them: only those this agent may see
-            records = self._unembedded(embedder.profile.signature)
+            records = self.rt.unembedded(embedder.profile.signature)
         else:
             records = self.list(scope="all", limit=0, include_private=self.agent is not None)
         if long_only is not None:
@@ -116,9 +117,8 @@ class VectorOps(Core):
             w.drop_vectors()
             w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
             embedding.put_documents(w, embedder, records, documents)
-            self._journal(w, "reembed", None)
-        self._embedder_source, self._embedder = embedder, embedder
-        self.embed_problem, self._index = None, None
+            self.rt.journal(w, "reembed", None)
+        self.rt.use_embedder(embedder)
         return len(records)
 
     def search(
@@ -142,14 +142,14 @@ class VectorOps(Core):
         if mode == "keyword":
             hits = lanes.keyword(self.store, query, chosen)
         else:
-            index, embedder = self._vector_lane()
+            index, embedder = self.rt.vector_lane()
             if mode == "vector":
                 hits = lanes.vector(self.store, index, embedder, query, chosen)
             else:
-                self._entities_current()
+                self.rt.entities_current()
                 hits = lanes.hybrid(self.store, index, embedder, query, chosen)
         if activate:
-            self._count([h.record.id for h in hits], "activation")
+            self.rt.count([h.record.id for h in hits], "activation")
         return list(self._reread(hits))
 
     def recall(
@@ -175,7 +175,7 @@ class VectorOps(Core):
 
         query, limit = query_text(query), whole(limit, "--limit", 1)
         chosen = filters or self.filters(**options)
-        self._entities_current()
+        self.rt.entities_current()
         vector_lane, skipped = self._recall_vector_lane()
         settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
@@ -190,7 +190,7 @@ class VectorOps(Core):
                 "surfaced" if passive else "retrieval",
                 *(["activation"] if activate else []),
             ]
-            self._count(ids, *counters)
+            self.rt.count(ids, *counters)
         return replace(
             result,
             hits=self._reread(result.hits),
@@ -209,7 +209,7 @@ class VectorOps(Core):
         if self.embedder is None:
             return None, {VECTOR: self.embed_problem} if self.embed_problem else {}
         try:
-            return self._vector_lane(), {}
+            return self.rt.vector_lane(), {}
         except (Conflict, Unavailable) as exc:
             return None, {VECTOR: str(exc)}
 
@@ -219,7 +219,7 @@ class VectorOps(Core):
         For a caller that filters a `recall(passive=True, count=False)` further (a hook's
         injection gate): only what it finally shows was surfaced.
         """
-        self._count(list(dict.fromkeys(memory_ids)), "surfaced")
+        self.rt.count(list(dict.fromkeys(memory_ids)), "surfaced")
 
     def explain(
         self,
@@ -273,7 +273,7 @@ class VectorOps(Core):
         from memlane.retrieve.explain import EXPLAIN_TARGETS
 
         try:
-            return [self._load(self.store, target)]
+            return [self.rt.read(self.store, target)]
         except (NotFound, Invalid):
             pass
         wanted = target.casefold().strip()
@@ -292,7 +292,7 @@ class VectorOps(Core):
     def _reread(self, items: Sequence[Any], sources: bool = True) -> tuple[Any, ...]:
         """Hits (or anything with a `record`) with their records as this agent reads
         them (see Core._as_read)."""
-        read = self._as_read([item.record for item in items], sources)
+        read = self.rt.as_read([item.record for item in items], sources)
         return tuple(item if r is item.record else replace(item, record=r)
                      for item, r in zip(items, read, strict=True))  # fmt: skip
 

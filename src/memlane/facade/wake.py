@@ -12,9 +12,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
-from memlane.facade.core import ID_PREFIX, Core
+from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.model import Filters, Record, WakeGuess, WakeRitual, replace
+from memlane.runtime import ID_PREFIX
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 
@@ -52,7 +53,7 @@ class WakeOps(Core):
                          else floor)  # fmt: skip
         active = replace(base, min_importance=floor, active_since=now - timedelta(days=days))
         found = {r.id: r for f in (strong, active) for r in self.store.query(f)}
-        return self._as_read(list(found.values()), sources=False)
+        return self.rt.as_read(list(found.values()), sources=False)
 
     def wake(
         self,
@@ -73,7 +74,7 @@ class WakeOps(Core):
             min_importance=min_resonance, include_excluded=include_excluded,
         )  # fmt: skip
         if activate:
-            self._count([r.id for r in chosen.blooms], "activation")
+            self.rt.count([r.id for r in chosen.blooms], "activation")
         return chosen
 
     def wake_fetch(
@@ -89,7 +90,7 @@ class WakeOps(Core):
             active_since=utcnow() - timedelta(days=days),
             exclude_tag_prefixes=tuple(t for t in exclude_tags if t),
         )  # fmt: skip
-        return self._as_read(self.store.query(filters), sources=False)
+        return self.rt.as_read(self.store.query(filters), sources=False)
 
     # ---- the ritual ------------------------------------------------------------------
 
@@ -145,7 +146,7 @@ class WakeOps(Core):
             version=ritual.RITUAL_VERSION, wake=wake, model=model,
             sequence=tuple((r.id, r.title) for r in chosen.blooms),
         )  # fmt: skip
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             secret = self._secret(w)
             w.put_ritual(session)
         return {
@@ -162,7 +163,7 @@ class WakeOps(Core):
         memory_id, title = session.sequence[session.entry]
         record = self.store.get(memory_id)
         parts = 1
-        if record is not None and record.live and self._visible(record):
+        if record is not None and record.live and self.rt.visible(record):
             title, parts = record.title, len(ritual.chunks(record.body))
         part = min(session.chunk, parts - 1)
         return {"id": memory_id, "title": ritual.shown_title(title, part, parts),
@@ -174,7 +175,7 @@ class WakeOps(Core):
         agent = self._waking_agent()
         secret = self._secret()
         session_id, step = ritual.verify(secret, token)
-        with self._transaction() as w:
+        with self.rt.transaction() as w:
             session = self._ritual(session_id, agent)
             if step == session.step - 1 and session.last_response:
                 return {**json.loads(session.last_response), "replayed": True}
@@ -216,7 +217,7 @@ class WakeOps(Core):
         memory_id, _ = session.sequence[session.entry]
         record = w.get(memory_id)
         next_bloom = replace(session, entry=session.entry + 1, chunk=0, step=session.step + 1)
-        if record is None or not record.live or not self._visible(record):
+        if record is None or not record.live or not self.rt.visible(record):
             return {"status": "bloom_missing", "id": memory_id}, next_bloom
         parts = ritual.chunks(record.body)
         if session.chunk >= len(parts):
@@ -257,7 +258,7 @@ class WakeOps(Core):
         pending = self.store.guesses(agent, pending=True)
         if not pending:
             return 0, 0
-        embedder = self._vector_lane()[1]
+        embedder = self.rt.vector_lane()[1]
         history = self._scored_history(agent)
         scored = skipped = 0
         for row in pending:
@@ -266,7 +267,7 @@ class WakeOps(Core):
             except Exception:
                 skipped += 1
                 continue
-            with self._transaction() as w:
+            with self.rt.transaction() as w:
                 w.score_guess(row, scores, to_blob(vector))
             history.append(scoring.Scored(row.memory_id, row.title, row.session_id,
                                           row.model, vector, row.created_at))  # fmt: skip
@@ -324,7 +325,7 @@ class WakeOps(Core):
                 out.append(from_blobs([cached], embedder.dimension)[0])
                 continue
             vector = embedder.embed(text)
-            with contextlib.suppress(MemlaneError), self._transaction() as w:
+            with contextlib.suppress(MemlaneError), self.rt.transaction() as w:
                 w.put_phrase_vector(key, to_blob(vector))
             out.append(vector)
         return out

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane.errors import MemlaneError, Unavailable
-from memlane.facade.core import ID_PREFIX, passive_ok
 from memlane.hooks import context, extract, gate, llm, state, transcript
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
 from memlane.model import Record
+from memlane.runtime import ID_PREFIX, passive_ok
 
 if TYPE_CHECKING:
     from memlane.memory import Memory

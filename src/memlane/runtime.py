@@ -1,0 +1,406 @@
+"""The runtime every feature of memlane works through: the store, who is acting and
+where, the embedder and its vector index, id resolution, reading a memory as this
+agent may see it, write transactions and the read counters.
+
+Features (writing, recall, the graph, lifecycle, administration) hold a Runtime and
+never reach into one another through it; `Memory` composes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import itertools
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self
+
+from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
+from memlane.lifecycle.review import ReviewPolicy
+from memlane.model import (
+    BatchLine,
+    Filters,
+    Hit,
+    JournalEntry,
+    Link,
+    Record,
+    RegistryEntry,
+    Taint,
+    Version,
+    Visibility,
+    replace,
+)
+from memlane.retrieve.filters import make_filters
+from memlane.scope import Context
+from memlane.store import Store, Writer
+from memlane.timeutil import utcnow
+from memlane.write.settings import Limits, Thresholds
+
+if TYPE_CHECKING:  # numpy and the models load only when vectors are used
+    from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallOptions
+    from memlane.retrieve.served import Index
+    from memlane.write.screen import ScreenedWriter
+
+ID_PREFIX = "m-"
+# RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
+_TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
+# Lines per transaction in add-batch. Large enough to amortize the commit (random
+# index pages are rewritten once per transaction: at 100k memories, 2,000-line
+# chunks halve the commit cost of 500-line ones), small enough that a crash loses
+# at most this many unacknowledged lines and other writers wait well under a second.
+BATCH_CHUNK = 2000
+# A batch this large can change the shape of the data enough to mislead the planner.
+REANALYZE_AFTER = 1000
+REGISTRIES = ("categories", "agents", "projects", "applicability")
+# The store_meta key naming the extractor version that wrote the entity mentions.
+ENTITY_META = "entity_extractor"
+BatchItem = Mapping[str, Any] | str | bytes
+# Who may see a memory is never rolled back by restoring an older version.
+_ACCESS_FIELDS = frozenset({"visibility", "owner"})
+# Aliases: inside Memory, `list` names the method, not the builtin.
+Records = list[Record]
+Due = list[tuple[Record, float]]  # memories due for review, with their recall probability
+Hits = list[Hit]
+Versions = list[Version]
+Links = list[Link]
+Journal = list[JournalEntry]
+Entries = list[RegistryEntry]
+Names = list[str]
+BatchLines = list[BatchLine]
+
+
+def new_id() -> str:
+    """A random id: 40 bits as 8 Crockford base32 characters (retried if ever taken)."""
+    return ID_PREFIX + base64.b32encode(secrets.token_bytes(5)).decode("ascii").translate(_TO_ID)
+
+
+def _default_recall_settings() -> RecallOptions:
+    from memlane.retrieve.recall import RecallOptions
+
+    return RecallOptions()
+
+
+# Passive reads (hooks inject without being asked) hold back what could mislead a model.
+_PASSIVE_BLOCKED_TAGS = frozenset({"injection-risk"})
+# What passive reads learned of a text by reading it, by its dedup hash (bounded).
+_EMIT_VERDICTS: dict[str, bool] = {}
+_EMIT_VERDICTS_MAX = 4096
+
+
+def passive_ok(record: Record, floor: float) -> bool:
+    """Whether a passive read may show a memory: not untrusted web, not an injection
+    risk, and at least `floor` sure.
+
+    Trigger: every memory a passive read would emit. Why: a stored tag reflects the
+    tagger of the day it was written (an older store, a manual capture, text that
+    reached the store before the tagger knew its phrasing). Outcome: the text is read
+    again as it is emitted: one that reads as instructions to a model, or that holds a
+    secret (kept by a reviewed or manual capture), is held back too.
+    """
+    return (
+        record.taint is not Taint.UNTRUSTED_WEB
+        and record.confidence >= floor
+        and not _PASSIVE_BLOCKED_TAGS.intersection(record.tags)
+        and _emittable(record)
+    )
+
+
+def _emittable(record: Record) -> bool:
+    verdict = _EMIT_VERDICTS.get(record.dedup_hash)
+    if verdict is None:
+        from memlane.write.injection import is_injection
+        from memlane.write.secrets import find_secrets
+
+        text = f"{record.title}\n{record.body}"
+        verdict = not is_injection(text) and not find_secrets(text)
+        if len(_EMIT_VERDICTS) >= _EMIT_VERDICTS_MAX:
+            _EMIT_VERDICTS.clear()
+        _EMIT_VERDICTS[record.dedup_hash] = verdict
+    return verdict
+
+
+class Runtime:
+    """Store, identity, context, limits and settings; the embedder and its index; id
+    resolution, visibility, transactions and read counters."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        agent: str | None = None,
+        context: Context | None = None,
+        limits: Limits | None = None,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
+        embed_problem: str | None = None,
+        embed_on_write: bool = True,
+    ) -> None:
+        """`embedder`: an Embedder, or a factory called on first need (so a read that
+        needs no vectors never loads a model); None: no vector lane. `embed_problem`
+        says why a configured one is unusable (writes then report embed_deferred);
+        `embed_on_write` False defers all embedding to `embed --pending`."""
+        self.store = store
+        self.agent = agent
+        self.context = context or Context()
+        self.limits = limits or Limits()
+        self._embedder_source = embedder
+        self._embedder: Embedder | None = None
+        self.embed_problem = embed_problem
+        self.embed_on_write = embed_on_write
+        self._categories: set[str] = set()
+        self._index: Index | None = None
+        self._entities_checked = False
+        # How recall weighs and diversifies, and how alike a new memory must be to
+        # restate or contradict another (interfaces set these from the settings).
+        self.recall_settings = _default_recall_settings()
+        self.write_policy = Thresholds()
+        self.review_policy = ReviewPolicy()  # when a memory is due for review
+        self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
+        # (field, kind) of every secret the store's door redacted (write.screen) that
+        # no write result reported: interfaces tell the user.
+        self.redactions: list[tuple[str, str]] = []
+        # The taint of writes that name none: a person at the CLI is trusted_internal;
+        # agent surfaces (MCP, hooks) set untrusted_tool.
+        self.default_taint = Taint.TRUSTED_INTERNAL
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- ids and visibility ------------------------------------------------------
+
+    def resolve(self, memory_id: str, scopes: Sequence[str] | None = None) -> str:
+        """The full id for an id or an unambiguous prefix (with or without `m-`); with
+        `scopes`, only their memories are candidates (any other is NotFound)."""
+        if not isinstance(memory_id, str):
+            raise Invalid(f"a memory id is a string, not {type(memory_id).__name__}")
+        text = memory_id.strip()
+        if not text:
+            raise Invalid("empty id")
+        prefix = text if text.startswith(ID_PREFIX) else ID_PREFIX + text
+        candidates = self.store.resolve(prefix, self.agent, scopes=scopes)
+        if prefix in candidates:
+            return prefix
+        if not candidates:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        if len(candidates) > 1:
+            raise AmbiguousId(memory_id, candidates)
+        return candidates[0]
+
+    def in_scopes(self, ids: Sequence[str], scopes: Sequence[str]) -> set[str]:
+        """Those of `ids` that are memories in `scopes`, in any state."""
+        if not ids:
+            return set()
+        within = Filters(ids=tuple(ids), scopes=tuple(scopes), any_visibility=True,
+                         include_superseded=True, limit=None)  # fmt: skip
+        return set(self.store.admitted(within))
+
+    def visible(self, record: Record) -> bool:
+        """Public, or private to this agent (a private memory is nobody's without one)."""
+        mine = self.agent is not None and record.owner == self.agent
+        return record.visibility is Visibility.PUBLIC or mine
+
+    def visible_id(self, memory_id: str) -> bool:
+        """Whether the memory with this full id exists and this agent may see it."""
+        record = self.store.get(memory_id)
+        return record is not None and self.visible(record)
+
+    def read(self, reader: Store | Writer, memory_id: str) -> Record:
+        """The memory with this id or unambiguous prefix, as stored, through `reader`
+        (the store, or a transaction); NotFound when missing or someone else's."""
+        return self.shown(reader.get(self.resolve(memory_id)), memory_id)
+
+    def shown(self, record: Record | None, given: str) -> Record:
+        """`record`, or NotFound (naming `given`) when it is missing or private to
+        someone else."""
+        if record is None or not self.visible(record):
+            raise NotFound(f"no memory with id {given!r}")
+        return record
+
+    def live(self, w: Writer, memory_id: str) -> Record:
+        """`read` through a transaction, for a write: Conflict when the memory has
+        ended (tombstones are write-once)."""
+        record = self.read(w, memory_id)
+        if not record.live:
+            raise Conflict(f"{record.id} is {record.tombstone_text}; tombstones are write-once")
+        return record
+
+    def as_read(self, records: Sequence[Record], sources: bool = True) -> Records:
+        """Records as this agent reads them: anchors only to memories it may see (one
+        query for all of them); with `sources`, a file: source checked against the hash
+        written with it, a changed or vanished one lowering the memory's confidence."""
+        targets = tuple({a for r in records for a in r.anchors})
+        if targets:
+            seen = set(self.store.admitted(Filters(
+                ids=targets, viewer=self.agent, include_private=self.agent is not None,
+                include_superseded=True, limit=None,
+            )))  # fmt: skip
+            records = [
+                r if set(r.anchors) <= seen
+                else replace(r, anchors=tuple(a for a in r.anchors if a in seen))
+                for r in records
+            ]  # fmt: skip
+        return [_source_checked(r) for r in records] if sources else list(records)
+
+    def filters(self, **options: Any) -> Filters:
+        """Filters from keyword options (see `retrieve.filters.make_filters`)."""
+        return make_filters(self.context, self.agent, options)
+
+    def list(self, filters: Filters | None = None, **options: Any) -> Records:
+        """The memories the filters (or these keyword options) select, as read."""
+        return self.as_read(self.store.query(filters or self.filters(**options)))
+
+    def unembedded(self, profile: str) -> Records:
+        """Live memories this agent may see without current vectors of `profile`."""
+        return [r for r in self.store.unembedded(profile) if self.visible(r)]
+
+    # ---- writes ------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[ScreenedWriter]:
+        """One write transaction; registry lookups cached inside it stay consistent.
+
+        Every text it writes passes the capture policy (write.screen) unless the write
+        says its capture mode keeps a memory's text (`keep`). What the screen
+        redacted is added to `redactions`.
+        """
+        from memlane.write.screen import ScreenedWriter
+
+        self._categories = set()
+        with self.store.write() as inner:
+            w = ScreenedWriter(inner)
+            yield w
+        self.redactions += w.found
+
+    def journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
+        """A journal line for `operation` on `memory_id`, by this agent."""
+        w.journal(operation, [memory_id], self.agent)
+
+    def count(self, memory_ids: Sequence[str], *counters: str) -> None:
+        """Count a read of these memories on each counter (one transaction).
+
+        Trigger: a store opened read-only. Why: a read must work on a file it may not
+        write; its counters are bookkeeping, not the answer. Outcome: nothing counted.
+        """
+        if not memory_ids or self.store.read_only:
+            return
+        now = utcnow()
+        with self.transaction() as w:
+            for counter in counters:
+                w.touch(memory_ids, counter, now)
+
+    def check_category(self, category: str) -> None:
+        """Refuse an unregistered category (looked up once per transaction)."""
+        if category in self._categories:
+            return
+        self._categories = {e.key for e in self.store.registry("categories")}
+        if category not in self._categories:
+            near = difflib.get_close_matches(category, sorted(self._categories), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise Invalid(
+                f"unknown category {category!r}{hint}; add it with: memlane categories add {category}"
+            )
+
+    def forget_category(self, category: str) -> None:
+        """A category just unregistered is refused from now on."""
+        self._categories.discard(category)
+
+    def entities_current(self) -> None:
+        """Bring every memory's entity mentions up to the current extractor, once.
+
+        Trigger: the store's mentions were written by another extractor version (or
+        before mentions existed). Outcome: all of them are re-read, a chunk per
+        transaction, and the version recorded last, so an interrupted pass resumes. A
+        read-only store is read with the mentions it has.
+        """
+        from memlane.graph.entities import EXTRACTOR_VERSION, mentions_of
+
+        if (
+            self._entities_checked
+            or self.store.read_only
+            or self.store.meta(ENTITY_META) == EXTRACTOR_VERSION
+        ):
+            self._entities_checked = True
+            return
+        records = iter(self.store.iter_all())
+        while chunk := list(itertools.islice(records, BATCH_CHUNK)):
+            with self.store.write() as w:
+                w.set_mentions({r.id: mentions_of(r) for r in chunk})
+        with self.store.write() as w:
+            w.set_meta(ENTITY_META, EXTRACTOR_VERSION)
+        self._entities_checked = True
+
+    # ---- the embedder and the vector index ----------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, created on first use; None when there is none or it failed."""
+        source = self._embedder_source
+        if self._embedder is None and source is not None:
+            if callable(source):
+                try:
+                    self._embedder = source()
+                except MemlaneError as exc:  # unusable: every other operation still works
+                    self.embed_problem = str(exc)
+                self._embedder_source = self._embedder
+            else:
+                self._embedder = source
+        return self._embedder
+
+    def vector_lane(self) -> tuple[Index, Embedder]:
+        """The vector index of this store's profile; Unavailable without an embedder."""
+        if self.embedder is None:
+            why = self.embed_problem or "no embedding profile is configured"
+            raise Unavailable(f"the vector lane is unavailable: {why}")
+        from memlane.retrieve.served import index_for
+        from memlane.write import embedding
+
+        embedding.check_profile(self.store, self.embedder)
+        if self._index is None:
+            profile = self.embedder.profile
+            self._index = index_for(self.store, profile.signature, profile.dimension)
+        return self._index, self.embedder
+
+    def settle_profile(self) -> None:
+        """Never mix vector profiles in one store: an embedder of a profile other than
+        the store's vectors is set aside (its problem says how to fix it), so a write
+        lands without vectors, reported embed_deferred, and `embed --pending` under the
+        store's profile catches up."""
+        if self.embedder is None:
+            return
+        from memlane.write import embedding
+
+        try:
+            embedding.check_profile(self.store, self.embedder)
+        except Conflict as exc:
+            self.embed_problem = str(exc)
+            self._embedder = self._embedder_source = None
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Make `embedder` this runtime's (the store's vectors were just made by it)."""
+        self._embedder_source, self._embedder = embedder, embedder
+        self.embed_problem, self._index = None, None
+
+    def drop_index(self) -> None:
+        """Forget the vector index: the next vector read builds it again."""
+        self._index = None
+
+
+def _source_checked(record: Record) -> Record:
+    """A record with a file: source checked against the hash written with it: a changed
+    or vanished source lowers its confidence (see write.sources)."""
+    if record.source_hash is None:
+        return record
+    from memlane.write.sources import STALE_CONFIDENCE, SourceState, source_state
+
+    state = source_state(record.source_hash)
+    if state is None:
+        return record
+    factor = 1.0 if state is SourceState.FRESH else STALE_CONFIDENCE
+    return replace(record, source_state=state.value, confidence=record.confidence * factor)
