@@ -12,6 +12,7 @@ import base64
 import difflib
 import itertools
 import secrets
+import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Self
@@ -303,8 +304,11 @@ class Runtime:
         if category not in self._categories:
             near = difflib.get_close_matches(category, sorted(self._categories), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
+            # The fix is a command line to paste: a name it cannot show as typed (a
+            # control character) gets no command, only its escaped name above.
+            fix = f"; add it with: memlane categories add {shlex.quote(category)}"
             raise Invalid(
-                f"unknown category {category!r}{hint}; add it with: memlane categories add {category}"
+                f"unknown category {category!r}{hint}{fix if category.isprintable() else ''}"
             )
 
     def forget_category(self, category: str) -> None:
