@@ -1,22 +1,30 @@
-"""The docs are tested: every command has help and an entry in docs/commands.md, every setting
-is in docs/settings.md, the README opens with the two commands and its Python example runs."""
+"""The docs are tested: the generated parts of docs/*.md are what the code generates today
+(`cog -r docs/*.md README.md` writes them), every command has help and an
+entry in docs/commands.md, every setting is in docs/settings.md, the README opens with the
+two commands and its Python example runs."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import click
 import pytest
+from cogapp import Cog
 
 from memlane import config
 from memlane.cli.main import cli
+from memlane.cli.reference import REGENERATE
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 COMMANDS_DOC = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
 SETTINGS_DOC = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+GENERATED = [p for p in PAGES if "[[[cog" in p.read_text(encoding="utf-8")]
 
 
 def _commands(
@@ -77,6 +85,28 @@ def test_readme_stays_a_short_front_door() -> None:
     assert len(README.encode("utf-8")) < 16_000, "the reference belongs in docs/"
     for page in ("commands", "settings", "storage", "benchmarks"):
         assert f"(docs/{page}.md)" in README
+
+
+def test_the_reference_pages_are_generated() -> None:
+    names = {p.name for p in GENERATED}
+    assert {"commands.md", "settings.md", "benchmarks.md"} <= names
+
+
+@pytest.mark.parametrize("page", GENERATED, ids=[p.name for p in GENERATED])
+def test_generated_pages_are_up_to_date(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    regenerated = Cog().process_string(text, fname=str(page))
+    if regenerated != text:
+        diff = difflib.unified_diff(text.splitlines(), regenerated.splitlines(), "on disk",
+                                    "generated", lineterm="", n=0)  # fmt: skip
+        shown = "\n".join(islice(diff, 24))
+        pytest.fail(f"{page.relative_to(ROOT)} is out of date: run `{REGENERATE}`\n{shown}")
+
+
+def test_the_staleness_check_fails_on_a_changed_page() -> None:
+    page = ROOT / "docs" / "settings.md"
+    stale = page.read_text(encoding="utf-8").replace("| db |", "| database |")
+    assert Cog().process_string(stale, fname=str(page)) != stale
 
 
 def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
