@@ -141,7 +141,7 @@ SETTINGS: tuple[Setting, ...] = (
         "db",
         "MEMLANE_DB",
         lambda: str(data_dir() / "memlane.db"),
-        "Store location: a SQLite file path (the platform data directory by default).",
+        "Store location: a SQLite file path, or a postgresql:// URL for a shared server.",
     ),
     Setting(
         "agent",
@@ -167,7 +167,8 @@ SETTINGS: tuple[Setting, ...] = (
         "embed_profile",
         "MEMLANE_EMBED_PROFILE",
         lambda: "minilm",
-        "Embedding profile: minilm (local, default), hash (tests), http, or none.",
+        "Embedding profile: minilm (all-MiniLM-L6-v2, int8 on onnxruntime, local), hash "
+        "(deterministic, for tests), http (an OpenAI-compatible endpoint), or none.",
         _choice("minilm", "hash", "http", "none"),
     ),
     Setting(
@@ -206,7 +207,7 @@ SETTINGS: tuple[Setting, ...] = (
         "recall_weights",
         "MEMLANE_RECALL_WEIGHTS",
         lambda: None,
-        "recall score weights: relevance,importance,confidence,recency,popularity "
+        "recall score weights: relevance,importance,confidence x trust,recency,popularity "
         "(five numbers summing to 1; default 0.5,0.15,0.15,0.1,0.1).",
         _weights,
     ),
@@ -215,7 +216,7 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_RECALL_LANE_WEIGHTS",
         lambda: None,
         "recall lane fusion weights: keyword,vector,entity (three numbers >= 0; "
-        "default in docs/settings.md).",
+        "default 0.6,0.4,0.2).",
         _lane_weights,
     ),
     Setting(
@@ -374,7 +375,7 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_INJECT_BUDGET",
         lambda: 1500,
         "Tokens (4 characters each) a hook or an MCP session start may inject into an "
-        "agent's context.",
+        "agent's context; 0 keeps the hooks silent.",
         _count,
     ),
     Setting(
@@ -405,21 +406,23 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: (),
         "Host names `memlane web` answers besides the address it is bound to (and, on "
         "loopback, localhost, 127.0.0.1 and [::1]): comma-separated, `*.example.org` for "
-        "its subdomains; a request naming any other host is refused.",
+        "its subdomains; a request naming any other host is refused (400).",
         _host_names,
     ),
     Setting(
         "hook_dir",
         "MEMLANE_HOOK_DIR",
         lambda: str(data_dir() / "hooks"),
-        "Where `memlane hook` keeps its log (hooks.log) and each session's capture cursor.",
+        "Where `memlane hook` keeps its log (hooks.log, JSON lines, rotated at 1 MiB), each "
+        "session's capture cursors and the corrections review queue.",
     ),
     Setting(
         "llm_cmd",
         "MEMLANE_LLM_CMD",
         lambda: None,
         "A command (split like a shell line, run without a shell) that reads a prompt and "
-        "a transcript on stdin and prints memories as JSON lines; hooks capture with it.",
+        "a transcript on stdin and prints memories as JSON lines; hooks capture with it. "
+        "Unset: the cue-phrase extractor.",
     ),
     Setting(
         "llm_max_calls",

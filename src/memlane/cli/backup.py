@@ -20,7 +20,21 @@ from memlane.cli.common import emit_json, in_section, json_option, memory, note,
 @json_option
 def backup_cmd(out_dir: Path | None, retention: int | None, if_due: bool, as_json: bool) -> None:
     """Snapshot the store with SQLite's online backup (writers carry on), verify it
-    (integrity_check and the memory counts), then keep the newest --retention."""
+    (integrity_check and the memory counts), then keep the newest --retention.
+
+    One read transaction copies the pages and counts the memories at the same instant, into
+    `memlane-<UTC time>.db`. A snapshot counts only once verified: `integrity_check` is ok
+    and it holds as many memories, and as many live ones, as the store did; one that fails
+    is deleted and the command exits 1. Then only the oldest snapshot files beyond
+    --retention are deleted. --if-due takes one only when the newest is older than
+    MEMLANE_BACKUP_INTERVAL_HOURS (24). One backup runs at a time per directory (an OS file
+    lock, released if the process dies); a second prints a notice and exits 0. `restore
+    --from SNAPSHOT --force` brings a snapshot back.
+
+    On a PostgreSQL store `backup` (and `restore --from`) refuses in one line (exit 2) and
+    names the server's tools instead: `pg_dump --format=custom --file memlane.dump URL`,
+    `pg_restore --clean --dbname URL memlane.dump`, or `memlane export --include-superseded
+    --include-private` for a portable copy."""
     s = state().settings
     directory = out_dir or (Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None)
     due = timedelta(hours=s["backup_interval_hours"]) if if_due else None

@@ -52,9 +52,28 @@ def run_browser(
 @json_option
 def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> None:
     """Look through memories in the terminal: a tree by kind, scope, tag or session, each
-    memory's card, search, history, graph neighbourhood; reinforce, review, invalidate
-    or retire after a confirmation. Without a terminal (or with --json), prints the
-    groups instead."""
+    memory's card, search, history, graph neighbourhood; reinforce, review, invalidate or
+    retire after a confirmation. Without a terminal (or with --json), prints the groups
+    instead.
+
+    Needs the tui extra: `pip install 'memlane[tui]'`. Left, the live memories as a tree
+    grouped by kind, newest first with a count per group; right, the highlighted memory as
+    Markdown with its metadata (scope, importance and its effective resonance after decay,
+    trust, taint, source, times, versions, links, entities).
+
+    \b
+    Keys:
+    - `/` filters live by text, `s` runs `recall` and shows each result's score parts;
+    - `b` switches the grouping (kind, scope, tag, session), `p` narrows to a scope;
+    - `h` shows the history with a diff between versions;
+    - `g` the graph neighbourhood (links and entities, one hop; Enter opens a linked memory);
+    - `r` reloads, `?` lists the keys.
+    - Writes ask first: `f` reinforce, `m` mark reviewed, `i` invalidate with a reason,
+      `x` retire; `v` walks the review queue (as `memlane review --tui`).
+
+    --scope and --limit (the newest memories) bound what it loads. Without a terminal
+    (piped, in CI) it prints the groups with their newest memories; --json prints every
+    group with its memories."""
     if on_terminal() and not as_json:
         run_browser(by, scope, limit, review)
         return

@@ -115,7 +115,60 @@ def add_cmd(
     as_json: bool,
     **fields: Any,
 ) -> None:
-    """Add a memory: content inline, from a file, or from stdin ('-')."""
+    """Add a memory: content inline, from a file, or from stdin ('-').
+
+    Content comes from CONTENT, --content, -f/--file or stdin ('-'). The fact shortcut
+    --type routes kind and category, derives the title and sets the resonance type
+    `ephemeral`; --session names the session the fact comes from, --thread-id the thread a
+    `thread_closed` fact closes.
+
+    An identical entry (differing only by case, punctuation, including smart quotes, dashes
+    and ellipses, or whitespace) in the same session, by the same owner and in the same
+    category is not written again: exit 0, `Already saved as ID`, and in JSON `{"id",
+    "skipped": true, "duplicate_of", "status": "already_persisted", "note"}`. Without
+    --session-id that check is skipped, and a note says so (`"dedup": "bypassed_no_session"`
+    in JSON). --allow-duplicate forces the write.
+
+    Past that check, the write policy compares the memory with the live ones of the same
+    scope, kind and visibility. The same fact restated (text 0.85 alike and saying nothing
+    new, or cosine 0.92) refreshes the stored memory instead: newer, the higher importance,
+    0.05 more trust (`status: refreshed`, with its id and similarity). The same statement
+    negated ("always X" / "never X") is kept as its own memory, linked `contradicts` both
+    ways, each side 0.10 less trusted (`status: contradiction`). A text alike but stating
+    other figures or words, or a cosine in [0.60, 0.92), is stored and listed in
+    `potential_conflicts` (ids and similarity) with a warning. The thresholds are settings
+    (MEMLANE_DEDUP_STRING_THRESHOLD and the others).
+
+    Secrets are redacted on write (--capture-mode auto, the default) to `[REDACTED:kind]`,
+    whole, in every free-text field (title, body, tags, source ref, domain, wake phrases),
+    the memory tagged `auto-redacted` and the result listing `redactions`; reviewed and
+    manual keep the text and warn. Both the shapes of tokens (cloud, VCS, chat, payment and
+    model vendors' keys, JWTs, private key blocks, base64 of key files) and values people
+    name in prose or config ("the staging password is X", `DB_PASSWORD=X`, a PIN) are found.
+    Text that reads as instructions to a model is tagged `injection-risk` in every mode; a
+    memory derived from one carries the flag. Passive reads (hooks, the MCP session start,
+    `pack`) never surface it. Every write path passes the same screens: add, import, MCP,
+    hooks, and the memories memlane writes itself.
+
+    A private memory belongs to the agent writing it (MEMLANE_AGENT): --owner may only name
+    that agent (any other name is refused, exit 2, nothing written, on every write path:
+    `add`, `add-batch`, `update`, `supersede`, `merge`, the hooks), and without an agent
+    identity nothing can be written private. --source-agent names the author only and never
+    chooses the owner.
+
+    A time (--occurred-at) is ISO-8601, a span back from now (`24h`, `7d`) or words such as
+    `yesterday`. A `--source-ref file:PATH[#fragment]` is kept as given, with the file's
+    sha256 and absolute path at write time; reads flag a memory whose file changed or
+    vanished since (`[STALE SOURCE]`, `source_state` in JSON) and halve its confidence.
+    Other refs (`commit:SHA`, `url:...`) are recorded as given. Limits: a body of 64 KiB, a
+    title of 300 characters, 50 tags of at most 64 characters (MEMLANE_MAX_BODY_BYTES and
+    the other max settings); a write past one is refused, exit 2.
+
+    For example:
+
+    \b
+    $ memlane add --type decision --content "Chose PostgreSQL for billing" --session-id s-1
+    $ memlane add -t "Retry with backoff" -f notes.md --tags reliability,networking"""
     if content_arg is not None and content is not None:
         fail("give the content once: as an argument or with --content")
     text = pick_content(content if content is not None else content_arg, file)
@@ -166,7 +219,14 @@ def report_write(result: WriteResult, as_json: bool) -> None:
 @CAPTURE_MODE
 @json_option
 def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: bool) -> None:
-    """Add many memories from JSONL; bad lines are reported and skipped, good ones land."""
+    """Add many memories from JSONL; bad lines are reported and skipped, good ones land.
+
+    One object per line with the fields of `add` (`content`, `title`, `kind`, `type`,
+    `tags`, `session_id`, `private`, `allow_duplicate`, ...), each line through the same
+    write policy, also compared with the lines before it. A bad line is reported with its
+    line number and skipped. Prints a line per entry, then `N added, R refreshed, K already
+    saved (no action needed), F failed`; exit 2 when any line failed. --json gives the
+    summary with `ids` in input order (null for a failed line)."""
     stream = open_input(file, "batch")
     lines: list[BatchLine] = []
     mem = memory()

@@ -33,8 +33,34 @@ def _cadence() -> Cadence:
 def consolidate_cmd(
     threshold: float, dry_run: bool, scope: str | None, force: bool, as_json: bool
 ) -> None:
-    """Fold live near-duplicates into their most used, most confident memory without
-    losing text; contradicting clusters are parked."""
+    """Fold live near-duplicates into their most used, most confident memory without losing
+    text; contradicting clusters are parked.
+
+    Over the live memories you may see (every scope unless --scope; the 5,000 most recently
+    updated). Memories fold only with others of the same scope, kind and visibility (a
+    private memory never lands in one others can read), when their vectors' cosine (or,
+    where either has none, their token Jaccard) reaches --threshold. Each cluster forms
+    around its keeper, the member with the highest confidence x uses (retrievals plus
+    passive surfacings; ties: the more confident, then the older), so every absorbed memory
+    is itself that alike with the keeper.
+
+    The keeper gets a new version (`history` keeps the old text) with the sentences of the
+    absorbed memories it does not already say appended, a paragraph each (code, config and
+    data whole unless already contained), their tags, the highest importance and the worst
+    taint; each absorbed memory is superseded by it with a reason and linked `supersedes`. A
+    memory whose text would push the keeper past MEMLANE_MAX_BODY_BYTES is not appended: it
+    is recorded `:truncated` and its text stays on its superseded row. `merged_from` in the
+    output lists the absorbed ids. A cluster whose members disagree in negation polarity
+    ("always X" / "never X") is parked: reported, never merged.
+
+    A cadence gate skips a run while the last consolidate or organize was less than
+    MEMLANE_CONSOLIDATE_INTERVAL_DAYS ago and the live memories grew by less than
+    MEMLANE_CONSOLIDATE_GROWTH since (--force bypasses it). One run at a time: a second one,
+    from any process, prints a notice and exits 0 (a crashed run's lock expires after 30
+    minutes). --dry-run writes nothing and reports exactly what a run would do. --json:
+    `status` (done, planned, skipped), `skipped` (lock, cadence), `notice`, and `plan` with
+    `merges` (keeper, `merged_from`, each absorbed id, similarity, appended text, truncated)
+    and `parked`."""
     report = memory().consolidate(
         threshold, dry_run=dry_run, scope=scope, force=force, cadence=_cadence()
     )
@@ -47,8 +73,19 @@ def consolidate_cmd(
 @click.option("--force", is_flag=True, help="Run even when the cadence gate would skip.")
 @json_option
 def organize_cmd(dry_run: bool, force: bool, as_json: bool) -> None:
-    """Consolidate the most recent memories, group them into topics and keep an
-    extractive summary of each topic."""
+    """Consolidate the most recent memories, group them into topics and keep an extractive
+    summary of each topic.
+
+    Consolidation (as `consolidate`, threshold 0.80) runs over the most recent
+    MEMLANE_ORGANIZE_WORKING_SET live memories; then topics, without a model: within each
+    scope and visibility, the term (a named entity, else a content word) shared by the most
+    memories not yet in a topic makes a topic while at least 3 share one (a term in more
+    than half of a group of 10 or more is too broad). Each topic keeps one summary memory
+    (kind and category `summary`, tagged `organize`), refreshed in place on later runs: its
+    members' most central sentences, whole (at most 5 and 800 characters), linked `derives`
+    to each member. Summaries are never organized themselves. The cadence gate, the lock and
+    --dry-run are consolidate's (one clock for both). --json adds `topics` (label, scope,
+    members, summary, and `action`: create, update or unchanged) and `written`."""
     size = state().settings["organize_working_set"]
     report = memory().organize(dry_run=dry_run, force=force, cadence=_cadence(), working_set=size)
     _render(report, as_json)

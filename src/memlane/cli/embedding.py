@@ -48,7 +48,18 @@ def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]
 def embed_cmd(
     memory_id: str | None, all_: bool, pending: bool, long_only: int | None, as_json: bool
 ) -> None:
-    """Compute vectors: for one memory, the pending ones, or all."""
+    """Compute vectors: for one memory, the pending ones, or all.
+
+    ID embeds one memory; --pending the memories without current vectors (never embedded,
+    embedded before their content changed, or deferred when the embedder failed); --all
+    every live one again. --long-only N keeps those whose embedded text (title and body) is
+    longer than N tokens of the profile's tokenizer, over all live memories when given
+    alone: `memlane embed --long-only 256` embeds again only the memories longer than one
+    256-token window. --pending and --all take the memories you may see (another owner's
+    private memories wait for their owner). On a terminal a progress bar runs on stderr.
+
+    Writes embed on their own unless `memlane add --no-embed` or MEMLANE_SKIP_WRITE_EMBED=1;
+    a failed embedding never fails the write (status `embed_deferred`)."""
     with progress_bar("embedding", as_json or memory_id is not None) as tell:
         outcome = memory().embed(
             memory_id, pending=pending, all=all_, long_only=long_only, progress=tell
@@ -79,7 +90,11 @@ def embed_cmd(
 @click.option("--dry-run", is_flag=True, help="Say how many memories would be re-embedded.")
 @json_option
 def reembed_cmd(all_: bool, profile: str, dry_run: bool, as_json: bool) -> None:
-    """Convert the store's vectors to another embedding profile, in one transaction."""
+    """Convert the store's vectors to another embedding profile, in one transaction.
+
+    Every vector is computed again with --profile (a new dimension is fine), and the profile
+    is recorded as the store's. A store refuses vectors of a profile other than its own and
+    names this command. --dry-run says how many memories it would embed."""
     embedder = state().embedder_for(profile)
     if embedder is None:
         fail(f"profile {profile!r} cannot embed here", 1)

@@ -26,7 +26,7 @@ def eval_group() -> None:
     "--data",
     required=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="locomo-dev.json (see ../shared/data/README.md).",
+    help="The LoCoMo development split (locomo-dev.json).",
 )
 @click.option(
     "--mode",
@@ -46,7 +46,12 @@ def eval_group() -> None:
 @json_option
 def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str | None,
                backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
-    """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation)."""
+    """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation).
+
+    Retrieval quality on the LoCoMo development split: one store per conversation, one
+    memory per turn with its session date as `occurred_at`, every question a query. Prints
+    the figures for categories 1-4 together and for each category (5 separately); --out
+    writes one JSON line per question."""
     stores: locomo.Stores = locomo.sqlite_store
     if backend == "postgres":
         if not pg_url:
@@ -103,7 +108,14 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
 @json_option
 def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
     """Precision and recall of the deterministic (cue-phrase) extractor on a transcript
-    against hand labels: what `extract --no-llm` and the capture hooks would keep."""
+    against hand labels: what `extract --no-llm` and the capture hooks would keep.
+
+    The labels are `{"keep": [{"text": SENTENCE, "kind": KIND}, ...]}`: each kept sentence
+    is judged right or wrong, each labelled one missed. On the recorded coding session in
+    `tests/transcripts` (148 turns, 42 statements labelled worth keeping) it keeps 23, all
+    right: precision 1.000, recall 0.548. What it misses is said without a cue ("Use respx
+    for mocking httpx.") or with one mid-sentence ("For PR descriptions, always include
+    ..."); a model command (MEMLANE_LLM_CMD) is there to read those."""
     from memlane.evaluation import extraction
     from memlane.hooks import extract
     from memlane.hooks import transcript as reading
@@ -139,8 +151,16 @@ _MISSES = click.option("--misses", is_flag=True, help="Also list every case it g
 @_MISSES
 @json_option
 def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> None:
-    """Secret redaction on labelled texts: recall (a secret counts only when redacted
-    whole) and precision, per kind and per corpus file."""
+    """Secret redaction on labelled texts: recall (a secret counts only when redacted whole)
+    and precision, per kind and per corpus file.
+
+    The corpora shipped in `memlane/evaluation/corpora`: secrets of 40 kinds in sentences
+    people write, and look-alikes such as commit SHAs, UUIDs, digests, placeholders,
+    documented example keys and talk about passwords. It prints recall, the share of
+    look-alikes redacted and precision, overall, per file and per kind, and whether the
+    targets (recall 0.98 or more at precision 0.95 or more) are met; --misses lists each
+    case it got wrong. A file of your own (--corpus) takes the same JSON lines: `{"id",
+    "label": "secret"|"benign", "kind", "text", "secrets": [...]}`."""
     from memlane.evaluation import screening
     from memlane.write.secrets import find_secrets
 
@@ -158,9 +178,16 @@ def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> Non
 @json_option
 def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_json: bool) -> None:
     """Injection tagging on labelled texts: recall and the share of benign imperatives
-    tagged, per kind, per language and per corpus file. The shipped model was trained
-    on the shipped corpora; --held-out measures each file with a model trained on the
-    others."""
+    tagged, per kind, per language and per corpus file. The shipped model was trained on the
+    shipped corpora; --held-out measures each file with a model trained on the others.
+
+    The texts aim at a model (overrides, fake system turns, broken fences, exfiltration,
+    concealment, memory poisoning, harmful commands, hidden in markup, in twenty languages)
+    or are benign imperatives people really write. It prints whether the targets (recall
+    0.95 or more with at most 2% of benign texts tagged) are met. Lines: `{"id", "label":
+    "injection"|"benign", "kind", "lang", "text"}`. The shipped corpora's own figures
+    flatter the model; --held-out gives the figure for text nobody fitted it to. After
+    changing the corpora, `scripts/train-injection-model` retrains it."""
     from memlane.cli.embedding import progress_bar
     from memlane.evaluation import learn, screening
     from memlane.write.injection import is_injection

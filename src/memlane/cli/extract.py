@@ -31,8 +31,15 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
     """Turn the transcript's turns not read before into memories: facts, preferences,
     decisions, procedures, lessons, through the write policy. With MEMLANE_LLM_CMD the
     command proposes them under its budget; without it (or with --no-llm) the cue-phrase
-    extractor keeps what cue phrases reveal, with a lower confidence. A cursor per
-    session remembers how far the file was read."""
+    extractor keeps what cue phrases reveal, with a lower confidence. A cursor per session
+    remembers how far the file was read.
+
+    The capture the pre-compact and session-end hooks run (see `hook`), on a transcript file
+    (Claude Code's or Codex's JSON lines); the cursor is kept per session (by default the
+    file's path) and per mode. The cue-phrase extractor keeps decisions, preferences,
+    conventions and corrections at confidence 0.45 (a model's or a person's note gets 0.6).
+    It prints what it captured, and notes a budget breach or a skipped malformed answer on
+    stderr."""
     from memlane.hooks.events import capture_transcript
     from memlane.hooks.run import options
 
@@ -91,9 +98,15 @@ def _queued_line(item: Any) -> str:
 @click.option("--no-queue", is_flag=True, help="Only print them; queue nothing.")
 @json_option
 def corrections_cmd(path: Path, scope: str | None, no_queue: bool, as_json: bool) -> None:
-    """Mine a transcript for what a person corrected ("no, use X instead") or asked to
-    be remembered, into the review queue (`memlane queue list`). Read-only: the store
-    is never opened; what clears review is added with `memlane add --signal user`."""
+    """Mine a transcript for what a person corrected ("no, use X instead") or asked to be
+    remembered, into the review queue (`memlane queue list`). Read-only: the store is never
+    opened; what clears review is added with `memlane add --signal user`.
+
+    Corrections ("no, use X instead", "that's wrong", "stop using ...") and notes ("remember
+    that ...") are found each sentence once, with the cues they matched and a confidence
+    (0.7 for a correction, 0.6 for a note, 0.1 more for each further cue, at most 0.9). They
+    go to the review queue of the scope (this project's by default); likely secrets are
+    masked first. Mining the same transcript again queues nothing twice."""
     from memlane.hooks import queue, transcript
     from memlane.hooks.extract import corrections
 
@@ -125,7 +138,9 @@ def queue_group() -> None:
 @click.option("--scope", help="The queue (default: this project's).")
 @json_option
 def queue_list_cmd(scope: str | None, as_json: bool) -> None:
-    """The corrections waiting for review, oldest first."""
+    """The corrections waiting for review, oldest first.
+
+    The queue is a JSON file per scope in MEMLANE_HOOK_DIR/queue."""
     from memlane.hooks import queue
 
     where = _queue_scope(scope)
@@ -150,7 +165,10 @@ def queue_clear_cmd(
     ids: tuple[str, ...], everything: bool, drop_stale: bool, scope: str | None, as_json: bool
 ) -> None:
     """Remove reviewed items (--id), every item (--all) or stale ones (--drop-stale):
-    exactly one of them, so a bare `clear` never empties a queue by mistake."""
+    exactly one of them, so a bare `clear` never empties a queue by mistake.
+
+    A bare `clear` is refused (exit 2), as is an id not in the queue. Stale items were
+    queued over 14 days ago below confidence 0.7."""
     from memlane.hooks import queue
 
     if sum((bool(ids), everything, drop_stale)) != 1:

@@ -33,7 +33,16 @@ def entities() -> None:
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="At most N (0: all).")
 @json_option
 def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
-    """Entities named by live memories, most mentioned first."""
+    """Entities named by live memories, most mentioned first.
+
+    Each with its kind and how many memories you may see name it. Every write records what a
+    memory names, read by a deterministic extractor (no model): backticked identifiers, file
+    paths, dotted, CamelCase and snake_case identifiers, `@handles`, runs of capitalised
+    words, and `entity:NAME` tags. Aliases ignore case, accents, punctuation and separators,
+    so `MemoryStore`, `memory_store` and "Memory Store" are one entity. The entity lane of
+    `recall` looks up the names a query mentions (and adjacent word pairs, so "retry policy"
+    finds `RetryPolicy`); rarer names weigh more, and a name more memories mention than the
+    lane returns is left to the keyword lane."""
     found = memory().entities(kind, limit)
     if as_json:
         emit_json([entity_dict(e) for e in found])
@@ -53,7 +62,9 @@ def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
 )
 @json_option
 def entities_show(name: str, limit: int, as_json: bool) -> None:
-    """An entity (by any alias or spelling) and the memories that name it."""
+    """An entity (by any alias or spelling) and the memories that name it.
+
+    The memories come newest first, at most --limit."""
     entity, records = memory().mentioning(name, limit)
     if as_json:
         emit_json({**entity_dict(entity), "memories": [record_dict(r) for r in records]})
@@ -69,7 +80,10 @@ def entities_show(name: str, limit: int, as_json: bool) -> None:
 @click.option("--confirm", is_flag=True, help="Merge; without it, only show what would move.")
 @json_option
 def entities_merge(source: str, target: str, confirm: bool, as_json: bool) -> None:
-    """Fold entity SOURCE into TARGET: its aliases and mentions move (a dry run by default)."""
+    """Fold entity SOURCE into TARGET: its aliases and mentions move (a dry run by default).
+
+    With --confirm the merge happens, and later mentions of SOURCE's aliases land on TARGET.
+    Entities of different kinds are refused."""
     plan = memory().merge_entities(source, target, confirm=confirm)
     if as_json:
         emit_json(

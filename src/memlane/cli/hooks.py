@@ -27,8 +27,62 @@ from memlane.hooks.host import CLAUDE_CODE, MAX_PAYLOAD_BYTES
 @json_option
 def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     """Answer a host's hook EVENT (session-start, user-prompt, pre-compact, stop,
-    session-end): its JSON on stdin, its JSON on stdout. Always exits 0; errors go to
-    the hooks log."""
+    session-end): its JSON on stdin, its JSON on stdout. Always exits 0; errors go to the
+    hooks log.
+
+    What `install` registers with the host (Claude Code's hook contract, which Codex shares;
+    Codex has no session-end). --json prints memlane's account instead: `output` (the host's
+    JSON), `reason`, `injected`, `captured`, `error`, `details`.
+
+    \b
+    - session-start injects a fenced `<memlane-session>` block: due reminders, then core
+      memories, then recent ones (the agent's wake cascade when MEMLANE_AGENT is set; else
+      importance 8+ and the last 7 days), in this project's scopes, within
+      MEMLANE_INJECT_BUDGET tokens.
+    - user-prompt runs a passive recall on the prompt plus the session's recent tool
+      operations (program and subcommand names, file basenames and test names from the
+      transcript's last 64 KiB; never argument values) and injects a `<memlane-recall>`
+      block of at most 3 memories, only those that clear the gate: at least 1.5 shared
+      content words (a tool-operation word counts half), covering at least a quarter of
+      the prompt's, from a hit scoring at least 0.8 of the best. A prompt that could never
+      clear it (`ok`, `/compact`) is answered before the store is opened.
+    - stop captures the turns added since the last capture with the cue-phrase extractor:
+      what a person says that opens or frames a correction (`No, use X`), a preference
+      (`I prefer`, `always`/`never`, `from now on`), a decision (`we decided`, `let's go
+      with`) or a convention (`convention:`, `we always`), or asks to be remembered, kept
+      whole as said; the assistant's text only where it labels a line (`Decision:`).
+      Questions, code, quotes, tool results and injected text are never read.
+    - pre-compact and session-end capture the same way, or with MEMLANE_LLM_CMD set, with
+      that command under its budget (MEMLANE_LLM_MAX_CALLS, MEMLANE_LLM_MAX_TOKENS,
+      MEMLANE_LLM_TIMEOUT); the transcript goes in pieces of at most 8,000 tokens, and
+      what the command never saw goes to the cue extractor.
+
+    MEMLANE_LLM_CMD's answer must be JSON lines `{"kind", "content", "title"?, "importance"?
+    1-10, "tags"? at most 8, "entities"? at most 8}` (kinds: decision, preference,
+    convention, lesson, procedure, fact, constraint; a bug fixed is a lesson), or `{"kind":
+    "relation", "subject", "predicate", "object"}` (stored as a fact "SUBJECT PREDICATE
+    OBJECT.", tagged `relation`); the entities a line names become `entity:NAME` tags. A
+    fence around the lines is allowed. An answer with any other line is asked once more with
+    the error; a second malformed answer is skipped whole, never stored in part, and logged
+    (`llm_malformed`). A piece that would break the budget, a failed run or a timeout stops
+    the capture (`llm_breach`). A hook started inside the command does nothing.
+
+    Every capture goes through the write policy (secrets redacted, injection-shaped text
+    tagged, duplicates skipped or refreshed), `untrusted_tool`, in the project's scope (not
+    the branch's), tagged `captured`, with the session as `session_id` and source ref
+    `session:ID`; what a person said carries signal `user`; what the cue extractor keeps has
+    confidence 0.45. Each session keeps a cursor per capture mode in MEMLANE_HOOK_DIR, so
+    each transcript line is read once. Injection counts as surfaced, never as a use.
+
+    On the gold set in `tests/hook_gold.py` (80 prompts, 36 of them to stay silent, near
+    misses among them) the user-prompt gate has precision 0.975 and recall 0.886, one
+    false alarm, with the hash and the MiniLM embedder alike (`bench/hook_gate.py`
+    measures it).
+
+    A hook never breaks its host: a payload that is not the event's JSON, an unknown event,
+    a bad setting, a store that cannot be opened or any internal error prints `{}` and exits
+    0, and the error is logged to `hooks.log` in MEMLANE_HOOK_DIR. Every run logs one line
+    there (event, session, reason, ids, milliseconds), never a prompt or a memory's text."""
     from memlane.hooks.run import handle
 
     ctx = click.get_current_context()

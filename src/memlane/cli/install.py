@@ -71,8 +71,24 @@ def _diff(change: hosts.FileChange) -> str:
 @click.command("install")
 @_options
 def install_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool) -> None:
-    """Add memlane's hooks and MCP server to an agent host's settings, keeping
-    everything else (idempotent; a backup of each changed file)."""
+    """Add memlane's hooks and MCP server to an agent host's settings, keeping everything
+    else (idempotent; a backup of each changed file).
+
+    The hooks are `memlane hook session-start`, user-prompt, pre-compact, stop, and for
+    Claude Code session-end, each with a 30 s timeout; the MCP server is `memlane serve`,
+    named `memlane`. Claude Code: `settings.json` (`~/.claude/` or the project's `.claude/`)
+    and `~/.claude.json` or the project's `.mcp.json`. Codex: `hooks.json` and `config.toml`
+    (`~/.codex/` or the project's `.codex/`, turning on `[features] codex_hooks` unless you
+    set it).
+
+    Everything already there is kept: other hooks, other servers, comments and layout in
+    TOML, the file's own indent in JSON. A server entry named `memlane` that is not this one
+    is left alone with a warning. A second install changes nothing. Each changed file is
+    first copied to `FILE.memlane-<time>.bak`, and what was added is recorded in
+    `installs.json` in the data directory. The commands use this Python (`python -m
+    memlane`), so the host's PATH does not matter, and the store given with --db or
+    MEMLANE_DB, if any. --dry-run prints a diff per file and writes nothing. A settings file
+    that is not valid JSON or TOML is refused (exit 2) and no file is written."""
     _run(host, scope, project_dir, dry_run, as_json, up=True)
 
 
@@ -80,5 +96,8 @@ def install_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json
 @click.command("uninstall")
 @_options
 def uninstall_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool) -> None:
-    """Remove exactly what `memlane install` added to an agent host's settings."""
+    """Remove exactly what `memlane install` added to an agent host's settings.
+
+    Nothing else: a file otherwise as the install found it gets its backup's bytes back, a
+    file the install created is deleted, and a file edited since keeps the edits."""
     _run(host, scope, project_dir, dry_run, as_json, up=False)

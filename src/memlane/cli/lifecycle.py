@@ -24,7 +24,11 @@ from memlane.model import REINFORCE_CAP, Reminder, Session
 )
 @json_option
 def reinforce_cmd(memory_id: str, amount: int, cap: int, as_json: bool) -> None:
-    """Raise a memory's importance, reset its decay clock and count the activation."""
+    """Raise a memory's importance, reset its decay clock and count the activation.
+
+    Importance rises by --amount, never above --cap and never lowered; the decay clock is
+    `last_activated`. A new link reinforces its target the same way (see `links add`);
+    `recall --activate` resets the clock of what it returns."""
     record = memory().reinforce(memory_id, amount, cap)
     if as_json:
         emit_json(record_dict(record))
@@ -42,8 +46,11 @@ def reinforce_cmd(memory_id: str, amount: int, cap: int, as_json: bool) -> None:
 @click.option("--violated", is_flag=True, help="It was violated.")
 @json_option
 def feedback_cmd(memory_id: str, applied: bool, violated: bool, as_json: bool) -> None:
-    """Count one use of a memory: applied, or violated (the second violation costs
-    0.15 trust)."""
+    """Count one use of a memory: applied, or violated (the second violation costs 0.15
+    trust).
+
+    --applied: it was applied and held; --violated: it was violated. These are the only
+    writers of `applied_count` and `violated_count`; the trust is lowered once."""
     if applied == violated:
         raise click.UsageError("say how it went: --applied or --violated (one of them)")
     record = memory().feedback(memory_id, applied=applied)
@@ -63,8 +70,20 @@ def feedback_cmd(memory_id: str, applied: bool, violated: bool, as_json: bool) -
 @click.option("--tui", is_flag=True, help="Walk them in the terminal browser, acting on each.")
 @json_option
 def review_cmd(limit: int | None, scope: str | None, tui: bool, as_json: bool) -> None:
-    """Important memories whose recall has decayed since their last review: check,
-    refine or retire them (most decayed first)."""
+    """Important memories whose recall has decayed since their last review: check, refine or
+    retire them (most decayed first).
+
+    A memory is due when its importance is at least MEMLANE_REVIEW_MIN_IMPORTANCE (5) and
+    its recall probability since it was last reviewed (else created) fell below
+    MEMLANE_REVIEW_THRESHOLD (0.5: one half-life of its class, 3 days for events, 90 for
+    facts, 180 for procedures; MEMLANE_RECALL_HALF_LIVES changes them). --tui walks them in
+    the terminal browser instead, one card at a time: `c` confirms (marks reviewed), `e`
+    edits the body in place (a new version), `i` invalidates with a reason, `x` retires, `n`
+    skips.
+
+    How many are due (what a plain `memlane review` lists from the same directory) is shown
+    by `stats` and `health` (`due_for_review`), by `doctor` (a `review` check: `warn` when
+    any are due, never `fail`) and by a bare `memlane`."""
     if tui:
         from memlane.cli.browse import DEFAULT_LIMIT, on_terminal, run_browser
 
@@ -125,7 +144,11 @@ def _reminder_line(reminder: Reminder) -> str:
 @click.option("--tz", "timezone", help="Time zone WHEN is read in (IANA name; default UTC).")
 @json_option
 def remind_cmd(when: str, text: tuple[str, ...], timezone: str | None, as_json: bool) -> None:
-    """Remind this agent of TEXT at WHEN ("in 2 hours", "friday 5pm", "2026-12-24 18:00")."""
+    """Remind this agent of TEXT at WHEN ("in 2 hours", "friday 5pm", "2026-12-24 18:00").
+
+    The reminder is this agent's (MEMLANE_AGENT). WHEN is natural language ("tomorrow at
+    9am", "next monday", an ISO date and time) read in --tz (an IANA zone; UTC by default),
+    stored in UTC and shown in local time."""
     reminder = memory().remind(when, " ".join(text), timezone=timezone)
     if as_json:
         emit_json(reminder_dict(reminder))
@@ -169,7 +192,9 @@ def reminders_dismiss(reminder_id: str, as_json: bool) -> None:
 @reminders.command("check")
 @json_option
 def reminders_check(as_json: bool) -> None:
-    """The reminders that are due now (what a session-start hook calls)."""
+    """The reminders that are due now (what a session-start hook calls).
+
+    Nothing printed, exit 0, when none are due."""
     due = memory().due_reminders()
     if as_json:
         emit_json({"due": [reminder_dict(r) for r in due], "count": len(due)})
@@ -182,7 +207,11 @@ def reminders_check(as_json: bool) -> None:
 @click.command("open-threads")
 @json_option
 def open_threads_cmd(as_json: bool) -> None:
-    """Threads still open (or never given a state), newest first."""
+    """Threads still open (or never given a state), newest first.
+
+    Live memories you may see of kind `thread`, and those filed in the `thread` category
+    (but the events that close a thread); `update --state closed` closes one. --json prints
+    an array."""
     found = memory().open_threads()
     if as_json:
         emit_json([record_dict(r) for r in found])
@@ -197,7 +226,9 @@ def open_threads_cmd(as_json: bool) -> None:
 @click.command("growth")
 @json_option
 def growth_cmd(as_json: bool) -> None:
-    """Memories written in each of the last 8 weeks, oldest first."""
+    """Memories written in each of the last 8 weeks, oldest first.
+
+    --json prints an array of 8 integers."""
     counts = memory().growth()
     if as_json:
         emit_json(counts)
@@ -211,7 +242,11 @@ def growth_cmd(as_json: bool) -> None:
 @json_option
 def health_cmd(as_json: bool) -> None:
     """Embedding and anchor coverage of the live memories, faded important ones, and how
-    many `review` lists here (due for review)."""
+    many `review` lists here (due for review).
+
+    Over the live memories you may see: the share with current vectors of the store's
+    profile, the share with at least one anchor, how many were written as important
+    (importance 7 or more) and have faded below 5 since, and `due_for_review`."""
     mem = memory()
     vitals = mem.health()
     due = mem.review_due_count()
@@ -276,7 +311,9 @@ def sessions_list(project: str | None, as_json: bool) -> None:
 @click.option("--project", help="Its project (default: this directory's).")
 @json_option
 def sessions_create(session_type: str | None, project: str | None, as_json: bool) -> None:
-    """Open a new session; add memories to it with `memlane add --session-id ID`."""
+    """Open a new session; add memories to it with `memlane add --session-id ID`.
+
+    A session id a write names is also recorded on its own, without this command."""
     session = memory().create_session(session_type, project)
     if as_json:
         emit_json(session_dict(session))
@@ -289,8 +326,17 @@ def sessions_create(session_type: str | None, project: str | None, as_json: bool
 @click.option("--no-summary", is_flag=True, help="Write no summary memory of the session.")
 @json_option
 def sessions_close(session_id: str, no_summary: bool, as_json: bool) -> None:
-    """Close an open session and write an extractive summary memory of its memories,
-    linked to them (none when it has no memories)."""
+    """Close an open session and write an extractive summary memory of its memories, linked
+    to them (none when it has no memories).
+
+    An agent may close its own session, one no agent started, or one it wrote in; another
+    agent's is "no open session". The summary is one memory (kind and category `summary`,
+    tagged `episode`, source ref `session:ID`) holding the most central sentences of the
+    session's live memories you may see (at most 5 whole sentences and 800 characters, in
+    the order written, no model), linked to each of them with `derives`. It is as sure and
+    as tainted as the memories it quotes, private when any of them is, and not itself a
+    member of the session. --no-summary writes none; --json adds `summary_id` and
+    `summarised` (the ids it links to)."""
     closed = memory().close_session(session_id, summary=not no_summary)
     if as_json:
         emit_json({**session_dict(closed), "summary_id": closed.summary_id,
@@ -307,7 +353,9 @@ def sessions_close(session_id: str, no_summary: bool, as_json: bool) -> None:
 @click.argument("session_id")
 @json_option
 def for_session_cmd(session_id: str, as_json: bool) -> None:
-    """The memories of a session, newest first."""
+    """The memories of a session, newest first.
+
+    Only those you may see."""
     found = memory().for_session(session_id)
     if as_json:
         emit_json({"results": [record_dict(r) for r in found], "count": len(found)})

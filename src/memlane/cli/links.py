@@ -42,7 +42,13 @@ def links_add(
     source: str, target: str, link_type: str, reason: str | None, no_reinforce: bool,
     as_json: bool,
 ) -> None:  # fmt: skip
-    """Link two memories (adding the same link again changes nothing)."""
+    """Link two memories (adding the same link again changes nothing).
+
+    Types: related (the default), supports, contradicts, supersedes, extends, implements,
+    updates, derives, example_of; related and contradicts are stored both ways. Self-links
+    and unknown ids are refused. A new link raises the target's importance by 1 (at most 10)
+    unless it contradicts or supersedes it (or --no-reinforce); `supports` raises the
+    target's trust by 0.05, `contradicts` lowers both sides' by 0.10."""
     link = memory().link(source, target, link_type, reason, reinforce=not no_reinforce)
     if as_json:
         emit_json(link_dict(link))
@@ -54,7 +60,10 @@ def links_add(
 @click.argument("memory_id")
 @json_option
 def links_list(memory_id: str, as_json: bool) -> None:
-    """A memory's links, both directions."""
+    """A memory's links, both directions.
+
+    Each with its id (`l-N`), type, ends and reason. Links to memories you may not see are
+    left out."""
     found = memory().links(memory_id)
     if as_json:
         emit_json({"links": [link_dict(x) for x in found], "count": len(found)})
@@ -85,7 +94,10 @@ def links_delete(link_id: str, as_json: bool) -> None:
 @click.option("--reason", required=True, help="Why they disagree (required).")
 @json_option
 def contradict_cmd(first: str, second: str, reason: str, as_json: bool) -> None:
-    """Record that two memories disagree: linked both ways, each trusted 0.10 less."""
+    """Record that two memories disagree: linked both ways, each trusted 0.10 less.
+
+    A `contradicts` link both ways; --reason is required. Recall shows a contradicting
+    neighbour as `[CONTESTED]`."""
     link = memory().contradict(first, second, reason)
     if as_json:
         emit_json(link_dict(link))
@@ -115,7 +127,15 @@ def auto_anchor_cmd(
     fill: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Anchor memories to their neighbours (similarity in [threshold, 0.95]) and prune
-    automatic anchors that fell out of that band; one memory, or all."""
+    anchors that fell out of that band.
+
+    One memory (ID), or every live one you may see: each is anchored to its neighbours whose
+    similarity is in [--threshold, 0.95] (cosine of the stored vectors; token Jaccard when
+    the memory has none), the most similar first, at most --max-anchors, and automatic
+    anchors that fell out of that band are pruned. Anchors set with `add --anchors` are
+    never pruned. --fill only touches memories without anchors. Every `add`, `update`,
+    `edit`, `append`, `prepend` and `restore` does the same for its memory, unless given
+    `add --no-auto-anchor` (or the same flag of the others)."""
     plans = memory().auto_anchor(
         memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
     )

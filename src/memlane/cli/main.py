@@ -99,7 +99,10 @@ COMMANDS: dict[str, str] = {
     context_settings={"help_option_names": ["-h", "--help"]},
 )  # fmt: skip
 @click.option(
-    "--db", envvar="MEMLANE_DB", help="Store path (default: the platform data dir; env MEMLANE_DB)."
+    "--db",
+    envvar="MEMLANE_DB",
+    help="The store: a SQLite path or a postgresql:// URL (default: MEMLANE_DB, else "
+    "memlane.db in the platform data dir).",
 )
 @click.version_option(package_name="memlane")
 @click.pass_context

@@ -38,9 +38,22 @@ def _shown(location: str) -> str:
               help="Merge into a target that already holds memories.")  # fmt: skip
 @json_option
 def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> None:
-    """Copy everything from one store into another (either backend): superseded
-    memories, every agent's private memories and reminders, versions, links, entities,
-    sessions, registries; then check the counts and embed on the target."""
+    """Copy everything from one store into another (either backend): superseded memories,
+    every agent's private memories and reminders, versions, links, entities, sessions,
+    registries; then check the counts and embed on the target.
+
+    Either store is a SQLite path or a `postgresql://` URL: the way from one laptop to a
+    shared PostgreSQL server and back. It carries everything an export can: live, superseded
+    and invalidated memories with every version, every agent's private memories and
+    reminders (one export per agent, merged in the source's order), links, entities,
+    aliases, mentions, sessions and registries. Embeddings, the journal and the wake log are
+    store-local and stay behind; the target records the import in its own journal and, when
+    an embedding profile is set, embeds the copied memories once the copy is checked.
+
+    A target that already holds memories is refused unless --force (the import then merges:
+    records already there are left alone). Afterwards the records of each kind are counted
+    on both sides; a difference fails the command (exit 1). A source path that does not
+    exist is refused rather than created."""
     if source == target:
         fail("--from and --to name the same store")
     with _open(source, must_exist=True) as src, _open(target, must_exist=False) as dst:

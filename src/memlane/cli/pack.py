@@ -28,8 +28,24 @@ from memlane.lifecycle.pack import PACK_MAX_BYTES, Pack
 @json_option
 def pack_cmd(scope: str | None, out: Path | None, max_bytes: int, max_tokens: int | None,
              include_private: bool, as_json: bool) -> None:  # fmt: skip
-    """The most important live memories as markdown for a MEMORY.md / core.md tier:
-    whole bullets grouped by topic, with provenance, under the budget."""
+    """The most important live memories as markdown for a MEMORY.md / core.md tier: whole
+    bullets grouped by topic, with provenance, under the budget.
+
+    One bullet per memory, under a heading per category, each ending with its provenance
+    (id, author, date written, source; `private`, `UNTRUSTED TOOL` or `STALE SOURCE` when
+    they apply). Memories are ranked by confidence x trust x importance (as decayed) x (1 +
+    ln(1 + uses)), uses being explicit retrievals and applications; bullets are taken best
+    first and kept only whole: one that does not fit is skipped and a smaller one after it
+    may still fit. The whole output stays within --max-bytes UTF-8 bytes and --max-tokens (4
+    characters a token).
+
+    Like a passive recall it leaves out injection-risk, untrusted-web and low-confidence
+    memories, and tasks, threads and ephemeral or session memories; your own private
+    memories only with --include-private. Packing counts as no use. --out FILE replaces FILE
+    whole, prints its path and is recorded: forgetting a memory it holds writes it again
+    (unless the file was changed by hand since, which `forget` reports). --json prints
+    `ids`, `omitted`, `bytes`, `tokens` and the `markdown`. A budget too small for the
+    header, or nothing to pack, is refused (exit 2) and writes nothing."""
     mem = memory()
     if out is None:
         result = mem.pack(scope, max_bytes, max_tokens, include_private=include_private)

@@ -124,7 +124,13 @@ def _run(ctx: click.Context, db: str, *args: str) -> None:
 @json_option
 @click.pass_context
 def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
-    """Create a throwaway store, add a dozen memories, and show list/search/recall/show/history."""
+    """Create a throwaway store, add a dozen memories, and show
+    list/search/recall/show/history.
+
+    The memories go through the real write path, embedded by the store's profile (MiniLM,
+    locally, by default); then `list`, `search` (by keyword and by meaning), `recall`,
+    `entities list`, `show`, `history` and `stats` print what they hold. The store is
+    removed afterwards unless --keep."""
     folder = Path(tempfile.mkdtemp(prefix="memlane-quickstart-"))
     st = state()
     st.close()

@@ -151,7 +151,12 @@ def _hint_hidden(mem: Memory, filters: Filters, query: str | None = None) -> Non
 @click.option("--as-of", help="Show the version valid at this instant (ISO-8601).")
 @json_option
 def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: bool) -> None:
-    """Show one memory by id or unambiguous id prefix."""
+    """Show one memory by id or unambiguous id prefix.
+
+    Text output is fenced (`<memlane-memory id=...>`) with the memory's provenance marks
+    (`[UNTRUSTED WEB]`, `[UNTRUSTED TOOL]`, `[INJECTION RISK]`, `[STALE SOURCE: ...]`).
+    --json prints every field, with the memory's entities, links and chunk count.
+    --content-only prints the body alone; --as-of T shows the content version valid at T."""
     mem = memory()
     record = mem.get(memory_id, as_of=as_of)
     if as_json and not content_only:
@@ -181,7 +186,20 @@ def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: boo
 )
 @json_option
 def list_cmd(as_json: bool, **options: Any) -> None:
-    """List memories, filtered by the shared filter flags."""
+    """List memories, filtered by the shared filter flags.
+
+    `search` and `recall` take the same filters. A time (--since, --until, --as-of) is
+    ISO-8601, a span back from now (`24h`, `7d`, `2w`, `90 min`) or words such as
+    `yesterday` or `last friday`. --as-of T reads the store as it was at T, each memory with
+    the content version valid then. --min-resonance and --max-resonance compare the
+    effective (decayed) resonance unless --resonance-basis raw. --exclude-tags takes tag
+    prefixes, given once.
+
+    Reads are public-only by default: when your own private memories matched but were
+    hidden, a note on stderr says so; when nothing matched here but other scopes hold
+    matches, a note says how many. A memory whose `file:` source changed or vanished since
+    it was written is marked `[STALE SOURCE: changed]` (`source_state` in JSON) and its
+    confidence halved."""
     mem = memory()
     filters = mem.filters(**options)
     records = mem.list(filters)
@@ -212,7 +230,23 @@ def list_cmd(as_json: bool, **options: Any) -> None:
 def search_cmd(
     query: str, mode: str, semantic: bool, activate: bool, as_json: bool, **options: Any
 ) -> None:
-    """Search titles, bodies and tags by keyword, by meaning, or both; any text is safe."""
+    """Search titles, bodies and tags by keyword, by meaning, or both; any text is safe.
+
+    Keyword mode is BM25 over title, body and tags, with stemming, and the shared filters of
+    `list`. Every word must match; when nothing does, all words but one (for 3-6 words);
+    then any word. Common function words ("the", "where", "do") are dropped from a query
+    that has other words; `word*` matches a prefix; quotes, parentheses, AND, `*`, `-` and
+    `:` are plain text. When the words match more than 5,000 memories, the newest 5,000
+    matches are ranked first, and a page they cannot fill is ranked from every match. The
+    any-word step ranks at most 1,000 matches, shared among the words: a rare word's matches
+    are all ranked and a common word's newest fill the rest. SQLite and PostgreSQL stores
+    give the same keyword results.
+
+    --mode vector (or --semantic) searches by meaning with the store's embedding profile;
+    --mode hybrid fuses the keyword, vector and entity lanes as `recall` does. Text output
+    is fenced (`<memlane-search>`), each memory with its provenance marks (`[UNTRUSTED
+    WEB]`, `[UNTRUSTED TOOL]`, `[INJECTION RISK]`, `[STALE SOURCE: ...]`). --activate marks
+    the results as consumed on purpose: their decay clocks reset."""
     mem = memory()
     filters = mem.filters(**options)
     hits = mem.search(query, filters, mode="vector" if semantic else mode, activate=activate)
@@ -250,7 +284,9 @@ def recent_cmd(
     scope: str | None,
     as_json: bool,
 ) -> None:
-    """Recent memories: ephemeral facts of the last days by default."""
+    """Recent memories: ephemeral facts of the last days by default.
+
+    --all-types lists every resonance type, --resonance-type one of them."""
     records = memory().recent(days, all_types, resonance_type, sort, limit, scope=scope)
     if as_json:
         emit_json({"results": [record_dict(r) for r in records], "count": len(records)})
@@ -266,7 +302,11 @@ def recent_cmd(
 @click.argument("memory_id")
 @json_option
 def history_cmd(memory_id: str, as_json: bool) -> None:
-    """List every content version of a memory with its validity interval."""
+    """List every content version of a memory with its validity interval.
+
+    Oldest first, each with the reason it ended. `update`, `edit`, `append`, `prepend` and
+    `restore` keep the id and archive the prior content as a version; `show --as-of T` reads
+    the version valid at T."""
     versions = memory().history(memory_id)
     if as_json:
         emit_json({"id": versions[-1].memory_id, "versions": [version_dict(v) for v in versions]})
@@ -283,7 +323,13 @@ def history_cmd(memory_id: str, as_json: bool) -> None:
 @json_option
 def stats_cmd(as_json: bool) -> None:
     """Counts: memories, live, superseded, versions, links, by kind/category/scope/class,
-    and how many `review` lists here (due for review)."""
+    and how many `review` lists here (due for review).
+
+    It counts the memories you may see (the public ones and your own private ones), their
+    versions and the links between two of them. Every aggregate (`growth`, `health`,
+    `open-threads`, `tags list`, `entities list`, `agents show`, `journal`, `export`, the
+    counts `doctor` prints) counts the same way: another owner's private memories change
+    none of its numbers."""
     mem = memory()
     data = {**as_dict(mem.stats()), "due_for_review": mem.review_due_count()}
     missing = state().missing_store()
@@ -317,7 +363,10 @@ def stats_cmd(as_json: bool) -> None:
 )
 @json_option
 def journal_cmd(memory_id: str | None, limit: int, as_json: bool) -> None:
-    """Show the append-only journal of changes (never content)."""
+    """Show the append-only journal of changes (never content).
+
+    Each entry: the operation, the memory id, the actor and the time; ID narrows to one
+    memory."""
     entries = memory().journal(memory_id, limit)
     if as_json:
         emit_json([plain(as_dict(e)) for e in entries])
@@ -330,9 +379,36 @@ def journal_cmd(memory_id: str | None, limit: int, as_json: bool) -> None:
 @click.command("doctor")
 @json_option
 def doctor_cmd(as_json: bool) -> None:
-    """Check the store, SQLite, the recall lanes and indexes, backups, locks, the
-    settings and the MCP token (never shown); read-only. Each problem names its fix;
-    exit 1 when a check fails."""
+    """Check the store, SQLite, the recall lanes and indexes, backups, locks, the settings
+    and the MCP token (never shown); read-only. Each problem names its fix; exit 1 when a
+    check fails.
+
+    One line per check (`ok`, `warn`, `fail`), with `fix:` and the exact command when a
+    check is not ok:
+
+    \b
+    - the store (path, schema, counts) and the file's permissions (others may read it:
+      `chmod 600`);
+    - SQLite (version, FTS5, WAL) and integrity: `quick_check` of every page and index, a
+      scan for stored text that is not UTF-8, each FTS index against its content (a damaged
+      store names `restore --from SNAPSHOT --force`);
+    - the vector lane (absent and why, a model that cannot load, a store made with another
+      profile names `reembed`; the model file's sha256), memories without current vectors
+      (`embed --pending`) and the vector index file beside the store;
+    - whether entity mentions are current, how many memories are due for review (`warn`
+      naming `review` when any are), the newest verified backup and its age, the
+      consolidate/organize maintenance lock;
+    - the settings: a value that does not parse, or recall weights that do not sum to 1,
+      is reported here while every other command refuses it;
+    - the MCP token's reach (none, unscoped operator, or the scopes it is confined to).
+
+    A store that cannot be opened (damaged, empty, not a database) is diagnosed from a
+    read-only look at its pages instead of failing; doctor never creates or changes the
+    file. On a PostgreSQL store the SQLite checks give way to the server's: its version (12
+    or newer), the `vector` extension (pgvector 0.5+, for HNSW), the GIN keyword indexes, an
+    HNSW index per vector dimension (a missing one names its CREATE INDEX) and the
+    connection pool; file permissions, the vector index file and snapshots say "n/a on
+    PostgreSQL"."""
     s = state().settings
     missing = state().missing_store()
     if missing is None:

@@ -41,7 +41,38 @@ if TYPE_CHECKING:
 @json_option
 def recall_cmd(query: str, max_tokens: int | None, passive: bool, activate: bool, explain: bool,
                target: str | None, as_json: bool, limit: int, **options: Any) -> None:  # fmt: skip
-    """The few memories that matter for QUERY: ranked by keyword and meaning, explained."""
+    """The few memories that matter for QUERY: ranked by keyword and meaning, explained.
+
+    The read agents use. Three lanes (keyword, vector, entity), over-fetched and filtered by
+    the shared filters of `list`, are fused by their min-max normalised scores (weights
+    keyword 0.6, vector 0.4, entity 0.2; the keyword lane fills its pool with all-words
+    matches, then all-but-one, then any-word). The memories written just before and after
+    the best five in the same session are lifted to half their score when they share a
+    content word with it. Then a composite score (relevance, importance, confidence x trust,
+    recency by memory class, popularity) times the scope boost (branch 1.0, project 0.85,
+    global 0.7, other projects 0.3 with `--scope all`); time cues in the query ("last week",
+    "in May 2023"); MMR diversity (lambda 0.9); and --max-tokens packing of whole results,
+    where decisions and constraints are the last to go. The weights are settings
+    (MEMLANE_RECALL_WEIGHTS and the other recall settings).
+
+    Text output is fenced (`<memlane-recall>`) and marked `[UNTRUSTED WEB]`, `[INJECTION
+    RISK]`, `[PREVIOUSLY]`, `[STALE SOURCE]`; --json gives each result's score, its `parts`
+    and a `why` line, plus `omitted` and `tokens_used`. After the results come up to
+    MEMLANE_RECALL_LINK_BUDGET (2) linked neighbours (JSON `linked`): a contradiction first,
+    marked `[CONTESTED]`, then updates, support, structure and plain relatedness; they pass
+    the same filters, never take a result's place, and are the first to go under
+    --max-tokens.
+
+    An explicit recall counts in `retrieval_count`; --passive (what hooks run) counts in
+    `surfaced_count` and holds back untrusted-web, injection-risk and low-confidence (below
+    0.25) memories; --activate resets the decay clocks of what it returns.
+
+    --explain runs the same pipeline, writes nothing, and gives one verdict per result, or
+    per --target (an id, or text a memory's title or body contains; one verdict per match):
+    `found` (at rank), `linked`, `omitted_by_budget`, `held_back` (a passive read),
+    `below_limit`, `not_valid_at_as_of`, `superseded`, `out_of_scope`, `filtered_out`,
+    `not_in_pool` (no lane found it; says when the vector lane is absent and why) or
+    `not_in_store` (nothing you may see matches)."""
     if target is not None and not explain:
         raise click.UsageError("--target needs --explain")
     mem = memory()

@@ -57,10 +57,37 @@ def reflect_cmd(
     listing: bool, apply_ids: tuple[str, ...], as_json: bool,
 ) -> None:  # fmt: skip
     """Reflect on the memories not reflected on yet: with MEMLANE_LLM_CMD, 3-5 insights
-    stored as `insight` memories linked to their sources, and operations on the curated
-    pack (add, rewrite, merge, retire) shown as a diff of the pack and applied only on
-    approval (--apply ID, or asked one by one on a terminal). Without it, the
-    deterministic part: clusters of alike memories, the stale and the contradicting."""
+    stored as `insight` memories linked to their sources, and operations on the curated pack
+    (add, rewrite, merge, retire) shown as a diff of the pack and applied only on approval
+    (--apply ID, or asked one by one on a terminal). Without it, the deterministic part:
+    clusters of alike memories, the stale and the contradicting.
+
+    A watermark per scope (the newest memory reflected on) makes each memory reflected on
+    once, and insights are never read again; the novelty gate skips a run while fewer than
+    --min-new memories are new; --days bounds the first run. Batches go oldest first, one
+    per run, every one with --drain.
+
+    With MEMLANE_LLM_CMD (under the capture budget settings: calls, tokens in and out,
+    seconds) each batch is sent with the curated pack, and the answer must be one JSON
+    object: 3-5 insights, each naming the new memories it draws on, stored as `insight`
+    memories (tagged `reflection`, confidence 0.5, through the write policy) linked
+    `derives` to their sources; and operations on the pack: `add` (a new memory of
+    importance 8), `rewrite` (one memory's content), `merge` (two or more into one) and
+    `retire`, each naming its memories and a reason. An answer off the schema, or naming a
+    memory it was not shown, is asked again once, then the batch waits for the next run (the
+    watermark does not move past it). A spent budget or a timeout stops the run and says how
+    many memories wait.
+
+    The operations are only proposed: each is shown with the diff of the pack it would make,
+    kept in the store, and applied through the write path only when approved; --list shows
+    those waiting. Proposals are each agent's own: another agent neither lists nor applies
+    them. When the model was shown any of your private memories, what it wrote stays yours:
+    its insights land private, its `add` and `merge` write private memories, and its
+    `rewrite` of a public memory is refused.
+
+    Without a model the watermark does not move. A run with a model, and --apply, hold the
+    maintenance lock consolidate and organize take: while another holds it, reflect refuses
+    (exit 2)."""
     mem = memory()
     if apply_ids:
         _apply(mem, list(apply_ids), scope, as_json)

@@ -34,7 +34,9 @@ def _list_command(registry: str) -> click.Command:
 @in_section("admin")
 @click.group("categories")
 def categories() -> None:
-    """Categories memories are filed under."""
+    """Categories memories are filed under.
+
+    Every store starts with one per kind plus `general`."""
 
 
 categories.add_command(_list_command("categories"))
@@ -132,7 +134,10 @@ def projects_add(
 @click.argument("project")
 @json_option
 def projects_alias(directory_name: str, project: str, as_json: bool) -> None:
-    """Map a (renamed) directory name to an existing project name."""
+    """Map a (renamed) directory name to an existing project name.
+
+    The map is the file MEMLANE_PROJECT_ALIASES names; a checkout renamed to DIRECTORY_NAME
+    keeps reading and writing PROJECT's memories."""
     path = Path(state().settings["project_aliases"]).expanduser()
     aliases = save_alias(path, directory_name, project)
     if as_json:
@@ -199,7 +204,11 @@ def tags_list(category: str | None, as_json: bool) -> None:
 @click.argument("action", type=click.Choice(["list"]), default="list")
 @json_option
 def types_cmd(kind: str, action: str, as_json: bool) -> None:
-    """List the valid values of a typed field, e.g. `memlane types kinds list`."""
+    """List the valid values of a typed field, e.g. `memlane types kinds list`.
+
+    KIND is one of the registries: kinds, source-types, entry-types, content-types,
+    relationship-types, session-types, resonance-types, fact-types, signals, taints,
+    memory-classes."""
     values = Memory.types(kind)
     if as_json:
         emit_json(values)

@@ -135,7 +135,18 @@ def update_cmd(
     as_json: bool,
     **rest: Any,
 ) -> None:
-    """Change a memory in place; the prior content is kept as a version."""
+    """Change a memory in place; the prior content is kept as a version.
+
+    One content change per call: replace (--content, --file), --append-content or
+    --append-file, --prepend-content or --prepend-file, or --find with --replace and either
+    --nth N or --replace-all (several matches without either are refused). Other fields
+    change alongside it, as many as given; --wake-order '-' clears it. The id stays, and
+    `history` lists the versions, each with --reason.
+
+    A memory made private is the updating agent's (MEMLANE_AGENT): --owner may only name
+    yourself, and a memory is never given to another owner. Making a private memory public
+    needs --force. Like `add`, the new text passes the secret and injection screens
+    (--capture-mode) and re-anchors the memory unless --no-auto-anchor."""
     patch = Patch(
         content=pick_content(content, file),
         append=pick_content(append_content, append_file, "appended content"),
@@ -191,7 +202,9 @@ def edit_cmd(
     capture_mode: str | None,
     as_json: bool,
 ) -> None:
-    """Find-and-replace in a memory's content (shortcut for update --find/--replace)."""
+    """Find-and-replace in a memory's content (shortcut for update --find/--replace).
+
+    Several matches are refused unless --nth N or --replace-all says which."""
     patch = Patch(find=find, replace=replace, replace_all=replace_all, nth=nth)
     mem = _writer(no_embed)
     result = mem.update(
@@ -227,8 +240,14 @@ def _shortcut(name: str, field: str, doc: str) -> click.Command:
     return command
 
 
-append_cmd = _shortcut("append", "append", "Append text to a memory's content.")
-prepend_cmd = _shortcut("prepend", "prepend", "Prepend text to a memory's content.")
+_SHORTCUT_MORE = (
+    "\n\nThe text comes from --content, -f/--file or stdin; the prior content is kept as a "
+    "version (see `history`)."
+)
+append_cmd = _shortcut("append", "append", "Append text to a memory's content." + _SHORTCUT_MORE)
+prepend_cmd = _shortcut(
+    "prepend", "prepend", "Prepend text to a memory's content." + _SHORTCUT_MORE
+)
 
 
 def _restore_store(snapshot: Path, force: bool, as_json: bool) -> None:
@@ -266,8 +285,20 @@ def restore_cmd(
     memory_id: str | None, number: int | None, list_only: bool, snapshot: Path | None,
     force: bool, no_embed: bool, no_auto_anchor: bool, as_json: bool,
 ) -> None:  # fmt: skip
-    """Bring back an earlier version of a memory's content (kept as a new version),
-    or with --from SNAPSHOT the whole store from a backup."""
+    """Bring back an earlier version of a memory's content (kept as a new version), or with
+    --from SNAPSHOT the whole store from a backup.
+
+    `memlane restore ID` brings back the previous version (--version N another one) as a new
+    version; --list lists the versions instead.
+
+    `memlane restore --from SNAPSHOT` replaces the whole store with a snapshot `backup`
+    made. The snapshot is verified first (`integrity_check`, a schema this memlane reads);
+    an existing store is replaced only with --force, never while a consolidate or organize
+    run holds its lock, and only after a copy of it is kept beside it as
+    `memlane.db.pre-restore-<time>` (a name retention never deletes). Stale `-wal` and
+    `-shm` files are removed, and the restored store is verified against the snapshot's
+    counts. Stop other memlane processes on the store first. On a PostgreSQL store it
+    refuses and names the server's tools (see `backup`)."""
     if snapshot is not None:
         if memory_id or number is not None or list_only:
             raise click.UsageError("--from restores the whole store: give no memory id")
@@ -317,7 +348,10 @@ def supersede_cmd(
     no_embed: bool,
     as_json: bool,
 ) -> None:
-    """Replace a memory by a new one; the old one stays for audit with superseded_by."""
+    """Replace a memory by a new one; the old one stays for audit with superseded_by.
+
+    The successor inherits kind, category, scope, tags and visibility; the old memory keeps
+    --reason and stops surfacing in reads of the present."""
     text = pick_content(content, file)
     if text is None:
         fail("supersede needs the new content: --content, --file or '-'")
@@ -332,7 +366,10 @@ def supersede_cmd(
 @click.option("--reason", required=True, help="Why it is no longer true (required).")
 @json_option
 def invalidate_cmd(memory_id: str, reason: str, as_json: bool) -> None:
-    """End a memory's validity now, recording why it is no longer true."""
+    """End a memory's validity now, recording why it is no longer true.
+
+    The memory stays for reads of the past (`list --as-of`) and audit; it has no successor
+    (see `supersede` for one)."""
     _report_record(memory().invalidate(memory_id, reason), as_json, "Invalidated")
 
 
@@ -367,7 +404,11 @@ def merge_cmd(
     no_embed: bool,
     as_json: bool,
 ) -> None:
-    """Merge memories into one new memory; the sources are superseded by it."""
+    """Merge memories into one new memory; the sources are superseded by it.
+
+    The merged memory's importance is the sources' highest (unless --importance), its tags
+    their union. Every ID must name a live memory you may see: one that does not (a typo,
+    another owner's private memory) is an error (exit 1) and nothing is merged."""
     text = pick_content(content, None)
     extra: dict[str, Any] = {"importance": importance} if importance is not None else {}
     result = _writer(no_embed).merge(memory_ids, text or "", title=title, **extra)
@@ -379,7 +420,9 @@ def merge_cmd(
 @click.argument("memory_id")
 @json_option
 def delete_cmd(memory_id: str, as_json: bool) -> None:
-    """Delete a memory from every table and index (the journal keeps a line, no content)."""
+    """Delete a memory from every table and index (the journal keeps a line, no content).
+
+    The same as `forget ID`."""
     done = memory().delete(memory_id)
     if as_json:
         emit_json({"id": done.ids[0], "status": "deleted", **_copies_dict(done)})
@@ -398,8 +441,28 @@ def delete_cmd(memory_id: str, as_json: bool) -> None:
 def forget_cmd(
     memory_id: str | None, reason: str | None, scope: str | None, confirm: bool, as_json: bool
 ) -> None:
-    """Remove a memory (or a whole scope) from every table and index, leaving only a
-    journal line without content."""
+    """Remove a memory (or a whole scope) from every table and index, leaving only a journal
+    line without content.
+
+    `memlane forget ID` removes the memory's content and versions, its keyword index entries
+    (segments merged, freed pages zeroed), its vectors and chunks (the vector index file is
+    rebuilt on next use), its links and mentions (and an entity only it named), and the wake
+    log's rows about it. The journal keeps one line: who, when, and --reason (never repeat
+    the content there).
+
+    Forgetting reaches copies: the forgotten sentences are taken out of every memory derived
+    from it (a consolidation keeper, a topic or session summary, a merge, an insight, and
+    what was derived from those), in their versions too; a copy made only of them is
+    forgotten with it; `pack --out` files that held it are written again. The output (and
+    --json: `scrubbed`, `removed`, `unchanged`, `packs`, `warnings`) says which memories
+    changed, and names derived memories where no sentence of it was found (a paraphrase:
+    check them); another owner's private copy is scrubbed all the same but never named.
+
+    `memlane forget --scope S --confirm` forgets every memory of a scope (a project's with
+    its branches) you may see, whatever its state, in one transaction: the public ones and
+    your own private ones, never another owner's. Without --confirm it says how many it
+    would forget and exits 2. The id of another owner's private memory is not found, as if
+    it did not exist."""
     if (memory_id is None) == (scope is None):
         raise click.UsageError("give a memory id or --scope S (not both)")
     mem = memory()

@@ -31,8 +31,14 @@ def seed() -> None:
 @json_option
 def seed_agents(path: Path | None, as_json: bool) -> None:
     """Register each agent of a directory of Markdown files (front matter: name,
-    description, domain; the body is the agent's identity memory). A bad file is
-    reported and skipped; the others are seeded."""
+    description, domain; the body is the agent's identity memory). A bad file is reported
+    and skipped; the others are seeded.
+
+    Each `*.md` of the directory holds YAML front matter (`name`, else the file name;
+    `description`, `domain`; and for the identity memory `title`, `importance`,
+    `wake_phrases`, `wake_order`, `tags`, `private`) and a body. A non-empty body becomes
+    the agent's identity memory (importance 9 unless said, tagged `agent:<name>`). Seeding
+    the same files again changes nothing; a bad file exits 2."""
     directory = path or _seed_dir("agents")
     if not directory.is_dir():
         raise click.UsageError(f"no agents directory at {directory}")
@@ -56,8 +62,11 @@ def seed_agents(path: Path | None, as_json: bool) -> None:
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @json_option
 def seed_knowledge(path: Path | None, as_json: bool) -> None:
-    """Add the memories of one JSONL file (the add-batch format), or of every *.jsonl
-    in seed/knowledge in the data directory. Bad lines are reported and skipped."""
+    """Add the memories of one JSONL file (the add-batch format), or of every `*.jsonl` in
+    seed/knowledge in the data directory. Bad lines are reported and skipped.
+
+    Every line goes through the write policy; a bad line is reported as `file:line` and the
+    command exits 2."""
     files = [path] if path else sorted(_seed_dir("knowledge").glob("*.jsonl"))
     mem, added, failed = memory(), 0, []
     for file in files:

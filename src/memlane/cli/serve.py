@@ -42,7 +42,55 @@ LOOPBACK = "127.0.0.1"
 )
 @json_option
 def serve_cmd(address: str | None, as_json: bool) -> None:
-    """Run the MCP server on stdio, or HTTP with --http: memlane's tools and the memory server's."""
+    """Run the MCP server on stdio, or HTTP with --http: memlane's tools and the memory
+    server's.
+
+    Built on the official Python SDK: on stdio by default (what `install` registers), or
+    streamable HTTP at `http://HOST:PORT/mcp` (--json prints the URL as JSON once). Its
+    tools are thin typed adapters over the same store:
+
+    \b
+    - `remember`, `recall` (explicit: counts as a use), `search`, `get`, `update`,
+      `invalidate`, `link`, `forget` (gone from every table and index);
+    - `session_start`: a passive prefetch, fenced as `<memlane-context>`: a passive recall
+      for the query, or without one the curated pack (see `pack`), within
+      MEMLANE_INJECT_BUDGET tokens; it counts as surfaced, never as used, and never shows
+      injection-risk or untrusted-web memories;
+    - `session_end` writes nothing unless given a note, then exactly one memory;
+    - the nine tools of the official MCP memory server (`create_entities`,
+      `create_relations`, `add_observations`, `delete_entities`, `delete_observations`,
+      `delete_relations`, `read_graph`, `search_nodes`, `open_nodes`) with its argument and
+      result shapes, so a client configured for that server works unchanged. An entity is
+      a memory titled with its name, each observation a memory anchored to it, each
+      relation a memory `FROM RELATION TO` anchored to both; all are tagged `mcp-memory`
+      and `entity:NAME` and live in `global`.
+
+    Everything an agent writes is `untrusted_tool` (or `untrusted_web` with `source: web`).
+    Calls run one at a time on the store's thread, whatever the number of clients. An error
+    is a tool result the model reads, one line `<code>: <message>`, with a stable code:
+    `not_found`, `ambiguous_id`, `invalid`, `conflict`, `policy_refused`, `unavailable`,
+    `schema_too_new`, `scope_not_allowed`, `read_only`; bad input writes nothing. Arguments
+    the SDK refuses before a tool runs are `invalid` too, each named by its path and never
+    echoed (`invalid: limit: expected an integer`), as is an argument a tool does not take,
+    and any text over MEMLANE_MAX_BODY_BYTES or holding a lone surrogate (`\\ud800`); an
+    unknown tool is `not_found`, a tool that crashed `unavailable` (the details stay in the
+    server's log). A request is read only up to 4 MiB (or six times MEMLANE_MAX_BODY_BYTES
+    and 4 KiB, if more): HTTP answers a longer body 413; on stdio a longer line is skipped,
+    and a line that cannot be read gets a JSON-RPC error `invalid: ...` for its id, where
+    one can be read.
+
+    HTTP needs a bearer token: MEMLANE_MCP_TOKEN is an operator token for every scope;
+    MEMLANE_MCP_TOKEN_FILE may hold a bare token (every scope too) or `{"token": "...",
+    "namespaces": ["project:x", "global"], "access": "read"}`. `namespaces` confines that
+    token to those scopes, exactly: its writes without a scope go to the first, its reads
+    without one cover all of its own, a scope asked for outside them fails with
+    `scope_not_allowed`, and a memory outside them (by id, or as a link end) is `not_found`,
+    as one that does not exist. `access` is `write` (the default) or `read`: a read token
+    may call the read-only tools (`recall`, `search`, `get`, `session_start`, `read_graph`,
+    `search_nodes`, `open_nodes`) and gets `read_only` from every other. Either key may be
+    left out. A malformed file, an empty list, a near-miss scope or another access level
+    refuses to start (exit 2); no token at all refuses HTTP. No command prints a token.
+    Binding to a non-loopback host warns."""
     from memlane.server import app
 
     s, db = state().settings, state().db
@@ -106,8 +154,14 @@ def _tokens(s: dict[str, Any]) -> dict[str, Grant]:
 @CAPTURE_MODE
 @json_option
 def import_mcp_memory_cmd(file: str, scope: str, capture_mode: str | None, as_json: bool) -> None:
-    """Load FILE (- for stdin), the official MCP memory server's memory.jsonl: each
-    entity with its observations, and the relations between them."""
+    """Load FILE (- for stdin), the official MCP memory server's memory.jsonl: each entity
+    with its observations, and the relations between them.
+
+    They are stored as the graph tools of `serve` store them, `untrusted_tool`, screened as
+    `add` screens. Importing again adds only what is new. A line that is not an entity or
+    relation, or a relation to an entity neither the file nor the store has, refuses the
+    file (exit 2) and writes nothing. Prints (or with --json returns) how many entities,
+    observations and relations were added."""
     from memlane.server.graph import KnowledgeGraph, parse_jsonl
 
     entities, relations = parse_jsonl(read_text(file, "memory", inputs.FILE_CAP))

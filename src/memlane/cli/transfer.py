@@ -47,12 +47,26 @@ def export_cmd(
     include_private: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Write memories out: JSONL with every field, version, link, entity, session and
-    registry, CSV with one row per memory, or Markdown files with one memory each.
-    `import` restores each of them exactly (CSV and Markdown carry the memories only).
+    registry, CSV with one row per memory, or Markdown files with one memory each. `import`
+    restores each of them exactly (CSV and Markdown carry the memories only).
 
-    CSV: every field as a column, id, scope, kind, category, title, body, tags and
-    importance first; a list (tags, applicability, wake_phrases) is a JSON array, a
-    missing value an empty cell."""
+    By default the live public memories of every scope; --scope takes one scope with its
+    branches, --include-superseded the superseded and invalidated ones too, and
+    --include-private your own private memories and reminders.
+
+    JSONL is lossless: a header line, then one record per line with a `kind`: `registry`,
+    `session`, `memory` (every field; its own kind as `memory_kind`), `version`, `link`
+    (both ends exported), `entity`, `alias`, `mention`, `reminder`. No embeddings (`embed
+    --pending` rebuilds them), no journal, no wake log. Export, import into an empty store
+    and export again gives the same bytes.
+
+    CSV: one row per memory with every field of its JSONL record as a column, id, scope,
+    kind, category, title, body, tags and importance first; a list (tags, applicability,
+    wake_phrases) is a JSON array, so any tag comes back as it was; a missing value is an
+    empty cell; numbers as JSON writes them, `ephemeral` as 0 or 1; rows end in CRLF. A text
+    a spreadsheet would run as a formula gets a leading ' that `import csv` takes off again.
+
+    md writes one `<id>.md` per memory into `-o DIR`: YAML front matter, then the body."""
     options: dict[str, Any] = {"scope": scope, "include_superseded": include_superseded,
                                "include_private": include_private}  # fmt: skip
     mem = memory()
@@ -106,8 +120,14 @@ class ImportGroup(click.Group):
 @in_section("data")
 @click.group("import", cls=ImportGroup)
 def import_group() -> None:
-    """Load memories: `import FILE` (a memlane JSONL export), `import csv FILE`,
-    `import markdown DIR`, `import mcp-memory FILE`."""
+    """Load memories: `import FILE` (a memlane JSONL export), `import csv FILE`, `import
+    markdown DIR`, `import mcp-memory FILE`.
+
+    `memlane import FILE` is `memlane import jsonl FILE`. Every import screens what it loads
+    as `add` does (secrets redacted, injection tagged) unless --capture-mode reviewed or
+    manual, for files from a store you trust; new memories are embedded when a profile is
+    set. A bad line, row or file is reported and the import exits 2: `import mcp-memory`
+    then writes nothing, the others skip it and load the rest."""
 
 
 @import_group.command("jsonl")
@@ -120,7 +140,22 @@ def import_jsonl_cmd(
     file: Path, capture_mode: str | None, allow_tombstones: bool, as_json: bool
 ) -> None:
     """Load a JSONL export: every line checked first, bad lines reported by number and
-    skipped; ids kept; loading the same file again changes nothing."""
+    skipped; ids kept; loading the same file again changes nothing.
+
+    Every line is checked before anything is written (its kind, exactly its columns, each
+    value's shape); a bad line is reported as `FILE:LINE` and skipped (exit 2), the good
+    ones land in one transaction, in dependency order. A record already there as is changes
+    nothing; one there but different is left alone and counted as a `conflict`, except that
+    --allow-tombstones lets a superseded or invalidated record end a live memory of the same
+    id (for files from a store you trust).
+
+    Without an agent identity an import is a restore: every owner's private memories and
+    every agent's reminders land as they are. An agent (MEMLANE_AGENT) imports shared
+    memories and its own private ones and reminders only: a line holding another owner's
+    private memory or another agent's reminder, or a version, link or mention naming a
+    memory the agent may not see, is a bad line. Every record is screened as `add` screens
+    it (secrets redacted in every text column, injection tagged, an entity named by a piece
+    of a secret left out and counted `redacted`)."""
     with open_input(str(file), "import") as stream:
         report = memory().import_jsonl(inputs.lines(stream), capture_mode=capture_mode,
                                        allow_tombstones=allow_tombstones)  # fmt: skip
@@ -132,14 +167,26 @@ def import_jsonl_cmd(
 @CAPTURE_MODE
 @json_option
 def import_csv_cmd(file: Path, capture_mode: str | None, as_json: bool) -> None:
-    """Load a CSV: a memlane export restored exactly, any other table added as new
-    memories. A `memlane export -f csv` file (its header names id or dedup_hash) is
-    restored as `import` restores JSONL: ids, times, counters and state kept. Any
-    other table needs a body column and may have add's fields
-    (title, tags, kind, category, importance, scope, private, ...; a list as a JSON
-    array or comma-separated): each row is added as a new memory. Bad rows are
-    reported by number (the header is row 1) and skipped; importing the same file
-    again changes nothing."""
+    """Load a CSV: a memlane export restored exactly, any other table added as new memories.
+
+    FILE may be `-` for stdin; it is read a line at a time under the same 4 MiB line cap as
+    JSONL. A `memlane export -f csv` file (its header names `id` or `dedup_hash`, and then
+    must hold every column the export writes) is restored as `import` restores JSONL: each
+    row becomes the memory's JSONL record, with the same id, times, counters and state, and
+    an agent's import is held to the same rules.
+
+    Any other table is a list of new memories: a `body` (or `content`) column and any of
+    `add`'s fields (`title`, `tags`, `kind`, `category`, `importance`, `scope`, `private`,
+    `occurred_at`, ...; headers match case-blind, `Wake phrases` as `wake_phrases`), a list
+    either a JSON array or comma-separated, a flag true/false/yes/no, an empty cell the
+    field left out; each row is added through the write policy in session `import:FILE`.
+
+    Every row is read before anything is written. A bad row is reported as `FILE: row N`
+    (the header is row 1, as a spreadsheet numbers rows; a cell over several lines is one
+    row) and skipped (exit 2), the good ones land; --json prints `counts`, `added`,
+    `redactions`, `unembedded` and `errors` (`row`, `error`). A header naming an unknown
+    column or lacking one, or a text that is not UTF-8 CSV, is refused in one line (exit 2)
+    and nothing lands. Importing the same file again changes nothing."""
     source = "stdin" if str(file) == "-" else str(file.resolve())
     with open_input(str(file), "import") as stream:
         try:
@@ -173,9 +220,14 @@ def _report(file: Path, report: ImportReport, as_json: bool, unit: str) -> None:
 @CAPTURE_MODE
 @json_option
 def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool) -> None:
-    """Add one memory per *.md file of DIRECTORY (front matter: title, tags, kind,
-    category, importance, scope, private...; the body is the content) through the
-    write policy. Importing the same folder again adds nothing."""
+    """Add one memory per `*.md` file below DIRECTORY (front matter: title, tags, kind,
+    category, importance, scope, private...; the body is the content) through the write
+    policy. Importing the same folder again adds nothing.
+
+    Each memory's source is its file. A file of memlane's own `export -f md` (its front
+    matter names `id`, `memory_kind` and `dedup_hash`) is restored as `import` restores
+    JSONL: the same id, times, counters and state. A bad file, a link out of DIRECTORY, a
+    FIFO or a device is reported and skipped (exit 2)."""
     if not directory.is_dir():
         raise click.UsageError(f"{directory} is not a directory")
     mem, added, failed, exported = memory(), [], [], []

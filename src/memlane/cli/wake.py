@@ -54,8 +54,39 @@ def wake_cmd(
     token: str | None,
     as_json: bool,
 ) -> None:
-    """Wake into the agent's identity (MEMLANE_AGENT): the core, recent and bridge
-    cascade, or the one-guess token ritual (--begin, then --respond per chunk)."""
+    """Wake into the agent's identity (MEMLANE_AGENT): the core, recent and bridge cascade,
+    or the one-guess token ritual (--begin, then --respond per chunk).
+
+    The cascade: the core (importance 8 or more, not ephemeral, by wake order, then
+    importance), the recent layer (activated or changed in --days), and bridges (importance
+    5 or more, joined by an anchor to the first two layers). Of --limit, half goes to the
+    core and a quarter to the recent layer, and what a layer cannot fill goes to the core
+    first. --min-resonance N takes every bloom of raw importance N or more instead, however
+    many (--limit does not apply): those no other layer holds follow as the resonant layer.
+    The text shows each bloom's layer and stored resonance; --json gives `blooms` (each with
+    its `layer`), `count`, `min_resonance` and `excluded`. Memories tagged `archive` or
+    `wake-exclude` are kept out unless --include-excluded, with per-tag counts of those that
+    would have made the set. The agent's own private memories are included; waking counts as
+    an activation unless --no-activate.
+
+    The ritual, for programs: `memlane wake --begin` returns the first bloom's id and title
+    and a signed session token (`wk1.`, an HMAC with a secret kept in the store). Then, for
+    each chunk (memories are cut into parts of at most 1,500 bytes, titled `(Part i/n)`),
+    `memlane wake --respond GUESS --bloom-id ID --session TOKEN` makes one guess from the
+    title alone and shows the chunk: `status: shown`, `bucket` `unhinted` (the guess matched
+    a phrase, `match.kind` `exact` or `close`) or `revealed`, the phrase `source`
+    (`authored`: the memory's wake phrases, first part only; `auto`: a first part's first
+    sentence; `derived`: a later part's heading; `unphrased`), the new token and `next`.
+
+    A memory deleted mid-ritual answers `bloom_missing`, one that shrank past the cursor
+    `chunk_truncated`: both advance and judge nothing. The last call's token replays its
+    response (`replayed: true`, the first guess counts); an older token is refused with the
+    token that works. A guess over 2,000 characters or without letters or digits is refused
+    without advancing; the wrong bloom is refused with `invalid_bloom_id` naming the
+    expected one; only the agent that began may walk. Each judged guess is logged in the
+    same transaction as the advance; the final response has a summary (bucket counts per
+    phrase source, chunks, `unjudged`). A --wake number already logged is refused without
+    --force-wake, and a number below the highest or skipping ahead warns."""
     mem = memory()
     if respond is not None:
         if not bloom_id or not token:
@@ -100,8 +131,9 @@ def wake_cmd(
               help="Comma-separated tag prefixes: drop memories carrying any of them.")  # fmt: skip
 @json_option
 def wake_fetch_cmd(days: int, limit: int, exclude_tags: str, as_json: bool) -> None:
-    """Facts for a wake presentation: importance 3+, active in --days, most important
-    first."""
+    """Facts for a wake presentation: importance 3+, active in --days, most important first.
+
+    --exclude-tags drops any memory with a tag starting with one of the prefixes."""
     prefixes = tuple(p.strip() for p in exclude_tags.split(",") if p.strip())
     records = memory().wake_fetch(days=days, limit=limit, exclude_tags=prefixes)
     if as_json:
@@ -121,7 +153,14 @@ def wake_log() -> None:
 @json_option
 def score_cmd(as_json: bool) -> None:
     """Score every pending guess. Its whole stdout is {"status":"scored","rows":N,
-    "skipped":M}: no similarity, guess or title, so a ritual driver may run it."""
+    "skipped":M}: no similarity, guess or title, so a ritual driver may run it.
+
+    Every pending guess of the agent, oldest first, each written before the next. Axis A:
+    `sim_phrase` to the authored phrases, `sim_content` to the memory's stored vectors,
+    `sim_title` to the title without its part suffix. Axis B: `sim_prior`, to the centroid
+    of the 5 latest earlier guesses on the same bloom and title from other rituals
+    (`prior_n` of them), and `sim_prior_null` over up to 10 other blooms; each also split
+    `_same` / `_cross` model. Without an embedder it fails and every row stays pending."""
     del as_json  # the output is always that one JSON line
     rows, skipped = memory().wake_score()
     click.echo(json.dumps({"status": "scored", "rows": rows, "skipped": skipped}))
@@ -223,7 +262,10 @@ def _median(values: list[float]) -> float | None:
 
 
 @wake_log.command("report", help=f"Bucket counts and both axes (medians) for one ritual.\n\n"
-                  f"{GOODHART}\n\nTerminal only, unless --out.")  # fmt: skip
+                  f"{GOODHART}\n\nTerminal only: the scores must never reach the model "
+                  "that guessed, so stdout must be a terminal, or --out FILE (a regular file, "
+                  "not this process's stdout or stderr; JSON when it ends in .json). Stored "
+                  "text is shown with control and bidi characters escaped.")  # fmt: skip
 @click.option("--wake", "wake_number", type=int, help="Wake to report (default: latest scored).")
 @_out_option
 @json_option
@@ -255,8 +297,8 @@ def report_cmd(wake_number: int | None, out: Path | None, as_json: bool) -> None
 @_out_option
 @json_option
 def bloom_cmd(memory_id: str, limit: int, out: Path | None, as_json: bool) -> None:
-    """One memory across rituals, newest first: the view for retuning a phrase.
-    Terminal only, unless --out."""
+    """One memory across rituals, newest first: the view for retuning a phrase. Terminal
+    only, unless --out (see `wake-log report`)."""
     _check_destination(out)
     rows = memory().wake_log(memory_id=memory_id, limit=limit)
     payload = {"notice": GOODHART, "rows": [_row_dict(g) for g in rows]}
@@ -268,7 +310,8 @@ def bloom_cmd(memory_id: str, limit: int, out: Path | None, as_json: bool) -> No
 @_out_option
 @json_option
 def wake_rows_cmd(number: int, out: Path | None, as_json: bool) -> None:
-    """Every row of one ritual in sequence order. Terminal only, unless --out."""
+    """Every row of one ritual in sequence order. Terminal only, unless --out (see `wake-log
+    report`)."""
     _check_destination(out)
     rows = memory().wake_log(wake=number)
     payload = {"notice": GOODHART, "wake": number, "rows": [_row_dict(g) for g in rows]}

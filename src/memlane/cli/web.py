@@ -19,8 +19,26 @@ DEFAULT_PORT = 8765
               help="Port to listen on.")  # fmt: skip
 @json_option
 def web_cmd(host: str, port: int, as_json: bool) -> None:
-    """Serve a local web view of the store: recall with score parts, each memory with
-    its history, and an interactive graph of memories, entities and typed links."""
+    """Serve a local web view of the store: recall with score parts, each memory with its
+    history, and an interactive graph of memories, entities and typed links.
+
+    Read-only, with nothing fetched from a CDN and no build step: a search box running
+    `recall`, each result with its score parts and why it was chosen; a page per memory with
+    its metadata, links, entities and its history as a diff between versions; and a graph
+    around a memory: memories (coloured by kind), entities and typed links (contradictions
+    in red), drawn as SVG on the server. A click on a node opens its neighbourhood. Private
+    memories show only to their owner (MEMLANE_AGENT). A search records no use of what it
+    finds.
+
+    Bound to anything but loopback it needs MEMLANE_WEB_TOKEN (refused otherwise; once set,
+    loopback asks for it too), given once as `?token=` and then kept in a cookie, or as a
+    bearer header. A request must name a host the view serves (on loopback: localhost,
+    127.0.0.1, [::1]; otherwise the bound address; bound to 0.0.0.0 or `::` with a token:
+    any; plus MEMLANE_WEB_ALLOWED_HOSTS), else it is refused with 400, so a page elsewhere
+    cannot read the view by pointing its own name at it; a body over 16 KiB is refused with
+    413. Every response carries a Content-Security-Policy that loads nothing but the page's
+    own style and forbids framing, with `X-Content-Type-Options: nosniff` and
+    `Referrer-Policy: no-referrer`."""
     from memlane.server import web
 
     s, db = state().settings, state().db
