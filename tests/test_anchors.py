@@ -31,7 +31,7 @@ def test_jaccard_of_words():
 def auto_anchors(store, memory_id):
     return {
         x.target: x.score
-        for x in store.links(memory_id)
+        for x in store.graph.links(memory_id)
         if x.source == memory_id and x.type is LinkType.ANCHOR and x.reason == AUTO_REASON
     }
 

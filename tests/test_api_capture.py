@@ -426,7 +426,7 @@ def test_thread_closed_closes_the_thread_keeping_a_version(mem):
     assert record.state is State.CLOSED
     assert record.live
     assert [v.fields["state"] for v in mem.history(thread)] == [State.OPEN, State.CLOSED]
-    links = mem.links(thread)
+    links = mem.graph.links(thread)
     assert [(ln.source, ln.target, ln.type) for ln in links] == [
         (closer.id, thread, LinkType.UPDATES)
     ]

@@ -11,13 +11,13 @@ from memlane.retrieve import lanes
 
 
 def names(memory: Memory, kind: str | None = None) -> dict[str, int]:
-    return {e.name: e.mentions for e in memory.entities(kind)}
+    return {e.name: e.mentions for e in memory.graph.entities(kind)}
 
 
 def test_every_write_records_what_a_memory_names(mem):
     mem.add("Ada Lovelace fixed `MemoryStore.flush` in src/memlane/store.py; ping @grace.")
     mem.add("The memory_store lock is held by @grace.", tags=["entity:Postgres"])
-    found = {e.name: (e.kind.value, e.mentions) for e in mem.entities()}
+    found = {e.name: (e.kind.value, e.mentions) for e in mem.graph.entities()}
     assert found["@grace"] == ("handle", 2)
     assert found["Ada Lovelace"] == ("person_or_name", 1)
     assert found["src/memlane/store.py"] == ("path", 1)
@@ -46,31 +46,31 @@ def test_tombstoned_and_private_memories_do_not_show_their_entities(mem, db_path
     with Memory.open(db_path, agent="someone-else", context=Context("proj", "main")) as other:
         assert "VaultClient" not in names(other)
         with pytest.raises(NotFound):
-            other.entity("VaultClient")
+            other.graph.entity("VaultClient")
 
 
 def test_show_finds_an_entity_by_any_spelling_with_its_memories(mem):
     ids = {mem.add(text).id for text in ("`MemoryStore` caches rows.", "memory_store is slow.")}
     mem.add("Unrelated note about lunch.")
-    entity, records = mem.mentioning("Memory Store")
+    entity, records = mem.graph.mentioning("Memory Store")
     assert entity.name == "MemoryStore"
     assert {r.id for r in records} == ids
     with pytest.raises(NotFound):
-        mem.entity("NoSuchThing")
+        mem.graph.entity("NoSuchThing")
     with pytest.raises(Invalid):
-        mem.entity("!!!")
+        mem.graph.entity("!!!")
 
 
 def test_merge_is_a_dry_run_until_confirmed_and_moves_aliases_and_mentions(mem):
     mem.add("Ask @ghopper about COBOL.")
     mem.add("Ask @grace-h about the compiler.")
-    plan = mem.merge_entities("@ghopper", "@grace-h")
+    plan = mem.graph.merge_entities("@ghopper", "@grace-h")
     assert not plan.done and plan.aliases == ("ghopper",) and plan.mentions == 1
     assert names(mem) == {"@ghopper": 1, "@grace-h": 1, "COBOL": 1}
-    done = mem.merge_entities("@ghopper", "@grace-h", confirm=True)
+    done = mem.graph.merge_entities("@ghopper", "@grace-h", confirm=True)
     assert done.done
     assert names(mem) == {"@grace-h": 2, "COBOL": 1}
-    assert set(mem.entity("ghopper").aliases) == {"ghopper", "graceh"}
+    assert set(mem.graph.entity("ghopper").aliases) == {"ghopper", "graceh"}
     # A later mention of the old alias lands on the merged entity.
     mem.add("@ghopper approved the release.")
     assert names(mem)["@grace-h"] == 3
@@ -80,9 +80,9 @@ def test_merge_refuses_kind_mismatch_and_self(mem):
     mem.add("Ask @cobol about the `Cobol` parser and `Compiler`.")
     mem.add("The `Compiler` is slow.")
     with pytest.raises(Conflict, match="different kinds"):
-        mem.merge_entities("@cobol", "Compiler", confirm=True)
+        mem.graph.merge_entities("@cobol", "Compiler", confirm=True)
     with pytest.raises(Invalid, match="already one entity"):
-        mem.merge_entities("Compiler", "compiler")
+        mem.graph.merge_entities("Compiler", "compiler")
     assert names(mem)["Compiler"] == 2
 
 

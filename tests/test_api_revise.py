@@ -351,7 +351,7 @@ def test_supersede_creates_a_successor_and_keeps_the_old_for_audit(mem):
     assert new_record.scope == old_record.scope
     assert [r.id for r in mem.list()] == [new]
     assert {r.id for r in mem.list(include_superseded=True)} == {old, new}
-    assert [(ln.source, ln.target, ln.type) for ln in mem.links(old)] == [
+    assert [(ln.source, ln.target, ln.type) for ln in mem.graph.links(old)] == [
         (new, old, LinkType.SUPERSEDES)
     ]
 
@@ -474,7 +474,7 @@ def test_merge_promotes_importance_to_the_max_and_unions_tags(mem):
         assert record.superseded_by == result.id
         assert not record.live
     assert [r.id for r in mem.list()] == [result.id]
-    assert {(ln.target, ln.type) for ln in mem.links(result.id)} == {
+    assert {(ln.target, ln.type) for ln in mem.graph.links(result.id)} == {
         (a, LinkType.SUPERSEDES),
         (b, LinkType.SUPERSEDES),
         (c, LinkType.SUPERSEDES),
@@ -614,7 +614,7 @@ def secret(mem) -> str:
     [
         lambda m, i: m.get(i),
         lambda m, i: m.history(i),
-        lambda m, i: m.links(i),
+        lambda m, i: m.graph.links(i),
         lambda m, i: m.update(i, title="mine now"),
         lambda m, i: m.restore(i),
         lambda m, i: m.invalidate(i, "nope"),

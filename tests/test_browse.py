@@ -37,7 +37,7 @@ def seeded(mem: Memory) -> dict[str, str]:
                      kind="decision", tags=["ops"]).id  # fmt: skip
     tooling = mem.add("Use `uv` for installs, never pip.", title="Tooling", tags=["python"]).id
     style = mem.add("Alice prefers short PR descriptions.", title="PR style", kind="preference").id
-    mem.link(deploy, tooling, "related")
+    mem.graph.link(deploy, tooling, "related")
     return {"deploy": deploy, "tooling": tooling, "style": style}
 
 
@@ -95,13 +95,13 @@ def test_a_neighbourhood_has_each_link_once_with_ended_ends_and_the_entities(
     hub = mem.add("The `billing` service owns invoices.", title="Billing").id
     peer = mem.add("Invoices are emailed nightly.", title="Invoices").id
     old = mem.add("Invoices were printed by hand.", title="Old invoices").id
-    mem.link(hub, peer, "related")  # symmetric: stored both ways, one edge
-    mem.link(hub, old, "supersedes")
+    mem.graph.link(hub, peer, "related")  # symmetric: stored both ways, one edge
+    mem.graph.link(hub, old, "supersedes")
     mem.retire(old)
     with Memory.open(db_path, agent="other", context=Context("proj", "main")) as other:
         secret = other.add("Billing rewrite plan.", title="Rewrite", visibility="private").id
-        other.link(secret, hub, "related")
-    hood = mem.neighbourhood(hub)
+        other.graph.link(secret, hub, "related")
+    hood = mem.graph.neighbourhood(hub)
     edges = {(n.other.title, n.link.type.value, n.outgoing) for n in hood.links}
     assert len(hood.links) == 2
     assert ("Old invoices", "supersedes", True) in edges
@@ -109,12 +109,12 @@ def test_a_neighbourhood_has_each_link_once_with_ended_ends_and_the_entities(
     assert not next(n.other for n in hood.links if n.other.id == old).live
     assert [e.name for e in hood.entities] == ["billing"]
     assert not hood.contradicted
-    mem.contradict(hub, peer, "emailed or printed?")
-    assert mem.neighbourhood(hub).contradicted
+    mem.graph.contradict(hub, peer, "emailed or printed?")
+    assert mem.graph.neighbourhood(hub).contradicted
 
 
 def test_the_card_shows_metadata_links_and_entities(mem: Memory, seeded: dict[str, str]) -> None:
-    text = view.card(mem.neighbourhood(seeded["deploy"]), 1, NOW)
+    text = view.card(mem.graph.neighbourhood(seeded["deploy"]), 1, NOW)
     assert text.startswith("# Deploy\n\nWe deploy with blue-green releases on Fridays.")
     for line in ("**scope**: project:proj", "**tags**: ops", "**versions**: 1",
                  f"**id**: {seeded['deploy']}", "**state**: live"):  # fmt: skip

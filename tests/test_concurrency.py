@@ -167,7 +167,9 @@ def test_a_statement_and_its_negation_at_once_are_linked_as_a_contradiction(
     assert contradicts == first
     with _open(store) as memory:
         links = {
-            (x.source, x.target) for x in memory.links(first) if x.type is LinkType.CONTRADICTS
+            (x.source, x.target)
+            for x in memory.graph.links(first)
+            if x.type is LinkType.CONTRADICTS
         }
         assert links == {(first, second), (second, first)}
 
@@ -378,7 +380,7 @@ def _change(location: str, barrier: Any, memory_id: str, role: str, sources: lis
             elif role == "feedback":
                 memory.feedback(memory_id, applied=True)
             else:
-                memory.link(sources[n], memory_id, "supports")
+                memory.graph.link(sources[n], memory_id, "supports")
 
 
 def test_changes_of_one_memory_at_once_are_all_kept(store: str) -> None:
@@ -418,7 +420,7 @@ def _count_or_link(location: str, barrier: Any, role: str, pairs: list[tuple[str
             if role == "count":
                 memory.surfaced([a, b])
             else:
-                memory.link(b, a, "supports")
+                memory.graph.link(b, a, "supports")
 
 
 def test_recall_counters_and_a_link_the_other_way_neither_deadlock_nor_lose(
@@ -433,7 +435,7 @@ def test_recall_counters_and_a_link_the_other_way_neither_deadlock_nor_lose(
     with _open(store) as memory:
         for a, b in pairs:
             assert (memory.get(a).surfaced_count, memory.get(b).surfaced_count) == (1, 1)
-            assert [(x.source, x.target) for x in memory.links(a)] == [(b, a)]
+            assert [(x.source, x.target) for x in memory.graph.links(a)] == [(b, a)]
 
 
 def _link_pairs(location: str, barrier: Any, pairs: list[tuple[str, str]], kind: str) -> None:
@@ -442,7 +444,7 @@ def _link_pairs(location: str, barrier: Any, pairs: list[tuple[str, str]], kind:
         memory.stats()
         for source, target in pairs:
             barrier.wait(timeout=WAIT_S)
-            memory.link(source, target, kind)
+            memory.graph.link(source, target, kind)
 
 
 def test_links_of_two_memories_in_opposite_orders_neither_deadlock_nor_lose(
@@ -470,7 +472,7 @@ def test_links_of_two_memories_in_opposite_orders_neither_deadlock_nor_lose(
                 dedup.clamp(trust[b] + dedup.TRUST_CONTRADICTED)
             )
             assert (first.importance, first.activation_count) == (2, 1)
-            kinds = {(x.source, x.target, x.type.value) for x in memory.links(a)}
+            kinds = {(x.source, x.target, x.type.value) for x in memory.graph.links(a)}
             assert kinds == {(a, b, "contradicts"), (b, a, "contradicts"), (b, a, "supports")}
 
 

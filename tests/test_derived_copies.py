@@ -177,7 +177,7 @@ def test_cli_forget_says_what_it_changed(run, tmp_path):
 
 def test_mcp_memory_graph_entity_names_holding_a_secret_do_not_reach_entities(mem):
     mem.add("Talked to ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6" + " about the deploy.")
-    names = json.dumps([e.name for e in mem.entities()])
+    names = json.dumps([e.name for e in mem.graph.entities()])
     assert "ghp_" not in names
 
 

@@ -35,12 +35,12 @@ def test_forget_leaves_no_trace_of_the_text_anywhere(vmem, db_path):
         wake_phrases=[f"{TOKEN} rotation"], anchors=[keep],
     ).id  # fmt: skip
     vmem.update(doomed, append=f" Later {TOKEN} moved to the platform team.")
-    vmem.link(doomed, keep, "related", reason="same service area")
+    vmem.graph.link(doomed, keep, "related", reason="same service area")
     begun = vmem.wake_begin(wake=1, model="m")  # the guess log quotes the title
     step = vmem.wake_respond(begun["session"], doomed, f"{TOKEN} rotation")
     assert step["status"] == "shown"
     vmem.search(TOKEN, mode="hybrid")  # the vector index file is written
-    assert any(TOKEN in e.name for e in vmem.entities())  # an entity only it names
+    assert any(TOKEN in e.name for e in vmem.graph.entities())  # an entity only it names
     assert any(TOKEN.encode() in data for data in _files(db_path).values())
     vmem.forget(doomed, reason="asked to")
     with pytest.raises(NotFound):
@@ -48,7 +48,7 @@ def test_forget_leaves_no_trace_of_the_text_anywhere(vmem, db_path):
     assert vmem.get(keep).body.startswith(OTHER)
     assert vmem.journal(doomed)[0].operation == "forget"
     assert vmem.journal(doomed)[0].detail == "asked to"
-    assert all(TOKEN.lower() not in e.name.lower() for e in vmem.entities())
+    assert all(TOKEN.lower() not in e.name.lower() for e in vmem.graph.entities())
     assert not vmem.search(TOKEN)
     vmem.close()
     files = _vacuumed(db_path)

@@ -171,8 +171,8 @@ CALLS: dict[str, Callable[[Memory, str, Any], Any]] = {
     "update id": lambda m, _, v: m.update(v, title="New title"),
     "update title": lambda m, i, v: m.update(i, title=v),
     "supersede": lambda m, i, v: m.supersede(i, v),
-    "link": lambda m, i, v: m.link(i, v, "related"),
-    "link type": lambda m, i, v: m.link(i, i, v),
+    "link": lambda m, i, v: m.graph.link(i, v, "related"),
+    "link type": lambda m, i, v: m.graph.link(i, i, v),
     "batch": lambda m, _, v: [ln.error for ln in m.iter_batch([v])],
     "import": lambda m, _, v: m.import_jsonl([v]),
 }

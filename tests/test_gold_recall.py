@@ -180,7 +180,7 @@ def build(path: Path, embedder: Embedder, clock: Clock) -> dict[str, str]:
                 case Retire(key, reason):
                     writer(CODER).retire(ids[key], reason)
                 case Link(source, target, kind, reason):
-                    writer(CODER).link(ids[source], ids[target], kind, reason)
+                    writer(CODER).graph.link(ids[source], ids[target], kind, reason)
                 case _:
                     raise AssertionError(f"unknown step {step!r}")
     finally:

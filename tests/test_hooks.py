@@ -505,7 +505,7 @@ def test_the_llm_command_turns_a_transcript_into_typed_memories(
     assert relation.body == "web app depends on search-api." and relation.kind is Kind.FACT
     assert {"entity:web app", "entity:search-api"} <= set(relation.tags)
     with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
-        assert {e.name for e in mem.entities_of(relation.id)} >= {"web app", "search-api"}
+        assert {e.name for e in mem.graph.entities_of(relation.id)} >= {"web app", "search-api"}
 
 
 def test_a_malformed_llm_answer_is_asked_again_once_with_the_error(

@@ -26,7 +26,7 @@ def two(mem: Memory) -> tuple[str, str]:
 
 def test_a_link_reinforces_its_target_once(mem):
     a, b = two(mem)
-    link = mem.link(a, b, "extends", "same retry path")
+    link = mem.graph.link(a, b, "extends", "same retry path")
     assert (link.source, link.target, link.type, link.reason) == (
         a,
         b,
@@ -36,71 +36,71 @@ def test_a_link_reinforces_its_target_once(mem):
     assert link.id and link.id.startswith("l-")
     assert mem.get(b).importance == 6 and mem.get(a).importance == 5
     assert mem.get(b).activation_count == 1 and mem.get(b).last_activated  # as reinforce does
-    again = mem.link(a, b, "extends", "another reason")
+    again = mem.graph.link(a, b, "extends", "another reason")
     assert again == link  # re-adding is a no-op
     assert mem.get(b).importance == 6
-    assert [x.type for x in mem.links(a)] == [LinkType.EXTENDS]
+    assert [x.type for x in mem.graph.links(a)] == [LinkType.EXTENDS]
 
 
 def test_reinforcement_caps_and_can_be_skipped(mem):
     a, b = two(mem)
     c = mem.add("Card networks cap daily retries.", importance=10).id
-    mem.link(a, c, "related")
+    mem.graph.link(a, c, "related")
     assert mem.get(c).importance == 10
-    mem.link(b, a, "derives", reinforce=False)
+    mem.graph.link(b, a, "derives", reinforce=False)
     assert mem.get(a).importance == 5
 
 
 def test_symmetric_links_are_stored_both_ways_and_deleted_both_ways(mem):
     a, b = two(mem)
-    link = mem.link(a, b, "related")
-    both = {(x.source, x.target) for x in mem.links(a)}
+    link = mem.graph.link(a, b, "related")
+    both = {(x.source, x.target) for x in mem.graph.links(a)}
     assert both == {(a, b), (b, a)}
-    assert mem.unlink(link.id).type is LinkType.RELATED
-    assert mem.links(a) == [] and mem.links(b) == []
+    assert mem.graph.unlink(link.id).type is LinkType.RELATED
+    assert mem.graph.links(a) == [] and mem.graph.links(b) == []
     with pytest.raises(NotFound):
-        mem.unlink(link.id)
+        mem.graph.unlink(link.id)
 
 
 def test_supports_raises_trust_and_contradict_lowers_both(mem):
     a, b = two(mem)
-    mem.contradict(a, b, "the gateway retries, not billing")
+    mem.graph.contradict(a, b, "the gateway retries, not billing")
     assert mem.get(a).trust_score == pytest.approx(0.9)
     assert mem.get(b).trust_score == pytest.approx(0.9)
     assert mem.get(b).importance == 5  # a contradiction reinforces nothing
     c = mem.add("Retries are logged in the billing audit table.").id
-    mem.link(c, a, "supports", "the audit shows three attempts")
+    mem.graph.link(c, a, "supports", "the audit shows three attempts")
     assert mem.get(a).trust_score == pytest.approx(0.95)
     with pytest.raises(Invalid, match="reason"):
-        mem.contradict(a, c, "  ")
+        mem.graph.contradict(a, c, "  ")
 
 
 def test_bad_links_are_refused_and_write_nothing(mem):
     a, b = two(mem)
     with pytest.raises(Invalid, match="itself"):
-        mem.link(a, a, "related")
+        mem.graph.link(a, a, "related")
     with pytest.raises(NotFound):
-        mem.link(a, "m-zzzzzzzz", "related")
+        mem.graph.link(a, "m-zzzzzzzz", "related")
     with pytest.raises(Invalid, match="link type"):
-        mem.link(a, b, "relates")
+        mem.graph.link(a, b, "relates")
     with pytest.raises(Invalid, match="anchor"):
-        mem.link(a, b, "anchor")
-    assert mem.links(a) == [] and mem.get(b).importance == 5
+        mem.graph.link(a, b, "anchor")
+    assert mem.graph.links(a) == [] and mem.get(b).importance == 5
 
 
 def test_links_to_memories_another_agent_may_not_see_are_left_out(mem, other):
     public = mem.add("The retry budget is documented in the runbook.").id
     private = mem.add("My own notes on the retry budget.", private=True).id
-    mem.link(public, private, "related")
-    assert {(x.source, x.target) for x in mem.links(public)} == {
+    mem.graph.link(public, private, "related")
+    assert {(x.source, x.target) for x in mem.graph.links(public)} == {
         (public, private),
         (private, public),
     }
-    assert other.links(public) == []
-    [link] = [x for x in mem.links(public) if x.source == public]
+    assert other.graph.links(public) == []
+    [link] = [x for x in mem.graph.links(public) if x.source == public]
     with pytest.raises(NotFound):
-        other.unlink(link.id)
-    assert len(mem.links(public)) == 2
+        other.graph.unlink(link.id)
+    assert len(mem.graph.links(public)) == 2
 
 
 def test_cli_links_add_list_delete_and_contradict(run):
@@ -124,3 +124,11 @@ def test_cli_links_add_list_delete_and_contradict(run):
     assert text.exit_code == 0 and "Contradiction recorded" in text.stdout
     shown = run("show", a, "--json").json()
     assert shown["trust_score"] == pytest.approx(0.9)
+
+
+def test_the_graph_methods_old_names_still_work_with_a_warning(mem):
+    a = mem.add("The billing service owns invoices.").id
+    b = mem.add("Invoices are archived after seven years.").id
+    with pytest.warns(DeprecationWarning, match=r"Memory\.link is now Memory\.graph\.link"):
+        made = mem.link(a, b, "supports")
+    assert mem.graph.links(a) == [made]

@@ -153,7 +153,7 @@ async def test_the_graph_is_memlane_memories(client: Client, db_path: Path) -> N
         assert {r.taint.value for r in rows} == {"untrusted_tool"}
         never = [r for r in rows if r.body == "Never built"]
         assert sorted(r.title for r in never) == ["Analytical Engine", "Charles Babbage"]
-        ada, naming = mem.mentioning("Ada Lovelace")
+        ada, naming = mem.graph.mentioning("Ada Lovelace")
         assert ada.mentions == len(naming) == 4  # the card, two observations, the relation
         card = next(r for r in rows if r.title == "Ada Lovelace" and "(person)" in r.body)
         first = next(r for r in rows if r.body == "Wrote the first program")

@@ -170,7 +170,7 @@ async def test_a_confined_token_is_not_told_of_memories_it_cannot_see(db_path: P
         mine = mem.add(alpha, scope="project:alpha", anchors=[hidden]).id
         # A global summary made from the alpha memory: forgetting it scrubs the summary.
         summary = mem.add(f"Summary. {alpha} Approvals follow the runbook.", scope="global").id
-        mem.link(summary, mine, "derives")
+        mem.graph.link(summary, mine, "derives")
         assert mem.get(mine).anchors == (hidden,)
     with Backend(opener(db_path), grant=Grant(("project:alpha",))) as served:
         async with Client(build_server(served)) as client:

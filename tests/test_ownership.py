@@ -72,7 +72,7 @@ def build(alice: Memory, bob: Memory) -> Shared:
     new = alice.supersede(old, "The ocelot cipher key is in drawer three.").id
     pending = alice.add("The marmalade recipe needs less sugar.", private=True, no_embed=True).id
     linked = alice.add("The pelican roster is kept by the night shift.", private=True).id
-    alice.link(linked, public, "related")
+    alice.graph.link(linked, public, "related")
     alice.remind("in 2 hours", "check the narwhal budget")
     bob_public = bob.add("Bob rotates the deploy keys every quarter.").id
     bob_private = bob.add("Bob keeps his wombat notes here.", private=True).id
@@ -350,7 +350,7 @@ def test_an_agent_import_cannot_touch_another_owners_stored_memory(
             "score": None, "reason": "mine now", "created_at": version["valid_from"]}  # fmt: skip
     taken = next(r for r in rows if r["kind"] == "memory" and r["id"] == shared.alice_public)
     taken = {**taken, "id": target, "valid_until": version["valid_from"]}
-    before = (alice.get(target), alice.history(target), alice.links(target))
+    before = (alice.get(target), alice.history(target), alice.graph.links(target))
     with open_as(db_path, BOB) as bob:
         report = bob.import_jsonl(
             [json.dumps(r) for r in ({**version, "number": 9}, link, taken)],
@@ -358,7 +358,7 @@ def test_an_agent_import_cannot_touch_another_owners_stored_memory(
         )
     assert [n for n, _ in report.errors] == [1, 2, 3]
     assert all("names a memory not in the store or the file" in why for _, why in report.errors)
-    assert (alice.get(target), alice.history(target), alice.links(target)) == before
+    assert (alice.get(target), alice.history(target), alice.graph.links(target)) == before
     with open_as(db_path, BOB) as bob:  # the same words as for an id that is nowhere
         nowhere = bob.import_jsonl([json.dumps({**link, "target": "m-nowhere0"})])
     assert nowhere.errors[0][1] == report.errors[1][1]
@@ -435,7 +435,7 @@ def aggregates(m: Memory) -> dict[str, Any]:
     own = m.agent is not None
     return {
         "stats": m.stats(), "growth": m.growth(), "health": m.health(),
-        "open_threads": m.open_threads(), "tags": m.tags(), "entities": m.entities(limit=0),
+        "open_threads": m.open_threads(), "tags": m.tags(), "entities": m.graph.entities(limit=0),
         "usage": m.usage("source_agent", ALICE), "journal": m.journal(limit=1000),
         "export": list(m.export_jsonl(include_private=own, include_superseded=True)),
         "review": [r.id for r, _ in m.review(threshold=1.0, min_importance=1)],

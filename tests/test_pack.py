@@ -422,7 +422,7 @@ def test_closing_a_session_writes_a_summary_linked_to_its_memories(vmem):
     assert "retries failed payments" in summary.body and "office" not in summary.body
     assert summary.title.startswith(f"Session {session.id}: ")
     derived = {
-        link.target for link in vmem.links(summary.id)
+        link.target for link in vmem.graph.links(summary.id)
         if link.type is LinkType.DERIVES and link.source == summary.id
     }  # fmt: skip
     assert derived == set(members)

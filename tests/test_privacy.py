@@ -151,7 +151,7 @@ def build_world(alice: Memory, bob: Memory) -> World:
         tags=["vault", "quokka-tag"],
     ).id
     audit = alice.add("Vault audits happen every Monday morning.", session_id="s-vault").id
-    alice.link(secret, audit, "contradicts", reason="the armadillo audit moved")
+    alice.graph.link(secret, audit, "contradicts", reason="the armadillo audit moved")
     old = alice.add("The platypus plan starts in spring.", private=True).id
     new = alice.supersede(old, "The platypus plan starts in autumn.").id
     turned = alice.add("The pelican roster lists the vault night shift.").id
@@ -193,12 +193,12 @@ def test_alice_sees_her_private_memories_by_id_and_with_the_flags(alice, world):
 
 
 def test_alice_reaches_her_private_memory_on_every_graph_and_recall_path(alice, world):
-    assert world.secret in {link.source for link in alice.links(world.audit)}
+    assert world.secret in {link.source for link in alice.graph.links(world.audit)}
     result = alice.recall("vault audits monday", include_private=True)
     assert world.audit in {h.record.id for h in result.hits}
     assert world.secret in {h.record.id for h in result.hits} | {e.record.id for e in result.extras}
-    assert "ZanzibarLedger" in {e.name for e in alice.entities(limit=0)}
-    _, named = alice.mentioning("ZanzibarLedger")
+    assert "ZanzibarLedger" in {e.name for e in alice.graph.entities(limit=0)}
+    _, named = alice.graph.mentioning("ZanzibarLedger")
     assert [r.id for r in named] == [world.secret]
     assert "quokka-tag" in alice.tags()
     [verdict] = alice.explain("quokka passphrase", world.secret, include_private=True).verdicts
@@ -224,10 +224,10 @@ def test_private_ids_and_prefixes_are_not_found(reader, world):
     "call",
     [
         pytest.param(lambda m, i: m.history(i), id="history"),
-        pytest.param(lambda m, i: m.links(i), id="links"),
+        pytest.param(lambda m, i: m.graph.links(i), id="links"),
         pytest.param(lambda m, i: m.embed(i), id="embed"),
-        pytest.param(lambda m, i: m.neighbourhood(i), id="neighbourhood"),
-        pytest.param(lambda m, i: m.entities_of(i), id="entities-of"),
+        pytest.param(lambda m, i: m.graph.neighbourhood(i), id="neighbourhood"),
+        pytest.param(lambda m, i: m.graph.entities_of(i), id="entities-of"),
         pytest.param(lambda m, i: m.merged_from(i), id="merged-from"),
         pytest.param(lambda m, i: m.fact_session(i), id="fact-session"),
     ],
@@ -417,18 +417,18 @@ def test_explain_without_a_target_judges_only_what_the_reader_may_see(reader, wo
 
 
 def test_links_of_a_public_memory_leave_out_the_private_end(reader, world):
-    links = reader.links(world.audit)
+    links = reader.graph.links(world.audit)
     assert_hidden(world, links)
 
 
 def test_links_touching_a_private_memory_cannot_be_deleted_by_another_reader(alice, reader, world):
-    links = alice.links(world.secret)
+    links = alice.graph.links(world.secret)
     assert links  # the contradiction with `audit`, stored both ways
     for link in links:
         with pytest.raises(NotFound) as caught:
-            reader.unlink(link.id or "")
+            reader.graph.unlink(link.id or "")
         assert_hidden(world, str(caught.value))
-    assert alice.links(world.secret) == links
+    assert alice.graph.links(world.secret) == links
 
 
 # ---- anchors: a public memory anchored to a private one --------------------------------------
@@ -455,7 +455,7 @@ def test_alice_sees_the_anchors_she_set(alice, world, anchored):
     """The control for the anchor tests below: they assert that anchors are absent, which
     a fixture that set none would satisfy without testing anything."""
     assert world.secret in alice.get(anchored.by_hand).anchors
-    assert world.secret in {x.target for x in alice.links(anchored.by_hand)}
+    assert world.secret in {x.target for x in alice.graph.links(anchored.by_hand)}
     assert set(alice.get(anchored.automatic).anchors) & set(world.private)
 
 
@@ -487,16 +487,16 @@ def test_auto_anchor_by_another_reader_neither_names_nor_prunes_a_private_anchor
 
 
 def test_entities_named_only_privately_do_not_exist_for_another_reader(reader, world):
-    assert_hidden(world, reader.entities(limit=0))
+    assert_hidden(world, reader.graph.entities(limit=0))
     for kind in ("code", "person_or_name", "tag"):
-        assert_hidden(world, reader.entities(kind=kind, limit=0))
+        assert_hidden(world, reader.graph.entities(kind=kind, limit=0))
     for name in ("ZanzibarLedger", "zanzibar_ledger", "Zanzibar Ledger"):
         with pytest.raises(NotFound):
-            reader.entity(name)
+            reader.graph.entity(name)
         with pytest.raises(NotFound):
-            reader.mentioning(name)
+            reader.graph.mentioning(name)
         with pytest.raises(NotFound):
-            reader.merge_entities(name, "VaultAudit")
+            reader.graph.merge_entities(name, "VaultAudit")
 
 
 def test_tags_of_private_memories_are_not_listed(reader, world):
@@ -558,9 +558,9 @@ WRITES: list[Any] = [
     pytest.param(lambda m, w: m.reinforce(w.secret), id="reinforce"),
     pytest.param(lambda m, w: m.feedback(w.secret, applied=False), id="feedback"),
     pytest.param(lambda m, w: m.reviewed(w.secret), id="reviewed"),
-    pytest.param(lambda m, w: m.link(w.audit, w.secret, "supports"), id="link-to"),
-    pytest.param(lambda m, w: m.link(w.secret, w.audit, "related"), id="link-from"),
-    pytest.param(lambda m, w: m.contradict(w.audit, w.secret, "no"), id="contradict"),
+    pytest.param(lambda m, w: m.graph.link(w.audit, w.secret, "supports"), id="link-to"),
+    pytest.param(lambda m, w: m.graph.link(w.secret, w.audit, "related"), id="link-from"),
+    pytest.param(lambda m, w: m.graph.contradict(w.audit, w.secret, "no"), id="contradict"),
     pytest.param(lambda m, w: m.auto_anchor(w.secret), id="auto-anchor"),
     pytest.param(lambda m, w: m.auto_anchor(w.secret, dry_run=True), id="auto-anchor-dry"),
     pytest.param(lambda m, w: m.add("Pinned", anchors=[w.secret]), id="add-anchored"),
@@ -572,12 +572,12 @@ WRITES: list[Any] = [
 
 @pytest.mark.parametrize("write", WRITES)
 def test_writes_to_a_private_memory_by_another_reader_are_not_found(alice, reader, world, write):
-    before = (alice.get(world.secret), alice.history(world.secret), alice.links(world.secret))
+    before = (alice.get(world.secret), alice.history(world.secret), alice.graph.links(world.secret))
     rows = reader.stats().total
     with pytest.raises(NotFound) as caught:
         write(reader, world)
     assert_hidden(world, str(caught.value), ids=False)
-    after = (alice.get(world.secret), alice.history(world.secret), alice.links(world.secret))
+    after = (alice.get(world.secret), alice.history(world.secret), alice.graph.links(world.secret))
     assert after == before
     assert reader.stats().total == rows
 
@@ -595,7 +595,7 @@ def test_merging_a_private_memory_with_a_public_one_merges_nothing(alice, bob, w
 def test_the_write_policy_never_matches_another_owners_private_memory(alice, bob, world):
     """Restating or negating Alice's private text is a new memory of Bob's: no exact
     duplicate, no refresh, no contradiction link, no conflict naming her memory."""
-    links = alice.links(world.secret)
+    links = alice.graph.links(world.secret)
     texts = (
         alice.get(world.secret).body,
         "The quokka vault passphrase never hides under the marmalade jar.",
@@ -607,7 +607,7 @@ def test_the_write_policy_never_matches_another_owners_private_memory(alice, bob
         assert result.duplicate_of not in world.private
         assert result.contradicts not in world.private
         assert not {i for i, _ in result.potential_conflicts} & set(world.private)
-    assert alice.links(world.secret) == links
+    assert alice.graph.links(world.secret) == links
 
 
 # ---- changing visibility ---------------------------------------------------------------------
@@ -858,13 +858,13 @@ def test_cli_agent_counts_are_what_the_reader_may_see(alice, cli_as, other, worl
 
 
 def test_cli_links_touching_a_private_memory_cannot_be_deleted(alice, cli_as, other, world):
-    links = alice.links(world.secret)
+    links = alice.graph.links(world.secret)
     for link in links:
         result = cli_as(other, "links", "delete", link.id or "")
         assert result.exit_code == 1, (result.stdout, result.stderr)
         assert result.stdout == ""
         assert_hidden(world, result.stderr)
-    assert alice.links(world.secret) == links
+    assert alice.graph.links(world.secret) == links
 
 
 def test_cli_anchors_of_a_public_memory_leave_out_private_targets(cli_as, other, world, anchored):

@@ -38,7 +38,7 @@ def test_neighbours_prefers_contradictions_and_skips_what_is_shown():
 def test_recall_shows_a_contradicting_neighbour_marked_contested(mem):
     claim = mem.add("Staging deploys run every night at two.").id
     other = mem.add("Nobody has touched that schedule since March.").id
-    mem.link(other, claim, "contradicts", reason="the cron was removed")
+    mem.graph.link(other, claim, "contradicts", reason="the cron was removed")
     result = mem.recall("staging deploys")
     assert [h.record.id for h in result.hits] == [claim]
     [extra] = result.extras
@@ -50,11 +50,11 @@ def test_recall_shows_a_contradicting_neighbour_marked_contested(mem):
 def test_linked_neighbours_obey_the_filters_and_the_budget(mem):
     claim = mem.add("Staging deploys run every night at two.").id
     gone = mem.add("Staging moved to a weekly window.").id
-    mem.link(claim, gone, "updates")
+    mem.graph.link(claim, gone, "updates")
     mem.invalidate(gone, reason="wrong")
     related = [mem.add(f"Unrelated neighbour {i}.").id for i in range(3)]
     for r in related:
-        mem.link(claim, r, "related")
+        mem.graph.link(claim, r, "related")
     result = mem.recall("staging deploys")
     assert gone not in {e.record.id for e in result.extras}
     assert len(result.extras) == 2
@@ -65,16 +65,16 @@ def test_linked_neighbours_obey_the_filters_and_the_budget(mem):
 def test_link_refuses_bad_input(mem):
     a = mem.add("One note.").id
     with pytest.raises(Invalid):
-        mem.link(a, a, "related")
+        mem.graph.link(a, a, "related")
     with pytest.raises(Invalid, match="link type"):
-        mem.link(a, mem.add("Two.").id, "contradictz")
+        mem.graph.link(a, mem.add("Two.").id, "contradictz")
 
 
 def test_cli_recall_prints_linked_neighbours(run, db_path):
     claim = run("add", "Staging deploys run every night at two.", "--json").json()["id"]
     other = run("add", "Nobody has touched that schedule since March.", "--json").json()["id"]
     with Memory.open(db_path, context=Context("proj", "main")) as m:  # no `links add` yet
-        m.link(other, claim, "contradicts")
+        m.graph.link(other, claim, "contradicts")
     text = run("recall", "staging deploys", "--limit", "1")
     assert "[CONTESTED]" in text.stdout and f"contradicts link from {claim}" in text.stdout
     data = run("recall", "staging deploys", "--limit", "1", "--json").json()

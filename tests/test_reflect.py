@@ -63,7 +63,7 @@ def test_insights_are_stored_linked_to_their_sources_and_each_memory_reflected_o
     with opened(db_path) as mem:
         insight = mem.get(done["insights"][0])
         assert insight.kind is Kind.INSIGHT and policy.REFLECTION_TAG in insight.tags
-        derives = {link.target for link in mem.links(insight.id) if link.type is LinkType.DERIVES
+        derives = {link.target for link in mem.graph.links(insight.id) if link.type is LinkType.DERIVES
                    and link.source == insight.id}  # fmt: skip
         assert derives == set(ids[:2])
     again = reflect(run)  # the watermark: nothing is new, insights are never re-read
@@ -261,7 +261,7 @@ def test_without_a_model_reflect_reports_the_deterministic_part_and_says_so(
         ("The staging database is reset every night at 03:00.", "fact"),
     ])  # fmt: skip
     with opened(db_path) as writer:
-        writer.contradict(ids[2], ids[6], "which hour?")
+        writer.graph.contradict(ids[2], ids[6], "which hour?")
         old = export_dated(writer, "An old procedure nobody reviewed.", "2025-01-01T00:00:00Z")
     done = reflect(run)
     assert done["skipped"].startswith("no model") and done["calls"] == 0

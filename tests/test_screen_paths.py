@@ -128,7 +128,7 @@ def _import_jsonl(run: Run, tmp: Path) -> None:
         leaky = other.add(f"Imported note: {SAID}", capture_mode="manual",
                           source_ref=f"url:https://x.example/?token={TOKEN}").id  # fmt: skip
         other.update(leaky, content=f"Imported note, later: {TOKEN}", capture_mode="manual")
-        other.link(leaky, keep, "related", reason=f"via {TOKEN}")
+        other.graph.link(leaky, keep, "related", reason=f"via {TOKEN}")
         dump = "".join(f"{line}\n" for line in other.export_jsonl(include_superseded=True))
     path = tmp / "export.jsonl"
     path.write_text(dump, encoding="utf-8")

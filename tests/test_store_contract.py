@@ -390,10 +390,10 @@ def test_closing_the_store_closes_its_side_connection(tmp_path: Path) -> None:
 def test_links(mem: Memory) -> None:
     a = mem.add("Service A calls service B over gRPC.", title="A").id
     b = mem.add("Service B owns the orders table.", title="B").id
-    link = mem.link(a, b, "related", reason="same flow")
-    assert {(x.source, x.target) for x in mem.links(a)} >= {(a, b)}
-    assert mem.unlink(link.id).source in {a, b}
-    assert all(x.type.value != "related" for x in mem.links(a))
+    link = mem.graph.link(a, b, "related", reason="same flow")
+    assert {(x.source, x.target) for x in mem.graph.links(a)} >= {(a, b)}
+    assert mem.graph.unlink(link.id).source in {a, b}
+    assert all(x.type.value != "related" for x in mem.graph.links(a))
 
 
 def test_links_of_several_memories_in_one_read_are_each_ones_links(mem: Memory) -> None:
@@ -406,9 +406,9 @@ def test_links_of_several_memories_in_one_read_are_each_ones_links(mem: Memory) 
             ("D", "Unrelated: the office plants need water."),
         ]
     )
-    mem.link(a, b, "related", reason="same flow")
-    mem.link(c, b, "extends", reason="reads its table")
-    mem.link(d, c, "related", reason="a stretch")
+    mem.graph.link(a, b, "related", reason="same flow")
+    mem.graph.link(c, b, "extends", reason="reads its table")
+    mem.graph.link(d, c, "related", reason="a stretch")
     touching = mem.store.links_touching([a, b])
     assert touching == sorted(
         {x.id: x for m in (a, b) for x in mem.store.links(m)}.values(),
@@ -430,25 +430,25 @@ def test_session_neighbours_of_several_memories_in_one_read(mem: Memory) -> None
 def test_entities(mem: Memory) -> None:
     mem.add("Alice met Bob at Acme Corp in Paris.", title="Meeting")
     mem.add("Alice joined Acme Corp as CTO.", title="Hire")
-    names = {e.name for e in mem.entities()}
+    names = {e.name for e in mem.graph.entities()}
     assert {"Paris", "Acme Corp"} <= names
-    assert mem.entity("Acme Corp").mentions == 2
-    _, records = mem.mentioning("Acme Corp")
+    assert mem.graph.entity("Acme Corp").mentions == 2
+    _, records = mem.graph.mentioning("Acme Corp")
     assert len(records) == 2
-    mem.merge_entities("Paris", "Acme Corp", confirm=True)
-    assert "paris" in {a.lower() for a in mem.entity("Acme Corp").aliases}
+    mem.graph.merge_entities("Paris", "Acme Corp", confirm=True)
+    assert "paris" in {a.lower() for a in mem.graph.entity("Acme Corp").aliases}
 
 
 def test_the_entities_a_memory_names_most_named_first(mem: Memory) -> None:
     meeting = mem.add("Alice met Bob at Acme Corp in Paris.", title="Meeting").id
     hire = mem.add("Alice joined Acme Corp as CTO.", title="Hire").id
-    named = mem.entities_of(meeting)
+    named = mem.graph.entities_of(meeting)
     counts = {e.name: e.mentions for e in named}
     assert counts["Acme Corp"] == 2 and counts["Paris"] == 1
     assert named[0].mentions == 2 and named[-1].mentions == 1
     mem.retire(hire)
-    assert {e.name: e.mentions for e in mem.entities_of(meeting)}["Acme Corp"] == 1
-    assert mem.entities_of(mem.add("no names here at all").id) == []
+    assert {e.name: e.mentions for e in mem.graph.entities_of(meeting)}["Acme Corp"] == 1
+    assert mem.graph.entities_of(mem.add("no names here at all").id) == []
 
 
 def test_sessions(mem: Memory) -> None:
@@ -525,9 +525,9 @@ def _full_store(mem: Memory, folder: Path) -> None:
     z = mem.supersede(y, "Use uv, never pip.").id
     w = mem.add("The billing API is slow on Mondays.", kind="lesson", occurred_at="2026-01-05",
                 anchors=[x], applicability=["python"], content_type="code").id  # fmt: skip
-    mem.merge_entities("Alice", "Ada Lovelace", confirm=True)
+    mem.graph.merge_entities("Alice", "Ada Lovelace", confirm=True)
     mem.invalidate(w, "fixed")
-    mem.link(x, z, "related", reason="same area")
+    mem.graph.link(x, z, "related", reason="same area")
     mem.reinforce(x)
     mem.remind("in 2 hours", "check the deploy")
     mem.add('Unicode: naïve café — 数据 🙂 "quoted" \\ backslash', title="Ünïcödé")
@@ -562,7 +562,7 @@ def test_an_import_reports_a_record_the_store_refuses_and_lands_the_rest(
     with _open(_location(backend, tmp_path, request, "origin")) as mem:
         a = mem.add("Service A calls service B over gRPC.").id
         b = mem.add("Service B owns the orders table.").id
-        mem.link(a, b, "related", reason="same flow")
+        mem.graph.link(a, b, "related", reason="same flow")
         lines = list(mem.export_jsonl(**EVERYTHING))
     links = [line for line in lines if '"kind":"link"' in line]  # (the write may link too)
     link = next(line for line in links if f'"target":"{b}"' in line)
@@ -574,8 +574,8 @@ def test_an_import_reports_a_record_the_store_refuses_and_lands_the_rest(
         assert "names a memory not in the store or the file" in report.errors[0][1]
         assert report.counts["link"] == {"added": len(links), "unchanged": 1}
         assert report.counts["memory"] == {"added": 2}
-        assert (a, b) in [(x.source, x.target) for x in copy.links(a)]
-        assert "m-nowhere0" not in {x.target for x in copy.links(a)}
+        assert (a, b) in [(x.source, x.target) for x in copy.graph.links(a)]
+        assert "m-nowhere0" not in {x.target for x in copy.graph.links(a)}
 
 
 # ---- the server specifics: schema, backup, concurrency -----------------------------------

@@ -38,9 +38,9 @@ def _full_store(db: Path) -> Memory:
     source = db.parent / "notes.md"
     source.write_text("The deploy script lives in ops/deploy.sh.\n")
     mem.add("The deploy script lives in ops/deploy.sh.", source_ref=f"file:{source}")
-    mem.merge_entities("Alice", "Ada Lovelace", confirm=True)
+    mem.graph.merge_entities("Alice", "Ada Lovelace", confirm=True)
     mem.invalidate(w.id, "fixed")
-    mem.link(x, z, "related", reason="same area")
+    mem.graph.link(x, z, "related", reason="same area")
     mem.reinforce(x)
     mem.feedback(z, applied=True)
     mem.remind("in 2 hours", "check the deploy")
@@ -286,7 +286,7 @@ def _awkward_store(db: Path) -> None:
         mem.add("=SUM(A1:A2) reads as a formula", title="yes", private=True)
         ended = mem.add("The billing API is slow on Mondays.", title="1.5").id
         mem.invalidate(ended, "fixed\rat last")  # a lone CR: a CSV row must stay one
-        mem.link(lesson, yaml_like, "related", reason="same area")
+        mem.graph.link(lesson, yaml_like, "related", reason="same area")
         mem.reinforce(lesson)
         mem.feedback(lesson, applied=True)
         mem.feedback(yaml_like, applied=False)

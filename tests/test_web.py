@@ -39,8 +39,8 @@ def seeded(mem: Memory) -> dict[str, str]:
                      title="Deploy", kind="decision").id  # fmt: skip
     tooling = mem.add("Use `uv` for installs, never pip.", title="Tooling").id
     day = mem.add("We deploy on Tuesdays now.", title="Deploy day").id
-    mem.link(deploy, tooling, "related")
-    mem.contradict(deploy, day, "the day differs")
+    mem.graph.link(deploy, tooling, "related")
+    mem.graph.contradict(deploy, day, "the day differs")
     mem.update(deploy, content="We deploy with blue-green releases on Fridays via `deployctl` v2.")
     return {"deploy": deploy, "tooling": tooling, "day": day}
 

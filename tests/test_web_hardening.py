@@ -42,7 +42,7 @@ def seeded(mem: Memory) -> dict[str, str]:
     deploy = mem.add("We deploy with blue-green releases on Fridays via `deployctl`.",
                      title="Deploy", kind="decision").id  # fmt: skip
     tooling = mem.add("Use `uv` for installs, never pip.", title="Tooling").id
-    mem.link(deploy, tooling, "related")
+    mem.graph.link(deploy, tooling, "related")
     return {"deploy": deploy, "tooling": tooling}
 
 

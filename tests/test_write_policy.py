@@ -140,7 +140,7 @@ def test_a_contradiction_keeps_both_linked_and_less_trusted(store):
     assert store.get(new.id).trust_score == pytest.approx(0.9)
     links = {
         (link.source, link.target)
-        for link in store.links(old.id)
+        for link in store.graph.links(old.id)
         if link.type is LinkType.CONTRADICTS
     }
     assert links == {(old.id, new.id), (new.id, old.id)}

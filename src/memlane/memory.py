@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +60,7 @@ from memlane.facade import backup, health
 from memlane.facade.backup import BackupOps, RestoreReport
 from memlane.facade.consolidate import ConsolidateOps
 from memlane.facade.forget import ForgetOps, Forgotten
-from memlane.facade.graph import GraphOps
+from memlane.facade.graph import Graph
 from memlane.facade.health import HealthOps
 from memlane.facade.lifecycle import LifecycleOps
 from memlane.facade.pack import PackOps
@@ -81,6 +83,23 @@ from memlane.runtime import (
 
 __all__ = ["Memory"]
 
+
+def _moved(feature: str, name: str) -> Any:
+    """A method that moved to a feature's namespace (`Memory.graph.link` for
+    `Memory.link`): it still works, with a DeprecationWarning, for one more release."""
+
+    def moved(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"Memory.{name} is now Memory.{feature}.{name}; the old name goes in the next "
+            "release", DeprecationWarning, stacklevel=2,
+        )  # fmt: skip
+        return getattr(getattr(self, feature), name)(*args, **kwargs)
+
+    moved.__name__ = moved.__qualname__ = name
+    moved.__doc__ = f"Deprecated: use `Memory.{feature}.{name}`."
+    return moved
+
+
 # A committed add-batch chunk: its lines, and the landed ids still without vectors.
 ChunkOutcome = tuple[list[BatchLine], list[str]]
 
@@ -88,7 +107,6 @@ ChunkOutcome = tuple[list[BatchLine], list[str]]
 class Memory(
     VectorOps,
     RegistryOps,
-    GraphOps,
     HealthOps,
     PolicyOps,
     LifecycleOps,
@@ -100,7 +118,28 @@ class Memory(
     TransferOps,
     ForgetOps,
 ):
-    """Long-term memory over one store. Open with `Memory.open(path)`."""
+    """Long-term memory over one store. Open with `Memory.open(path)`.
+
+    The everyday operations are methods (add, get, update, recall, search, list,
+    forget, history, ...); the rest are grouped by feature and loaded on first use:
+    `graph` (links and entities).
+    """
+
+    @cached_property
+    def graph(self) -> Graph:
+        """Typed links between memories, and the entities they name."""
+        return Graph(self.rt)
+
+    link = _moved("graph", "link")
+    unlink = _moved("graph", "unlink")
+    links = _moved("graph", "links")
+    contradict = _moved("graph", "contradict")
+    neighbourhood = _moved("graph", "neighbourhood")
+    entities = _moved("graph", "entities")
+    entity = _moved("graph", "entity")
+    entities_of = _moved("graph", "entities_of")
+    mentioning = _moved("graph", "mentioning")
+    merge_entities = _moved("graph", "merge_entities")
 
     @classmethod
     def open(

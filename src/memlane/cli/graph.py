@@ -43,7 +43,7 @@ def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
     `recall` looks up the names a query mentions (and adjacent word pairs, so "retry policy"
     finds `RetryPolicy`); rarer names weigh more, and a name more memories mention than the
     lane returns is left to the keyword lane."""
-    found = memory().entities(kind, limit)
+    found = memory().graph.entities(kind, limit)
     if as_json:
         emit_json([entity_dict(e) for e in found])
         return
@@ -65,7 +65,7 @@ def entities_show(name: str, limit: int, as_json: bool) -> None:
     """An entity (by any alias or spelling) and the memories that name it.
 
     The memories come newest first, at most --limit."""
-    entity, records = memory().mentioning(name, limit)
+    entity, records = memory().graph.mentioning(name, limit)
     if as_json:
         emit_json({**entity_dict(entity), "memories": [record_dict(r) for r in records]})
         return
@@ -84,7 +84,7 @@ def entities_merge(source: str, target: str, confirm: bool, as_json: bool) -> No
 
     With --confirm the merge happens, and later mentions of SOURCE's aliases land on TARGET.
     Entities of different kinds are refused."""
-    plan = memory().merge_entities(source, target, confirm=confirm)
+    plan = memory().graph.merge_entities(source, target, confirm=confirm)
     if as_json:
         emit_json(
             {

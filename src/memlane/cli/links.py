@@ -49,7 +49,7 @@ def links_add(
     and unknown ids are refused. A new link raises the target's importance by 1 (at most 10)
     unless it contradicts or supersedes it (or --no-reinforce); `supports` raises the
     target's trust by 0.05, `contradicts` lowers both sides' by 0.10."""
-    link = memory().link(source, target, link_type, reason, reinforce=not no_reinforce)
+    link = memory().graph.link(source, target, link_type, reason, reinforce=not no_reinforce)
     if as_json:
         emit_json(link_dict(link))
     else:
@@ -64,7 +64,7 @@ def links_list(memory_id: str, as_json: bool) -> None:
 
     Each with its id (`l-N`), type, ends and reason. Links to memories you may not see are
     left out."""
-    found = memory().links(memory_id)
+    found = memory().graph.links(memory_id)
     if as_json:
         emit_json({"links": [link_dict(x) for x in found], "count": len(found)})
         return
@@ -80,7 +80,7 @@ def links_list(memory_id: str, as_json: bool) -> None:
 def links_delete(link_id: str, as_json: bool) -> None:
     """Delete a link by its id (`l-N`, from `links list`); both directions of a
     symmetric one."""
-    gone = memory().unlink(link_id)
+    gone = memory().graph.unlink(link_id)
     if as_json:
         emit_json({"deleted": link_dict(gone)})
     else:
@@ -98,7 +98,7 @@ def contradict_cmd(first: str, second: str, reason: str, as_json: bool) -> None:
 
     A `contradicts` link both ways; --reason is required. Recall shows a contradicting
     neighbour as `[CONTESTED]`."""
-    link = memory().contradict(first, second, reason)
+    link = memory().graph.contradict(first, second, reason)
     if as_json:
         emit_json(link_dict(link))
     else:

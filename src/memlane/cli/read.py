@@ -161,8 +161,8 @@ def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: boo
     record = mem.get(memory_id, as_of=as_of)
     if as_json and not content_only:
         links = [{"type": ln.type.value, "source": ln.source, "target": ln.target}
-                 for ln in mem.links(record.id)]  # fmt: skip
-        entities = [e.name for e in mem.entities_of(record.id)]
+                 for ln in mem.graph.links(record.id)]  # fmt: skip
+        entities = [e.name for e in mem.graph.entities_of(record.id)]
         emit_json({**record_dict(record), "entities": entities, "links": links,
                    "chunks": mem.chunk_count(record.id)})  # fmt: skip
     elif as_json:

@@ -1,4 +1,5 @@
-"""Entities: the named things memories mention, listed, shown and merged."""
+"""The graph feature: typed links between memories, and the entities they name,
+listed, shown and merged (the pure parts are memlane.graph)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.facade.core import Core
 from memlane.graph.entities import normalize_alias
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -23,7 +23,7 @@ from memlane.model import (
     reinforced,
     replace,
 )
-from memlane.runtime import Links, Records
+from memlane.runtime import Links, Records, Runtime
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 
@@ -78,8 +78,12 @@ class Neighbourhood(msgspec.Struct, frozen=True):
         return any(n.link.type is LinkType.CONTRADICTS for n in self.links)
 
 
-class GraphOps(Core):
-    """The memory graph: typed links between memories, and the entities they name."""
+class Graph:
+    """The memory graph: typed links between memories, and the entities they name
+    (`Memory.graph`)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def link(
         self,
@@ -104,7 +108,7 @@ class GraphOps(Core):
             a, b = self.rt.read(w, source), self.rt.read(w, target)
             if a.id == b.id:
                 raise Invalid("a memory cannot be linked to itself")
-            for existing in self.store.links(a.id):
+            for existing in self.rt.store.links(a.id):
                 if (existing.source, existing.target, existing.type) == (a.id, b.id, kind):
                     return existing  # re-adding is a no-op
             at = utcnow()
@@ -114,7 +118,9 @@ class GraphOps(Core):
             self._linked(w, a, b, kind, reinforce)
             self.rt.journal(w, f"link.{kind.value}", a.id)
         return next(
-            x for x in self.store.links(a.id) if (x.source, x.target, x.type) == (a.id, b.id, kind)
+            x
+            for x in self.rt.store.links(a.id)
+            if (x.source, x.target, x.type) == (a.id, b.id, kind)
         )
 
     def _linked(self, w: Writer, a: Record, b: Record, kind: LinkType, reinforce: bool) -> None:
@@ -146,9 +152,9 @@ class GraphOps(Core):
 
     def links(self, memory_id: str) -> Links:
         """A memory's links, both directions, leaving out memories this agent may not see."""
-        record = self.rt.read(self.store, memory_id)
+        record = self.rt.read(self.rt.store, memory_id)
         out = []
-        for link in self.store.links(record.id):
+        for link in self.rt.store.links(record.id):
             other = link.target if link.source == record.id else link.source
             if self.rt.visible_id(other):
                 out.append(link)
@@ -158,13 +164,13 @@ class GraphOps(Core):
         """A memory, the memories it links to or from (ended ones too: a link to a
         superseded memory is history) and the entities it names, all as this agent
         may see them."""
-        record = self.rt.read(self.store, memory_id)
-        found = self.store.links(record.id)
+        record = self.rt.read(self.rt.store, memory_id)
+        found = self.rt.store.links(record.id)
         ends = tuple({link.target if link.source == record.id else link.source for link in found})
         others = {
             r.id: r
-            for r in self.store.query(Filters(
-                ids=ends, viewer=self.agent, include_private=self.agent is not None,
+            for r in self.rt.store.query(Filters(
+                ids=ends, viewer=self.rt.agent, include_private=self.rt.agent is not None,
                 include_superseded=True, limit=None,
             ))
         } if ends else {}  # fmt: skip
@@ -191,7 +197,7 @@ class GraphOps(Core):
     def _link_ends(self, link_id: str) -> list[str]:
         """The ends of a link both of which this agent may see (else nothing)."""
         number = link_id.strip().removeprefix("l-")
-        row = self.store.link_ends(int(number)) if number.isdigit() else None
+        row = self.rt.store.link_ends(int(number)) if number.isdigit() else None
         if row is None or not all(self.rt.visible_id(end) for end in row):
             return []
         return list(row)
@@ -202,7 +208,7 @@ class GraphOps(Core):
         if limit is not None and limit < 0:
             raise Invalid("--limit must not be negative")
         self.rt.entities_current()
-        return self.store.entities(self.agent, chosen, limit or None)
+        return self.rt.store.entities(self.rt.agent, chosen, limit or None)
 
     def entity(self, name: str) -> Entity:
         """The entity a name (any of its aliases, in any case or spelling) refers to."""
@@ -210,7 +216,7 @@ class GraphOps(Core):
         if not alias:
             raise Invalid(f"{name!r} names no entity: it has no letters or digits")
         self.rt.entities_current()
-        found = self.store.entity(alias, self.agent)
+        found = self.rt.store.entity(alias, self.rt.agent)
         if found is None:
             raise NotFound(f"no entity {name!r}")
         return found
@@ -218,19 +224,19 @@ class GraphOps(Core):
     def entities_of(self, memory_id: str) -> list[Entity]:
         """The entities a memory names (most named first), each counted over the live
         memories this agent may see."""
-        return self._named_by(self.rt.read(self.store, memory_id))
+        return self._named_by(self.rt.read(self.rt.store, memory_id))
 
     def _named_by(self, record: Record) -> list[Entity]:
         self.rt.entities_current()
-        return self.store.entities_of(record.id, self.agent)
+        return self.rt.store.entities_of(record.id, self.rt.agent)
 
     def mentioning(self, name: str, limit: int = SHOW_LIMIT) -> tuple[Entity, Records]:
         """An entity and the live memories this agent may see that name it, newest first."""
         found = self.entity(name)
-        [match] = self.store.mentioned([found.aliases[0]], _SHOW_CAP)
-        filters = self.filters(scope="all", include_private=self.agent is not None)
+        [match] = self.rt.store.mentioned([found.aliases[0]], _SHOW_CAP)
+        filters = self.rt.filters(scope="all", include_private=self.rt.agent is not None)
         filters = replace(filters, ids=match.memory_ids, limit=limit or None)
-        return found, self.store.query(filters)
+        return found, self.rt.store.query(filters)
 
     def merge_entities(self, source: str, target: str, confirm: bool = False) -> EntityMerge:
         """Fold entity `source` into `target` (aliases and mentions); a dry run unless

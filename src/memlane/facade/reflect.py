@@ -22,11 +22,12 @@ import msgspec
 
 from memlane.errors import Invalid, MemlaneError, NotFound
 from memlane.facade.core import Core
+from memlane.facade.graph import Graph
 from memlane.lazy import lazy_module
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model, Spent
 from memlane.lifecycle.review import due_for_review
-from memlane.model import Filters, Kind, Link, LinkType, Record, Visibility, WriteResult
+from memlane.model import Filters, Kind, LinkType, Record, Visibility, WriteResult
 from memlane.runtime import passive_ok
 from memlane.timeutil import utcnow
 
@@ -45,13 +46,10 @@ INSIGHT_CONFIDENCE = 0.5
 
 
 class Writes(Protocol):
-    """The facade's writes reflection goes through: the write policy and the graph
-    (Memory defines them; a mixin can only name them)."""
+    """The facade's writes reflection goes through: the write policy (Memory defines
+    it; a mixin can only name it)."""
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult: ...
-
-    def link(self, source: str, target: str, type: str = ..., reason: str | None = None,
-             *, reinforce: bool = True) -> Link: ...  # fmt: skip
 
     def update(self, memory_id: str, patch: Any = None, reason: str | None = None,
                **changes: Any) -> WriteResult: ...  # fmt: skip
@@ -200,7 +198,7 @@ class ReflectOps(Core):
             if not result.landed or result.id is None:
                 continue
             for source in dict.fromkeys(insight.sources):
-                writes.link(result.id, source, LinkType.DERIVES.value, "reflection",
+                Graph(self.rt).link(result.id, source, LinkType.DERIVES.value, "reflection",
                             reinforce=False)  # fmt: skip
             written.append(result.id)
         return written
@@ -300,7 +298,7 @@ class ReflectOps(Core):
         if added.id is None:
             return ()
         for source in p.ids:
-            writes.link(added.id, source, LinkType.DERIVES.value, reason, reinforce=False)
+            Graph(self.rt).link(added.id, source, LinkType.DERIVES.value, reason, reinforce=False)
         return (added.id,)
 
     def _findings(self, batch: list[Record], now: datetime) -> policy.Findings:

@@ -290,7 +290,7 @@ class MemoryTools:
 
         def work(mem: Memory, grant: Grant) -> JSON:
             ends = confined(mem, grant, source), confined(mem, grant, target)
-            return render.link(mem.link(*ends, type, reason))
+            return render.link(mem.graph.link(*ends, type, reason))
 
         return await self._answer(ctx, work)
 

@@ -74,7 +74,7 @@ def _memory_node(record: Record, contradicted: bool) -> graphview.Node:
 def _expand(memory: Memory, graph: graphview.Graph, key: str) -> None:
     kind, _, name = key.partition(":")
     if kind == "m":
-        hood = memory.neighbourhood(name)
+        hood = memory.graph.neighbourhood(name)
         for n in hood.links:
             other = memory_key(n.other.id)
             contradicted = n.link.type.value == "contradicts"
@@ -87,7 +87,7 @@ def _expand(memory: Memory, graph: graphview.Graph, key: str) -> None:
             graph.add(graphview.Node(entity_key(e.name), e.name, "entity"), key)
             graph.connect(graphview.Edge(key, entity_key(e.name), "names"))
     elif kind == "e":
-        _, records = memory.mentioning(name, ENTITY_FANOUT)
+        _, records = memory.graph.mentioning(name, ENTITY_FANOUT)
         for record in records:
             graph.add(_memory_node(record, False), key)
             graph.connect(graphview.Edge(memory_key(record.id), key, "names"))
@@ -131,7 +131,7 @@ class Views:
         memory_id = request.path_params["memory_id"]
 
         def read(m: Memory) -> str:
-            hood = m.neighbourhood(memory_id)
+            hood = m.graph.neighbourhood(memory_id)
             return pages.memory_page(hood, m.history(hood.record.id), self.now())
 
         return HTMLResponse(await self.store.run(read))

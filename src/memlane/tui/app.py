@@ -441,7 +441,7 @@ class Browser(App[None]):
         self.sub_title = " · ".join(p for p in parts if p)
 
     def card(self, record: Record) -> str:
-        hood = self.memory.neighbourhood(record.id)
+        hood = self.memory.graph.neighbourhood(record.id)
         return view.card(hood, len(self.memory.history(record.id)), self.now())
 
     def _show(self, memory_id: str | None) -> None:
@@ -550,7 +550,7 @@ class Browser(App[None]):
 
     def action_graph(self) -> None:
         if (r := self.current()) is not None:
-            rows = view.neighbourhood_rows(self.memory.neighbourhood(r.id))
+            rows = view.neighbourhood_rows(self.memory.graph.neighbourhood(r.id))
             title = f"Neighbourhood of {r.id}: {r.title} (enter opens a memory)"
             self.push_screen(Table(title, ("what", "relation", "id / kind", "title"), rows),
                              self.select)  # fmt: skip
