@@ -117,8 +117,8 @@ class LinkType(StrEnum):
 
 # Links that read the same both ways are stored both ways.
 SYMMETRIC_LINKS = frozenset({LinkType.RELATED, LinkType.CONTRADICTS})
-# A new link raises its target's importance (reference/000), unless it disputes or
-# replaces the target.
+# A new link raises its target's importance (a memory worth linking to still matters),
+# unless it disputes or replaces the target.
 UNREINFORCING_LINKS = frozenset({LinkType.CONTRADICTS, LinkType.SUPERSEDES, LinkType.ANCHOR})
 
 
@@ -168,8 +168,8 @@ _CLASS_OF_KIND: dict[Kind, MemoryClass] = {
     ),
 }
 
-# Default confidence by grounding signal (reference/002): an ungrounded note sits
-# below the passive recall floor of 0.25 on purpose.
+# Default confidence by grounding signal: an ungrounded note (the agent's own opinion)
+# sits below the passive recall floor of 0.25 on purpose.
 SIGNAL_CONFIDENCE: dict[Signal, float] = {
     Signal.TEST: 0.9,
     Signal.COMPILE: 0.9,
@@ -547,7 +547,7 @@ class RegistryEntry(msgspec.Struct, frozen=True):
 
 
 class Filters(msgspec.Struct, frozen=True):
-    """The shared filter flags of list/search (reference/000), as values."""
+    """The shared filter flags of list/search, as values."""
 
     scopes: tuple[str, ...] | None = None  # None: every scope
     ids: tuple[str, ...] | None = None  # only these memories (candidates of a lane)
@@ -667,7 +667,7 @@ def unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-# Weekly decay of resonance by stored level (reference/000): low-resonance notes
+# Weekly decay of resonance by stored level: low-resonance notes
 # fade fastest; foundational and transformative memories never decay.
 DECAY_EXEMPT = frozenset({ResonanceType.FOUNDATIONAL, ResonanceType.TRANSFORMATIVE})
 _WEEK_SECONDS = 7 * 24 * 3600
@@ -707,7 +707,7 @@ def _as_plain(value: Any) -> Any:
 # A write takes importance 1 to MAX_IMPORTANCE; 1-10 is the usual scale (recall scores
 # 10 or more alike, and reinforcement stops at REINFORCE_CAP).
 MAX_IMPORTANCE = 100
-# Reinforcement never raises importance above this (reference/000 "Reinforcement").
+# Reinforcement never raises importance above this, the top of the usual scale.
 REINFORCE_CAP = 10
 
 

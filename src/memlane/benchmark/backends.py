@@ -1,4 +1,4 @@
-"""SQLite next to PostgreSQL in one run (issue 8): ingest throughput and recall latency.
+"""SQLite next to PostgreSQL in one run: ingest throughput and recall latency.
 
 For each size, the same generated corpus goes into a fresh SQLite file and a fresh
 PostgreSQL database (created on the server the URL names, dropped afterwards):

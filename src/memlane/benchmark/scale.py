@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.vectors import VectorIndex
 
-# The targets of issue 3, printed beside the numbers (nothing asserts them).
+# The latency targets, printed beside the numbers (nothing asserts them).
 GOALS = {
     "recall_hybrid_p50_ms": {100_000: 20.0, 1_000_000: 80.0},
     "cold_recall_p50_ms": {100_000: 400.0},

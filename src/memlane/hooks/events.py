@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 OpenMemory = Callable[[], "Memory"]
 # The prompt's share of the recall query, and the tool-operation tokens' reserved slice
-# after it (reference/002 composes its query the same way, within 500 characters).
+# after it: 500 characters in all, the prompt first, so what the agent is doing now
+# still shapes the query.
 PROMPT_CHARS = 400
 OPS_CHARS = 100
 # Hits the gate weighs: the gate lets at most gate.MAX_INJECTED through, and a memory

@@ -1,7 +1,7 @@
 """Consolidation plans: which live near-duplicates fold into which keeper, and the text
-the keeper ends up with (DESIGN §7; reference/002 "consolidate"). Pure: the facade
-reads the records and vectors, this module decides, and the same `Plan` drives a dry
-run and a real one, so the two agree by construction.
+the keeper ends up with. Pure: the facade reads the records and vectors, this module
+decides, and the same `Plan` drives a dry run and a real one, so the two agree by
+construction.
 
 - Only memories of the same reach (scope, kind, visibility, owner) can fold together:
   a private note never lands in a memory others can read.
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
     Vectors = Mapping[str, npt.NDArray[np.float32]]
 
-# reference/002's default: alike enough to be one memory said twice, loose enough to
-# catch rewordings (the write path already refreshed the 0.92+ restatements it saw).
+# Alike enough to be one memory said twice, loose enough to catch rewordings (the write
+# path already refreshed the 0.92+ restatements it saw).
 DEFAULT_THRESHOLD = 0.80
 # The marker a keeper's provenance puts on an absorbed id whose text did not fit.
 TRUNCATED = ":truncated"
@@ -149,7 +149,7 @@ def reach(record: Record) -> Reach:
 
 def keeper_rank(record: Record) -> tuple[float, float, datetime, str]:
     """Sort key, best keeper first: confidence × use (explicit reads plus passive
-    surfacing), then confidence, then the earliest written (reference/002)."""
+    surfacing), then confidence, then the earliest written."""
     use = record.retrieval_count + record.surfaced_count
     return (-record.confidence * use, -record.confidence, record.created_at, record.id)
 
@@ -407,7 +407,8 @@ def absorbed_reason(keeper: str, absorbed: Absorbed) -> str:
 
 
 class Cadence(msgspec.Struct, frozen=True):
-    """How often maintenance runs on its own (settings; reference/002's 7 days / 20 %)."""
+    """How often maintenance runs on its own (settings): a week after the last run, or
+    sooner once the store has grown by a fifth."""
 
     interval_days: float = 7.0
     growth: float = 0.20

@@ -16,7 +16,7 @@ VECTOR = "vector"
 ENTITY = "entity"
 LANES = (BM25, VECTOR, ENTITY)
 
-# The constant of Cormack et al. (2009), used by both reference systems: large
+# The constant of Cormack et al. (2009), the usual choice: large
 # enough that rank 1 does not drown ranks 2-10, small enough that the top counts.
 RRF_K = 60
 

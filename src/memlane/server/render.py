@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from memlane.retrieve.recall import Extra, RecallResult
 
 JSON = dict[str, Any]
-# What a passive read says when nothing cleared its gate (reference/002's wording).
+# What a passive read says when nothing cleared its gate.
 NOTHING_FOR_SESSION = "no durable memories retrieved for this session."
 
 

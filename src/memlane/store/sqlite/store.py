@@ -294,7 +294,7 @@ def _session(row: Any) -> Session:
 
 
 # `health`'s stale high-resonance memories: written as important (raw importance 7 or
-# more, reference/000's core tier starts at 8) and faded since below the review floor.
+# more, just under the wake cascade's core tier) and faded since below the review floor.
 STALE_HIGH_IMPORTANCE = 7
 STALE_FADED_BELOW = 5.0
 
