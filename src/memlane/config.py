@@ -27,7 +27,7 @@ APP = "memlane"
 
 
 def data_dir() -> Path:
-    import platformdirs  # ~10 ms to import: only when a default path is needed
+    import platformdirs  # slow to import: only when a default path is needed
 
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 

@@ -1,9 +1,9 @@
 """Values that cross memlane's layers: enums and frozen records. No I/O.
 
-Records are msgspec Structs, not dataclasses. Trigger: a cold `memlane recall` defined
-59 dataclasses on its way to the answer, 62 ms of its ~500 (each generates and compiles
-its methods: ~2 ms against 0.05 ms for a Struct), and recall builds ~100 Records a
-query (14.6 us each as a frozen dataclass, 0.7 us as a Struct). Outcome: `replace` and
+Records are msgspec Structs, not dataclasses. Trigger: a cold `memlane recall` defines
+dozens of these classes on its way to the answer, and recall builds about a hundred
+Records a query. Why: a dataclass generates and compiles its methods when defined, and
+a frozen one is many times slower to build than a Struct. Outcome: `replace` and
 `as_dict` below stand in for dataclasses.replace and dataclasses.asdict.
 """
 
@@ -233,10 +233,8 @@ def class_of(kind: Kind) -> MemoryClass:
 class Record(msgspec.Struct, frozen=True):
     """One memory as stored now (or, for as-of reads, as it was then).
 
-    A frozen msgspec Struct, not a dataclass: recall builds about a hundred a query,
-    and a 53-field frozen dataclass took 14.6 us to build (6.3 ms to define) against
-    0.7 us (0.12 ms). Hybrid recall p50 at 10^5: 23.0 -> 21.1 ms (median of eight
-    alternating runs' p50s). `replace` below changes a copy of one.
+    A frozen msgspec Struct, not a dataclass (see the module docstring): recall builds
+    about a hundred a query. `replace` below changes a copy of one.
     """
 
     id: str

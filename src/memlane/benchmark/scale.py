@@ -65,7 +65,7 @@ class Plan(msgspec.Struct, frozen=True):
     profile: str = "hash"
     queries: int = 200
     # A new process's wall time swings by tens of ms from run to run on a 2-core machine;
-    # the p50 of 15 moves less than that of 7 (a size costs ~4 s more).
+    # the p50 of 15 moves less than that of 7 (for a few seconds more a size).
     cold_runs: int = 15
     write_sample: int = 2_000
     seed: int = 42
@@ -281,8 +281,8 @@ def warm_os_cache(paths: Sequence[Path]) -> int:
     bytes read.
 
     Trigger: timing reads on a store of 10^6 memories (3-4 GB with its index). Why:
-    ten warm-up queries touch a sliver of it, so the first hundred timed queries read
-    from disk and measured the disk: a long-running process (the MCP server, a hook's
+    ten warm-up queries touch a sliver of it, so the first hundred timed queries would
+    read from disk and measure the disk: a long-running process (the MCP server, a hook's
     host) serves from the cache. Outcome: every in-process measure starts from a warm
     cache; nothing is loaded into the process itself, and cold-process runs still pay
     their own start-up.
@@ -319,7 +319,8 @@ def in_process(db: Path, embedder: Embedder, queries: Sequence[str]) -> dict[str
 
 def memlane_command() -> list[str]:
     """How a user starts memlane here: the installed `memlane` script beside this
-    Python (`python -m memlane` imports runpy first, ~9 ms), else the module."""
+    Python (`python -m memlane` imports runpy first, which no user pays), else the
+    module."""
     script = Path(sys.executable).with_name("memlane")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "memlane"]
 
@@ -328,7 +329,7 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
     """Wall time of `memlane recall QUERY --json` as a new process (after one warm-up run).
 
     Trigger: PYTHONDONTWRITEBYTECODE in the environment. Why: every module would be
-    compiled from source in every process (~0.7 s here), which no installed memlane
+    compiled from source in every process (most of a second), which no installed memlane
     does. Outcome: the processes keep their bytecode under the bench directory.
     """
     if runs <= 0:

@@ -56,8 +56,8 @@ DEFAULT_THRESHOLD = 0.80
 # The marker a keeper's provenance puts on an absorbed id whose text did not fit.
 TRUNCATED = ":truncated"
 # Memories compared in one run, the most recently updated first. Comparing is
-# quadratic: 5,000 is ~12.5M pairs, about a second of matrix products on the 2-core
-# bench machine. Older memories were compared by the runs when they were recent.
+# quadratic: 5,000 is ~12.5M pairs, about a second of matrix products on a small
+# machine. Older memories were compared by earlier runs, while they were recent.
 MAX_CANDIDATES = 5_000
 # Blocks of rows multiplied at once: bounds the similarity matrix held in memory.
 _BLOCK = 512

@@ -73,8 +73,8 @@ PASSIVE_CONFIDENCE_FLOOR = 0.25
 RECALL_MMR_LAMBDA = 0.9
 # MMR re-ranks the best MMR_POOL x limit candidates, as it was meant to (a retrieved
 # top N, Carbonell & Goldstein 1998): at lambda 0.9 one further down would need a
-# score within 0.11 of those above it and every one of them near a pick. Comparing
-# all 160 candidates of a recall at 10^5 memories cost 12 ms.
+# score within 0.11 of those above it and every one of them near a pick, so comparing
+# every candidate of a recall would cost time and change nothing.
 MMR_POOL = 3
 
 

@@ -86,7 +86,7 @@ def neutral(text: str) -> str:
 def text_similarity(a: str, b: str) -> float:
     """0..1: rapidfuzz's normalized Indel similarity of the lowercased, punctuation-free
     texts (the shape of difflib's ratio, computed faster).
-    Imported here: loading rapidfuzz takes 0.1 s, which no read should pay."""
+    Imported here: loading rapidfuzz is slow enough that no read should pay for it."""
     from rapidfuzz import fuzz
     from rapidfuzz.utils import default_process
 

@@ -204,9 +204,9 @@ class ScreenedWriter:
         `unchanged`): inserted with these texts, they are not screened again.
 
         Trigger: add and add-batch. Why: the screen (secret patterns, the injection
-        model) took a third of the time a write held the store's lock. Outcome: it
-        runs before the lock is taken; a memory whose texts differ from what was
-        cleared (or one that would be changed) is screened here as before."""
+        model) is a large share of the time a write would hold the store's lock.
+        Outcome: it runs before the lock is taken; a memory whose texts differ from what
+        was cleared (or one that would be changed) is screened here as well."""
         self._cleared.update(_texts(r) for r in records)
 
     def keep_everything(self) -> None:

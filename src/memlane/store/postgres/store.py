@@ -75,16 +75,16 @@ _CURRENT_VECTOR = (
 # own one row, their entry vector: a quarter more leaves room for some chunks), the
 # factor the fetch widens by when fewer memories came back, and the HNSW search
 # widths. ef_search must cover the rows asked for (an HNSW scan returns at most that
-# many) and costs in proportion: at 10^4 memories, 4 rows a memory first made the
-# vector lane 28 ms of a 60 ms hybrid recall; pgvector caps it at 1000, 40 is its default.
+# many) and costs in proportion, so the first fetch asks for few rows a memory and
+# widens only when they fall short; pgvector caps it at 1000, 40 is its default.
 FIRST_ROWS_PER_MEMORY = 1.25
 ROWS_PER_MEMORY = 4
 MIN_EF_SEARCH, MAX_EF_SEARCH = 40, 1000
 # Vector rows up to which `nearest` scans them all instead of asking the HNSW index,
 # as SQLite's index is exact while small. Why: both backends then agree on a small
-# store, where HNSW's approximation bought nothing: on LoCoMo dev (conversations of a
-# few hundred turns) it left one of the exact top 10 out in 42 of 786 questions. An
-# exact scan cost 4-5 ms at 5,000 rows here (pgserver's PostgreSQL 16).
+# store, where HNSW's approximation buys nothing: on LoCoMo's conversations of a few
+# hundred turns it leaves one of the exact top 10 out in about one question in twenty,
+# and an exact scan of this many rows takes only milliseconds.
 EXACT_ROWS = 5_000
 
 
@@ -380,7 +380,7 @@ class PostgresStore:
             return None
         # Trigger: the transaction plans generically since the words' statistics. Why: a
         # generic plan reads every match of a common word from the heap to find its
-        # newest few (an index scan from the newest row stops early): 88 ms at 10^5.
+        # newest few (an index scan from the newest row stops early), slow at 10^5.
         # Outcome: these statements go with their values in the text, planned for them.
         literal = psycopg.ClientCursor(conn)
         if match != "any" or max(counts) <= cap:
@@ -454,9 +454,9 @@ class PostgresStore:
         first (`writing`), and the switch to generic plans.
 
         Trigger: the search statement repeats with other words (psycopg prepares it
-        by its fifth run). Why: PostgreSQL kept planning it afresh for each query's
-        words, and planning cost more than running: the write policy's search took 2.9
-        ms to plan, 0.8 ms to run, at 1,000 memories. Outcome: the prepared statement's
+        by its fifth run). Why: PostgreSQL would plan it afresh for each query's words,
+        and planning costs more than running: several times as much for the write
+        policy's search on a small store. Outcome: the prepared statement's
         one generic plan (the GIN index, whatever the words), for the rest of the
         transaction: a write transaction sets the mode it had back after the search
         (a nearest-vector search must not get a generic plan: not knowing its LIMIT,

@@ -235,8 +235,8 @@ class PostgresWriter(SharedWrites):
     def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
         # Trigger: two recalls counting the same memories in different rank orders,
         # or a recall counting A and B while a link B -> A reads them for change.
-        # Why: row locks taken in those orders deadlocked (eight concurrent writers),
-        # and PostgreSQL then failed one side. Outcome: the store-wide modification
+        # Why: row locks taken in those orders deadlock under concurrent writers, and
+        # PostgreSQL then fails one side. Outcome: the store-wide modification
         # lock first (as a recall's counters wait for the write lock on SQLite), then
         # one statement that locks the rows in id order, once per id.
         self.serialize()

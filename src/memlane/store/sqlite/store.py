@@ -75,7 +75,7 @@ _COUNTERS = {
 # Bytes of the file read through a memory map. Trigger: a new process (a cold `memlane
 # recall`, a hook) starts with an empty page cache. Why: each page it reads was a
 # read() into SQLite's cache; mapped, it is read in place from the OS cache. Outcome:
-# 30 alternating cold `memlane recall` runs at 10^5 memories: 463 -> 431 ms (median).
+# a cold `memlane recall` starts faster (`memlane bench` times it).
 MMAP_BYTES = 1 << 30
 # A writer waits this long for its turn (see turns.py), and then for a writer outside
 # memlane's turns, before giving up; writers holding the lock for milliseconds each,
@@ -513,10 +513,10 @@ class SQLiteStore:
         # PRAGMA optimize analyzes only what this connection's queries showed to be stale;
         # it is a courtesy, so it never waits for another process's write lock, and only a
         # connection that wrote runs it: a read never writes the file (nor a damaged one
-        # further). A side
-        # reader leaves it to its store's own connection: ANALYZE writes, and a table with
-        # no rows (a store without links) never gets statistics, so it was analyzed again
-        # on every close, a commit of 3.5 ms in each cold `memlane recall`.
+        # further). A side reader leaves it to its store's own connection: ANALYZE
+        # writes, and a table with no rows (a store without links) never gets
+        # statistics, so it would be analyzed again on every close, a commit in each
+        # cold `memlane recall`.
         if self._wrote and not self._reader_only:
             with contextlib.suppress(sqlite3.Error, MemlaneError):
                 self.conn.execute("PRAGMA busy_timeout = 50")
@@ -687,8 +687,9 @@ class SQLiteStore:
         """The lowest rowid among the newest `cap` matches, when there are more.
 
         Trigger: a word that matches a large share of the store. Why: BM25 costs a few
-        microseconds per match, so 20,000 matches take 60 ms to rank. Outcome: rank the
-        newest `cap` matches first; the caller widens to all when they fill no page.
+        microseconds per match, so tens of thousands take tens of milliseconds to rank.
+        Outcome: rank the newest `cap` matches first; the caller widens to all when they
+        fill no page.
         """
         row = self.conn.execute(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
@@ -703,12 +704,11 @@ class SQLiteStore:
         a memory scores the sum of its words' BM25 (what FTS5 gives the OR query).
 
         Trigger: an "any word" step with more than `cap` matches. Why: the newest `cap`
-        matches of the OR are nearly all a common word's; at 10^5 memories, of the 110
-        with "rebaseRollback" only 9 were among the newest 1,000 matches of "global OR
-        rebaseRollback", and the other 101, each scoring above every memory with only
-        "global", were never ranked. Outcome: every match of a word with fewer than its
-        share is ranked. A memory outside a common word's window misses that word's
-        (small) part of its score.
+        matches of the OR are nearly all a common word's: most memories with a rare word
+        ("global OR rebaseRollback") would lie outside them and never be ranked, though
+        each scores above every memory with only the common word. Outcome: every match
+        of a word with fewer than its share is ranked. A memory outside a common word's
+        window misses that word's (small) part of its score.
         """
         # Each word's newest cap + 1 matches, one walk of its doclist: how many it has
         # (up to the cap), and where any share of them ends.
@@ -737,7 +737,7 @@ class SQLiteStore:
         if filters.as_of is not None:  # hits is _FTS_HITS
             # Trigger: an as-of search, which also matches old versions. Why: version_fts
             # has its own BM25 statistics, and in a small table a word most versions
-            # share gets FTS5's floor IDF (1e-6): an old version's perfect match scored
+            # share gets FTS5's floor IDF (1e-6): an old version's perfect match scores
             # a millionth of a current row's. Outcome: each table's ranks over its own
             # best, so the best match of each scores -1 (ranks are negative, best least);
             # `search` adds the ladder step.
