@@ -49,8 +49,9 @@ def _one(
     """Ingest, embed and recall on one fresh store."""
     items = Generator(seed).memories(size)
     context = Context(project=PROJECT)
-    with Memory.open(location, agent="bench", context=context, embedder=embedder,
-                     embed_on_write=False) as mem:  # fmt: skip
+    with Memory.open(
+        location, agent="bench", context=context, embedder=embedder, embed_on_write=False
+    ) as mem:
         added, ids = timed_add_batch(mem, items, "add-batch")
         start = time.perf_counter()
         embedded = embed_store(mem, embedder, ids, 1)

@@ -337,8 +337,12 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
     with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
         cwd = Path(tmp) / PROJECT  # the project the in-process reads use
         cwd.mkdir()
-        env = {**os.environ, "MEMLANE_DB": str(db), "MEMLANE_EMBED_PROFILE": profile,
-               "PYTHONPYCACHEPREFIX": str(db.parent / "pycache")}  # fmt: skip
+        env = {
+            **os.environ,
+            "MEMLANE_DB": str(db),
+            "MEMLANE_EMBED_PROFILE": profile,
+            "PYTHONPYCACHEPREFIX": str(db.parent / "pycache"),
+        }
         for name in ("MEMLANE_SKIP_WRITE_EMBED", "PYTHONDONTWRITEBYTECODE"):
             env.pop(name, None)
         seconds: list[float] = []
@@ -348,8 +352,11 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
             start = time.perf_counter()
             subprocess.run(
                 [*command, "recall", query, "--json"],
-                cwd=cwd, env=env, check=True, capture_output=True,
-            )  # fmt: skip
+                cwd=cwd,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             if i:  # the first run warms the OS file cache
                 seconds.append(time.perf_counter() - start)
     started = Path(command[0]).name if len(command) == 1 else " ".join(["python", *command[1:]])
@@ -366,8 +373,11 @@ def write_throughput(plan: Plan, size: int, embedder: Embedder) -> dict[str, Any
             db = Path(tmp) / f"{label}.db"
             with _open(db, embedder, embed_on_write=with_vectors) as mem:
                 result, _ = timed_add_batch(mem, items, label)
-            out[label] = {"seconds": result.seconds, "per_second": result.per_second,
-                          "failed": result.failed}  # fmt: skip
+            out[label] = {
+                "seconds": result.seconds,
+                "per_second": result.per_second,
+                "failed": result.failed,
+            }
     return out
 
 

@@ -210,8 +210,14 @@ def corrections(turns: Iterable[Turn]) -> list[Correction]:
         if family is None:
             continue
         sure = MINED[family] + CONFIRMING * (len(cues) - 1)
-        found.setdefault(same_words(sentence), Correction(
-            sentence, family, tuple(name for _, name in cues),
-            round(min(MAX_CONFIDENCE, sure), 2), index,
-        ))  # fmt: skip
+        found.setdefault(
+            same_words(sentence),
+            Correction(
+                sentence,
+                family,
+                tuple(name for _, name in cues),
+                round(min(MAX_CONFIDENCE, sure), 2),
+                index,
+            ),
+        )
     return list(found.values())

@@ -339,11 +339,13 @@ def merge_cluster(
         absorbed.append(Absorbed(record.id, similarity, extra))
     everyone = [keeper, *(r for r, _ in members)]
     return Merge(
-        keeper=keeper.id, absorbed=tuple(absorbed), body=body,
+        keeper=keeper.id,
+        absorbed=tuple(absorbed),
+        body=body,
         tags=joined_tags(everyone, caps.tags),
         importance=max(r.importance for r in everyone),
         taint=worst_taint(*(r.taint for r in everyone)),
-    )  # fmt: skip
+    )
 
 
 def joined_tags(records: Sequence[Record], cap: int) -> tuple[str, ...]:
@@ -379,20 +381,26 @@ def plan(
         else:
             merges.append(merge_cluster(keeper, group, caps))
     return Plan(
-        threshold=threshold, method=method_of(records, vectors), considered=len(records),
-        capped=capped, merges=tuple(merges), parked=tuple(parked),
-    )  # fmt: skip
+        threshold=threshold,
+        method=method_of(records, vectors),
+        considered=len(records),
+        capped=capped,
+        merges=tuple(merges),
+        parked=tuple(parked),
+    )
 
 
 def merged_record(keeper: Record, merge: Merge, hash_of: Callable[[str, str], str]) -> Record:
     """The keeper's next version under `merge` (`hash_of`: the dedup hash of title and
     body). Importance only ever rises, whatever happened since planning."""
     return replace(
-        keeper, body=merge.body, tags=merge.tags,
+        keeper,
+        body=merge.body,
+        tags=merge.tags,
         importance=max(keeper.importance, merge.importance),
         taint=worst_taint(keeper.taint, merge.taint),
         dedup_hash=hash_of(keeper.title, merge.body),
-    )  # fmt: skip
+    )
 
 
 def absorbed_reason(keeper: str, absorbed: Absorbed) -> str:

@@ -155,8 +155,13 @@ def _topic(group: Group, key: str, label: str, chosen: list[Record]) -> Topic:
     lines = [f"- {s.text}" for s in summary.sentences]
     body = "\n".join([f"{len(chosen)} memories on {label}:", *lines])
     return Topic(
-        key=f"{TOPIC_REF}{scope}:{reader}:{key}", label=label, scope=scope,
-        visibility=visibility, owner=owner, members=tuple(r.id for r in chosen),
-        title=f"Topic: {label}", summary=body,
+        key=f"{TOPIC_REF}{scope}:{reader}:{key}",
+        label=label,
+        scope=scope,
+        visibility=visibility,
+        owner=owner,
+        members=tuple(r.id for r in chosen),
+        title=f"Topic: {label}",
+        summary=body,
         taint=worst_taint(*(r.taint for r in chosen)),
-    )  # fmt: skip
+    )

@@ -212,12 +212,19 @@ def pack_after(records: Sequence[Record], op: Op | Proposal, now: datetime) -> l
         return list(kept)
     content = op.content or ""
     made = msgspec.structs.replace(
-        template, id="(new)", title=op.title or content.split(".")[0][:80], body=content,
+        template,
+        id="(new)",
+        title=op.title or content.split(".")[0][:80],
+        body=content,
         kind=Kind.FACT if op.op == "add" else template.kind,
-        category=Kind.FACT.value if op.op == "add" else template.category, importance=max(
-            [ADDED_IMPORTANCE, *(r.importance for r in records if r.id in named)]
-        ), created_at=now, updated_at=now, tags=(), retrieval_count=0, surfaced_count=0,
-    )  # fmt: skip
+        category=Kind.FACT.value if op.op == "add" else template.category,
+        importance=max([ADDED_IMPORTANCE, *(r.importance for r in records if r.id in named)]),
+        created_at=now,
+        updated_at=now,
+        tags=(),
+        retrieval_count=0,
+        surfaced_count=0,
+    )
     return [*kept, made]
 
 

@@ -175,8 +175,9 @@ def cascade(
         resonant = fill(rest, None, taken, include_excluded, excluded)
     elif leftover > 0:  # slots a layer could not fill: core, then recent
         core += fill(ranked_core, leftover, taken, include_excluded, excluded)
-        recent += fill(active, limit - len(core) - len(recent) - len(bridge), taken,
-                       include_excluded, excluded)  # fmt: skip
+        recent += fill(
+            active, limit - len(core) - len(recent) - len(bridge), taken, include_excluded, excluded
+        )
     layers = {r.id: "core" for r in core} | {r.id: "recent" for r in recent}
     layers |= {r.id: "bridge" for r in bridge} | {r.id: RESONANT for r in resonant}
     counts = {tag: len(ids) for tag, ids in sorted(excluded.items())}
@@ -332,5 +333,9 @@ def summary(judged: Iterable[tuple[str, str]], unjudged: int) -> dict[str, objec
         counts[source][bucket] += 1
         total += 1
     buckets = {b: sum(c[b] for c in counts.values()) for b in BUCKETS}
-    return {"buckets": buckets, "by_source": counts, "chunks": total + unjudged,
-            "unjudged": unjudged}  # fmt: skip
+    return {
+        "buckets": buckets,
+        "by_source": counts,
+        "chunks": total + unjudged,
+        "unjudged": unjudged,
+    }

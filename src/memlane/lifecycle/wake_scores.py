@@ -96,6 +96,5 @@ def axis_b(
         ("cross", lambda h: h.model is not None and h.model != model),
     ):
         p, k, z = prior_axis(vector, memory_id, title, session_id, history, keep)
-        scores |= {f"sim_prior_{suffix}": p, f"prior_n_{suffix}": k,
-                   f"sim_prior_null_{suffix}": z}  # fmt: skip
+        scores |= {f"sim_prior_{suffix}": p, f"prior_n_{suffix}": k, f"sim_prior_null_{suffix}": z}
     return scores

@@ -132,9 +132,14 @@ def recall(
         store, filters, found.fused, found.records, options.session_share
     )
     scored = score_candidates(
-        fused, records, now=now, context=context, weights=options.weights,
-        cue=time_cue(query, now), shape=options.shape,
-    )  # fmt: skip
+        fused,
+        records,
+        now=now,
+        context=context,
+        weights=options.weights,
+        cue=time_cue(query, now),
+        shape=options.shape,
+    )
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
     if options.mmr_lambda is None or options.mmr_lambda >= 1.0:  # score alone

@@ -431,8 +431,10 @@ def encode(matrix: Matrix, turn: Matrix) -> Signs:
 def write_file(path: Path, stamp: dict[str, Any], rows: Rows) -> None:
     """Write atomically: a temporary file beside `path`, then rename."""
     arrays: dict[str, np.ndarray[Any, Any]] = {
-        "ids": rows.ids, "owner": rows.owner, "matrix": rows.matrix,
-    }  # fmt: skip
+        "ids": rows.ids,
+        "owner": rows.owner,
+        "matrix": rows.matrix,
+    }
     if rows.signs is not None:
         arrays["rotation"] = rows.signs.rotation
         arrays["codes"] = rows.signs.codes

@@ -148,8 +148,10 @@ class MemoryTools:
         self.backend = backend
 
     def tools(self) -> list[Tool]:
-        return [Tool.from_function(getattr(self, name), annotations=hints)
-                for name, hints in HINTS.items()]  # fmt: skip
+        return [
+            Tool.from_function(getattr(self, name), annotations=hints)
+            for name, hints in HINTS.items()
+        ]
 
     async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> JSON:
         """`work`'s answer, on the store's thread, with what the grant may not see
@@ -300,8 +302,12 @@ class MemoryTools:
 
         def work(mem: Memory, grant: Grant) -> JSON:
             done = mem.forget(confined(mem, grant, id), reason)
-            return {"id": done.ids[0], "forgotten": True, "scrubbed": list(done.scrubbed),
-                    "removed": list(done.removed)}  # fmt: skip
+            return {
+                "id": done.ids[0],
+                "forgotten": True,
+                "scrubbed": list(done.scrubbed),
+                "removed": list(done.removed),
+            }
 
         return await self._answer(ctx, work)
 

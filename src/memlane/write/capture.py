@@ -59,8 +59,10 @@ class Captured(msgspec.Struct, frozen=True):
                 "this store is a plain file"
             )
         if self.injection:
-            out.append(f"tagged {INJECTION_TAG}: reads as instructions to a model "
-                       f"({', '.join(self.injection)})")  # fmt: skip
+            out.append(
+                f"tagged {INJECTION_TAG}: reads as instructions to a model "
+                f"({', '.join(self.injection)})"
+            )
         return tuple(out)
 
 

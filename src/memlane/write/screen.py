@@ -295,10 +295,12 @@ class ScreenedWriter:
     def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
         """Entity names come from memory text: a name holding a secret is not kept."""
         cut = self.screen.cut_from_secret
-        self._inner.set_mentions({
-            memory_id: [m for m in found if not cut(m.name) and not cut(m.alias)]
-            for memory_id, found in mentions.items()
-        })  # fmt: skip
+        self._inner.set_mentions(
+            {
+                memory_id: [m for m in found if not cut(m.name) and not cut(m.alias)]
+                for memory_id, found in mentions.items()
+            }
+        )
 
     def put_ritual(self, ritual: WakeRitual) -> None:
         sequence = tuple((i, self.screen.text(t, "title")) for i, t in ritual.sequence)
@@ -306,11 +308,14 @@ class ScreenedWriter:
         self._inner.put_ritual(replace(ritual, sequence=sequence, last_response=response))
 
     def put_guess(self, guess: WakeGuess) -> None:
-        self._inner.put_guess(replace(
-            guess, title=self.screen.text(guess.title, "title"),
-            guess=self.screen.text(guess.guess, "guess"),
-            phrases=self.screen.texts(guess.phrases, "wake phrase"),
-        ))  # fmt: skip
+        self._inner.put_guess(
+            replace(
+                guess,
+                title=self.screen.text(guess.title, "title"),
+                guess=self.screen.text(guess.guess, "guess"),
+                phrases=self.screen.texts(guess.phrases, "wake phrase"),
+            )
+        )
 
     # ---- no free text: passed through ------------------------------------------------
 

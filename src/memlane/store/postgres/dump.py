@@ -109,8 +109,9 @@ def load_many(
             out.extend(_one_by_one(conn, kind, chunk, allow_tombstones))
             continue
         for row, key in zip(chunk, keys, strict=True):
-            out.extend(_one_by_one(conn, kind, [row], allow_tombstones) if key in stored
-                       else ["added"])  # fmt: skip
+            out.extend(
+                _one_by_one(conn, kind, [row], allow_tombstones) if key in stored else ["added"]
+            )
     return out
 
 

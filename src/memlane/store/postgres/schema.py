@@ -253,8 +253,11 @@ def _statistics_trigger(
     that writers take before their first row anyway (a term's row is never locked in
     two orders); `early` may return first. `replace`: only its function, replaced."""
     deltas = (_TERM_DELTAS if table == "fts_term" else _KEY_DELTAS)[operation]
-    tables = {"INSERT": "NEW TABLE AS added", "DELETE": "OLD TABLE AS removed",
-              "UPDATE": "OLD TABLE AS removed NEW TABLE AS added"}[operation]  # fmt: skip
+    tables = {
+        "INSERT": "NEW TABLE AS added",
+        "DELETE": "OLD TABLE AS removed",
+        "UPDATE": "OLD TABLE AS removed NEW TABLE AS added",
+    }[operation]
     create = "CREATE OR REPLACE FUNCTION" if replace else "CREATE FUNCTION"
     function = f"""{create} {name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN

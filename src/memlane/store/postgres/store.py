@@ -139,8 +139,9 @@ def _configure(conn: Conn) -> None:
 
 
 def _session(row: Any) -> Session:
-    return Session(row[0], from_text(row[1]), row[2], row[3], row[4],
-                   from_text(row[5]) if row[5] else None)  # fmt: skip
+    return Session(
+        row[0], from_text(row[1]), row[2], row[3], row[4], from_text(row[5]) if row[5] else None
+    )
 
 
 class PostgresStore:
@@ -154,9 +155,14 @@ class PostgresStore:
             with psycopg.connect(url, autocommit=True) as conn:
                 self.schema_version = schema.migrate(conn, self.location)
             self.pool: ConnectionPool[Conn] = ConnectionPool(
-                url, min_size=POOL_MIN, max_size=POOL_MAX, timeout=POOL_TIMEOUT_S,
-                configure=_configure, open=True, name="memlane",
-            )  # fmt: skip
+                url,
+                min_size=POOL_MIN,
+                max_size=POOL_MAX,
+                timeout=POOL_TIMEOUT_S,
+                configure=_configure,
+                open=True,
+                name="memlane",
+            )
         except psycopg.Error as exc:
             raise Unavailable(f"cannot open {self.location}: {exc}") from None
         self._local = threading.local()
@@ -638,8 +644,9 @@ class PostgresStore:
         pending: bool | None = None,
     ) -> list[WakeGuess]:
         with self._conn() as conn:
-            return wake_sql.guesses(conn, agent, wake=wake, memory_id=memory_id,
-                                    session_id=session_id, pending=pending)  # fmt: skip
+            return wake_sql.guesses(
+                conn, agent, wake=wake, memory_id=memory_id, session_id=session_id, pending=pending
+            )
 
     def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
         with self._conn() as conn:
@@ -678,10 +685,17 @@ class PostgresStore:
                 (agent,),
             ).fetchall()
         return [
-            Reminder(r[0], r[1], from_text(r[2]), from_text(r[3]), r[4], r[5],
-                     from_text(r[6]) if r[6] else None)
+            Reminder(
+                r[0],
+                r[1],
+                from_text(r[2]),
+                from_text(r[3]),
+                r[4],
+                r[5],
+                from_text(r[6]) if r[6] else None,
+            )
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         with self._conn() as conn:
@@ -767,8 +781,9 @@ class PostgresStore:
         if ids is not None:
             query += " AND m.id = ANY(%(ids)s::text[])"
         with self._conn() as conn, conn.cursor(name="vectors", binary=True) as cursor:
-            cursor.execute(query + " ORDER BY m.seq, v.chunk", {"profile": profile,
-                                                                "ids": list(ids or ())})  # fmt: skip
+            cursor.execute(
+                query + " ORDER BY m.seq, v.chunk", {"profile": profile, "ids": list(ids or ())}
+            )
             for memory_id, chunk, vector in cursor:
                 yield str(memory_id), int(chunk), vector.to_numpy().tobytes()
 
@@ -821,9 +836,14 @@ class PostgresStore:
                 "%(now)s::text) < %(faded)s) "
                 f"FROM memory e WHERE e.{_LIVE.replace(' AND ', ' AND e.')} "
                 "AND (e.visibility = 'public' OR e.owner = %(viewer)s::text)",
-                {"viewer": viewer, "profile": profile, "now": to_text(now),
-                 "high": STALE_HIGH_IMPORTANCE, "faded": STALE_FADED_BELOW},
-            ).fetchone()  # fmt: skip
+                {
+                    "viewer": viewer,
+                    "profile": profile,
+                    "now": to_text(now),
+                    "high": STALE_HIGH_IMPORTANCE,
+                    "faded": STALE_FADED_BELOW,
+                },
+            ).fetchone()
         assert row is not None
         return Vitals(row[0], row[1], row[2], row[3])
 
@@ -838,8 +858,9 @@ class PostgresStore:
 
     def stats(self, viewer: str | None, *, everyone: bool = False) -> Stats:
         with self._conn() as conn:
-            return counts.stats(sql.POSTGRES, conn, viewer, everyone, self.schema_version,
-                                self.location)  # fmt: skip
+            return counts.stats(
+                sql.POSTGRES, conn, viewer, everyone, self.schema_version, self.location
+            )
 
 
 def _parse_time(text: str) -> datetime:

@@ -175,8 +175,12 @@ class SQLiteWriter(SharedWrites):
         self._conn.execute(_VERSION_SQL, version_params(version))
 
     def delete(self, memory_id: str) -> None:
-        named = [r[0] for r in self._conn.execute(
-            "SELECT entity_id FROM mention WHERE memory_id = ?", (memory_id,))]  # fmt: skip
+        named = [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT entity_id FROM mention WHERE memory_id = ?", (memory_id,)
+            )
+        ]
         self._conn.execute("DELETE FROM memory_version WHERE memory_id = ?", (memory_id,))
         self._conn.execute(
             "DELETE FROM link WHERE source = ? OR target = ?", (memory_id, memory_id)
@@ -289,8 +293,9 @@ _SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
 
 
 def _session(row: Any) -> Session:
-    return Session(row[0], from_text(row[1]), row[2], row[3], row[4],
-                   from_text(row[5]) if row[5] else None)  # fmt: skip
+    return Session(
+        row[0], from_text(row[1]), row[2], row[3], row[4], from_text(row[5]) if row[5] else None
+    )
 
 
 # `health`'s stale high-resonance memories: written as important (raw importance 7 or
@@ -372,9 +377,13 @@ def _connect(location: str, read_only: bool, lent: bool) -> GuardedConnection:
             target += "&immutable=1"
     try:
         conn = sqlite3.connect(
-            target, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-            check_same_thread=not lent, uri=uri, factory=GuardedConnection,
-        )  # fmt: skip
+            target,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=not lent,
+            uri=uri,
+            factory=GuardedConnection,
+        )
     except sqlite3.Error as exc:
         raise Unavailable(f"cannot open {location}: {exc}") from None
     conn.location = location
@@ -385,9 +394,14 @@ class SQLiteStore:
     """A memlane store in one SQLite file."""
 
     def __init__(
-        self, path: str | Path, synchronous: str = "full", *, lent: bool = False,
-        read_only: bool = False, _draft: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        path: str | Path,
+        synchronous: str = "full",
+        *,
+        lent: bool = False,
+        read_only: bool = False,
+        _draft: bool = False,
+    ) -> None:
         """`lent`: a side reader's connection, which threads use in turn (see
         side_reader). `read_only`: open the file for reading only; a file this process
         may not write is opened so anyway. `_draft`: the temporary file `_create` builds."""
@@ -809,9 +823,13 @@ class SQLiteStore:
         pending: bool | None = None,
     ) -> list[WakeGuess]:
         return wake_sql.guesses(
-            self.conn, agent, wake=wake, memory_id=memory_id, session_id=session_id,
+            self.conn,
+            agent,
+            wake=wake,
+            memory_id=memory_id,
+            session_id=session_id,
             pending=pending,
-        )  # fmt: skip
+        )
 
     def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
         return wake_sql.guess_vectors(self.conn, agent)
@@ -841,10 +859,17 @@ class SQLiteStore:
             (agent,),
         )
         return [
-            Reminder(r[0], r[1], from_text(r[2]), from_text(r[3]), r[4], r[5],
-                     from_text(r[6]) if r[6] else None)
+            Reminder(
+                r[0],
+                r[1],
+                from_text(r[2]),
+                from_text(r[3]),
+                r[4],
+                r[5],
+                from_text(r[6]) if r[6] else None,
+            )
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         row = self.conn.execute(
@@ -979,9 +1004,14 @@ class SQLiteStore:
             "SUM(e.importance >= :high AND effective_resonance(e.importance, e.resonance_type, "
             "    COALESCE(e.last_activated, e.created_at), :now) < :faded) "
             f"FROM memory e WHERE e.superseded_at IS NULL AND e.valid_until IS NULL AND {seen}",
-            {"viewer": viewer, "profile": profile, "now": to_text(now),
-             "high": STALE_HIGH_IMPORTANCE, "faded": STALE_FADED_BELOW},
-        ).fetchone()  # fmt: skip
+            {
+                "viewer": viewer,
+                "profile": profile,
+                "now": to_text(now),
+                "high": STALE_HIGH_IMPORTANCE,
+                "faded": STALE_FADED_BELOW,
+            },
+        ).fetchone()
         return Vitals(row[0], row[1] or 0, row[2] or 0, row[3] or 0)
 
     def created_since(self, viewer: str | None, since: datetime) -> list[datetime]:
