@@ -200,10 +200,15 @@ def print_report(data: dict[str, Any]) -> None:
     for a in data["add_batch"]:
         first, last = a["first_tenth_per_second"], a["last_tenth_per_second"]
         adds.add_row(
-            a["path"], f"{a['count']:,}", f"{a['seconds']:.2f}", f"{a['per_second']:,.0f}",
-            f"{first:,.0f}" if first else "-", f"{last:,.0f}" if last else "-",
-            f"{a['db_bytes'] / 1e6:.1f}", _goal(a["per_second"] >= GOAL_ADD_PER_S),
-        )  # fmt: skip
+            a["path"],
+            f"{a['count']:,}",
+            f"{a['seconds']:.2f}",
+            f"{a['per_second']:,.0f}",
+            f"{first:,.0f}" if first else "-",
+            f"{last:,.0f}" if last else "-",
+            f"{a['db_bytes'] / 1e6:.1f}",
+            _goal(a["per_second"] >= GOAL_ADD_PER_S),
+        )
     console.print(adds)
 
     lat = Table(
@@ -213,15 +218,24 @@ def print_report(data: dict[str, Any]) -> None:
         lat.add_column(col, justify="left" if col in ("operation", "goal") else "right")
     s = data["search"]["overall"]
     lat.add_row(
-        "search(q, limit=10, scope=all)", str(s["count"]), f"{s['p50_ms']:.2f}",
-        f"{s['p95_ms']:.2f}", f"{s['p99_ms']:.2f}", f"{s['max_ms']:.2f}",
+        "search(q, limit=10, scope=all)",
+        str(s["count"]),
+        f"{s['p50_ms']:.2f}",
+        f"{s['p95_ms']:.2f}",
+        f"{s['p99_ms']:.2f}",
+        f"{s['max_ms']:.2f}",
         f"p50 <= 5 ms: {_goal(s['p50_ms'] <= GOAL_SEARCH_P50_MS)}",
-    )  # fmt: skip
+    )
     for name, r in data["reads"].items():
         lat.add_row(
-            name, str(r["count"]), f"{r['p50_ms']:.2f}", f"{r['p95_ms']:.2f}",
-            f"{r['p99_ms']:.2f}", f"{r['max_ms']:.2f}", "",
-        )  # fmt: skip
+            name,
+            str(r["count"]),
+            f"{r['p50_ms']:.2f}",
+            f"{r['p95_ms']:.2f}",
+            f"{r['p99_ms']:.2f}",
+            f"{r['max_ms']:.2f}",
+            "",
+        )
     console.print(lat)
 
     shapes = Table(
@@ -235,10 +249,17 @@ def print_report(data: dict[str, Any]) -> None:
     for r in data["search"]["by_shape"]:
         la = r["latency"]
         shapes.add_row(
-            r["shape"], str(la["count"]), f"{la['p50_ms']:.2f}", f"{la['p95_ms']:.2f}",
-            f"{la['max_ms']:.2f}", f"{r['mean_results']:.1f}", f"{r['mean_and_matches']:,.0f}",
-            f"{r['mean_or_matches']:,.0f}", f"{r['fallback_share']:.0%}", r["examples"][0],
-        )  # fmt: skip
+            r["shape"],
+            str(la["count"]),
+            f"{la['p50_ms']:.2f}",
+            f"{la['p95_ms']:.2f}",
+            f"{la['max_ms']:.2f}",
+            f"{r['mean_results']:.1f}",
+            f"{r['mean_and_matches']:,.0f}",
+            f"{r['mean_or_matches']:,.0f}",
+            f"{r['fallback_share']:.0%}",
+            r["examples"][0],
+        )
     console.print(shapes)
     console.print("slowest searches:")
     for shape, q, ms in data["search"]["slowest"]:

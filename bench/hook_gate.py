@@ -72,10 +72,12 @@ def gold_store(
         mem = Memory.open(where / "gold.db", context=Context(PROJECT, "main"), embedder=embedder)
         try:
             ids = {
-                key: mem.add(content, kind=kind, importance=importance,
-                             scope=f"project:{PROJECT}").id or ""
+                key: mem.add(
+                    content, kind=kind, importance=importance, scope=f"project:{PROJECT}"
+                ).id
+                or ""
                 for key, kind, importance, content in MEMORIES
-            }  # fmt: skip
+            }
             mem.surfaced = lambda memory_ids: None  # type: ignore[method-assign]
             yield mem, ids
         finally:
@@ -88,25 +90,52 @@ def transcript(path: Path, tools: Sequence[str]) -> Path:
     for i, call in enumerate(tools):
         name, _, rest = call.partition(":")
         if name == "Edit" and rest:
-            blocks.append({"type": "tool_use", "id": f"toolu_{i}", "name": "Edit",
-                           "input": {"file_path": f"/work/{PROJECT}/{rest}",
-                                     "old_string": "a", "new_string": "b"}})  # fmt: skip
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{i}",
+                    "name": "Edit",
+                    "input": {
+                        "file_path": f"/work/{PROJECT}/{rest}",
+                        "old_string": "a",
+                        "new_string": "b",
+                    },
+                }
+            )
         else:
-            blocks.append({"type": "tool_use", "id": f"toolu_{i}", "name": "Bash",
-                           "input": {"command": call, "description": "run"}})  # fmt: skip
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{i}",
+                    "name": "Bash",
+                    "input": {"command": call, "description": "run"},
+                }
+            )
     lines = [
         {"type": "user", "message": {"role": "user", "content": "get going"}, "sessionId": "gold"},
-        {"type": "assistant", "sessionId": "gold",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "On it."}, *blocks]}},
-    ]  # fmt: skip
+        {
+            "type": "assistant",
+            "sessionId": "gold",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "On it."}, *blocks],
+            },
+        },
+    ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
 
 
 def event_for(case: Case, scratch: Path, index: int) -> Event:
     path = transcript(scratch / f"case-{index}.jsonl", case.tools) if case.tools else None
-    return Event(USER_PROMPT, "claude-code", session_id="gold", cwd=str(scratch),
-                 transcript_path=str(path) if path else None, prompt=case.prompt)  # fmt: skip
+    return Event(
+        USER_PROMPT,
+        "claude-code",
+        session_id="gold",
+        cwd=str(scratch),
+        transcript_path=str(path) if path else None,
+        prompt=case.prompt,
+    )
 
 
 def run_cases(mem: Memory, ids: dict[str, str], cases: Sequence[Case] = CASES) -> list[Judged]:
@@ -115,8 +144,9 @@ def run_cases(mem: Memory, ids: dict[str, str], cases: Sequence[Case] = CASES) -
     judged = []
     with tempfile.TemporaryDirectory() as scratch:
         for i, case in enumerate(cases):
-            outcome = events.user_prompt(event_for(case, Path(scratch), i), lambda: mem,
-                                         events.Options())  # fmt: skip
+            outcome = events.user_prompt(
+                event_for(case, Path(scratch), i), lambda: mem, events.Options()
+            )
             judged.append(Judged(case, tuple(keys[m] for m in outcome.injected), outcome.reason))
     return judged
 
@@ -171,9 +201,17 @@ def grid(mem: Memory, ids: dict[str, str], cases: Sequence[Case]) -> list[dict[s
             rows.append({**dict(zip(GRID, values, strict=True)), **score(judged)})
     # Precision first, then recall; among equals the strictest bar (it has the most
     # room left before a new near-miss gets through).
-    rows.sort(key=lambda r: (-r["precision"], -r["recall"], r["false_alarms"],
-                             -r["min_evidence"], -r["min_coverage"], -r["min_relative"],
-                             -r["min_share"]))  # fmt: skip
+    rows.sort(
+        key=lambda r: (
+            -r["precision"],
+            -r["recall"],
+            r["false_alarms"],
+            -r["min_evidence"],
+            -r["min_coverage"],
+            -r["min_relative"],
+            -r["min_share"],
+        )
+    )
     return rows
 
 
@@ -191,8 +229,13 @@ def _judge_later(
         and not text.startswith("/")
         and gate.could_clear(asked, hints, replace(gate.BAR, min_evidence=0))
     ):
-        result = mem.recall(events.query(text, ops), passive=True, count=False,
-                            limit=events.RECALL_LIMIT, max_tokens=events.Options().budget)  # fmt: skip
+        result = mem.recall(
+            events.query(text, ops),
+            passive=True,
+            count=False,
+            limit=events.RECALL_LIMIT,
+            max_tokens=events.Options().budget,
+        )
 
     def judge(bar: gate.Bar) -> tuple[str, ...]:
         if result is None or not gate.could_clear(asked, hints, bar):
@@ -204,11 +247,15 @@ def _judge_later(
 
 def _table(title: str, scores: dict[str, dict[str, Any]]) -> None:
     print(title)
-    print(f"  {'split':<6} {'cases':>5} {'inject':>6} {'silent':>6} {'precision':>9} "
-          f"{'recall':>7} {'false alarms':>12}")  # fmt: skip
+    print(
+        f"  {'split':<6} {'cases':>5} {'inject':>6} {'silent':>6} {'precision':>9} "
+        f"{'recall':>7} {'false alarms':>12}"
+    )
     for split, s in scores.items():
-        print(f"  {split:<6} {s['cases']:>5} {s['should_inject']:>6} {s['should_stay_silent']:>6} "
-              f"{s['precision']:>9.3f} {s['recall']:>7.3f} {s['false_alarms']:>12}")  # fmt: skip
+        print(
+            f"  {split:<6} {s['cases']:>5} {s['should_inject']:>6} {s['should_stay_silent']:>6} "
+            f"{s['precision']:>9.3f} {s['recall']:>7.3f} {s['false_alarms']:>12}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -221,13 +268,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         judged = run_cases(mem, ids)
         scores = by_split(judged)
         _table(f"passive injection, profile {args.profile}, bar {as_dict(gate.BAR)}", scores)
-        misses = [j for j in judged if set(j.injected) - set(j.case.expected)
-                  or (j.case.expected and not set(j.injected) & set(j.case.expected))]  # fmt: skip
+        misses = [
+            j
+            for j in judged
+            if set(j.injected) - set(j.case.expected)
+            or (j.case.expected and not set(j.injected) & set(j.case.expected))
+        ]
         for j in misses:
-            print(f"  [{j.case.split}] {j.case.prompt!r}: expected {list(j.case.expected)}, "
-                  f"injected {list(j.injected)} ({j.reason})")  # fmt: skip
-        report: dict[str, Any] = {"profile": args.profile, "bar": as_dict(gate.BAR),
-                                  "scores": scores}  # fmt: skip
+            print(
+                f"  [{j.case.split}] {j.case.prompt!r}: expected {list(j.case.expected)}, "
+                f"injected {list(j.injected)} ({j.reason})"
+            )
+        report: dict[str, Any] = {
+            "profile": args.profile,
+            "bar": as_dict(gate.BAR),
+            "scores": scores,
+        }
         if args.grid:
             rows = grid(mem, ids, [c for c in CASES if c.split == DEV])
             print("tuning grid on dev, best 15 (precision first, then recall):")

@@ -27,7 +27,7 @@ APP = "memlane"
 
 
 def data_dir() -> Path:
-    import platformdirs  # ~10 ms to import: only when a default path is needed
+    import platformdirs  # slow to import: only when a default path is needed
 
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
@@ -123,8 +123,10 @@ def _host_names(text: str) -> tuple[str, ...]:
     names = tuple(part.strip().lower() for part in text.split(",") if part.strip())
     for name in names:
         if not _HOST_NAME.fullmatch(name):
-            raise ValueError(f"{name!r} is not a host name (like memlane.example.org, "
-                             "*.example.org or [::1], without a port)")  # fmt: skip
+            raise ValueError(
+                f"{name!r} is not a host name (like memlane.example.org, "
+                "*.example.org or [::1], without a port)"
+            )
     return names
 
 
@@ -516,9 +518,12 @@ def context_for(s: Mapping[str, Any], cwd: Path | None = None) -> Context:
 
 
 def open_memory(
-    s: Mapping[str, Any], db: str | None = None, *, cwd: Path | None = None,
+    s: Mapping[str, Any],
+    db: str | None = None,
+    *,
+    cwd: Path | None = None,
     agent: str | None = None,
-) -> Memory:  # fmt: skip
+) -> Memory:
     """A Memory on `db` (else the `db` setting) configured by the settings `s`, its
     context detected from `cwd` (the working directory by default); `agent` stands in
     when the `agent` setting is unset."""

@@ -48,8 +48,9 @@ def replace_file(path: Path, text: str, *, private: bool = True) -> None:
     draft = path.with_name(f".{path.name}.{os.getpid()}.partial")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     try:
-        with os.fdopen(os.open(draft, flags, PRIVATE_FILE if private else 0o666), "w",
-                       encoding="utf-8") as out:  # fmt: skip
+        with os.fdopen(
+            os.open(draft, flags, PRIVATE_FILE if private else 0o666), "w", encoding="utf-8"
+        ) as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

@@ -1,9 +1,9 @@
 """Values that cross memlane's layers: enums and frozen records. No I/O.
 
-Records are msgspec Structs, not dataclasses. Trigger: a cold `memlane recall` defined
-59 dataclasses on its way to the answer, 62 ms of its ~500 (each generates and compiles
-its methods: ~2 ms against 0.05 ms for a Struct), and recall builds ~100 Records a
-query (14.6 us each as a frozen dataclass, 0.7 us as a Struct). Outcome: `replace` and
+Records are msgspec Structs, not dataclasses. Trigger: a cold `memlane recall` defines
+dozens of these classes on its way to the answer, and recall builds about a hundred
+Records a query. Why: a dataclass generates and compiles its methods when defined, and
+a frozen one is many times slower to build than a Struct. Outcome: `replace` and
 `as_dict` below stand in for dataclasses.replace and dataclasses.asdict.
 """
 
@@ -117,8 +117,8 @@ class LinkType(StrEnum):
 
 # Links that read the same both ways are stored both ways.
 SYMMETRIC_LINKS = frozenset({LinkType.RELATED, LinkType.CONTRADICTS})
-# A new link raises its target's importance (reference/000), unless it disputes or
-# replaces the target.
+# A new link raises its target's importance (a memory worth linking to still matters),
+# unless it disputes or replaces the target.
 UNREINFORCING_LINKS = frozenset({LinkType.CONTRADICTS, LinkType.SUPERSEDES, LinkType.ANCHOR})
 
 
@@ -168,8 +168,8 @@ _CLASS_OF_KIND: dict[Kind, MemoryClass] = {
     ),
 }
 
-# Default confidence by grounding signal (reference/002): an ungrounded note sits
-# below the passive recall floor of 0.25 on purpose.
+# Default confidence by grounding signal: an ungrounded note (the agent's own opinion)
+# sits below the passive recall floor of 0.25 on purpose.
 SIGNAL_CONFIDENCE: dict[Signal, float] = {
     Signal.TEST: 0.9,
     Signal.COMPILE: 0.9,
@@ -233,10 +233,8 @@ def class_of(kind: Kind) -> MemoryClass:
 class Record(msgspec.Struct, frozen=True):
     """One memory as stored now (or, for as-of reads, as it was then).
 
-    A frozen msgspec Struct, not a dataclass: recall builds about a hundred a query,
-    and a 53-field frozen dataclass took 14.6 us to build (6.3 ms to define) against
-    0.7 us (0.12 ms). Hybrid recall p50 at 10^5: 23.0 -> 21.1 ms (median of eight
-    alternating runs' p50s). `replace` below changes a copy of one.
+    A frozen msgspec Struct, not a dataclass (see the module docstring): recall builds
+    about a hundred a query. `replace` below changes a copy of one.
     """
 
     id: str
@@ -547,7 +545,7 @@ class RegistryEntry(msgspec.Struct, frozen=True):
 
 
 class Filters(msgspec.Struct, frozen=True):
-    """The shared filter flags of list/search (reference/000), as values."""
+    """The shared filter flags of list/search, as values."""
 
     scopes: tuple[str, ...] | None = None  # None: every scope
     ids: tuple[str, ...] | None = None  # only these memories (candidates of a lane)
@@ -667,7 +665,7 @@ def unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-# Weekly decay of resonance by stored level (reference/000): low-resonance notes
+# Weekly decay of resonance by stored level: low-resonance notes
 # fade fastest; foundational and transformative memories never decay.
 DECAY_EXEMPT = frozenset({ResonanceType.FOUNDATIONAL, ResonanceType.TRANSFORMATIVE})
 _WEEK_SECONDS = 7 * 24 * 3600
@@ -707,7 +705,7 @@ def _as_plain(value: Any) -> Any:
 # A write takes importance 1 to MAX_IMPORTANCE; 1-10 is the usual scale (recall scores
 # 10 or more alike, and reinforcement stops at REINFORCE_CAP).
 MAX_IMPORTANCE = 100
-# Reinforcement never raises importance above this (reference/000 "Reinforcement").
+# Reinforcement never raises importance above this, the top of the usual scale.
 REINFORCE_CAP = 10
 
 

@@ -57,18 +57,24 @@ def _relative(text: str, name: str) -> datetime:
     words = any(c.isalpha() for c in text) and not _ISO_START.match(text)
     found = _words_to_time(text) if words else None
     if found is None:
-        raise Invalid(f"invalid {name} {text!r}: use ISO-8601 (2026-03-01, "
-                      "2026-03-01T14:30:00Z), a span back from now (24h, 7d, 2w) or words "
-                      "such as 'yesterday'")  # fmt: skip
+        raise Invalid(
+            f"invalid {name} {text!r}: use ISO-8601 (2026-03-01, "
+            "2026-03-01T14:30:00Z), a span back from now (24h, 7d, 2w) or words "
+            "such as 'yesterday'"
+        )
     return found.astimezone(UTC)
 
 
 def _words_to_time(text: str) -> datetime | None:
     import dateparser
 
-    settings = {"PREFER_DATES_FROM": "past", "TIMEZONE": "UTC", "TO_TIMEZONE": "UTC",
-                "RETURN_AS_TIMEZONE_AWARE": True,
-                "RELATIVE_BASE": utcnow().replace(tzinfo=None)}  # fmt: skip
+    settings = {
+        "PREFER_DATES_FROM": "past",
+        "TIMEZONE": "UTC",
+        "TO_TIMEZONE": "UTC",
+        "RETURN_AS_TIMEZONE_AWARE": True,
+        "RELATIVE_BASE": utcnow().replace(tzinfo=None),
+    }
     found: datetime | None = dateparser.parse(text, languages=["en"], settings=settings)
     return found
 

@@ -1,4 +1,4 @@
-"""SQLite next to PostgreSQL in one run (issue 8): ingest throughput and recall latency.
+"""SQLite next to PostgreSQL in one run: ingest throughput and recall latency.
 
 For each size, the same generated corpus goes into a fresh SQLite file and a fresh
 PostgreSQL database (created on the server the URL names, dropped afterwards):
@@ -49,8 +49,9 @@ def _one(
     """Ingest, embed and recall on one fresh store."""
     items = Generator(seed).memories(size)
     context = Context(project=PROJECT)
-    with Memory.open(location, agent="bench", context=context, embedder=embedder,
-                     embed_on_write=False) as mem:  # fmt: skip
+    with Memory.open(
+        location, agent="bench", context=context, embedder=embedder, embed_on_write=False
+    ) as mem:
         added, ids = timed_add_batch(mem, items, "add-batch")
         start = time.perf_counter()
         embedded = embed_store(mem, embedder, ids, 1)

@@ -87,13 +87,26 @@ missing duplicate orphaned dangling pending failed succeeded partial complete
 """)
 
 KINDS: tuple[tuple[str, int], ...] = (
-    ("fact", 28), ("decision", 12), ("lesson", 10), ("procedure", 8), ("preference", 6),
-    ("event", 12), ("convention", 5), ("constraint", 3), ("task", 6), ("insight", 5),
-    ("summary", 3), ("person", 1), ("thread", 1),
-)  # fmt: skip
+    ("fact", 28),
+    ("decision", 12),
+    ("lesson", 10),
+    ("procedure", 8),
+    ("preference", 6),
+    ("event", 12),
+    ("convention", 5),
+    ("constraint", 3),
+    ("task", 6),
+    ("insight", 5),
+    ("summary", 3),
+    ("person", 1),
+    ("thread", 1),
+)
 SCOPES: tuple[tuple[str, int], ...] = (
-    ("global", 25), ("project:alpha", 30), ("project:alpha@main", 30), ("project:beta", 15),
-)  # fmt: skip
+    ("global", 25),
+    ("project:alpha", 30),
+    ("project:alpha@main", 30),
+    ("project:beta", 15),
+)
 TAG_POOL = _words("""
 auth ci cd perf db frontend backend infra release security testing docs oncall migration
 api billing search ux flaky outage postmortem tooling deps config observability logging

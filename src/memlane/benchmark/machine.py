@@ -36,10 +36,10 @@ def calibrate(rounds: int = 5) -> float:
     """Milliseconds a fixed workload takes (median of `rounds`): Python objects and an
     in-memory SQLite scan, the mix recall runs.
 
-    Trigger: a shared virtual machine whose speed changes by up to 2x within an hour (on
-    the development machine one code tree timed 19 and 37 us a row in two runs). Why:
-    a latency is only comparable with one measured at the same speed. Outcome: the
-    report gives this figure at the start and the end of a run.
+    Trigger: a shared virtual machine whose speed can change twofold within an hour
+    (the same code timing twice as slow in one run as in the next). Why: a latency is
+    only comparable with one measured at the same speed. Outcome: the report gives this
+    figure at the start and the end of a run.
     """
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE t (n INTEGER, word TEXT)")

@@ -130,10 +130,9 @@ def text(data: dict[str, Any]) -> str:
 
 def _reused(result: dict[str, Any]) -> str:
     """Trigger: a store built by an earlier run. Why: its build's rates (add-batch at
-    scale, embedding at build) are that run's, measured by the memlane of that day:
-    `bench --backend postgres` built SQLite's 10^5 store afresh at 92 add-batch lines
-    a second where a manifest from an earlier day said 937. Outcome: the note says
-    when they were measured."""
+    scale, embedding at build) are that run's, measured by the memlane of that day,
+    and a build by today's code may differ tenfold. Outcome: the note says when they
+    were measured."""
     if not result["reused_store"]:
         return ""
     built = datetime.fromtimestamp(result["build"]["built_at"], UTC).strftime("%Y-%m-%d %H:%M")

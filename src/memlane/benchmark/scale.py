@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from memlane.embed import Embedded, Embedder
     from memlane.retrieve.vectors import VectorIndex
 
-# The targets of issue 3, printed beside the numbers (nothing asserts them).
+# The latency targets, printed beside the numbers (nothing asserts them).
 GOALS = {
     "recall_hybrid_p50_ms": {100_000: 20.0, 1_000_000: 80.0},
     "cold_recall_p50_ms": {100_000: 400.0},
@@ -65,7 +65,7 @@ class Plan(msgspec.Struct, frozen=True):
     profile: str = "hash"
     queries: int = 200
     # A new process's wall time swings by tens of ms from run to run on a 2-core machine;
-    # the p50 of 15 moves less than that of 7 (a size costs ~4 s more).
+    # the p50 of 15 moves less than that of 7 (for a few seconds more a size).
     cold_runs: int = 15
     write_sample: int = 2_000
     seed: int = 42
@@ -281,8 +281,8 @@ def warm_os_cache(paths: Sequence[Path]) -> int:
     bytes read.
 
     Trigger: timing reads on a store of 10^6 memories (3-4 GB with its index). Why:
-    ten warm-up queries touch a sliver of it, so the first hundred timed queries read
-    from disk and measured the disk: a long-running process (the MCP server, a hook's
+    ten warm-up queries touch a sliver of it, so the first hundred timed queries would
+    read from disk and measure the disk: a long-running process (the MCP server, a hook's
     host) serves from the cache. Outcome: every in-process measure starts from a warm
     cache; nothing is loaded into the process itself, and cold-process runs still pay
     their own start-up.
@@ -319,7 +319,8 @@ def in_process(db: Path, embedder: Embedder, queries: Sequence[str]) -> dict[str
 
 def memlane_command() -> list[str]:
     """How a user starts memlane here: the installed `memlane` script beside this
-    Python (`python -m memlane` imports runpy first, ~9 ms), else the module."""
+    Python (`python -m memlane` imports runpy first, which no user pays), else the
+    module."""
     script = Path(sys.executable).with_name("memlane")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "memlane"]
 
@@ -328,7 +329,7 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
     """Wall time of `memlane recall QUERY --json` as a new process (after one warm-up run).
 
     Trigger: PYTHONDONTWRITEBYTECODE in the environment. Why: every module would be
-    compiled from source in every process (~0.7 s here), which no installed memlane
+    compiled from source in every process (most of a second), which no installed memlane
     does. Outcome: the processes keep their bytecode under the bench directory.
     """
     if runs <= 0:
@@ -336,8 +337,12 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
     with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
         cwd = Path(tmp) / PROJECT  # the project the in-process reads use
         cwd.mkdir()
-        env = {**os.environ, "MEMLANE_DB": str(db), "MEMLANE_EMBED_PROFILE": profile,
-               "PYTHONPYCACHEPREFIX": str(db.parent / "pycache")}  # fmt: skip
+        env = {
+            **os.environ,
+            "MEMLANE_DB": str(db),
+            "MEMLANE_EMBED_PROFILE": profile,
+            "PYTHONPYCACHEPREFIX": str(db.parent / "pycache"),
+        }
         for name in ("MEMLANE_SKIP_WRITE_EMBED", "PYTHONDONTWRITEBYTECODE"):
             env.pop(name, None)
         seconds: list[float] = []
@@ -347,8 +352,11 @@ def cold_recall(db: Path, profile: str, queries: Sequence[str], runs: int) -> di
             start = time.perf_counter()
             subprocess.run(
                 [*command, "recall", query, "--json"],
-                cwd=cwd, env=env, check=True, capture_output=True,
-            )  # fmt: skip
+                cwd=cwd,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             if i:  # the first run warms the OS file cache
                 seconds.append(time.perf_counter() - start)
     started = Path(command[0]).name if len(command) == 1 else " ".join(["python", *command[1:]])
@@ -365,8 +373,11 @@ def write_throughput(plan: Plan, size: int, embedder: Embedder) -> dict[str, Any
             db = Path(tmp) / f"{label}.db"
             with _open(db, embedder, embed_on_write=with_vectors) as mem:
                 result, _ = timed_add_batch(mem, items, label)
-            out[label] = {"seconds": result.seconds, "per_second": result.per_second,
-                          "failed": result.failed}  # fmt: skip
+            out[label] = {
+                "seconds": result.seconds,
+                "per_second": result.per_second,
+                "failed": result.failed,
+            }
     return out
 
 

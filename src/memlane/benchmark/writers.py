@@ -150,8 +150,11 @@ def race(location: str, plan: WritersPlan) -> list[WriterReport]:
 def _stored(location: str, profile: str, landed: list[str]) -> tuple[int, int]:
     """Memories in the store, and how many acknowledged writes it lacks."""
     with _open(location, profile) as mem:
-        found = set(mem.store.admitted(Filters(ids=tuple(landed), any_visibility=True,
-                                               include_superseded=True, limit=None)))  # fmt: skip
+        found = set(
+            mem.store.admitted(
+                Filters(ids=tuple(landed), any_visibility=True, include_superseded=True, limit=None)
+            )
+        )
         return mem.store.stats(None, everyone=True).total, len(set(landed) - found)
 
 
@@ -202,16 +205,18 @@ def text(data: dict[str, Any]) -> str:
     lat = r["latency"]
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items()))
     verdict = "met" if r["goal_met"] else "MISSED"
-    return "\n".join([
-        f"memlane bench writers  writers={r['writers']} writes each={r['writes_per_writer']} "
-        f"profile={data['parameters']['profile']} seed={data['parameters']['seed']}",
-        f"machine: {m['cpu_count']} cpu {m['cpu']}, python {m['python']}, sqlite {m['sqlite']}",
-        *speed_line(m),
-        "",
-        f"writes      {r['writes']:,} in {r['seconds']:.1f} s: {r['writes_per_second']:.1f}/s",
-        f"latency ms  p50 {lat['p50_ms']:,.0f}  p95 {lat['p95_ms']:,.0f}  "
-        f"p99 {lat['p99_ms']:,.0f}  max {lat['max_ms']:,.0f}",
-        f"goal        p99 <= {r['goal_p99_ms']:,.0f} ms: {verdict}",
-        f"outcomes    {statuses}; errors {len(r['errors'])}; "
-        f"stored {r['stored']:,}; acknowledged but missing {r['lost']}",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"memlane bench writers  writers={r['writers']} writes each={r['writes_per_writer']} "
+            f"profile={data['parameters']['profile']} seed={data['parameters']['seed']}",
+            f"machine: {m['cpu_count']} cpu {m['cpu']}, python {m['python']}, sqlite {m['sqlite']}",
+            *speed_line(m),
+            "",
+            f"writes      {r['writes']:,} in {r['seconds']:.1f} s: {r['writes_per_second']:.1f}/s",
+            f"latency ms  p50 {lat['p50_ms']:,.0f}  p95 {lat['p95_ms']:,.0f}  "
+            f"p99 {lat['p99_ms']:,.0f}  max {lat['max_ms']:,.0f}",
+            f"goal        p99 <= {r['goal_p99_ms']:,.0f} ms: {verdict}",
+            f"outcomes    {statuses}; errors {len(r['errors'])}; "
+            f"stored {r['stored']:,}; acknowledged but missing {r['lost']}",
+        ]
+    )

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-#: Window and overlap in tokens (DESIGN §4.5). The overlap keeps a sentence that straddles
+#: Window and overlap in tokens. The overlap keeps a sentence that straddles
 #: a boundary whole in at least one chunk.
 CHUNK_TOKENS = 400
 CHUNK_OVERLAP = 100

@@ -5,16 +5,17 @@ before they are loaded; the WordPiece tokenizer (sentence-transformers' tokenize
 ships in memlane.embed/data. Nothing is downloaded at run time, and onnxruntime and
 tokenizers are imported on first use only.
 
-Two sessions, each created on first need (numbers from bench/bench_embed.py, 2 cores):
+Two sessions, each created on first need (bench/bench_embed.py times both):
 
-- quick: one thread, graph optimisation off. It loads in ~70 ms instead of ~250 ms, which
-  is what a CLI or hook process that embeds one query pays, but each run costs ~25 ms more.
+- quick: one thread, graph optimisation off. It loads in a fraction of the bulk
+  session's time, which is what a CLI or hook process that embeds one query pays, but
+  each run costs more.
 - bulk: full graph optimisation and two threads, for batches of BULK_MIN_TEXTS or more.
 
 Trigger: a process that keeps embedding single queries (an MCP server). Why: after about
-PROMOTE_AFTER_RUNS quick runs the extra ~25 ms per run has added up to the bulk session's
-load cost. Outcome: from then on (or as soon as the bulk session exists) every call goes
-to the bulk session.
+PROMOTE_AFTER_RUNS quick runs the extra cost per run has added up to what the bulk
+session costs more to load. Outcome: from then on (or as soon as the bulk session
+exists) every call goes to the bulk session.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class MiniLMEmbedder(Embedder):
         level = ort.GraphOptimizationLevel
         options.graph_optimization_level = level.ORT_ENABLE_ALL if bulk else level.ORT_DISABLE_ALL
         # Why: spinning worker threads halve throughput when another process holds a core
-        # (measured: 2 threads fell below 1 thread); without spinning they only lose ~20 %.
+        # (2 threads then do worse than 1); without spinning they lose only a little.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

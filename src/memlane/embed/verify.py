@@ -1,11 +1,11 @@
 """sha256 verification of model files, remembered by (path, size, mtime).
 
-Hashing the 23 MB MiniLM file costs ~35 ms; a process that creates several sessions, or
-a CLI that starts many times, should pay it once per file version. Results are kept in
-process and, when a cache file is given, in a small JSON file. A cached entry only skips
-the hashing while the file's path, size and modification time are unchanged; it cannot
-stop someone who can rewrite the model and restore its mtime, but such a person can
-rewrite the cache file as well.
+Hashing the 23 MB MiniLM file costs tens of milliseconds; a process that creates several
+sessions, or a CLI that starts many times, should pay it once per file version. Results
+are kept in process and, when a cache file is given, in a small JSON file. A cached entry
+only skips the hashing while the file's path, size and modification time are unchanged;
+it cannot stop someone who can rewrite the model and restore its mtime, but such a
+person can rewrite the cache file as well.
 """
 
 from __future__ import annotations

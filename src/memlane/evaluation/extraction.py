@@ -49,7 +49,11 @@ def score(kept: Sequence[tuple[str, str, str]], labels: Sequence[str]) -> Score:
     found = {_key(v.text) for v in verdicts}
     missed = tuple(t for k, t in wanted.items() if k not in found)
     return Score(
-        kept=len(verdicts), right=right, labelled=len(wanted),
+        kept=len(verdicts),
+        right=right,
+        labelled=len(wanted),
         precision=right / len(verdicts) if verdicts else 0.0,
-        recall=right / len(wanted) if wanted else 0.0, verdicts=verdicts, missed=missed,
-    )  # fmt: skip
+        recall=right / len(wanted) if wanted else 0.0,
+        verdicts=verdicts,
+        missed=missed,
+    )

@@ -1,4 +1,4 @@
-"""Retrieval quality on LoCoMo (../shared/data/README.md), through the public API only.
+"""Retrieval quality on LoCoMo's conversations and questions, through the public API only.
 
 Each conversation becomes its own store; every dialog turn one memory whose
 `occurred_at` is its session's date; every question a query over its conversation.

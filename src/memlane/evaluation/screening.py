@@ -77,10 +77,14 @@ class Tally(msgspec.Struct):
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "positives": self.positives, "caught": self.caught, "recall": self.recall,
-            "benign": self.benign, "flagged": self.flagged,
-            "benign_flagged": self.flagged_share, "precision": self.precision,
-        }  # fmt: skip
+            "positives": self.positives,
+            "caught": self.caught,
+            "recall": self.recall,
+            "benign": self.benign,
+            "flagged": self.flagged,
+            "benign_flagged": self.flagged_share,
+            "precision": self.precision,
+        }
 
 
 class Report(msgspec.Struct):

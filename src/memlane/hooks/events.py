@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 OpenMemory = Callable[[], "Memory"]
 # The prompt's share of the recall query, and the tool-operation tokens' reserved slice
-# after it (reference/002 composes its query the same way, within 500 characters).
+# after it: 500 characters in all, the prompt first, so what the agent is doing now
+# still shapes the query.
 PROMPT_CHARS = 400
 OPS_CHARS = 100
 # Hits the gate weighs: the gate lets at most gate.MAX_INJECTED through, and a memory
@@ -93,8 +94,9 @@ def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Ou
     if made.text is None:
         return Outcome("budget-drop" if made.omitted else "empty-pool")
     mem.surfaced([key for key in made.ids if key.startswith(ID_PREFIX)])  # not reminders
-    return Outcome("injected", made.text, made.ids,
-                   details={"tokens": made.tokens, "omitted": made.omitted})  # fmt: skip
+    return Outcome(
+        "injected", made.text, made.ids, details={"tokens": made.tokens, "omitted": made.omitted}
+    )
 
 
 def remembered(mem: Memory) -> tuple[list[Record], list[Record]]:
@@ -140,8 +142,11 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         query(text, ops), passive=True, count=False, limit=RECALL_LIMIT, max_tokens=options.budget
     )
     verdict = gate.judge(asked, hints, result)
-    details: dict[str, Any] = {"ops": len(ops), "hits": len(result.hits),
-                               "held_back": len(result.held_back)}  # fmt: skip
+    details: dict[str, Any] = {
+        "ops": len(ops),
+        "hits": len(result.hits),
+        "held_back": len(result.held_back),
+    }
     if result.skipped:  # the log says why the prompt was answered without a lane
         details["skipped_lanes"] = dict(result.skipped)
     if not result.hits and result.omitted:  # recall's own packing dropped them all
@@ -213,8 +218,12 @@ def capture_transcript(
         run = llm.run(options.llm_cmd, chunk.turns, options.llm_budget)
         proposals += [from_llm(item) for item in run.items]
         unread = run.left
-        details.update(llm_calls=run.calls, llm_tokens=run.tokens, llm_breach=run.breach,
-                       llm_malformed=list(run.malformed))  # fmt: skip
+        details.update(
+            llm_calls=run.calls,
+            llm_tokens=run.tokens,
+            llm_breach=run.breach,
+            llm_malformed=list(run.malformed),
+        )
     proposals += [from_cue(c) for c in extract.extract(unread)]
     wrote = write(open_memory, session_id, host, proposals) if proposals else Wrote()
     # Turns whose memories could not be stored are read again by the next capture (what

@@ -37,8 +37,9 @@ MIN_WORDS = 3
 MAX_WORDS = 60
 # Candidates from one capture, at most: MAX_CANDIDATES, or one every TURNS_PER_CANDIDATE
 # turns in a longer one. A stretch that trips the cues more often than that is not
-# stating rules (a pasted document, a list read aloud). A flat 20 cut a whole coding
-# session's capture (148 turns, tests/transcripts) after its 20th of 23 right ones.
+# stating rules (a pasted document, a list read aloud). A flat cap of MAX_CANDIDATES
+# would cut a long coding session's capture short (tests/transcripts has one with more
+# right candidates than that).
 MAX_CANDIDATES = 20
 TURNS_PER_CANDIDATE = 4
 
@@ -209,8 +210,14 @@ def corrections(turns: Iterable[Turn]) -> list[Correction]:
         if family is None:
             continue
         sure = MINED[family] + CONFIRMING * (len(cues) - 1)
-        found.setdefault(same_words(sentence), Correction(
-            sentence, family, tuple(name for _, name in cues),
-            round(min(MAX_CONFIDENCE, sure), 2), index,
-        ))  # fmt: skip
+        found.setdefault(
+            same_words(sentence),
+            Correction(
+                sentence,
+                family,
+                tuple(name for _, name in cues),
+                round(min(MAX_CONFIDENCE, sure), 2),
+                index,
+            ),
+        )
     return list(found.values())

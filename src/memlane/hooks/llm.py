@@ -178,5 +178,6 @@ def run(
             unread += piece
         else:
             items += found
-    return LlmRun(tuple(items), model.calls, model.tokens, tuple(unread), breach,
-                  tuple(model.malformed))  # fmt: skip
+    return LlmRun(
+        tuple(items), model.calls, model.tokens, tuple(unread), breach, tuple(model.malformed)
+    )

@@ -57,8 +57,17 @@ def queued(found: Correction, source: str, now: datetime) -> Queued:
     id from its text, so mining the same transcript again queues nothing twice."""
     text, redactions = redact(found.message)
     ident = hashlib.sha256(found.message.casefold().encode("utf-8")).hexdigest()[:10]
-    return Queued(f"q-{ident}", text, found.type, found.patterns, found.confidence, source,
-                  found.turn, now, bool(redactions))  # fmt: skip
+    return Queued(
+        f"q-{ident}",
+        text,
+        found.type,
+        found.patterns,
+        found.confidence,
+        source,
+        found.turn,
+        now,
+        bool(redactions),
+    )
 
 
 def add(directory: Path, scope: str, items: Iterable[Queued]) -> list[Queued]:

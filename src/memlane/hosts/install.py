@@ -83,8 +83,10 @@ def targets(host: str, scope: str, home: Path, project: Path, run: Sequence[str]
     if host not in HOSTS or scope not in SCOPES:
         raise Invalid(f"unknown host or scope: {host} {scope}")
     base = home if scope == "user" else project
-    hook = {e: shlex.join([*run, "hook", name, "--host", host])
-            for e, name in (CLAUDE_EVENTS if host == "claude-code" else CODEX_EVENTS).items()}  # fmt: skip
+    hook = {
+        e: shlex.join([*run, "hook", name, "--host", host])
+        for e, name in (CLAUDE_EVENTS if host == "claude-code" else CODEX_EVENTS).items()
+    }
     server = {"command": run[0], "args": [*run[1:], "serve"]}
 
     def hooks(doc: Doc, added: Added, where: str) -> None:
@@ -101,8 +103,10 @@ def targets(host: str, scope: str, home: Path, project: Path, run: Sequence[str]
     if host == "claude-code":
         mcp_file = home / ".claude.json" if scope == "user" else project / ".mcp.json"
         return [Target(base / ".claude" / "settings.json", hooks), Target(mcp_file, mcp_json)]
-    return [Target(base / ".codex" / "hooks.json", hooks),
-            Target(base / ".codex" / "config.toml", codex_toml)]  # fmt: skip
+    return [
+        Target(base / ".codex" / "hooks.json", hooks),
+        Target(base / ".codex" / "config.toml", codex_toml),
+    ]
 
 
 # ---- documents -------------------------------------------------------------------------
@@ -213,10 +217,14 @@ def apply(changes: Sequence[FileChange], manifest_path: Path, installing: bool) 
         key = str(change.path)
         if installing:
             backup = _backup(change.path) if change.before is not None else None
-            manifest[key] = {"added": change.added.as_dict(), "existed": change.before is not None,
-                             "backup": str(backup) if backup else None}  # fmt: skip
-            change = FileChange(change.path, change.action, change.before, change.after,
-                                change.added, backup)  # fmt: skip
+            manifest[key] = {
+                "added": change.added.as_dict(),
+                "existed": change.before is not None,
+                "backup": str(backup) if backup else None,
+            }
+            change = FileChange(
+                change.path, change.action, change.before, change.after, change.added, backup
+            )
         else:
             manifest.pop(key, None)
         _write(change.path, change.after)

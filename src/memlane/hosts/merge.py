@@ -34,8 +34,11 @@ class Added(msgspec.Struct):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Added:
-        return cls(dict(data.get("hooks", {})), list(data.get("created", [])),
-                   list(data.get("entries", [])))  # fmt: skip
+        return cls(
+            dict(data.get("hooks", {})),
+            list(data.get("created", [])),
+            list(data.get("entries", [])),
+        )
 
 
 def _table(doc: Doc, path: Sequence[str], added: Added, where: str) -> Doc:
@@ -125,8 +128,11 @@ def _without(groups: list[Any], commands: set[str]) -> list[Any]:
         if not isinstance(group, MutableMapping) or not isinstance(group.get("hooks"), list):
             kept.append(group)
             continue
-        hooks = [h for h in group["hooks"]
-                 if not (isinstance(h, Mapping) and h.get("command") in commands)]  # fmt: skip
+        hooks = [
+            h
+            for h in group["hooks"]
+            if not (isinstance(h, Mapping) and h.get("command") in commands)
+        ]
         if hooks:
             group["hooks"] = hooks
             kept.append(group)

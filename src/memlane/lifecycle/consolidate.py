@@ -1,7 +1,7 @@
 """Consolidation plans: which live near-duplicates fold into which keeper, and the text
-the keeper ends up with (DESIGN §7; reference/002 "consolidate"). Pure: the facade
-reads the records and vectors, this module decides, and the same `Plan` drives a dry
-run and a real one, so the two agree by construction.
+the keeper ends up with. Pure: the facade reads the records and vectors, this module
+decides, and the same `Plan` drives a dry run and a real one, so the two agree by
+construction.
 
 - Only memories of the same reach (scope, kind, visibility, owner) can fold together:
   a private note never lands in a memory others can read.
@@ -50,14 +50,14 @@ if TYPE_CHECKING:
 
     Vectors = Mapping[str, npt.NDArray[np.float32]]
 
-# reference/002's default: alike enough to be one memory said twice, loose enough to
-# catch rewordings (the write path already refreshed the 0.92+ restatements it saw).
+# Alike enough to be one memory said twice, loose enough to catch rewordings (the write
+# path already refreshed the 0.92+ restatements it saw).
 DEFAULT_THRESHOLD = 0.80
 # The marker a keeper's provenance puts on an absorbed id whose text did not fit.
 TRUNCATED = ":truncated"
 # Memories compared in one run, the most recently updated first. Comparing is
-# quadratic: 5,000 is ~12.5M pairs, about a second of matrix products on the 2-core
-# bench machine. Older memories were compared by the runs when they were recent.
+# quadratic: 5,000 is ~12.5M pairs, about a second of matrix products on a small
+# machine. Older memories were compared by earlier runs, while they were recent.
 MAX_CANDIDATES = 5_000
 # Blocks of rows multiplied at once: bounds the similarity matrix held in memory.
 _BLOCK = 512
@@ -149,7 +149,7 @@ def reach(record: Record) -> Reach:
 
 def keeper_rank(record: Record) -> tuple[float, float, datetime, str]:
     """Sort key, best keeper first: confidence × use (explicit reads plus passive
-    surfacing), then confidence, then the earliest written (reference/002)."""
+    surfacing), then confidence, then the earliest written."""
     use = record.retrieval_count + record.surfaced_count
     return (-record.confidence * use, -record.confidence, record.created_at, record.id)
 
@@ -339,11 +339,13 @@ def merge_cluster(
         absorbed.append(Absorbed(record.id, similarity, extra))
     everyone = [keeper, *(r for r, _ in members)]
     return Merge(
-        keeper=keeper.id, absorbed=tuple(absorbed), body=body,
+        keeper=keeper.id,
+        absorbed=tuple(absorbed),
+        body=body,
         tags=joined_tags(everyone, caps.tags),
         importance=max(r.importance for r in everyone),
         taint=worst_taint(*(r.taint for r in everyone)),
-    )  # fmt: skip
+    )
 
 
 def joined_tags(records: Sequence[Record], cap: int) -> tuple[str, ...]:
@@ -379,20 +381,26 @@ def plan(
         else:
             merges.append(merge_cluster(keeper, group, caps))
     return Plan(
-        threshold=threshold, method=method_of(records, vectors), considered=len(records),
-        capped=capped, merges=tuple(merges), parked=tuple(parked),
-    )  # fmt: skip
+        threshold=threshold,
+        method=method_of(records, vectors),
+        considered=len(records),
+        capped=capped,
+        merges=tuple(merges),
+        parked=tuple(parked),
+    )
 
 
 def merged_record(keeper: Record, merge: Merge, hash_of: Callable[[str, str], str]) -> Record:
     """The keeper's next version under `merge` (`hash_of`: the dedup hash of title and
     body). Importance only ever rises, whatever happened since planning."""
     return replace(
-        keeper, body=merge.body, tags=merge.tags,
+        keeper,
+        body=merge.body,
+        tags=merge.tags,
         importance=max(keeper.importance, merge.importance),
         taint=worst_taint(keeper.taint, merge.taint),
         dedup_hash=hash_of(keeper.title, merge.body),
-    )  # fmt: skip
+    )
 
 
 def absorbed_reason(keeper: str, absorbed: Absorbed) -> str:
@@ -407,7 +415,8 @@ def absorbed_reason(keeper: str, absorbed: Absorbed) -> str:
 
 
 class Cadence(msgspec.Struct, frozen=True):
-    """How often maintenance runs on its own (settings; reference/002's 7 days / 20 %)."""
+    """How often maintenance runs on its own (settings): a week after the last run, or
+    sooner once the store has grown by a fifth."""
 
     interval_days: float = 7.0
     growth: float = 0.20

@@ -125,9 +125,13 @@ def _call(
     """One run's stdout; Spent when it failed or timed out."""
     try:
         done = runner(
-            argv, input=prompt.encode("utf-8"), capture_output=True, timeout=seconds,
-            env=dict(env), check=False,
-        )  # fmt: skip
+            argv,
+            input=prompt.encode("utf-8"),
+            capture_output=True,
+            timeout=seconds,
+            env=dict(env),
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise Spent(f"timeout: a run outlasted the {seconds:.0f} s left") from None
     except OSError as exc:

@@ -1,5 +1,5 @@
-"""Organize: topics over the most recent working set, each with an extractive summary
-(DESIGN §7; reference/002 "organize"). Pure and deterministic; no LLM.
+"""Organize: topics over the most recent working set, each with an extractive summary.
+Pure and deterministic; no LLM.
 
 - The working set is the most recent live memories, without organize's own summary
   rows (their `source_ref` starts with `organize:`): summaries are the output, never
@@ -30,10 +30,11 @@ from memlane.lifecycle.summary import summarize
 from memlane.model import Kind, Record, Taint, Visibility, replace, worst_taint
 from memlane.write.normalize import document_text
 
-# The source_ref prefix reserved for organize's summary rows (reference/002).
+# The source_ref prefix reserved for organize's summary rows.
 SUMMARY_REF = "organize:"
 TOPIC_REF = SUMMARY_REF + "topic:"
-# reference/002's episode bound: the most recent live memories organize reads.
+# The episode bound: the most recent live memories organize reads, so a run costs the
+# same however large the store grows.
 WORKING_SET = 256
 # Fewer memories than this sharing a term are those memories, not a topic.
 MIN_TOPIC = 3
@@ -154,8 +155,13 @@ def _topic(group: Group, key: str, label: str, chosen: list[Record]) -> Topic:
     lines = [f"- {s.text}" for s in summary.sentences]
     body = "\n".join([f"{len(chosen)} memories on {label}:", *lines])
     return Topic(
-        key=f"{TOPIC_REF}{scope}:{reader}:{key}", label=label, scope=scope,
-        visibility=visibility, owner=owner, members=tuple(r.id for r in chosen),
-        title=f"Topic: {label}", summary=body,
+        key=f"{TOPIC_REF}{scope}:{reader}:{key}",
+        label=label,
+        scope=scope,
+        visibility=visibility,
+        owner=owner,
+        members=tuple(r.id for r in chosen),
+        title=f"Topic: {label}",
+        summary=body,
         taint=worst_taint(*(r.taint for r in chosen)),
-    )  # fmt: skip
+    )

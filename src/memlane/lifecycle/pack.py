@@ -1,5 +1,5 @@
 """The curated pack: the most important live memories as markdown for a MEMORY.md /
-core.md tier (issue 5 §7; reference/002 export-pack, reference/003 Tier 3). Pure.
+core.md tier, the file a host loads into every session. Pure.
 
 Packing, precisely. The memories that belong in a curated tier are ranked by weight
 (see `weight`) and walked best first. A memory's bullet is kept when it fits
@@ -26,10 +26,10 @@ from memlane.errors import Invalid
 from memlane.model import Kind, Record, ResonanceType, Taint, Visibility, effective_resonance
 from memlane.retrieve.budget import CHARS_PER_TOKEN
 
-# reference/002 export-pack's default: 32 KiB (about 8k tokens) is a small share of a
-# context window that a file loaded into every session may take.
+# 32 KiB (about 8k tokens): a small share of a context window, which a file loaded into
+# every session may take.
 PACK_MAX_BYTES = 32768
-# reference/003 Tier 3: a curated tier holds stable facts. Temporary tasks and
+# A curated tier holds stable facts. Temporary tasks and
 # in-progress work (tasks, open threads) and session-specific details (ephemeral and
 # session resonance, so episode summaries too) do not belong in it.
 TRANSIENT_KINDS = frozenset({Kind.TASK, Kind.THREAD})
@@ -86,9 +86,9 @@ def belongs(record: Record) -> bool:
 # The weight: confidence × trust × effective importance × (1 + ln(1 + uses)).
 # A product: a sure triviality and an important guess both make poor core memory, so
 # any factor near zero sinks a memory (a sum would let one carry the other).
-# confidence × trust is how sure recall is of a memory (DESIGN §5); effective
-# importance is importance as it has decayed since its last activation (DESIGN §6;
-# foundational and transformative never fade). Uses (explicit retrievals and confirmed
+# confidence × trust is how sure recall is of a memory (as retrieve.score has it);
+# effective importance is importance as it has decayed since its last activation
+# (model.effective_resonance; foundational and transformative never fade). Uses (explicit retrievals and confirmed
 # applications; passive surfacing proves nothing) confirm rather than decide, hence
 # the logarithm: 1 use ×1.7, 10 uses ×3.4, 100 uses ×5.6 — a memory read a hundred
 # times still loses to one ten times as important.

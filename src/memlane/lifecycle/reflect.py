@@ -1,7 +1,6 @@
-"""Reflection: memories turned into insights, and the curated pack kept consolidated
-(reference/003 Tier 2, "/reflect"). Pure: which memories a run reads, the prompt, the
-schema its answer must follow, and the deterministic findings a run without a model
-reports.
+"""Reflection: memories turned into insights, and the curated pack kept consolidated.
+Pure: which memories a run reads, the prompt, the schema its answer must follow, and
+the deterministic findings a run without a model reports.
 
 - A watermark per scope (the newest memory reflected on: its creation time and id)
   makes each memory reflected on once; insights themselves are never reflected on, so
@@ -30,8 +29,8 @@ from memlane.model import Kind, Record
 
 WATERMARK_META = "reflect_watermark"
 PROPOSALS_META = "reflect_proposals"
-MIN_NEW = 3  # reference/003: reflection-novelty-gate
-BATCH_SIZE = 50  # reference/003: reflection-batch-size
+MIN_NEW = 3  # the novelty gate: fewer new memories than this say too little to reflect on
+BATCH_SIZE = 50  # memories one run reads at most
 MAX_INSIGHTS = 5
 MAX_OPS = 10
 # What reflection writes: insights, tagged so they are never reflected on again.
@@ -213,12 +212,19 @@ def pack_after(records: Sequence[Record], op: Op | Proposal, now: datetime) -> l
         return list(kept)
     content = op.content or ""
     made = msgspec.structs.replace(
-        template, id="(new)", title=op.title or content.split(".")[0][:80], body=content,
+        template,
+        id="(new)",
+        title=op.title or content.split(".")[0][:80],
+        body=content,
         kind=Kind.FACT if op.op == "add" else template.kind,
-        category=Kind.FACT.value if op.op == "add" else template.category, importance=max(
-            [ADDED_IMPORTANCE, *(r.importance for r in records if r.id in named)]
-        ), created_at=now, updated_at=now, tags=(), retrieval_count=0, surfaced_count=0,
-    )  # fmt: skip
+        category=Kind.FACT.value if op.op == "add" else template.category,
+        importance=max([ADDED_IMPORTANCE, *(r.importance for r in records if r.id in named)]),
+        created_at=now,
+        updated_at=now,
+        tags=(),
+        retrieval_count=0,
+        surfaced_count=0,
+    )
     return [*kept, made]
 
 

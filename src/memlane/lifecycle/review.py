@@ -1,4 +1,4 @@
-"""Review resurfacing (reference/003 "Review"): which memories are due for a look. Pure."""
+"""Review resurfacing: which memories are due for a look. Pure."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from memlane.model import MemoryClass, Record
 from memlane.retrieve.score import HALF_LIFE_DAYS, decay, half_life_days
 from memlane.timeutil import days_between
 
-# Review resurfacing (reference/003): a memory is due once its recall probability since
+# Review resurfacing: a memory is due once its recall probability since
 # it was last reviewed fell below REVIEW_THRESHOLD (0.5: one half-life of its class),
 # if it matters (importance REVIEW_MIN_IMPORTANCE or more). Both are settings.
 REVIEW_THRESHOLD = 0.5

@@ -1,5 +1,5 @@
-"""Wake (reference/000 "Wake system"): the cascade that picks an agent's blooms, and the
-one-guess ritual's pure parts: chunks, phrases, judging, tokens and the summary."""
+"""Wake: the cascade that picks an agent's blooms, and the one-guess ritual's pure
+parts: chunks, phrases, judging, tokens and the summary."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import msgspec
 from memlane.errors import Invalid
 from memlane.model import Record, ResonanceType
 
-# The cascade (DESIGN §7, reference/000): core blooms matter most (importance 8+),
+# The cascade: core blooms matter most (importance 8+),
 # bridges (5+) tie other memories to the first two layers.
 CORE_MIN_IMPORTANCE = 8
 BRIDGE_MIN_IMPORTANCE = 5
@@ -46,7 +46,8 @@ CLOSE_SPELLING = 90.0
 # sentence), unphrased (a later chunk with no heading: nothing to match).
 SOURCES = ("authored", "derived", "auto", "unphrased")
 AUTO_PHRASE_WORDS = 12
-# The notice every guess-log report opens with (reference/000, word for word).
+# The notice every guess-log report opens with. Fixed text: every report carries the
+# same warning, never reworded.
 GOODHART = (
     "Axis A rises by construction when wake phrases are retuned toward logged guesses. "
     "It measures how well the phrases fit what the model says. It is a tuning dial for "
@@ -174,8 +175,9 @@ def cascade(
         resonant = fill(rest, None, taken, include_excluded, excluded)
     elif leftover > 0:  # slots a layer could not fill: core, then recent
         core += fill(ranked_core, leftover, taken, include_excluded, excluded)
-        recent += fill(active, limit - len(core) - len(recent) - len(bridge), taken,
-                       include_excluded, excluded)  # fmt: skip
+        recent += fill(
+            active, limit - len(core) - len(recent) - len(bridge), taken, include_excluded, excluded
+        )
     layers = {r.id: "core" for r in core} | {r.id: "recent" for r in recent}
     layers |= {r.id: "bridge" for r in bridge} | {r.id: RESONANT for r in resonant}
     counts = {tag: len(ids) for tag, ids in sorted(excluded.items())}
@@ -331,5 +333,9 @@ def summary(judged: Iterable[tuple[str, str]], unjudged: int) -> dict[str, objec
         counts[source][bucket] += 1
         total += 1
     buckets = {b: sum(c[b] for c in counts.values()) for b in BUCKETS}
-    return {"buckets": buckets, "by_source": counts, "chunks": total + unjudged,
-            "unjudged": unjudged}  # fmt: skip
+    return {
+        "buckets": buckets,
+        "by_source": counts,
+        "chunks": total + unjudged,
+        "unjudged": unjudged,
+    }

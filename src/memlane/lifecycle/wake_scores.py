@@ -1,4 +1,4 @@
-"""Scoring the ritual's guess log (reference/000 "Scoring and reading the guess log").
+"""Scoring the ritual's guess log.
 
 Axis A (a tuning dial, never identity evidence): how close a guess came to the authored
 phrases, the memory's stored vectors and its title. Axis B: how close it came to what
@@ -20,8 +20,8 @@ Vector = npt.NDArray[np.float32]
 Score = float | int | None
 
 # Prior centroids use the 5 most recent earlier guesses on a bloom; the null compares
-# against up to 10 other blooms (those with the most recent history). Defaults with no
-# data behind them yet (reference/000).
+# against up to 10 other blooms (those with the most recent history). Defaults, not
+# tuned on any data.
 PRIOR_ROWS = 5
 NULL_BLOOMS = 10
 _PART_SUFFIX = re.compile(r"\s*\(Part \d+/\d+\)\s*$")
@@ -96,6 +96,5 @@ def axis_b(
         ("cross", lambda h: h.model is not None and h.model != model),
     ):
         p, k, z = prior_axis(vector, memory_id, title, session_id, history, keep)
-        scores |= {f"sim_prior_{suffix}": p, f"prior_n_{suffix}": k,
-                   f"sim_prior_null_{suffix}": z}  # fmt: skip
+        scores |= {f"sim_prior_{suffix}": p, f"prior_n_{suffix}": k, f"sim_prior_null_{suffix}": z}
     return scores

@@ -55,10 +55,10 @@ def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> l
     with any word, each step in BM25 order.
 
     Trigger: a fusion pool (recall, hybrid search). Why: stopping at the first step
-    that finds anything left a two-word match alone in the lane, and the memory that
-    phrases the answer with one word of the question never reached fusion (LoCoMo dev,
-    keyword lane alone, categories 1-4: R@10 .559 -> .631, MRR .464 -> .483). A plain
-    keyword search keeps the strict reading a person expects of a search box.
+    that finds anything leaves a two-word match alone in the lane, and the memory that
+    phrases the answer with one word of the question never reaches fusion (filling
+    lifts the keyword lane's R@10 on LoCoMo, `memlane eval locomo`, by several points).
+    A plain keyword search keeps the strict reading a person expects of a search box.
     """
     if not fill:
         for match in SEARCH_STEPS:
@@ -95,11 +95,9 @@ class Lookahead:
     and the model (onnxruntime) release the GIL, and so does SQLite while it ranks, so
     on two cores the lanes can overlap instead of adding up. The store's own connection
     stays on the caller's thread: without a side reader the lane ends there.
-    Outcome: hybrid recall p50 at 10^5 memories (hash vectors, `memlane bench`'s 200
-    queries, five alternating runs): 22.6 ms against 26.1 ms in line; with MiniLM the
-    query's embedding (3-5 ms) is hidden too. The whole lane on the worker, reading
-    through the store's side reader: 21.4 ms against 24.2 ms for the first step alone
-    (median of eight alternating runs' p50s, the same 200 queries).
+    Outcome: hybrid recall is faster than with the lanes in line (`memlane bench`), and
+    with MiniLM the query's embedding is hidden too; faster still with the whole lane on
+    the worker, reading through the store's side reader.
     """
 
     def __init__(
@@ -220,9 +218,9 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
     1 / log2(1 + memories naming that entity); ties go to the most recent.
 
     An entity named by more memories than the lane returns tells none of them apart
-    (LoCoMo: capping at 1000 instead of the lane's 50 cost 15 points of MRR); the keyword lane ranks its
-    name already, so this lane leaves it out, and reads at most that many mention
-    rows per name whatever the store's size.
+    (on LoCoMo a cap of 1000 instead of the lane's 50 costs many points of MRR); the
+    keyword lane ranks its name already, so this lane leaves it out, and reads at most
+    that many mention rows per name whatever the store's size.
     """
     asked = query_aliases(query)
     names = set(asked.names)

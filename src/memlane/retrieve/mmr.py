@@ -18,7 +18,7 @@ from memlane.words import jaccard, tokens
 
 T = TypeVar("T")
 
-# ZMem's default: mostly relevance, enough diversity to break up paraphrase clusters.
+# Mostly relevance, enough diversity to break up paraphrase clusters.
 MMR_LAMBDA = 0.7
 
 

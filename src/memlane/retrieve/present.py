@@ -81,8 +81,10 @@ def titled(record: Record) -> str:
 def version_lines(version: Version) -> list[str]:
     """A version's title, body and tags as lines, the unit the history diffs."""
     tags = version.fields.get("tags") or ()
-    return [*f"{version.title}\n\n{version.body}".splitlines(),
-            *([f"tags: {', '.join(tags)}"] if tags else [])]  # fmt: skip
+    return [
+        *f"{version.title}\n\n{version.body}".splitlines(),
+        *([f"tags: {', '.join(tags)}"] if tags else []),
+    ]
 
 
 def changes(versions: Sequence[Version]) -> list[tuple[Version, list[str]]]:
@@ -95,9 +97,13 @@ def changes(versions: Sequence[Version]) -> list[tuple[Version, list[str]]]:
             out.append((after, version_lines(after)))
             continue
         diff = difflib.unified_diff(
-            version_lines(before), version_lines(after),
-            f"v{before.number}", f"v{after.number}", lineterm="", n=1,
-        )  # fmt: skip
+            version_lines(before),
+            version_lines(after),
+            f"v{before.number}",
+            f"v{after.number}",
+            lineterm="",
+            n=1,
+        )
         out.append((after, list(diff)))
     return out
 

@@ -1,4 +1,4 @@
-"""The recall pipeline (DESIGN §5): lanes -> fusion -> session neighbours -> composite
+"""The recall pipeline: lanes -> fusion -> session neighbours -> composite
 score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no embedder)
 contributes nothing.
 """
@@ -61,21 +61,20 @@ class RecallResult(msgspec.Struct, frozen=True):
 
 
 # Passive reads (hooks inject without being asked) hold back memories less sure than
-# this (reference/002's inject floor), besides untrusted-web and injection-risk ones.
+# this, besides untrusted-web and injection-risk ones: an ungrounded note
+# (model.SIGNAL_CONFIDENCE) never surfaces unasked.
 PASSIVE_CONFIDENCE_FLOOR = 0.25
 
 
-# MMR for recall, tuned on the LoCoMo dev split (categories 1-4, MiniLM, hybrid lanes):
-#   lambda 0.7 (DESIGN's starting value): R@10 .633, MRR .490
-#   lambda 0.9:                           R@10 .659, MRR .503
-#   off:                                  R@10 .662, MRR .510
-# Conversations put several relevant turns side by side, so diversity costs recall
-# there; 0.9 keeps near-duplicates from filling an agent's context for 0.3 points.
+# MMR for recall, tuned on the LoCoMo dev split (`memlane eval locomo`): conversations
+# put several relevant turns side by side, so diversity costs recall there. At 0.9 it
+# costs next to nothing against no MMR (0.7 costs a few points of R@10) and still
+# keeps near-duplicates from filling an agent's context.
 RECALL_MMR_LAMBDA = 0.9
 # MMR re-ranks the best MMR_POOL x limit candidates, as it was meant to (a retrieved
 # top N, Carbonell & Goldstein 1998): at lambda 0.9 one further down would need a
-# score within 0.11 of those above it and every one of them near a pick. Comparing
-# all 160 candidates of a recall at 10^5 memories cost 12 ms.
+# score within 0.11 of those above it and every one of them near a pick, so comparing
+# every candidate of a recall would cost time and change nothing.
 MMR_POOL = 3
 
 
@@ -133,9 +132,14 @@ def recall(
         store, filters, found.fused, found.records, options.session_share
     )
     scored = score_candidates(
-        fused, records, now=now, context=context, weights=options.weights,
-        cue=time_cue(query, now), shape=options.shape,
-    )  # fmt: skip
+        fused,
+        records,
+        now=now,
+        context=context,
+        weights=options.weights,
+        cue=time_cue(query, now),
+        shape=options.shape,
+    )
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
     if options.mmr_lambda is None or options.mmr_lambda >= 1.0:  # score alone

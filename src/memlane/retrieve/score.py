@@ -21,7 +21,7 @@ from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_fit
 from memlane.scope import GLOBAL, Context, scope_project
 from memlane.timeutil import days_between
 
-# How fast each class of memory stops being news (mait-code's half-lives):
+# How fast each class of memory stops being news:
 # yesterday's deploy matters less next week; a decision stays relevant for months;
 # a procedure goes stale when it is superseded, not with time. A memory whose class
 # is not known fades after a week.
@@ -38,7 +38,7 @@ IMPORTANCE_CEILING = 10.0
 # Popularity saturates at this many reads: log-scaled so the first reads count
 # most, capped so a memory shown on every prompt cannot outrank a relevant one.
 POPULARITY_SATURATION = 100
-# Scope boosts (DESIGN §3): the closer a memory's scope to where the caller stands,
+# Scope boosts: the closer a memory's scope to where the caller stands,
 # the more it counts. Anything outside the caller's chain (another project, or
 # another branch) is reached only with --scope all.
 BOOST_BRANCH = 1.0
@@ -53,21 +53,18 @@ WEIGHT_SUM_TOLERANCE = 1e-6
 class Weights(msgspec.Struct, frozen=True):
     """The weights of the composite score; they must sum to 1.
 
-    Measured on the LoCoMo dev split (categories 1-4, MiniLM, R@10 / MRR), the other
-    four scaled to fill the rest: relevance 0.4 .736 / .528, 0.5 .739 / .529,
-    0.6 .739 / .530, 0.7 .737 / .529. LoCoMo cannot tell them apart: its turns share
-    one importance, confidence and trust, are never read, and are all years old. So
-    the defaults stay as reasoned (and the gold cases hold with them):
-    - relevance 0.50: the only term that depends on the query, so it gets half;
-      between ZMem's 55 % and mait-code's 40 %.
+    LoCoMo (`memlane eval locomo`) cannot tell them apart: relevance anywhere from 0.4
+    to 0.7 (the other four scaled to fill the rest) scores alike there, as its turns
+    share one importance, confidence and trust, are never read, and are all years old.
+    So the defaults are reasoned (and the gold cases hold with them):
+    - relevance 0.50: the only term that depends on the query, so it gets half.
     - importance 0.15 and confidence·trust 0.15: what the writer asserted and how
-      grounded it is (ZMem gives confidence 20 %, mait-code importance 30 %; memlane
-      has both, so they share).
-    - recency 0.10: below ZMem's 15 % and mait-code's 30 % because the per-class
-      half-lives already make episodic memories fade within days, and a query
-      that names a time gets its own window (when.py).
-    - popularity 0.10: ZMem's share; log-scaled and capped, since it feeds back on
-      itself (what is shown gets read, what is read gets shown).
+      grounded it is; memlane has both, so they share.
+    - recency 0.10: low, because the per-class half-lives already make episodic
+      memories fade within days, and a query that names a time gets its own window
+      (when.py).
+    - popularity 0.10: log-scaled and capped, since it feeds back on itself (what is
+      shown gets read, what is read gets shown).
     """
 
     relevance: float = 0.50

@@ -13,18 +13,17 @@ half of components is ignored (their signs are noise), and the rows whose signs 
 least from the query's on the rest are re-scored exactly from the float32 rows. Only the
 candidates are read from the rows, 1/32 of the scan.
 
-Trigger / Why / Outcome of that choice, measured on the 2-core bench machine
-(bench/results/scale.json has the numbers):
-- HNSW (usearch 2.26, i8/f16): inserted 400-1,900 vectors a second here, so a 10^5-row
-  index took minutes to build and 10^6 most of an hour, and it found 0.77-0.90 of the
-  exact top 10 at ef 64-256.
-- k-means inverted lists: built fast, but found only 0.55-0.80 of the exact top 10 while
-  scanning 5-20% of the rows.
-- int8 brute force: numpy has no int8 BLAS; usearch's exact i8 scan is ~3x faster than
-  float32 and still linear at 384 bytes a row.
-- Sign codes + exact re-scoring of 1,024 candidates: ~0.99 of the exact top 10 on MiniLM
-  and on hash vectors alike, no training, built in seconds, no new dependency; the scan
-  of 10^6 rows (48 MB of codes) takes ~15 ms.
+Why sign codes, against the other ways of searching large indexes (`memlane bench`
+measures the index's build, speed and agreement with an exact scan):
+- HNSW (usearch, i8/f16): inserts are slow enough that a 10^6-row index takes most of
+  an hour to build, and it still misses a tenth or more of the exact top 10.
+- k-means inverted lists: built fast, but miss a fifth or more of the exact top 10
+  even when they scan a fifth of the rows.
+- int8 brute force: numpy has no int8 BLAS; an exact i8 scan is only a few times faster
+  than float32 and still linear at 384 bytes a row.
+- Sign codes + exact re-scoring of 1,024 candidates: about 0.99 of the exact top 10 on
+  MiniLM and on hash vectors alike, no training, built in seconds, no new dependency;
+  the scan of 10^6 rows reads 48 MB of codes.
 
 A store on disk keeps the index beside it (`<db>.vindex`: ids, rows, codes, rotation),
 stamped with the vector epoch, profile and dimension, so a new process maps it instead of
@@ -55,19 +54,19 @@ Codes = npt.NDArray[np.uint64]  # (words, rows): bit j of word w is dimension 64
 Owners = npt.NDArray[np.int32]
 
 # Rows (entry and chunk vectors) up to which search is exact: an exact scan reads 1.5 KB
-# a row at 384-d, ~3 ms for 20,000 rows here, and the sign codes match it from there on.
+# a row at 384-d, a few milliseconds at this size, and the sign codes are faster beyond.
 ANN_THRESHOLD = 20_000
 # Candidates re-scored exactly: at least RESCORE_MIN, or RESCORE_PER_RESULT per memory
-# wanted. 1,024 keeps ~0.99 of the exact top 10 (512: ~0.98; 256: ~0.96).
+# wanted. 1,024 keeps about 0.99 of the exact top 10; each halving loses a point or two.
 RESCORE_MIN = 1_024
 RESCORE_PER_RESULT = 4
 # Share of the rotated query's components, the smallest, left out of the comparison:
-# ignoring half lifts the top-10 agreement from 0.95 to 0.99 at 1,024 candidates.
+# their signs are noise, and ignoring half lifts the top-10 agreement by several points.
 DEAD_ZONE = 0.5
 # A store with fewer rows reads its vectors from SQLite faster than a file pays for itself.
 PERSIST_MIN_ROWS = 5_000
 # Changes applied to a loaded index instead of reading every vector again: up to one
-# row in DELTA_SHARE, and at least DELTA_MIN (copying the rows costs ~0.1 s at 10^5).
+# row in DELTA_SHARE, and at least DELTA_MIN (applying them copies every row anyway).
 DELTA_SHARE = 20
 DELTA_MIN = 1_000
 FILE_SUFFIX = ".vindex"
@@ -179,7 +178,7 @@ class VectorIndex:
         up with later writes (built now when there are none).
 
         Trigger: the write policy, once per write. Why: catching up copies the whole
-        matrix (0.1-0.4 s at 10^5 rows), and rewrites the file, after every add.
+        matrix, and rewrites the file, after every add: far more than a write costs.
         Outcome: the caller compares the memories changed since `Rows.change` itself
         (`vector_changes`); the next search catches up as usual.
         """
@@ -208,11 +207,11 @@ class VectorIndex:
                 base, from_file = persisted, True
         if base is not None:
             # Trigger: vectors changed since these rows. Why: reading every vector
-            # again took 3 s at 10^5 memories and 43 s at 10^6, after every write.
-            # Outcome: only the changed memories' rows are replaced, while the changes
-            # stay a small share of the rows. A stale file that caught up is rewritten,
-            # so the next process maps it as it is (catching up reads the whole mapped
-            # matrix once: 0.15-0.6 s at 10^5); in memory, nothing is written.
+            # again takes seconds at 10^5 memories and most of a minute at 10^6, after
+            # every write. Outcome: only the changed memories' rows are replaced, while
+            # the changes stay a small share of the rows. A stale file that caught up is
+            # rewritten, so the next process maps it as it is (catching up reads the
+            # whole mapped matrix once); in memory, nothing is written.
             limit = max(DELTA_MIN, len(base.owner) // DELTA_SHARE)
             delta = self._store.vector_changes(base.change, limit)
             if delta is not None:
@@ -312,8 +311,8 @@ def dot(matrix: Matrix, q: Matrix) -> Matrix:
     """matrix @ q on this thread.
 
     Trigger: a matrix-vector product per query. Why: OpenBLAS splits one over threads
-    that, on a busy 2-core machine, cost 8-12 ms to meet for 5,000-20,000 rows where
-    numpy's own loop takes 1-4 ms. Outcome: einsum, which never calls BLAS.
+    that, on a busy 2-core machine, take several times longer to meet than numpy's own
+    loop takes for the whole product. Outcome: einsum, which never calls BLAS.
     """
     out: Matrix = np.einsum("ij,j->i", matrix, q)
     return out
@@ -341,7 +340,7 @@ def top_memories(scores: Matrix, owner: Owners, k: int) -> tuple[Owners, Matrix]
 
 def _first_of_each(owners: Owners) -> npt.NDArray[np.intp]:
     """The position of each distinct owner's first occurrence (np.unique's return_index,
-    without its 15 ms first call in a new process)."""
+    without the slow first call it pays in a new process)."""
     order = np.argsort(owners, kind="stable")
     ordered = owners[order]
     starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
@@ -365,7 +364,7 @@ def sign_distance(signs: Signs, q: Matrix) -> npt.NDArray[np.uint16]:
     """For every row: how many of the query's larger rotated components differ in sign."""
     y = signs.rotation @ q
     magnitude = np.abs(y)
-    cut = int(len(y) * DEAD_ZONE)  # np.quantile: 20 ms on its first call in a process
+    cut = int(len(y) * DEAD_ZONE)  # not np.quantile: slow on its first call in a process
     kept = magnitude > np.partition(magnitude, cut)[cut]
     query_signs = _pack(y[None, :] > 0)[:, 0]
     query_kept = _pack(kept[None, :])[:, 0]
@@ -432,8 +431,10 @@ def encode(matrix: Matrix, turn: Matrix) -> Signs:
 def write_file(path: Path, stamp: dict[str, Any], rows: Rows) -> None:
     """Write atomically: a temporary file beside `path`, then rename."""
     arrays: dict[str, np.ndarray[Any, Any]] = {
-        "ids": rows.ids, "owner": rows.owner, "matrix": rows.matrix,
-    }  # fmt: skip
+        "ids": rows.ids,
+        "owner": rows.owner,
+        "matrix": rows.matrix,
+    }
     if rows.signs is not None:
         arrays["rotation"] = rows.signs.rotation
         arrays["codes"] = rows.signs.codes

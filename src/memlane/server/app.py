@@ -100,9 +100,14 @@ def build_server(
         )
     tools = [*MemoryTools(backend).tools(), *GraphTools(backend).tools()]
     return MemlaneServer(
-        backend, tools, instructions=INSTRUCTIONS, version=_version(), token_verifier=verifier,
-        auth=auth, log_level="WARNING",
-    )  # fmt: skip
+        backend,
+        tools,
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        token_verifier=verifier,
+        auth=auth,
+        log_level="WARNING",
+    )
 
 
 def serve_stdio(opener: Callable[[], Memory], *, inject_budget: int) -> None:
@@ -113,17 +118,26 @@ def serve_stdio(opener: Callable[[], Memory], *, inject_budget: int) -> None:
 
 
 def serve_http(
-    opener: Callable[[], Memory], host: str, port: int, *, tokens: Mapping[str, Grant],
+    opener: Callable[[], Memory],
+    host: str,
+    port: int,
+    *,
+    tokens: Mapping[str, Grant],
     inject_budget: int,
-) -> None:  # fmt: skip
+) -> None:
     """Serve streamable HTTP on host:port (path /mcp) until interrupted; every request
     needs one of `tokens` and is held to its grant."""
     url = f"http://{_netloc(host)}:{port}"
     with Backend(opener, inject_budget=inject_budget, authenticated=True) as backend:
         server = build_server(backend, tokens=tokens, url=url)
         cap = max_request_bytes(backend.max_text_bytes)  # the SDK answers a longer body 413
-        server.run("streamable-http", host=host, port=port, streamable_http_path=PATH,
-                   max_request_body_size=cap)  # fmt: skip
+        server.run(
+            "streamable-http",
+            host=host,
+            port=port,
+            streamable_http_path=PATH,
+            max_request_body_size=cap,
+        )
 
 
 def endpoint(host: str, port: int) -> str:

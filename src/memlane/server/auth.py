@@ -7,9 +7,9 @@ or
 
     {"token": "<secret>", "namespaces": ["project:memlane", "global"], "access": "read"}
 
-where `namespaces` confines that token to those scopes (reference/002's scoped
-tokens; a namespace there is a scope here) and `access` is "write" (the default) or
-"read"; either key may be left out (every scope; write). A malformed file, an empty
+where `namespaces` confines that token to those scopes (each namespace is a scope)
+and `access` is "write" (the default) or "read"; either key may be left out (every
+scope; write). A malformed file, an empty
 list, a scope that is not one ("globl") or another access level is refused before
 the server starts. No message ever shows a token.
 

@@ -90,7 +90,7 @@ class Backend(StoreThread):
     def _open(self) -> None:
         super()._open()
         assert self._memory is not None
-        self._memory.default_taint = Taint.UNTRUSTED_TOOL  # an agent surface (reference/002)
+        self._memory.default_taint = Taint.UNTRUSTED_TOOL  # what an agent sends is unverified
 
     @property
     def max_text_bytes(self) -> int:

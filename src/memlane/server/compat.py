@@ -40,8 +40,9 @@ class EntityShape(_Model):
 
     @classmethod
     def of(cls, entity: Entity) -> EntityShape:
-        return cls(name=entity.name, entityType=entity.entity_type,
-                   observations=list(entity.observations))  # fmt: skip
+        return cls(
+            name=entity.name, entityType=entity.entity_type, observations=list(entity.observations)
+        )
 
     def value(self) -> Entity:
         return Entity(self.name, self.entity_type, tuple(self.observations))
@@ -56,8 +57,11 @@ class RelationShape(_Model):
 
     @classmethod
     def of(cls, relation: Relation) -> RelationShape:
-        shape = {"from": relation.source, "to": relation.target,
-                 "relationType": relation.relation_type}  # fmt: skip
+        shape = {
+            "from": relation.source,
+            "to": relation.target,
+            "relationType": relation.relation_type,
+        }
         return cls.model_validate(shape)
 
     def value(self) -> Relation:
@@ -65,14 +69,16 @@ class RelationShape(_Model):
 
 
 class ObservationsIn(_Model):
-    entity_name: str = Field(alias="entityName",
-                             description="The name of the entity to add the observations to")  # fmt: skip
+    entity_name: str = Field(
+        alias="entityName", description="The name of the entity to add the observations to"
+    )
     contents: list[str] = Field(description="An array of observation contents to add")
 
 
 class DeletionIn(_Model):
-    entity_name: str = Field(alias="entityName",
-                             description="The name of the entity containing the observations")  # fmt: skip
+    entity_name: str = Field(
+        alias="entityName", description="The name of the entity containing the observations"
+    )
     observations: list[str] = Field(description="An array of observations to delete")
 
 
@@ -104,8 +110,12 @@ class DoneOut(_Model):
 
 
 def _hints(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-    return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
-                           idempotent_hint=idempotent, open_world_hint=False)  # fmt: skip
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
 
 
 # name -> (title, hints), as the official server registers them.
@@ -126,18 +136,23 @@ def _json(shown: Any, structured: dict[str, Any]) -> CallToolResult:
     """The official server's result: `shown` as JSON text (2-space indent), and
     `structured` as structured content."""
     text = json.dumps(shown, indent=2, ensure_ascii=False)
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=structured)  # fmt: skip
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
 
 
 def _done(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)],
-                          structured_content={"success": True, "message": message})  # fmt: skip
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"success": True, "message": message},
+    )
 
 
 def _graph(entities: list[Entity], relations: list[Relation]) -> CallToolResult:
-    shown = GraphOut(entities=[EntityShape.of(e) for e in entities],
-                     relations=[RelationShape.of(r) for r in relations])  # fmt: skip
+    shown = GraphOut(
+        entities=[EntityShape.of(e) for e in entities],
+        relations=[RelationShape.of(r) for r in relations],
+    )
     dumped = shown.model_dump(by_alias=True)
     return _json(dumped, dumped)
 
@@ -150,8 +165,10 @@ class GraphTools:
         self.backend = backend
 
     def tools(self) -> list[Tool]:
-        return [Tool.from_function(getattr(self, name), title=title, annotations=hints)
-                for name, (title, hints) in TOOLS.items()]  # fmt: skip
+        return [
+            Tool.from_function(getattr(self, name), title=title, annotations=hints)
+            for name, (title, hints) in TOOLS.items()
+        ]
 
     async def _on_graph(self, ctx: Ctx, work: Callable[[KnowledgeGraph], T]) -> T:
         def run(mem: Memory, grant: Grant) -> T:
@@ -197,8 +214,10 @@ class GraphTools:
         deleted, missing = await self._on_graph(ctx, lambda kg: kg.delete_entities(entityNames))
         if not missing:
             return _done("Entities deleted successfully")
-        return _done(f"Deleted {len(deleted)} of {len(entityNames)} entities. "
-                     f"Not found: {', '.join(missing)}")  # fmt: skip
+        return _done(
+            f"Deleted {len(deleted)} of {len(entityNames)} entities. "
+            f"Not found: {', '.join(missing)}"
+        )
 
     async def delete_observations(
         self, deletions: list[DeletionIn], ctx: Ctx

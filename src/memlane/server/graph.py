@@ -133,8 +133,11 @@ class KnowledgeGraph:
             name = _text(given_name, "entity name")
             card = _card_of(graph, name)
             known = seen.setdefault(name, set())
-            added = [t for t in dict.fromkeys(_text(c, "observation") for c in contents)
-                     if t not in known]  # fmt: skip
+            added = [
+                t
+                for t in dict.fromkeys(_text(c, "observation") for c in contents)
+                if t not in known
+            ]
             known.update(added)
             lines += [self._observation(name, card.id, text) for text in added]
             results.append((name, added))
@@ -197,15 +200,19 @@ class KnowledgeGraph:
         created = self.create_entities([Entity(e.name, e.entity_type) for e in entities])
         added = self.add_observations([(e.name, e.observations) for e in entities])
         linked = self.create_relations(relations)
-        return {"entities": len(created), "observations": sum(len(a) for _, a in added),
-                "relations": len(linked)}  # fmt: skip
+        return {
+            "entities": len(created),
+            "observations": sum(len(a) for _, a in added),
+            "relations": len(linked),
+        }
 
     # ---- writing -------------------------------------------------------------------
 
     def _card(self, entity: Entity) -> dict[str, Any]:
         described = {"type": "entity", "name": entity.name, "entityType": entity.entity_type}
-        return self._line(f"{entity.name} ({entity.entity_type})", entity.name, described,
-                          [entity.name])  # fmt: skip
+        return self._line(
+            f"{entity.name} ({entity.entity_type})", entity.name, described, [entity.name]
+        )
 
     def _observation(self, name: str, card_id: str, text: str) -> dict[str, Any]:
         described = {"type": "observation", "entityName": name}
@@ -213,8 +220,12 @@ class KnowledgeGraph:
 
     def _relation(self, relation: Relation, graph: Graph) -> dict[str, Any]:
         text = f"{relation.source} {relation.relation_type} {relation.target}"
-        described = {"type": "relation", "from": relation.source, "to": relation.target,
-                     "relationType": relation.relation_type}  # fmt: skip
+        described = {
+            "type": "relation",
+            "from": relation.source,
+            "to": relation.target,
+            "relationType": relation.relation_type,
+        }
         ends = [relation.source, relation.target]
         anchors = list(dict.fromkeys(_card_of(graph, end).id for end in ends))
         return {**self._line(text, None, described, ends), "anchors": anchors}
@@ -321,8 +332,9 @@ def _place(graph: Graph, record: Record, described: dict[str, Any]) -> None:
         if name in graph.cards:
             graph.observations.setdefault(name, []).append(record)
     elif kind == "relation":
-        relation = Relation(str(described.get("from")), str(described.get("to")),
-                            str(described.get("relationType")))  # fmt: skip
+        relation = Relation(
+            str(described.get("from")), str(described.get("to")), str(described.get("relationType"))
+        )
         if relation.source in graph.cards and relation.target in graph.cards:
             graph.relations.setdefault(relation, record)
 
@@ -347,10 +359,14 @@ def _text(value: str, what: str) -> str:
 
 def _entity(given: Entity) -> Entity:
     observations = tuple(dict.fromkeys(_text(o, "observation") for o in given.observations))
-    return Entity(_text(given.name, "entity name"), _text(given.entity_type, "entity type"),
-                  observations)  # fmt: skip
+    return Entity(
+        _text(given.name, "entity name"), _text(given.entity_type, "entity type"), observations
+    )
 
 
 def _relation(given: Relation) -> Relation:
-    return Relation(_text(given.source, "relation from"), _text(given.target, "relation to"),
-                    _text(given.relation_type, "relation type"))  # fmt: skip
+    return Relation(
+        _text(given.source, "relation from"),
+        _text(given.target, "relation to"),
+        _text(given.relation_type, "relation type"),
+    )

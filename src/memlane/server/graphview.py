@@ -141,8 +141,9 @@ def svg(graph: Graph, href: Mapping[str, str]) -> str:
         )
         if edge.type != "names":
             mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-            parts.append(f'<text class="edge-label" x="{mx:.1f}" y="{my:.1f}">'
-                         f"{escape(edge.type)}</text>")  # fmt: skip
+            parts.append(
+                f'<text class="edge-label" x="{mx:.1f}" y="{my:.1f}">{escape(edge.type)}</text>'
+            )
     for key, node in graph.nodes.items():
         x, y = at[key]
         parts.append(_node(node, x, y, href.get(key, "#"), centre=graph.parents[key] is None))
@@ -154,8 +155,15 @@ def _node(node: Node, x: float, y: float, href: str, centre: bool) -> str:
     fill = ENTITY_COLOUR if node.is_entity else KIND_COLOURS.get(node.kind, OTHER_KIND)
     stroke = "#d62728" if node.contradicted else "#333333"
     classes = ["node", "entity" if node.is_entity else "memory"]
-    classes += [c for c, on in (("ended", not node.live), ("contradicted", node.contradicted),
-                                ("centre", centre)) if on]  # fmt: skip
+    classes += [
+        c
+        for c, on in (
+            ("ended", not node.live),
+            ("contradicted", node.contradicted),
+            ("centre", centre),
+        )
+        if on
+    ]
     shape = (
         f'<rect x="{x - 11:.1f}" y="{y - 11:.1f}" width="22" height="22" rx="4" '
         f'fill="{fill}" stroke="{stroke}" stroke-width="2"/>'

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from memlane.retrieve.recall import Extra, RecallResult
 
 JSON = dict[str, Any]
-# What a passive read says when nothing cleared its gate (reference/002's wording).
+# What a passive read says when nothing cleared its gate.
 NOTHING_FOR_SESSION = "no durable memories retrieved for this session."
 
 
@@ -75,8 +75,12 @@ def recalled(query: str, result: RecallResult) -> JSON:
 
 def _extra(extra: Extra) -> JSON:
     n = extra.neighbour
-    return {**memory(extra.record), "linked_from": n.via, "link": n.link.value,
-            "contested": n.contested}  # fmt: skip
+    return {
+        **memory(extra.record),
+        "linked_from": n.via,
+        "link": n.link.value,
+        "contested": n.contested,
+    }
 
 
 def written(result: WriteResult) -> JSON:
@@ -98,24 +102,31 @@ def written(result: WriteResult) -> JSON:
 
 
 def link(found: Link) -> JSON:
-    return {"id": found.id, "source": found.source, "target": found.target,
-            "type": found.type.value, "reason": found.reason,
-            "created_at": when(found.created_at)}  # fmt: skip
+    return {
+        "id": found.id,
+        "source": found.source,
+        "target": found.target,
+        "type": found.type.value,
+        "reason": found.reason,
+        "created_at": when(found.created_at),
+    }
 
 
 def session_recalled(result: RecallResult, budget: int) -> JSON:
     """A passive recall as the context block a session starts with."""
     lines = [_line(h.record) for h in result.hits]
-    return _session([h.record.id for h in result.hits], lines, result.omitted,
-                    result.tokens_used, budget)  # fmt: skip
+    return _session(
+        [h.record.id for h in result.hits], lines, result.omitted, result.tokens_used, budget
+    )
 
 
 def session_packed(pack: Pack | None, budget: int) -> JSON:
     """The curated pack as the context block a session starts with (None: nothing)."""
     if pack is None:
         return _session([], [], 0, 0, budget)
-    return _session(list(pack.ids), pack.markdown.splitlines(), len(pack.omitted),
-                    pack.tokens, budget)  # fmt: skip
+    return _session(
+        list(pack.ids), pack.markdown.splitlines(), len(pack.omitted), pack.tokens, budget
+    )
 
 
 def _line(record: Record) -> str:

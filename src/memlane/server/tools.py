@@ -1,9 +1,8 @@
 """memlane's own tools. Each parses its arguments, calls one Memory method, renders.
 
-session_start and session_end follow reference/002: session_start is a passive,
-budgeted prefetch (it counts what it shows as surfaced, never as used, and never
-shows injection-risk or untrusted-web memories); session_end writes nothing unless
-given a note.
+session_start is a passive, budgeted prefetch (it counts what it shows as surfaced,
+never as used, and never shows injection-risk or untrusted-web memories); session_end
+writes nothing unless given a note, so a client may pair the two freely.
 """
 
 from __future__ import annotations
@@ -149,8 +148,10 @@ class MemoryTools:
         self.backend = backend
 
     def tools(self) -> list[Tool]:
-        return [Tool.from_function(getattr(self, name), annotations=hints)
-                for name, hints in HINTS.items()]  # fmt: skip
+        return [
+            Tool.from_function(getattr(self, name), annotations=hints)
+            for name, hints in HINTS.items()
+        ]
 
     async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> JSON:
         """`work`'s answer, on the store's thread, with what the grant may not see
@@ -301,8 +302,12 @@ class MemoryTools:
 
         def work(mem: Memory, grant: Grant) -> JSON:
             done = mem.forget(confined(mem, grant, id), reason)
-            return {"id": done.ids[0], "forgotten": True, "scrubbed": list(done.scrubbed),
-                    "removed": list(done.removed)}  # fmt: skip
+            return {
+                "id": done.ids[0],
+                "forgotten": True,
+                "scrubbed": list(done.scrubbed),
+                "removed": list(done.removed),
+            }
 
         return await self._answer(ctx, work)
 
@@ -336,7 +341,7 @@ class MemoryTools:
             where = grant.write_scope(scope)
             if note is None or not note.strip():
                 return {"written": False, "note": "session ended; nothing written"}
-            # reference/002: a fact grounded in nothing, from the agent, secrets redacted.
+            # The agent's own note: a fact grounded in nothing, secrets redacted.
             unverified = {"signal": Signal.NONE, "source_type": SourceType.AGENT_SESSION}
             result = mem.add(note, scope=where, capture_mode="auto", **unverified)
             return {"written": True, **render.written(result)}

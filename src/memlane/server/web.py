@@ -105,10 +105,13 @@ def _node_list(graph: graphview.Graph, start: str, opened: Sequence[str]) -> str
     for key, node in graph.nodes.items():
         expand = _expand_href(start, opened, key)
         page = pages.memory_href(key[2:]) if not node.is_entity else None
-        links = [f'<a href="{escape(h)}">{t}</a>' for h, t in ((page, "page"), (expand, "expand"))
-                 if h]  # fmt: skip
-        items.append(f"<li>{escape(node.label)} <small>({escape(node.kind)})</small> "
-                     f"{' · '.join(links)}</li>")  # fmt: skip
+        links = [
+            f'<a href="{escape(h)}">{t}</a>' for h, t in ((page, "page"), (expand, "expand")) if h
+        ]
+        items.append(
+            f"<li>{escape(node.label)} <small>({escape(node.kind)})</small> "
+            f"{' · '.join(links)}</li>"
+        )
     return f'<ul class="nodes">{"".join(items)}</ul>'
 
 
@@ -161,8 +164,9 @@ class Views:
 
 async def _errors(request: Request, exc: Exception) -> Response:
     status = 404 if isinstance(exc, NotFound) else 400
-    return HTMLResponse(pages.message_page("Not found" if status == 404 else "Bad request",
-                                           str(exc)), status)  # fmt: skip
+    return HTMLResponse(
+        pages.message_page("Not found" if status == 404 else "Bad request", str(exc)), status
+    )
 
 
 class TokenGate:
@@ -192,9 +196,12 @@ class TokenGate:
             response = RedirectResponse(str(target), 303)
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
         else:
-            response = HTMLResponse(pages.message_page(
-                "Token required", "This view needs its token: open it with ?token=..."), 401
-            )  # fmt: skip
+            response = HTMLResponse(
+                pages.message_page(
+                    "Token required", "This view needs its token: open it with ?token=..."
+                ),
+                401,
+            )
         await response(scope, receive, send)
 
 

@@ -72,10 +72,15 @@ def content_security_policy(styles: Sequence[str]) -> str:
         "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
         for s in styles
     )
-    return "; ".join((
-        "default-src 'none'", f"style-src {hashes}", "form-action 'self'", "base-uri 'none'",
-        "frame-ancestors 'none'",
-    ))  # fmt: skip
+    return "; ".join(
+        (
+            "default-src 'none'",
+            f"style-src {hashes}",
+            "form-action 'self'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+        )
+    )
 
 
 def security_headers(styles: Sequence[str]) -> dict[str, str]:

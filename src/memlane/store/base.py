@@ -87,8 +87,9 @@ def has_step(match: str, words: int) -> bool:
 
 # Matches a search ranks before it widens to every match, on every backend: the newest
 # RANK_CAP (see SQLiteStore._rank_floor), for "any" ANY_RANK_CAP shared among the
-# words (see SQLiteStore._windows). At 10^5 memories a 5,000-match "any" step took 29
-# ms a query on SQLite; the memories sharing every word or all but one came before it.
+# words (see SQLiteStore._windows). A cap this large still costs an "any" step tens of
+# milliseconds at 10^5 memories, and the memories sharing every word or all but one
+# come before it anyway.
 RANK_CAP = 5000
 ANY_RANK_CAP = 1000
 

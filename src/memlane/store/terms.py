@@ -1,12 +1,12 @@
 """Keyword terms exactly as the SQLite backend's FTS5 index holds them.
 
-Trigger: the PostgreSQL backend must rank keyword matches as SQLite does (issue 8:
-LoCoMo recall the same on both backends). Why: PostgreSQL's parser and stemmers split
-and stem otherwise: over the 11,946 distinct words of LoCoMo dev and a bench corpus,
-its Snowball `english` stemmer disagreed with FTS5's porter on 369 (9,216 of 247,665
-occurrences), Snowball `porter` still on 9, and its parser makes extra tokens of
-hyphenated words, e-mails and URLs. Outcome: FTS5 itself tokenizes, in an in-memory
-table with the SQLite index's own tokenizer, and `fts5vocab` reads the terms back.
+Trigger: the PostgreSQL backend must rank keyword matches as SQLite does, so that
+recall finds the same on both. Why: PostgreSQL's parser and stemmers split and stem
+otherwise: its Snowball `english` stemmer and FTS5's porter disagree on a few percent
+of the words of real notes, Snowball `porter` on a handful, and its parser makes extra
+tokens of hyphenated words, e-mails and URLs. Outcome: FTS5 itself tokenizes, in an
+in-memory table with the SQLite index's own tokenizer, and `fts5vocab` reads the terms
+back.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def weighted(title: str, body: str, tags: str) -> tuple[dict[str, float], int]:
 
 
 # Query words whose terms are remembered (a store's vocabulary is mostly this few).
-# Trigger: the write policy searches each line's words twice. Why: FTS5 tokenized each
-# search's words in 0.8 ms. Outcome: a word is tokenized once.
+# Trigger: the write policy searches each line's words twice. Why: tokenizing through
+# FTS5 costs most of a millisecond a search. Outcome: a word is tokenized once.
 _WORDS_KEPT = 8192
 _phrases: dict[str, tuple[str, ...]] = {}
 

@@ -20,33 +20,87 @@ GUESS_COLUMNS = (
 
 
 def ritual_params(r: WakeRitual) -> tuple[Any, ...]:
-    return (r.id, r.agent, to_text(r.created_at), r.version, json.dumps(r.sequence), r.wake,
-            r.model, r.entry, r.chunk, r.step, r.last_response,
-            to_text(r.completed_at) if r.completed_at else None)  # fmt: skip
+    return (
+        r.id,
+        r.agent,
+        to_text(r.created_at),
+        r.version,
+        json.dumps(r.sequence),
+        r.wake,
+        r.model,
+        r.entry,
+        r.chunk,
+        r.step,
+        r.last_response,
+        to_text(r.completed_at) if r.completed_at else None,
+    )
 
 
 def ritual_from_row(row: Any) -> WakeRitual:
     sequence = tuple((str(i), str(t)) for i, t in json.loads(row[4]))
     return WakeRitual(
-        row[0], row[1], from_text(row[2]), row[3], sequence, row[5], row[6],
-        row[7], row[8], row[9], row[10], from_text(row[11]) if row[11] else None,
-    )  # fmt: skip
+        row[0],
+        row[1],
+        from_text(row[2]),
+        row[3],
+        sequence,
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        row[10],
+        from_text(row[11]) if row[11] else None,
+    )
 
 
 def guess_params(g: WakeGuess) -> tuple[Any, ...]:
     """A new (unscored) guess row."""
-    return (g.session_id, g.step, g.agent, g.memory_id, g.chunk, g.position, g.title, g.guess,
-            json.dumps(g.phrases), g.source, g.match_kind, g.phrase_index, g.bucket,
-            g.chunk_sha256, to_text(g.created_at), g.wake, g.model, None, None)  # fmt: skip
+    return (
+        g.session_id,
+        g.step,
+        g.agent,
+        g.memory_id,
+        g.chunk,
+        g.position,
+        g.title,
+        g.guess,
+        json.dumps(g.phrases),
+        g.source,
+        g.match_kind,
+        g.phrase_index,
+        g.bucket,
+        g.chunk_sha256,
+        to_text(g.created_at),
+        g.wake,
+        g.model,
+        None,
+        None,
+    )
 
 
 def guess_from_row(row: Any) -> WakeGuess:
     return WakeGuess(
-        row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
-        tuple(json.loads(row[8])), row[9], row[10], row[11], row[12], row[13],
-        from_text(row[14]), row[15], row[16], from_text(row[17]) if row[17] else None,
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        tuple(json.loads(row[8])),
+        row[9],
+        row[10],
+        row[11],
+        row[12],
+        row[13],
+        from_text(row[14]),
+        row[15],
+        row[16],
+        from_text(row[17]) if row[17] else None,
         json.loads(row[18]) if row[18] else {},
-    )  # fmt: skip
+    )
 
 
 def without_title(sequence: str, memory_id: str) -> str:

@@ -208,22 +208,30 @@ class Actions:
         self.app.push_screen(Confirm(question), answered)
 
     def reinforce(self, r: Record) -> None:
-        self.confirmed(f"Reinforce {r.id} ({r.title})?", lambda: self.app.memory.reinforce(r.id),
-                       "reinforced")  # fmt: skip
+        self.confirmed(
+            f"Reinforce {r.id} ({r.title})?", lambda: self.app.memory.reinforce(r.id), "reinforced"
+        )
 
     def reviewed(self, r: Record) -> None:
-        self.confirmed(f"Mark {r.id} ({r.title}) reviewed?",
-                       lambda: self.app.memory.reviewed(r.id), "reviewed")  # fmt: skip
+        self.confirmed(
+            f"Mark {r.id} ({r.title}) reviewed?", lambda: self.app.memory.reviewed(r.id), "reviewed"
+        )
 
     def retire(self, r: Record) -> None:
-        self.confirmed(f"Retire {r.id} ({r.title})? It stays for history.",
-                       lambda: self.app.memory.retire(r.id, "retired in the browser"), "retired")  # fmt: skip
+        self.confirmed(
+            f"Retire {r.id} ({r.title})? It stays for history.",
+            lambda: self.app.memory.retire(r.id, "retired in the browser"),
+            "retired",
+        )
 
     def invalidate(self, r: Record) -> None:
         def reason_given(reason: str | None) -> None:
             if reason:
-                self.confirmed(f"Invalidate {r.id} ({r.title}): {reason}?",
-                               lambda: self.app.memory.invalidate(r.id, reason), "invalidated")  # fmt: skip
+                self.confirmed(
+                    f"Invalidate {r.id} ({r.title}): {reason}?",
+                    lambda: self.app.memory.invalidate(r.id, reason),
+                    "invalidated",
+                )
 
         self.app.push_screen(Ask(f"Why is {r.id} no longer true?"), reason_given)
 
@@ -287,10 +295,12 @@ class Review(Screen[None]):
             card.update("Nothing left to review. Escape goes back.")
             return
         chance = self.due[self.position][1]
-        progress.update(Text(
-            f"Review {self.position + 1} of {len(self.due)}: recall probability {chance:.2f}"
-            "   c confirm  e edit  i invalidate  x retire  n skip"
-        ))  # fmt: skip
+        progress.update(
+            Text(
+                f"Review {self.position + 1} of {len(self.due)}: recall probability {chance:.2f}"
+                "   c confirm  e edit  i invalidate  x retire  n skip"
+            )
+        )
         card.update(self.browser.card(record))
 
     def _next(self, record: Record) -> None:
@@ -552,8 +562,9 @@ class Browser(App[None]):
         if (r := self.current()) is not None:
             rows = view.neighbourhood_rows(self.memory.graph.neighbourhood(r.id))
             title = f"Neighbourhood of {r.id}: {r.title} (enter opens a memory)"
-            self.push_screen(Table(title, ("what", "relation", "id / kind", "title"), rows),
-                             self.select)  # fmt: skip
+            self.push_screen(
+                Table(title, ("what", "relation", "id / kind", "title"), rows), self.select
+            )
 
     def action_reload(self) -> None:
         self.reload()

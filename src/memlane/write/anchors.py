@@ -1,6 +1,6 @@
 """Auto-anchors: which neighbours a memory is anchored to, as a pure plan.
 
-reference/000 "auto-anchor": neighbours whose similarity lies in [low, high] (cosine,
+Neighbours whose similarity lies in [low, high] (cosine,
 or token Jaccard without vectors) become anchor links, at most `max_anchors`, the most
 similar first; an automatic anchor that fell out of the band is pruned. Above `high`
 two memories are near-duplicates (the write policy's business), not neighbours.

@@ -1,4 +1,4 @@
-"""The capture policy on a write's raw fields (DESIGN §4 step 2): secrets redacted or
+"""The capture policy on a write's raw fields: secrets redacted or
 flagged, instruction-shaped text tagged. Pure: fields in, fields and findings out.
 
 - `auto` (the default): secrets in the title, body and tags become `[REDACTED:<kind>]`
@@ -59,8 +59,10 @@ class Captured(msgspec.Struct, frozen=True):
                 "this store is a plain file"
             )
         if self.injection:
-            out.append(f"tagged {INJECTION_TAG}: reads as instructions to a model "
-                       f"({', '.join(self.injection)})")  # fmt: skip
+            out.append(
+                f"tagged {INJECTION_TAG}: reads as instructions to a model "
+                f"({', '.join(self.injection)})"
+            )
         return tuple(out)
 
 

@@ -150,8 +150,10 @@ def _check_header(header: Sequence[str]) -> None:
     _check_repeats([_add_name(name) for name in header])
     unknown = [name for name in header if _add_name(name) not in FIELDS]
     if unknown:
-        raise Invalid(f"unknown column(s) {', '.join(unknown)}: the columns of new memories "
-                      "are add's fields (body, title, tags, kind, category, importance, ...)")  # fmt: skip
+        raise Invalid(
+            f"unknown column(s) {', '.join(unknown)}: the columns of new memories "
+            "are add's fields (body, title, tags, kind, category, importance, ...)"
+        )
     if "content" not in {_add_name(name) for name in header}:
         raise Invalid("no body column: new memories need one (body or content)")
 

@@ -1,8 +1,7 @@
 """Near-duplicates and contradictions among a new memory's neighbours: pure decisions.
 
-DESIGN §4 step 3 (b) and (c); reference/003 "Deduplication" and "Evolving memory";
-reference/002's polarity guard. The caller gathers the neighbours (same scope, kind
-and visibility; live) with their cosine when vectors exist; this module only decides.
+The caller gathers the neighbours (same scope, kind and visibility; live) with their
+cosine when vectors exist; this module only decides.
 
 - A neighbour is a near-duplicate when the texts are alike (string similarity >=
   `string`) or their vectors are (cosine >= `vector`).
@@ -86,8 +85,8 @@ def neutral(text: str) -> str:
 
 def text_similarity(a: str, b: str) -> float:
     """0..1: rapidfuzz's normalized Indel similarity of the lowercased, punctuation-free
-    texts (reference/003 uses difflib's ratio; rapidfuzz gives the same shape faster).
-    Imported here: loading rapidfuzz takes 0.1 s, which no read should pay."""
+    texts (the shape of difflib's ratio, computed faster).
+    Imported here: loading rapidfuzz is slow enough that no read should pay for it."""
     from rapidfuzz import fuzz
     from rapidfuzz.utils import default_process
 
@@ -181,7 +180,7 @@ def _conflicts(neighbours: Sequence[Neighbour], t: Thresholds) -> tuple[tuple[st
     return tuple(sorted(band, key=lambda pair: -pair[1]))
 
 
-# Trust moves (reference/002): restating or supporting a memory raises its trust,
+# Trust moves: restating or supporting a memory raises its trust,
 # contradicting it lowers it (both sides of a contradiction).
 TRUST_CORROBORATED = 0.05
 TRUST_CONTRADICTED = -0.10

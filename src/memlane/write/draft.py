@@ -399,7 +399,7 @@ def inherited_fields(old: Record) -> dict[str, Any]:
 
 
 def default_taint(signal: Signal | None, surface: Taint) -> Taint:
-    """A write's taint when none is given (reference/002): the surface's default, except
+    """A write's taint when none is given: the surface's default, except
     that `--signal none` (the agent's own opinion, grounded in nothing) is at least
     untrusted_tool."""
     if signal is Signal.NONE:

@@ -65,7 +65,8 @@ def fold(text: str) -> str:
 
 
 def dedup_hash(title: str, body: str) -> str:
-    """Hash of the folded title and body as a length-prefixed pair (reference/000).
+    """Hash of the folded title and body as a length-prefixed pair ("a" + "bc" is not
+    "ab" + "c").
 
     Trigger: the title is a prefix of the body (derived from it, or echoed).
     Why: such a title adds nothing, and a regenerated copy often derives a different one.

@@ -1,4 +1,4 @@
-"""Every mode of `update` (reference/000 "Updating entries") as a pure record change."""
+"""Every mode of `update` as a pure record change."""
 
 from __future__ import annotations
 

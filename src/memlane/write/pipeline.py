@@ -20,8 +20,9 @@ _ID_ATTEMPTS = 5
 def dedup_key(record: Record) -> DedupKey | None:
     """The exact-duplicate identity: hash within session, owner, author and category.
 
-    Trigger: a write without a session id. Why: reference/000 scopes the gate to one
-    session, so without one there is nothing to compare against. Outcome: None (bypass).
+    Trigger: a write without a session id. Why: the gate catches a restatement within
+    one session, so without one there is nothing to compare against. Outcome: None
+    (bypass).
     """
     if record.session_id is None:
         return None

@@ -1,6 +1,6 @@
 """When a reminder is due, from what a person types ("in 2 hours", "friday 5pm",
-"2026-12-24 18:00"). dateparser reads the phrase (imported here only: it takes 0.3 s
-to load); times are stored in UTC."""
+"2026-12-24 18:00"). dateparser reads the phrase (imported here only: it is slow to
+load); times are stored in UTC."""
 
 from __future__ import annotations
 

@@ -204,9 +204,9 @@ class ScreenedWriter:
         `unchanged`): inserted with these texts, they are not screened again.
 
         Trigger: add and add-batch. Why: the screen (secret patterns, the injection
-        model) took a third of the time a write held the store's lock. Outcome: it
-        runs before the lock is taken; a memory whose texts differ from what was
-        cleared (or one that would be changed) is screened here as before."""
+        model) is a large share of the time a write would hold the store's lock.
+        Outcome: it runs before the lock is taken; a memory whose texts differ from what
+        was cleared (or one that would be changed) is screened here as well."""
         self._cleared.update(_texts(r) for r in records)
 
     def keep_everything(self) -> None:
@@ -295,10 +295,12 @@ class ScreenedWriter:
     def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
         """Entity names come from memory text: a name holding a secret is not kept."""
         cut = self.screen.cut_from_secret
-        self._inner.set_mentions({
-            memory_id: [m for m in found if not cut(m.name) and not cut(m.alias)]
-            for memory_id, found in mentions.items()
-        })  # fmt: skip
+        self._inner.set_mentions(
+            {
+                memory_id: [m for m in found if not cut(m.name) and not cut(m.alias)]
+                for memory_id, found in mentions.items()
+            }
+        )
 
     def put_ritual(self, ritual: WakeRitual) -> None:
         sequence = tuple((i, self.screen.text(t, "title")) for i, t in ritual.sequence)
@@ -306,11 +308,14 @@ class ScreenedWriter:
         self._inner.put_ritual(replace(ritual, sequence=sequence, last_response=response))
 
     def put_guess(self, guess: WakeGuess) -> None:
-        self._inner.put_guess(replace(
-            guess, title=self.screen.text(guess.title, "title"),
-            guess=self.screen.text(guess.guess, "guess"),
-            phrases=self.screen.texts(guess.phrases, "wake phrase"),
-        ))  # fmt: skip
+        self._inner.put_guess(
+            replace(
+                guess,
+                title=self.screen.text(guess.title, "title"),
+                guess=self.screen.text(guess.guess, "guess"),
+                phrases=self.screen.texts(guess.phrases, "wake phrase"),
+            )
+        )
 
     # ---- no free text: passed through ------------------------------------------------
 

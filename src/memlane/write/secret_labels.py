@@ -81,14 +81,51 @@ _OTHER_KEYS = frozenset(
 )
 # Labels in scripts without spaces between words.
 _CJK: dict[str, tuple[str, ...]] = {
-    PASSWORD: ("密码", "密碼", "口令", "パスワード", "비밀번호", "패스워드", "암호", "كلمة المرور", "رمز عبور",
-               "گذرواژه",
-               "كلمة السر", "पासवर्ड", "รหัสผ่าน", "סיסמה", "סיסמא"),
-    PIN: ("暗証番号", "PIN码", "PIN碼", "PINは", "PINを", "PIN은", "PIN번호", "핀번호", "الرقم السري",
-          "入室コード", "解錠コード", "门禁密码", "門禁密碼"),
-    CREDENTIAL: ("密钥", "秘钥", "令牌", "トークン", "シークレット", "APIキー", "토큰", "API 키",
-                 "مفتاح", "टोकन"),
-}  # fmt: skip
+    PASSWORD: (
+        "密码",
+        "密碼",
+        "口令",
+        "パスワード",
+        "비밀번호",
+        "패스워드",
+        "암호",
+        "كلمة المرور",
+        "رمز عبور",
+        "گذرواژه",
+        "كلمة السر",
+        "पासवर्ड",
+        "รหัสผ่าน",
+        "סיסמה",
+        "סיסמא",
+    ),
+    PIN: (
+        "暗証番号",
+        "PIN码",
+        "PIN碼",
+        "PINは",
+        "PINを",
+        "PIN은",
+        "PIN번호",
+        "핀번호",
+        "الرقم السري",
+        "入室コード",
+        "解錠コード",
+        "门禁密码",
+        "門禁密碼",
+    ),
+    CREDENTIAL: (
+        "密钥",
+        "秘钥",
+        "令牌",
+        "トークン",
+        "シークレット",
+        "APIキー",
+        "토큰",
+        "API 키",
+        "مفتاح",
+        "टोकन",
+    ),
+}
 
 
 class Phrase(NamedTuple):
@@ -138,8 +175,12 @@ def labels(text: str) -> Iterator[Found]:
             i += 1
             continue
         phrase, last = matched
-        yield Found(phrase.family if phrase.family != WEAK else CREDENTIAL,
-                    phrase.family == WEAK, words[last][1], words[i][0])  # fmt: skip
+        yield Found(
+            phrase.family if phrase.family != WEAK else CREDENTIAL,
+            phrase.family == WEAK,
+            words[last][1],
+            words[i][0],
+        )
         i = last + 1
     yield from _cjk(text)
 
@@ -203,19 +244,54 @@ def label_family(text: str) -> str | None:
 # `aws_secret_access_key`); `TOKEN_TTL`, `password_file`, `secretName`, `PASS` do not.
 _KEY_TAILS: frozenset[tuple[str, ...]] = frozenset(
     {
-        ("password",), ("passwd",), ("pwd",), ("passphrase",), ("secret",), ("token",),
-        ("apikey",), ("credential",), ("credentials",), ("pin",), ("psk",),
-        ("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
-        ("signing", "key"), ("encryption", "key"), ("master", "key"), ("auth", "key"),
-        ("account", "key"), ("app", "key"), ("license", "key"), ("client", "secret"),
-        ("secret", "key", "base"), ("shared", "key"), ("hmac", "key"), ("totp", "seed"),
-        ("access", "token"), ("sig",), ("private", "key", "id"), ("requirepass",),
-        ("masterauth",), ("subscription", "key"), ("storepass",), ("keypass",), ("srcstorepass",),
-        ("deststorepass",), ("srckeypass",), ("destkeypass",), ("sessionid",),
-        ("application", "key"), ("application", "secret"), ("appid",), ("routing", "key"),
-        ("setup", "key"), ("integration", "key"),
+        ("password",),
+        ("passwd",),
+        ("pwd",),
+        ("passphrase",),
+        ("secret",),
+        ("token",),
+        ("apikey",),
+        ("credential",),
+        ("credentials",),
+        ("pin",),
+        ("psk",),
+        ("api", "key"),
+        ("access", "key"),
+        ("secret", "key"),
+        ("private", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("auth", "key"),
+        ("account", "key"),
+        ("app", "key"),
+        ("license", "key"),
+        ("client", "secret"),
+        ("secret", "key", "base"),
+        ("shared", "key"),
+        ("hmac", "key"),
+        ("totp", "seed"),
+        ("access", "token"),
+        ("sig",),
+        ("private", "key", "id"),
+        ("requirepass",),
+        ("masterauth",),
+        ("subscription", "key"),
+        ("storepass",),
+        ("keypass",),
+        ("srcstorepass",),
+        ("deststorepass",),
+        ("srckeypass",),
+        ("destkeypass",),
+        ("sessionid",),
+        ("application", "key"),
+        ("application", "secret"),
+        ("appid",),
+        ("routing", "key"),
+        ("setup", "key"),
+        ("integration", "key"),
     }
-)  # fmt: skip
+)
 # `PGPASSWORD`, `authtoken`, `clientsecret`: a secret word glued to a prefix.
 _GLUED_TAILS = ("password", "passwd", "secret", "token", "apikey")
 

@@ -661,7 +661,7 @@ _COMMAND_FLAGS = re.compile(
     r"""|\bnet[ \t]+use\b[^\n|;]*?/user:\S+[ \t]+(?P<netuse>[^\s/]\S*)"""
     r"""|(?<![\w/])/(?:p|pass|password|pwd):(?P<winflag>\S+)"""
     r"""|(?<![\w-])(?:-u|--user)[ \t]+["']?[\w.@+-]+:(?P<curl>[^\s"']+)"""
-)  # fmt: skip
+)
 # What every _COMMAND_FLAGS pattern holds: scanned first, as it is rarely there.
 _COMMANDS = re.compile(
     r"mysql|mariadb|sshpass|mongo|login|redis-cli|ldap|pass:|htpasswd|smbclient|-u[ \t]|--user"

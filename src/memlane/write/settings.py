@@ -1,8 +1,8 @@
 """The write policy's settings: size limits and similarity thresholds.
 
 Kept apart from the policy itself (draft, dedup) so that opening a store, which
-applies the settings, does not load the policy: a read never runs it (issue 3's
-cold `memlane recall`).
+applies the settings, does not load the policy: a read never runs it, and a cold
+`memlane recall` must start fast.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Limits(msgspec.Struct, frozen=True):
 
 
 class Thresholds(msgspec.Struct, frozen=True):
-    """The write policy's similarity cut-offs (settings; reference/003's defaults)."""
+    """The write policy's similarity cut-offs (settings)."""
 
     string: float = 0.85  # rapidfuzz ratio of the normalized texts: near-duplicate
     vector: float = 0.92  # cosine: near-duplicate, and the conflict band's upper edge

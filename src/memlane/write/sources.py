@@ -1,4 +1,4 @@
-"""Code-aware sources (issue 4 §6): a memory about a file remembers the file's content
+"""Code-aware sources: a memory about a file remembers the file's content
 hash, so a read can say when the file changed or vanished since.
 
 Every ref is stored as given. For a `file:<path>[#fragment]` ref the memory also keeps

@@ -55,23 +55,31 @@ def stats(
         params,
     ).fetchone()
     links = conn.execute(
-        "SELECT COUNT(*) FROM link l" if everyone else
-        "SELECT COUNT(*) FROM link l JOIN memory s ON s.id = l.source "
+        "SELECT COUNT(*) FROM link l"
+        if everyone
+        else "SELECT COUNT(*) FROM link l JOIN memory s ON s.id = l.source "
         f"JOIN memory t ON t.id = l.target WHERE {_seen(d, 's', False)} AND {_seen(d, 't', False)}",
         params,
-    ).fetchone()  # fmt: skip
+    ).fetchone()
     kinds = _live_by(d, conn, "kind", seen, params)
     by_class: dict[str, int] = {}
     for kind, count in kinds.items():
         name = class_of(Kind(kind)).value
         by_class[name] = by_class.get(name, 0) + count
     return Stats(
-        total=int(one[0]), live=int(one[1]), superseded=int(one[2]), invalidated=int(one[3]),
-        versions=int(versions[0]), links=int(links[0]), by_kind=kinds,
+        total=int(one[0]),
+        live=int(one[1]),
+        superseded=int(one[2]),
+        invalidated=int(one[3]),
+        versions=int(versions[0]),
+        links=int(links[0]),
+        by_kind=kinds,
         by_category=_live_by(d, conn, "category", seen, params),
-        by_scope=_live_by(d, conn, "scope", seen, params), by_class=by_class,
-        schema_version=schema_version, path=location,
-    )  # fmt: skip
+        by_scope=_live_by(d, conn, "scope", seen, params),
+        by_class=by_class,
+        schema_version=schema_version,
+        path=location,
+    )
 
 
 def _live_by(

@@ -128,8 +128,10 @@ def filter_clauses(d: Dialect, f: Filters, params: Params) -> list[str]:
     if f.session_id is not None:  # written in the session, or restated in it
         params["session_id"] = f.session_id
         sid = d.param("session_id")
-        out.append(f"(e.session_id = {sid} OR EXISTS (SELECT 1 FROM sighting s "
-                   f"WHERE s.memory_id = e.id AND s.session_id = {sid}))")  # fmt: skip
+        out.append(
+            f"(e.session_id = {sid} OR EXISTS (SELECT 1 FROM sighting s "
+            f"WHERE s.memory_id = e.id AND s.session_id = {sid}))"
+        )
     return out
 
 

@@ -26,11 +26,17 @@ TABLES: dict[str, tuple[str, str]] = {
 }
 KINDS = tuple(TABLES)  # also the order an import applies them in
 _KEYS = {  # what identifies a row, to tell "already here" from "different"
-    "registry": ("registry", "key"), "session": ("id",), "memory": ("id",),
-    "version": ("memory_id", "number"), "link": ("source", "target", "type"),
-    "entity": ("id",), "alias": ("alias", "entity_id"), "mention": ("memory_id", "entity_id"),
-    "sighting": ("memory_id", "session_id"), "reminder": ("id",),
-}  # fmt: skip
+    "registry": ("registry", "key"),
+    "session": ("id",),
+    "memory": ("id",),
+    "version": ("memory_id", "number"),
+    "link": ("source", "target", "type"),
+    "entity": ("id",),
+    "alias": ("alias", "entity_id"),
+    "mention": ("memory_id", "entity_id"),
+    "sighting": ("memory_id", "session_id"),
+    "reminder": ("id",),
+}
 # A memory's own `kind` column travels as `memory_kind`: `kind` names the record.
 _OUTER = {("memory", "kind"): "memory_kind", ("version", "kind"): "memory_kind"}
 _INNER = {(kind, outer): column for (kind, column), outer in _OUTER.items()}
@@ -63,9 +69,14 @@ def export_entities(s: Selection) -> str:
     """The entities a selection carries: those the carried memories name; with no
     scope, also those no memory names (made by hand or by the MCP memory-server tools),
     never one only a memory left behind names."""
-    unnamed = "" if s.scope is not None else (
-        " UNION SELECT id FROM entity WHERE NOT EXISTS "
-        "(SELECT 1 FROM mention WHERE entity_id = entity.id)")  # fmt: skip
+    unnamed = (
+        ""
+        if s.scope is not None
+        else (
+            " UNION SELECT id FROM entity WHERE NOT EXISTS "
+            "(SELECT 1 FROM mention WHERE entity_id = entity.id)"
+        )
+    )
     return f"SELECT entity_id FROM mention WHERE memory_id IN {_IDS}{unnamed}"
 
 

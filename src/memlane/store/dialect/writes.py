@@ -41,16 +41,21 @@ class SharedWrites:
         self._conn.execute(
             "INSERT INTO reminder(id, text, due_at, created_at, agent, project, dismissed_at) "
             f"VALUES ({self._marks(6)}, NULL)",
-            (reminder.id, reminder.text, to_text(reminder.due_at), to_text(reminder.created_at),
-             reminder.agent, reminder.project),
-        )  # fmt: skip
+            (
+                reminder.id,
+                reminder.text,
+                to_text(reminder.due_at),
+                to_text(reminder.created_at),
+                reminder.agent,
+                reminder.project,
+            ),
+        )
 
     def put_session(self, session: Session) -> None:
         self._conn.execute(
             f"INSERT INTO session(id, type, project, agent, started_at) VALUES ({self._marks(5)})",
-            (session.id, session.type, session.project, session.agent,
-             to_text(session.started_at)),
-        )  # fmt: skip
+            (session.id, session.type, session.project, session.agent, to_text(session.started_at)),
+        )
 
     def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
         self._conn.execute(
@@ -105,9 +110,13 @@ class SharedWrites:
         self._conn.execute(
             f"INSERT INTO registry(registry, key, data, created_at) VALUES ({self._marks(4)}) "
             "ON CONFLICT (registry, key) DO UPDATE SET data = EXCLUDED.data",
-            (entry.registry, entry.key, json.dumps(entry.data, ensure_ascii=False),
-             to_text(entry.created_at or utcnow())),
-        )  # fmt: skip
+            (
+                entry.registry,
+                entry.key,
+                json.dumps(entry.data, ensure_ascii=False),
+                to_text(entry.created_at or utcnow()),
+            ),
+        )
 
     def swap_meta(self, key: str, expected: str | None, value: str) -> bool:
         """Trigger: two transactions read the same value and both write theirs. Why:
@@ -139,9 +148,14 @@ class SharedWrites:
         self, guess: WakeGuess, scores: dict[str, float | int | None], vector: bytes
     ) -> None:
         wake.score_guess(
-            self.dialect, self._conn, guess.session_id, guess.step, scores, vector,
+            self.dialect,
+            self._conn,
+            guess.session_id,
+            guess.step,
+            scores,
+            vector,
             to_text(utcnow()),
-        )  # fmt: skip
+        )
 
     def put_phrase_vector(self, key: str, vector: bytes) -> None:
         wake.put_phrase_vector(self.dialect, self._conn, key, vector)

@@ -85,9 +85,9 @@ def load_many(
 ) -> list[str | Invalid]:
     """`load` for many records of one kind: those whose key is new go in together.
 
-    Trigger: `import`, the way a store moves to a server. Why: a record at a time was
-    four round trips (look up, savepoint, insert, release): importing 10^4 memories
-    with their 55,000 mentions took 60 s here, SQLite 9 s. Outcome: per chunk, one
+    Trigger: `import`, the way a store moves to a server. Why: a record at a time is
+    four round trips (look up, savepoint, insert, release), which makes an import of
+    thousands of memories and their mentions take minutes. Outcome: per chunk, one
     look-up of the stored keys and one savepoint around the new records' INSERTs (a
     pipeline); a chunk the store refuses (say a link to a memory not there) is loaded
     a record at a time to say which.
@@ -109,8 +109,9 @@ def load_many(
             out.extend(_one_by_one(conn, kind, chunk, allow_tombstones))
             continue
         for row, key in zip(chunk, keys, strict=True):
-            out.extend(_one_by_one(conn, kind, [row], allow_tombstones) if key in stored
-                       else ["added"])  # fmt: skip
+            out.extend(
+                _one_by_one(conn, kind, [row], allow_tombstones) if key in stored else ["added"]
+            )
     return out
 
 

@@ -200,7 +200,7 @@ def m002_stemming_like_sqlite(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
     """Index as the SQLite backend's FTS5 (porter, remove_diacritics) does.
 
     Trigger: the `english` configuration drops stopwords and keeps accents. Why: a
-    question of only common words ("what is it") found nothing, and "cafe" missed
+    question of only common words ("what is it") would find nothing, and "cafe" miss
     "café"; keyword queries drop stopwords themselves (words.STOPWORDS) unless nothing
     else is left. Outcome: an English snowball stemmer without a stopword list, after
     a fold of Latin diacritics (the bundled server has no unaccent extension).
@@ -253,8 +253,11 @@ def _statistics_trigger(
     that writers take before their first row anyway (a term's row is never locked in
     two orders); `early` may return first. `replace`: only its function, replaced."""
     deltas = (_TERM_DELTAS if table == "fts_term" else _KEY_DELTAS)[operation]
-    tables = {"INSERT": "NEW TABLE AS added", "DELETE": "OLD TABLE AS removed",
-              "UPDATE": "OLD TABLE AS removed NEW TABLE AS added"}[operation]  # fmt: skip
+    tables = {
+        "INSERT": "NEW TABLE AS added",
+        "DELETE": "OLD TABLE AS removed",
+        "UPDATE": "OLD TABLE AS removed NEW TABLE AS added",
+    }[operation]
     create = "CREATE OR REPLACE FUNCTION" if replace else "CREATE FUNCTION"
     function = f"""{create} {name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
@@ -290,8 +293,8 @@ def m003_term_statistics(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
     Trigger: every keyword search weighs its words by their document frequency, and
     the write policy searches twice per line it writes. Why: counting the memories
     that match each word (`count(*) ... @@ word`) reads every one of them, so a search
-    cost grew with the store: add-batch fell from 130 to 50 lines a second by 18,000
-    memories. Outcome: statement triggers on `memory` add each statement's change to
+    would cost more as the store grows, and add-batch slow down with it. Outcome:
+    statement triggers on `memory` add each statement's change to
     `fts_term` (word -> memories) and `fts_count` (memories), under the store-wide
     modification lock that writers take before their first row anyway (a word's row
     is never locked in two orders); a search reads one row per word. A word whose
@@ -309,8 +312,8 @@ def m003_term_statistics(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
             cur.execute(statement)
     # Trigger: GIN's fast update, on by default, queues new entries in a pending list
     # that every search reads whole until a vacuum merges it. Why: while memories are
-    # written in a stream, the list grows between vacuums: the write policy's search
-    # took 11 ms at 33,000 memories, 1.3 ms right after a VACUUM. Outcome: entries go
+    # written in a stream, the list grows between vacuums, and the write policy's
+    # search slows several times over until the next VACUUM. Outcome: entries go
     # straight into the index (a write pays a little more, a search never pays for it).
     for index in ("memory_fts", "version_fts"):
         cur.execute(f"ALTER INDEX {index} SET (fastupdate = off)")
@@ -443,10 +446,9 @@ def m005_no_statistics_for_rows_without_terms(cur: psycopg.Cursor[tuple[Any, ...
     Trigger: a memory is inserted without its terms (the writer fills them before
     commit), and migration 4's statement trigger still took the store-wide lock and
     updated term_total by zero. Why: each of those updates leaves a dead version of
-    term_total's one row that later updates in the transaction walk past: importing
-    10^4 memories spent a median 1.4 ms on each memory's INSERT, growing with the
-    batch. Outcome: the trigger returns at once when no row of the statement has
-    terms.
+    term_total's one row that later updates in the transaction walk past, so each
+    memory's INSERT in an import costs more the larger the batch. Outcome: the trigger
+    returns at once when no row of the statement has terms.
     """
     for operation in ("INSERT", "DELETE"):
         for statement in _terms_trigger(operation, skip_empty=True):

@@ -168,8 +168,8 @@ def matching(alias: str, found: Sequence[Word], match: str, vocabulary: bool = F
 
     A row with all words but one holds at least one of any two: "most" asks for one of
     the first two words (the rarest, as the store orders them) for the index to find
-    the few rows to count words in. At 10^4 memories, counting every row's words took
-    22 ms a search; the write policy searches so for each line it adds.
+    the few rows to count words in: counting every row's words would cost a search
+    more as the store grows, and the write policy searches so for each line it adds.
     """
     if not has_step(match, len(found)):
         return None

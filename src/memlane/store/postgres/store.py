@@ -75,16 +75,16 @@ _CURRENT_VECTOR = (
 # own one row, their entry vector: a quarter more leaves room for some chunks), the
 # factor the fetch widens by when fewer memories came back, and the HNSW search
 # widths. ef_search must cover the rows asked for (an HNSW scan returns at most that
-# many) and costs in proportion: at 10^4 memories, 4 rows a memory first made the
-# vector lane 28 ms of a 60 ms hybrid recall; pgvector caps it at 1000, 40 is its default.
+# many) and costs in proportion, so the first fetch asks for few rows a memory and
+# widens only when they fall short; pgvector caps it at 1000, 40 is its default.
 FIRST_ROWS_PER_MEMORY = 1.25
 ROWS_PER_MEMORY = 4
 MIN_EF_SEARCH, MAX_EF_SEARCH = 40, 1000
 # Vector rows up to which `nearest` scans them all instead of asking the HNSW index,
 # as SQLite's index is exact while small. Why: both backends then agree on a small
-# store, where HNSW's approximation bought nothing: on LoCoMo dev (conversations of a
-# few hundred turns) it left one of the exact top 10 out in 42 of 786 questions. An
-# exact scan cost 4-5 ms at 5,000 rows here (pgserver's PostgreSQL 16).
+# store, where HNSW's approximation buys nothing: on LoCoMo's conversations of a few
+# hundred turns it leaves one of the exact top 10 out in about one question in twenty,
+# and an exact scan of this many rows takes only milliseconds.
 EXACT_ROWS = 5_000
 
 
@@ -139,8 +139,9 @@ def _configure(conn: Conn) -> None:
 
 
 def _session(row: Any) -> Session:
-    return Session(row[0], from_text(row[1]), row[2], row[3], row[4],
-                   from_text(row[5]) if row[5] else None)  # fmt: skip
+    return Session(
+        row[0], from_text(row[1]), row[2], row[3], row[4], from_text(row[5]) if row[5] else None
+    )
 
 
 class PostgresStore:
@@ -154,9 +155,14 @@ class PostgresStore:
             with psycopg.connect(url, autocommit=True) as conn:
                 self.schema_version = schema.migrate(conn, self.location)
             self.pool: ConnectionPool[Conn] = ConnectionPool(
-                url, min_size=POOL_MIN, max_size=POOL_MAX, timeout=POOL_TIMEOUT_S,
-                configure=_configure, open=True, name="memlane",
-            )  # fmt: skip
+                url,
+                min_size=POOL_MIN,
+                max_size=POOL_MAX,
+                timeout=POOL_TIMEOUT_S,
+                configure=_configure,
+                open=True,
+                name="memlane",
+            )
         except psycopg.Error as exc:
             raise Unavailable(f"cannot open {self.location}: {exc}") from None
         self._local = threading.local()
@@ -380,7 +386,7 @@ class PostgresStore:
             return None
         # Trigger: the transaction plans generically since the words' statistics. Why: a
         # generic plan reads every match of a common word from the heap to find its
-        # newest few (an index scan from the newest row stops early): 88 ms at 10^5.
+        # newest few (an index scan from the newest row stops early), slow at 10^5.
         # Outcome: these statements go with their values in the text, planned for them.
         literal = psycopg.ClientCursor(conn)
         if match != "any" or max(counts) <= cap:
@@ -454,9 +460,9 @@ class PostgresStore:
         first (`writing`), and the switch to generic plans.
 
         Trigger: the search statement repeats with other words (psycopg prepares it
-        by its fifth run). Why: PostgreSQL kept planning it afresh for each query's
-        words, and planning cost more than running: the write policy's search took 2.9
-        ms to plan, 0.8 ms to run, at 1,000 memories. Outcome: the prepared statement's
+        by its fifth run). Why: PostgreSQL would plan it afresh for each query's words,
+        and planning costs more than running: several times as much for the write
+        policy's search on a small store. Outcome: the prepared statement's
         one generic plan (the GIN index, whatever the words), for the rest of the
         transaction: a write transaction sets the mode it had back after the search
         (a nearest-vector search must not get a generic plan: not knowing its LIMIT,
@@ -638,8 +644,9 @@ class PostgresStore:
         pending: bool | None = None,
     ) -> list[WakeGuess]:
         with self._conn() as conn:
-            return wake_sql.guesses(conn, agent, wake=wake, memory_id=memory_id,
-                                    session_id=session_id, pending=pending)  # fmt: skip
+            return wake_sql.guesses(
+                conn, agent, wake=wake, memory_id=memory_id, session_id=session_id, pending=pending
+            )
 
     def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
         with self._conn() as conn:
@@ -678,10 +685,17 @@ class PostgresStore:
                 (agent,),
             ).fetchall()
         return [
-            Reminder(r[0], r[1], from_text(r[2]), from_text(r[3]), r[4], r[5],
-                     from_text(r[6]) if r[6] else None)
+            Reminder(
+                r[0],
+                r[1],
+                from_text(r[2]),
+                from_text(r[3]),
+                r[4],
+                r[5],
+                from_text(r[6]) if r[6] else None,
+            )
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         with self._conn() as conn:
@@ -767,8 +781,9 @@ class PostgresStore:
         if ids is not None:
             query += " AND m.id = ANY(%(ids)s::text[])"
         with self._conn() as conn, conn.cursor(name="vectors", binary=True) as cursor:
-            cursor.execute(query + " ORDER BY m.seq, v.chunk", {"profile": profile,
-                                                                "ids": list(ids or ())})  # fmt: skip
+            cursor.execute(
+                query + " ORDER BY m.seq, v.chunk", {"profile": profile, "ids": list(ids or ())}
+            )
             for memory_id, chunk, vector in cursor:
                 yield str(memory_id), int(chunk), vector.to_numpy().tobytes()
 
@@ -821,9 +836,14 @@ class PostgresStore:
                 "%(now)s::text) < %(faded)s) "
                 f"FROM memory e WHERE e.{_LIVE.replace(' AND ', ' AND e.')} "
                 "AND (e.visibility = 'public' OR e.owner = %(viewer)s::text)",
-                {"viewer": viewer, "profile": profile, "now": to_text(now),
-                 "high": STALE_HIGH_IMPORTANCE, "faded": STALE_FADED_BELOW},
-            ).fetchone()  # fmt: skip
+                {
+                    "viewer": viewer,
+                    "profile": profile,
+                    "now": to_text(now),
+                    "high": STALE_HIGH_IMPORTANCE,
+                    "faded": STALE_FADED_BELOW,
+                },
+            ).fetchone()
         assert row is not None
         return Vitals(row[0], row[1], row[2], row[3])
 
@@ -838,8 +858,9 @@ class PostgresStore:
 
     def stats(self, viewer: str | None, *, everyone: bool = False) -> Stats:
         with self._conn() as conn:
-            return counts.stats(sql.POSTGRES, conn, viewer, everyone, self.schema_version,
-                                self.location)  # fmt: skip
+            return counts.stats(
+                sql.POSTGRES, conn, viewer, everyone, self.schema_version, self.location
+            )
 
 
 def _parse_time(text: str) -> datetime:

@@ -178,8 +178,12 @@ class PostgresWriter(SharedWrites):
 
     def delete(self, memory_id: str) -> None:
         self.serialize()
-        named = [r[0] for r in self._conn.execute(
-            "SELECT entity_id FROM mention WHERE memory_id = %s", (memory_id,))]  # fmt: skip
+        named = [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT entity_id FROM mention WHERE memory_id = %s", (memory_id,)
+            )
+        ]
         for statement in (
             "DELETE FROM memory_version WHERE memory_id = %(id)s",
             "DELETE FROM link WHERE source = %(id)s OR target = %(id)s",
@@ -207,9 +211,15 @@ class PostgresWriter(SharedWrites):
             "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source, target, type) "
             "DO UPDATE SET score = EXCLUDED.score, reason = EXCLUDED.reason, "
             "created_at = EXCLUDED.created_at",
-            (link.source, link.target, link.type.value, link.score, link.reason,
-             to_text(link.created_at or utcnow())),
-        )  # fmt: skip
+            (
+                link.source,
+                link.target,
+                link.type.value,
+                link.score,
+                link.reason,
+                to_text(link.created_at or utcnow()),
+            ),
+        )
 
     def put_vectors(
         self,
@@ -228,15 +238,25 @@ class PostgresWriter(SharedWrites):
             cur.executemany(
                 "INSERT INTO embedding(memory_id, profile, chunk, dim, vector, content_hash, "
                 "created_at) VALUES (%s, %s, %s, %s, %b, %s, %s)",
-                [(memory_id, profile, chunk, dim, np.frombuffer(blob, dtype=np.float32),
-                  content_hash, at) for chunk, blob in vectors],
-            )  # fmt: skip
+                [
+                    (
+                        memory_id,
+                        profile,
+                        chunk,
+                        dim,
+                        np.frombuffer(blob, dtype=np.float32),
+                        content_hash,
+                        at,
+                    )
+                    for chunk, blob in vectors
+                ],
+            )
 
     def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
         # Trigger: two recalls counting the same memories in different rank orders,
         # or a recall counting A and B while a link B -> A reads them for change.
-        # Why: row locks taken in those orders deadlocked (eight concurrent writers),
-        # and PostgreSQL then failed one side. Outcome: the store-wide modification
+        # Why: row locks taken in those orders deadlock under concurrent writers, and
+        # PostgreSQL then fails one side. Outcome: the store-wide modification
         # lock first (as a recall's counters wait for the write lock on SQLite), then
         # one statement that locks the rows in id order, once per id.
         self.serialize()

@@ -32,34 +32,44 @@ def fault(exc: BaseException, location: str) -> MemlaneError | None:
     """The memlane error a driver failure on `location` is, or None when it is not a
     fault of the file (the caller then re-raises the original)."""
     if isinstance(exc, UnicodeDecodeError) or str(exc).startswith(_UNDECODABLE):
-        return StoreDamaged(f"{location} holds a text that is not UTF-8: the file is damaged; "
-                            f"{_DAMAGED_FIX}")  # fmt: skip
+        return StoreDamaged(
+            f"{location} holds a text that is not UTF-8: the file is damaged; {_DAMAGED_FIX}"
+        )
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:
         return None
     primary, detail = code & 0xFF, str(exc)
     if primary == _NOTADB:
-        return StoreDamaged(f"{location} is not a database, or its header is damaged; "
-                            f"{_DAMAGED_FIX}")  # fmt: skip
+        return StoreDamaged(
+            f"{location} is not a database, or its header is damaged; {_DAMAGED_FIX}"
+        )
     if primary == _CORRUPT:
         return StoreDamaged(f"{location} is damaged ({detail}); {_DAMAGED_FIX}")
     if primary == _FULL or "file too large" in detail.lower():
-        return Unavailable(f"cannot write {location}: the disk is full or the file size limit "
-                           "was reached; nothing was written. Free space and retry")  # fmt: skip
+        return Unavailable(
+            f"cannot write {location}: the disk is full or the file size limit "
+            "was reached; nothing was written. Free space and retry"
+        )
     if primary == _READONLY:
         return read_only(location)
     if primary == _CANTOPEN:
-        return Unavailable(f"cannot open {location} ({detail}): check that the file and its "
-                           "directory exist and may be read (and written, to write)")  # fmt: skip
+        return Unavailable(
+            f"cannot open {location} ({detail}): check that the file and its "
+            "directory exist and may be read (and written, to write)"
+        )
     if primary == _IOERR:
-        return Unavailable(f"disk I/O error on {location} ({detail}): check the disk and its "
-                           "free space, then run `memlane doctor`")  # fmt: skip
+        return Unavailable(
+            f"disk I/O error on {location} ({detail}): check the disk and its "
+            "free space, then run `memlane doctor`"
+        )
     return None
 
 
 def read_only(location: str) -> Unavailable:
-    return Unavailable(f"{location} is read-only: nothing was written. Writing needs write "
-                       "permission on the file and its directory")  # fmt: skip
+    return Unavailable(
+        f"{location} is read-only: nothing was written. Writing needs write "
+        "permission on the file and its directory"
+    )
 
 
 def _raise_fault(exc: BaseException, location: str) -> None:
@@ -188,8 +198,9 @@ def _undecodable(conn: sqlite3.Connection) -> list[str]:
                 for text in texts:
                     bytes(text or b"").decode("utf-8")
             except UnicodeDecodeError:
-                out.append(f"{table} {bytes(key_bytes).decode('utf-8', 'replace')}: a text "
-                           "is not UTF-8")  # fmt: skip
+                out.append(
+                    f"{table} {bytes(key_bytes).decode('utf-8', 'replace')}: a text is not UTF-8"
+                )
     return out
 
 

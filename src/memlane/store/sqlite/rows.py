@@ -14,8 +14,8 @@ from typing import Any
 from memlane.model import ENUM_FIELDS, VERSIONED_FIELDS, Record, Version
 from memlane.timeutil import from_text, to_text
 
-# Each field's annotation as written (model.py defers them): evaluating all 53 with
-# typing.get_type_hints cost a cold process 3 ms.
+# Each field's annotation as written (model.py defers them): evaluating them all with
+# typing.get_type_hints would cost every cold process.
 _HINTS = {name: str(hint) for name, hint in Record.__annotations__.items()}
 # Every Record field is a column except the anchors, which live in the link table, and
 # the source state, which a read works out.
@@ -113,8 +113,8 @@ if (*COLUMNS[:_ANCHORS_AT], "anchors", *COLUMNS[_ANCHORS_AT:], "source_state") !
 def row_reader(keys: tuple[str, ...]) -> RowReader:
     """Records from rows with these column names: each column's position and converter
     found once per query shape, not per value, and the Record built by position (recall
-    reads a hundred rows a query; by name and value by value they cost 86 us each,
-    by name with converters found once 37 us, by position 29 us)."""
+    reads a hundred rows a query; by name, value by value, each would cost about three
+    times as much)."""
     where = {name: i for i, name in enumerate(keys)}
     pick = operator.itemgetter(*(where[name] for name in COLUMNS))
     converted = tuple(

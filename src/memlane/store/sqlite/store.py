@@ -75,7 +75,7 @@ _COUNTERS = {
 # Bytes of the file read through a memory map. Trigger: a new process (a cold `memlane
 # recall`, a hook) starts with an empty page cache. Why: each page it reads was a
 # read() into SQLite's cache; mapped, it is read in place from the OS cache. Outcome:
-# 30 alternating cold `memlane recall` runs at 10^5 memories: 463 -> 431 ms (median).
+# a cold `memlane recall` starts faster (`memlane bench` times it).
 MMAP_BYTES = 1 << 30
 # A writer waits this long for its turn (see turns.py), and then for a writer outside
 # memlane's turns, before giving up; writers holding the lock for milliseconds each,
@@ -175,8 +175,12 @@ class SQLiteWriter(SharedWrites):
         self._conn.execute(_VERSION_SQL, version_params(version))
 
     def delete(self, memory_id: str) -> None:
-        named = [r[0] for r in self._conn.execute(
-            "SELECT entity_id FROM mention WHERE memory_id = ?", (memory_id,))]  # fmt: skip
+        named = [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT entity_id FROM mention WHERE memory_id = ?", (memory_id,)
+            )
+        ]
         self._conn.execute("DELETE FROM memory_version WHERE memory_id = ?", (memory_id,))
         self._conn.execute(
             "DELETE FROM link WHERE source = ? OR target = ?", (memory_id, memory_id)
@@ -289,12 +293,13 @@ _SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
 
 
 def _session(row: Any) -> Session:
-    return Session(row[0], from_text(row[1]), row[2], row[3], row[4],
-                   from_text(row[5]) if row[5] else None)  # fmt: skip
+    return Session(
+        row[0], from_text(row[1]), row[2], row[3], row[4], from_text(row[5]) if row[5] else None
+    )
 
 
 # `health`'s stale high-resonance memories: written as important (raw importance 7 or
-# more, reference/000's core tier starts at 8) and faded since below the review floor.
+# more, just under the wake cascade's core tier) and faded since below the review floor.
 STALE_HIGH_IMPORTANCE = 7
 STALE_FADED_BELOW = 5.0
 
@@ -372,9 +377,13 @@ def _connect(location: str, read_only: bool, lent: bool) -> GuardedConnection:
             target += "&immutable=1"
     try:
         conn = sqlite3.connect(
-            target, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-            check_same_thread=not lent, uri=uri, factory=GuardedConnection,
-        )  # fmt: skip
+            target,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=not lent,
+            uri=uri,
+            factory=GuardedConnection,
+        )
     except sqlite3.Error as exc:
         raise Unavailable(f"cannot open {location}: {exc}") from None
     conn.location = location
@@ -385,9 +394,14 @@ class SQLiteStore:
     """A memlane store in one SQLite file."""
 
     def __init__(
-        self, path: str | Path, synchronous: str = "full", *, lent: bool = False,
-        read_only: bool = False, _draft: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        path: str | Path,
+        synchronous: str = "full",
+        *,
+        lent: bool = False,
+        read_only: bool = False,
+        _draft: bool = False,
+    ) -> None:
         """`lent`: a side reader's connection, which threads use in turn (see
         side_reader). `read_only`: open the file for reading only; a file this process
         may not write is opened so anyway. `_draft`: the temporary file `_create` builds."""
@@ -513,10 +527,10 @@ class SQLiteStore:
         # PRAGMA optimize analyzes only what this connection's queries showed to be stale;
         # it is a courtesy, so it never waits for another process's write lock, and only a
         # connection that wrote runs it: a read never writes the file (nor a damaged one
-        # further). A side
-        # reader leaves it to its store's own connection: ANALYZE writes, and a table with
-        # no rows (a store without links) never gets statistics, so it was analyzed again
-        # on every close, a commit of 3.5 ms in each cold `memlane recall`.
+        # further). A side reader leaves it to its store's own connection: ANALYZE
+        # writes, and a table with no rows (a store without links) never gets
+        # statistics, so it would be analyzed again on every close, a commit in each
+        # cold `memlane recall`.
         if self._wrote and not self._reader_only:
             with contextlib.suppress(sqlite3.Error, MemlaneError):
                 self.conn.execute("PRAGMA busy_timeout = 50")
@@ -687,8 +701,9 @@ class SQLiteStore:
         """The lowest rowid among the newest `cap` matches, when there are more.
 
         Trigger: a word that matches a large share of the store. Why: BM25 costs a few
-        microseconds per match, so 20,000 matches take 60 ms to rank. Outcome: rank the
-        newest `cap` matches first; the caller widens to all when they fill no page.
+        microseconds per match, so tens of thousands take tens of milliseconds to rank.
+        Outcome: rank the newest `cap` matches first; the caller widens to all when they
+        fill no page.
         """
         row = self.conn.execute(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
@@ -703,12 +718,11 @@ class SQLiteStore:
         a memory scores the sum of its words' BM25 (what FTS5 gives the OR query).
 
         Trigger: an "any word" step with more than `cap` matches. Why: the newest `cap`
-        matches of the OR are nearly all a common word's; at 10^5 memories, of the 110
-        with "rebaseRollback" only 9 were among the newest 1,000 matches of "global OR
-        rebaseRollback", and the other 101, each scoring above every memory with only
-        "global", were never ranked. Outcome: every match of a word with fewer than its
-        share is ranked. A memory outside a common word's window misses that word's
-        (small) part of its score.
+        matches of the OR are nearly all a common word's: most memories with a rare word
+        ("global OR rebaseRollback") would lie outside them and never be ranked, though
+        each scores above every memory with only the common word. Outcome: every match
+        of a word with fewer than its share is ranked. A memory outside a common word's
+        window misses that word's (small) part of its score.
         """
         # Each word's newest cap + 1 matches, one walk of its doclist: how many it has
         # (up to the cap), and where any share of them ends.
@@ -737,7 +751,7 @@ class SQLiteStore:
         if filters.as_of is not None:  # hits is _FTS_HITS
             # Trigger: an as-of search, which also matches old versions. Why: version_fts
             # has its own BM25 statistics, and in a small table a word most versions
-            # share gets FTS5's floor IDF (1e-6): an old version's perfect match scored
+            # share gets FTS5's floor IDF (1e-6): an old version's perfect match scores
             # a millionth of a current row's. Outcome: each table's ranks over its own
             # best, so the best match of each scores -1 (ranks are negative, best least);
             # `search` adds the ladder step.
@@ -809,9 +823,13 @@ class SQLiteStore:
         pending: bool | None = None,
     ) -> list[WakeGuess]:
         return wake_sql.guesses(
-            self.conn, agent, wake=wake, memory_id=memory_id, session_id=session_id,
+            self.conn,
+            agent,
+            wake=wake,
+            memory_id=memory_id,
+            session_id=session_id,
             pending=pending,
-        )  # fmt: skip
+        )
 
     def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
         return wake_sql.guess_vectors(self.conn, agent)
@@ -841,10 +859,17 @@ class SQLiteStore:
             (agent,),
         )
         return [
-            Reminder(r[0], r[1], from_text(r[2]), from_text(r[3]), r[4], r[5],
-                     from_text(r[6]) if r[6] else None)
+            Reminder(
+                r[0],
+                r[1],
+                from_text(r[2]),
+                from_text(r[3]),
+                r[4],
+                r[5],
+                from_text(r[6]) if r[6] else None,
+            )
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         row = self.conn.execute(
@@ -979,9 +1004,14 @@ class SQLiteStore:
             "SUM(e.importance >= :high AND effective_resonance(e.importance, e.resonance_type, "
             "    COALESCE(e.last_activated, e.created_at), :now) < :faded) "
             f"FROM memory e WHERE e.superseded_at IS NULL AND e.valid_until IS NULL AND {seen}",
-            {"viewer": viewer, "profile": profile, "now": to_text(now),
-             "high": STALE_HIGH_IMPORTANCE, "faded": STALE_FADED_BELOW},
-        ).fetchone()  # fmt: skip
+            {
+                "viewer": viewer,
+                "profile": profile,
+                "now": to_text(now),
+                "high": STALE_HIGH_IMPORTANCE,
+                "faded": STALE_FADED_BELOW,
+            },
+        ).fetchone()
         return Vitals(row[0], row[1] or 0, row[2] or 0, row[3] or 0)
 
     def created_since(self, viewer: str | None, since: datetime) -> list[datetime]:

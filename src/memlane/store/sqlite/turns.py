@@ -5,16 +5,16 @@ Trigger: several processes writing one store at once (agents, hooks, `memlane ad
 from scripts). Why: SQLite's busy handler sleeps longer the longer a writer has
 waited (1, 2, 5 ... then 100 ms between tries), so the lock goes to a writer that has
 only just arrived, or to the one that just committed and writes again, and the
-writer that has waited longest tries least often: eight writers adding 500 memories
-each saw a write wait 282 s. Outcome: a writer that finds the store busy tries again
-every millisecond or so however long it has waited, so each waiting writer is as
-likely as any other to be next and no wait grows without bound. The kernel drops the
-lock with its process, so a crash leaves nothing held.
+writer that has waited longest tries least often: under eight writers one write can
+wait minutes (`memlane bench writers`). Outcome: a writer that finds the store busy
+tries again every millisecond or so however long it has waited, so each waiting writer
+is as likely as any other to be next and no wait grows without bound. The kernel drops
+the lock with its process, so a crash leaves nothing held.
 
 A blocking flock would wake a waiter at once, but it cannot time out, and waiting in a
-helper thread so that it can costs more context switches a turn: under 8 writers on
-the 2-core development machine the lock stood idle 4 ms (median) between one turn and
-the next that way, 1 ms polling, against turns of 12-20 ms.
+helper thread so that it can costs more context switches a turn: under 8 writers on a
+2-core machine the lock then stands idle longer between turns than with polling every
+millisecond, and a turn itself lasts only milliseconds.
 """
 
 from __future__ import annotations
