@@ -90,9 +90,10 @@ def _moved(feature: str, name: str) -> Any:
 
     def moved(self: Memory, *args: Any, **kwargs: Any) -> Any:
         warnings.warn(
-            f"Memory.{name} is now Memory.{feature}.{name}; the old name goes in the next "
-            "release", DeprecationWarning, stacklevel=2,
-        )  # fmt: skip
+            f"Memory.{name} is now Memory.{feature}.{name}; the old name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(getattr(self, feature), name)(*args, **kwargs)
 
     moved.__name__ = moved.__qualname__ = name
@@ -218,12 +219,23 @@ class Memory(
         keep its body as the agent's identity memory: importance 9 (a wake core memory)
         unless the front matter says otherwise, tagged `agent:<name>`. Seeding the same
         file again changes nothing (the exact-duplicate check of session `seed`)."""
-        entry = self.register("agents", name, description=meta.get("description"),
-                              domain=meta.get("domain"))  # fmt: skip
+        entry = self.register(
+            "agents", name, description=meta.get("description"), domain=meta.get("domain")
+        )
         if not body.strip():
             return entry, None
-        known = {"title", "kind", "category", "importance", "tags", "wake_phrases",
-                 "wake_order", "private", "scope", "resonance_type"}  # fmt: skip
+        known = {
+            "title",
+            "kind",
+            "category",
+            "importance",
+            "tags",
+            "wake_phrases",
+            "wake_order",
+            "private",
+            "scope",
+            "resonance_type",
+        }
         fields = {k: v for k, v in meta.items() if k in known}
         fields.setdefault("importance", 9)
         fields.setdefault("title", f"{name}: who I am")
@@ -236,9 +248,13 @@ class Memory(
         itself: a secret in both is one secret, reported once."""
         derived = record.title == normalize.derive_title(record.body)
         captured = self._captured(
-            {"title": None if derived else record.title, "content": record.body,
-             "tags": list(record.tags), "capture_mode": mode}
-        )  # fmt: skip
+            {
+                "title": None if derived else record.title,
+                "content": record.body,
+                "tags": list(record.tags),
+                "capture_mode": mode,
+            }
+        )
         body = captured.fields["content"]
         title = normalize.derive_title(body) if derived else captured.fields["title"]
         tags = tuple(dict.fromkeys(captured.fields["tags"]))
@@ -263,7 +279,7 @@ class Memory(
         return pipeline.skipped(duplicate, draft.record) if duplicate else None
 
     def _decide(self, draft: Draft, doc: Embedded | None, batch: Batch) -> Decision:
-        """Near-duplicate, contradiction or new (DESIGN §4 step 3 b, c)."""
+        """Near-duplicate, contradiction or new."""
         if not _judged(draft):
             return dedup.NEW
         return self._judge(draft.record, doc, batch)
@@ -378,9 +394,12 @@ class Memory(
         return results, [i for i, doc in landed.items() if doc is None]
 
     def _policy_lines(
-        self, w: Writer, drafts: Mapping[int, Draft], docs: Mapping[int, Embedded | None],
+        self,
+        w: Writer,
+        drafts: Mapping[int, Draft],
+        docs: Mapping[int, Embedded | None],
         batch: Batch,
-    ) -> dict[int, BatchLine]:  # fmt: skip
+    ) -> dict[int, BatchLine]:
         """Each draft's outcome. New rows are staged and land together; a line that
         refreshes or contradicts another, or names earlier rows (anchors, a thread),
         lands the staged rows first and is written on its own."""

@@ -48,9 +48,9 @@ ID_PREFIX = "m-"
 # RFC 4648 base32 digits mapped onto Crockford's lowercase alphabet (no i, l, o, u).
 _TO_ID = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghjkmnpqrstvwxyz")
 # Lines per transaction in add-batch. Large enough to amortize the commit (random
-# index pages are rewritten once per transaction: at 100k memories, 2,000-line
-# chunks halve the commit cost of 500-line ones), small enough that a crash loses
-# at most this many unacknowledged lines and other writers wait well under a second.
+# index pages are rewritten once per transaction, so larger chunks rewrite each page
+# fewer times: `memlane bench` measures it), small enough that a crash loses at most
+# this many unacknowledged lines and other writers wait well under a second.
 BATCH_CHUNK = 2000
 # A batch this large can change the shape of the data enough to mislead the planner.
 REANALYZE_AFTER = 1000
@@ -198,8 +198,13 @@ class Runtime:
         """Those of `ids` that are memories in `scopes`, in any state."""
         if not ids:
             return set()
-        within = Filters(ids=tuple(ids), scopes=tuple(scopes), any_visibility=True,
-                         include_superseded=True, limit=None)  # fmt: skip
+        within = Filters(
+            ids=tuple(ids),
+            scopes=tuple(scopes),
+            any_visibility=True,
+            include_superseded=True,
+            limit=None,
+        )
         return set(self.store.admitted(within))
 
     def visible(self, record: Record) -> bool:
@@ -238,15 +243,23 @@ class Runtime:
         written with it, a changed or vanished one lowering the memory's confidence."""
         targets = tuple({a for r in records for a in r.anchors})
         if targets:
-            seen = set(self.store.admitted(Filters(
-                ids=targets, viewer=self.agent, include_private=self.agent is not None,
-                include_superseded=True, limit=None,
-            )))  # fmt: skip
+            seen = set(
+                self.store.admitted(
+                    Filters(
+                        ids=targets,
+                        viewer=self.agent,
+                        include_private=self.agent is not None,
+                        include_superseded=True,
+                        limit=None,
+                    )
+                )
+            )
             records = [
-                r if set(r.anchors) <= seen
+                r
+                if set(r.anchors) <= seen
                 else replace(r, anchors=tuple(a for a in r.anchors if a in seen))
                 for r in records
-            ]  # fmt: skip
+            ]
         return [_source_checked(r) for r in records] if sources else list(records)
 
     def filters(self, **options: Any) -> Filters:

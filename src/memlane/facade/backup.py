@@ -1,4 +1,4 @@
-"""Backups (issue 7 §1): verified snapshots of the store, kept to a retention count.
+"""Backups: verified snapshots of the store, kept to a retention count.
 
 A snapshot counts only once it is verified: `integrity_check` passes and it holds the
 memories (all and live) the store held at the instant it was taken. A snapshot that
@@ -120,8 +120,9 @@ class BackupOps(Core):
             raise Invalid(f"{directory} is not a directory: give --out-dir a folder")
         with single_flight(directory) as mine:
             if not mine:
-                return BackupReport(None, skipped="lock",
-                                    notice=f"another backup into {directory} is running")  # fmt: skip
+                return BackupReport(
+                    None, skipped="lock", notice=f"another backup into {directory} is running"
+                )
             newest = snapshots(directory)[-1:]
             now = utcnow()
             if due_after is not None and newest and now - snapshot_time(newest[0]) < due_after:

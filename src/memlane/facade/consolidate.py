@@ -1,4 +1,4 @@
-"""Consolidate and organize: fold live near-duplicates without losing text (issue 5 §6).
+"""Consolidate and organize: fold live near-duplicates without losing text.
 
 The decisions are pure (lifecycle.consolidate, lifecycle.organize); this mixin reads
 the candidates, guards a run (one at a time, not too often) and writes the plan.
@@ -11,7 +11,7 @@ the candidates, guards a run (one at a time, not too often) and writes the plan.
   machine, and after LOCK_STALE otherwise.
 - Cadence gate: a run is skipped while the last one is recent and the store has
   barely grown (lifecycle.consolidate.cadence_skip); `force` bypasses it. consolidate
-  and organize share the gate, the clock and the lock (reference/002).
+  and organize share the gate, the clock and the lock: one maintenance run at a time.
 - A dry run computes the same plan and stops before writing; it models both guards,
   so "would skip by cadence gate" is what a real run would then do.
 - `merged_from`: the store has no column for it, and this issue adds no migration, so
@@ -134,7 +134,7 @@ class _Work(msgspec.Struct, frozen=True):
 
 
 class ConsolidateOps(Core):
-    """Consolidate and organize: fold live near-duplicates without losing text (issue 5 §6)."""
+    """Consolidate and organize: fold live near-duplicates without losing text."""
 
     def consolidate(
         self,
@@ -205,8 +205,12 @@ class ConsolidateOps(Core):
         holder = self._holder(utcnow())
         if holder is None:
             return Check("maintenance lock", OK, "free")
-        return Check("maintenance lock", WARN, _busy(holder),
-                     f"wait for pid {holder.pid}, or after {LOCK_STALE} it is taken over")  # fmt: skip
+        return Check(
+            "maintenance lock",
+            WARN,
+            _busy(holder),
+            f"wait for pid {holder.pid}, or after {LOCK_STALE} it is taken over",
+        )
 
     @contextmanager
     def maintenance_lock(self, operation: str = "maintenance") -> Iterator[None]:
@@ -276,8 +280,13 @@ class ConsolidateOps(Core):
             held = _read_holder(raw)
             if held is not None and held.holds(now):
                 return None, held
-            stamp = {"token": token, "at": to_text(now), "pid": os.getpid(), "op": operation,
-                     "host": socket.gethostname()}  # fmt: skip
+            stamp = {
+                "token": token,
+                "at": to_text(now),
+                "pid": os.getpid(),
+                "op": operation,
+                "host": socket.gethostname(),
+            }
             # Trigger: two runs reading a free (or stale) lock at once. Why: SQLite's
             # BEGIN IMMEDIATE makes read and set one step, but PostgreSQL's READ
             # COMMITTED lets both read before either writes. Outcome: the set is a
@@ -346,9 +355,11 @@ class ConsolidateOps(Core):
 
     def _summary_rows(self) -> dict[str, Record]:
         filters = Filters(
-            kinds=(Kind.SUMMARY,), viewer=self.agent, include_private=self.agent is not None,
+            kinds=(Kind.SUMMARY,),
+            viewer=self.agent,
+            include_private=self.agent is not None,
             limit=None,
-        )  # fmt: skip
+        )
         rows = self.store.query(filters)
         return {
             r.source_ref: r for r in rows if r.source_ref and r.source_ref.startswith(org.TOPIC_REF)
@@ -381,8 +392,10 @@ class ConsolidateOps(Core):
             current = {i: w.get(i) for i in members}
             moved = [i for i in members if not _as_planned(work.records[i], current[i])]
             if moved:
-                warnings.append(f"{merge.keeper}: {', '.join(moved)} changed since planned; "
-                                "left for the next run")  # fmt: skip
+                warnings.append(
+                    f"{merge.keeper}: {', '.join(moved)} changed since planned; "
+                    "left for the next run"
+                )
                 continue
             keeper = current[merge.keeper]
             assert keeper is not None  # _as_planned checked it
@@ -409,8 +422,16 @@ class ConsolidateOps(Core):
         self, w: Writer, record: Record, keeper: str, absorbed: Absorbed, now: datetime
     ) -> None:
         why = cons.absorbed_reason(keeper, absorbed)
-        w.replace(replace(record, updated_at=now, superseded_by=keeper, superseded_at=now,
-                          supersede_reason=why), None)  # fmt: skip
+        w.replace(
+            replace(
+                record,
+                updated_at=now,
+                superseded_by=keeper,
+                superseded_at=now,
+                supersede_reason=why,
+            ),
+            None,
+        )
         reason = MERGED_LINK + (cons.TRUNCATED if absorbed.truncated else "")
         w.add_link(Link(keeper, record.id, LinkType.SUPERSEDES, absorbed.similarity, reason, now))
         self.rt.journal(w, "consolidate", record.id)
@@ -423,8 +444,13 @@ class ConsolidateOps(Core):
         else:
             old = w.get(planned.summary_id)
             assert old is not None  # read by this run; summaries are only ours to change
-            new = replace(old, title=topic.title, body=topic.summary, taint=topic.taint,
-                          dedup_hash=normalize.dedup_hash(topic.title, topic.summary))  # fmt: skip
+            new = replace(
+                old,
+                title=topic.title,
+                body=topic.summary,
+                taint=topic.taint,
+                dedup_hash=normalize.dedup_hash(topic.title, topic.summary),
+            )
             summary = self._commit_version(w, old, new, "organize: topic refreshed")
         for member in topic.members:
             w.add_link(Link(summary.id, member, LinkType.DERIVES, reason="organize topic"))
@@ -433,11 +459,18 @@ class ConsolidateOps(Core):
 
     def _new_summary(self, w: Writer, topic: Topic) -> Record:
         fields = {
-            "content": topic.summary, "title": topic.title, "kind": Kind.SUMMARY.value,
-            "category": SUMMARY_CATEGORY, "scope": topic.scope, "source_ref": topic.key,
-            "private": topic.visibility is Visibility.PRIVATE, "owner": topic.owner,
-            "entry_type": "summary", "taint": topic.taint.value, "tags": ["organize"],
-        }  # fmt: skip
+            "content": topic.summary,
+            "title": topic.title,
+            "kind": Kind.SUMMARY.value,
+            "category": SUMMARY_CATEGORY,
+            "scope": topic.scope,
+            "source_ref": topic.key,
+            "private": topic.visibility is Visibility.PRIVATE,
+            "owner": topic.owner,
+            "entry_type": "summary",
+            "taint": topic.taint.value,
+            "tags": ["organize"],
+        }
         draft = drafting.build_draft(fields, self._write_context())
         [record] = pipeline.land(w, [draft.record], new_id, self.agent)
         return record
@@ -457,8 +490,13 @@ def _read_holder(raw: str | None) -> _Holder | None:
         data = json.loads(raw) if raw else None
         if not data:
             return None
-        return _Holder(str(data["token"]), from_text(data["at"]), int(data["pid"]), str(data["op"]),
-                       str(data.get("host", "")))  # fmt: skip
+        return _Holder(
+            str(data["token"]),
+            from_text(data["at"]),
+            int(data["pid"]),
+            str(data["op"]),
+            str(data.get("host", "")),
+        )
     except (ValueError, KeyError, TypeError):  # unreadable: nobody holds it
         return None
 

@@ -85,9 +85,14 @@ class Core:
     ) -> None:
         """Memory over `store` (see Runtime for the other arguments)."""
         self.rt = Runtime(
-            store, agent=agent, context=context, limits=limits, embedder=embedder,
-            embed_problem=embed_problem, embed_on_write=embed_on_write,
-        )  # fmt: skip
+            store,
+            agent=agent,
+            context=context,
+            limits=limits,
+            embedder=embedder,
+            embed_problem=embed_problem,
+            embed_on_write=embed_on_write,
+        )
 
     def close(self) -> None:
         self.rt.close()
@@ -122,17 +127,24 @@ class Core:
 
     def _write_context(self) -> WriteContext:
         return draft.WriteContext(
-            now=utcnow(), new_id=runtime.new_id, agent=self.agent, context=self.context,
-            limits=self.limits, default_taint=self.default_taint,
-        )  # fmt: skip
+            now=utcnow(),
+            new_id=runtime.new_id,
+            agent=self.agent,
+            context=self.context,
+            limits=self.limits,
+            default_taint=self.default_taint,
+        )
 
     def _review_queue(self, policy: ReviewPolicy, options: Mapping[str, Any]) -> Due:
         """Live memories this agent may see that are due for review under `policy`, their
         recall decaying by the recall half-lives, most decayed first: what `review`
         lists and `review_due_count` counts. `options` are the shared filters (scope,
         kind, ...); the default scope is this project's and global."""
-        chosen = replace(self.filters(**{"limit": 0, **options}),
-                         min_importance=policy.min_importance, raw_resonance=True)  # fmt: skip
+        chosen = replace(
+            self.filters(**{"limit": 0, **options}),
+            min_importance=policy.min_importance,
+            raw_resonance=True,
+        )
         half_lives = self.recall_settings.shape.half_lives
         return due_for_review(
             self.list(chosen), utcnow(), policy.threshold, policy.min_importance, half_lives

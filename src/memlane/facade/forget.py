@@ -1,5 +1,5 @@
 """Forget: a memory, or a whole scope, out of every table and index, and its text out of
-every memory derived from it (issue 7 §4)."""
+every memory derived from it."""
 
 from __future__ import annotations
 
@@ -82,10 +82,15 @@ class ForgetOps(Core):
             raise Invalid("forget --scope needs one scope (not all)")
         [name] = self.filters(scope=scope).scopes or [scope]
         covered = tuple(s for s in self.store.scopes() if s == name or s.startswith(f"{name}@"))
-        ids = self.store.admitted(Filters(
-            scopes=covered, viewer=self.agent, include_private=self.agent is not None,
-            include_superseded=True, limit=None,
-        ))  # fmt: skip
+        ids = self.store.admitted(
+            Filters(
+                scopes=covered,
+                viewer=self.agent,
+                include_private=self.agent is not None,
+                include_superseded=True,
+                limit=None,
+            )
+        )
         if not confirm:
             raise Invalid(f"would forget {len(ids)} memories in {name}; pass --confirm")
         with self.rt.transaction() as w:
@@ -114,9 +119,11 @@ class ForgetOps(Core):
             if gone:
                 w.journal(operation, gone, actor, "made only of forgotten text")
         return Forgotten(
-            tuple(sorted(ids)), tuple(sorted(copies.scrubbed)), tuple(copies.removed),
+            tuple(sorted(ids)),
+            tuple(sorted(copies.scrubbed)),
+            tuple(copies.removed),
             tuple(copies.unchanged),
-        ), copies.hidden  # fmt: skip
+        ), copies.hidden
 
     def _after_forget(self, done: Forgotten) -> Forgotten:
         """Once the forget committed: the vector index file, which holds forgotten
@@ -177,8 +184,7 @@ class ForgetOps(Core):
             copies.scrubbed.pop(derived.id, None)
             return True
         title = scrubbing.scrub(derived.title, text, kept) or normalize.derive_title(body)
-        new = replace(derived, title=title, body=body,
-                      dedup_hash=normalize.dedup_hash(title, body))  # fmt: skip
+        new = replace(derived, title=title, body=body, dedup_hash=normalize.dedup_hash(title, body))
         self._commit_version(w, derived, new, "forget: forgotten text removed")
         for version in self.store.versions(derived.id):
             self._scrub_version(w, version, text, kept)

@@ -167,13 +167,22 @@ class Graph:
         record = self.rt.read(self.rt.store, memory_id)
         found = self.rt.store.links(record.id)
         ends = tuple({link.target if link.source == record.id else link.source for link in found})
-        others = {
-            r.id: r
-            for r in self.rt.store.query(Filters(
-                ids=ends, viewer=self.rt.agent, include_private=self.rt.agent is not None,
-                include_superseded=True, limit=None,
-            ))
-        } if ends else {}  # fmt: skip
+        others = (
+            {
+                r.id: r
+                for r in self.rt.store.query(
+                    Filters(
+                        ids=ends,
+                        viewer=self.rt.agent,
+                        include_private=self.rt.agent is not None,
+                        include_superseded=True,
+                        limit=None,
+                    )
+                )
+            }
+            if ends
+            else {}
+        )
         linked: dict[tuple[str, ...], Linked] = {}
         for link in found:
             other = link.target if link.source == record.id else link.source

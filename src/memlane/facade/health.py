@@ -50,22 +50,31 @@ class HealthOps(Core):
                 Check("backup", OK, f"{_NOT_HERE}: back up with `pg_dump` (see `memlane backup`)"),
             ]
         checks = (
-            ("store", self._store_check), ("permissions", self._file_check),
-            ("sqlite", self._sqlite_check), ("integrity", self._integrity_check),
-            ("vectors", self._vector_checks), ("vector index", self._index_check),
-            ("entities", self._entity_check), ("review", self._review_check),
+            ("store", self._store_check),
+            ("permissions", self._file_check),
+            ("sqlite", self._sqlite_check),
+            ("integrity", self._integrity_check),
+            ("vectors", self._vector_checks),
+            ("vector index", self._index_check),
+            ("entities", self._entity_check),
+            ("review", self._review_check),
             ("backup", lambda: self._backup_check(backup_dir, backup_every)),
-        )  # fmt: skip
+        )
         return [c for name, check in checks for c in _guarded(name, check)]
 
     def _integrity_check(self) -> Check:
         problems = self.store.integrity()
         if problems:
-            return Check("integrity", FAIL, f"{len(problems)} problem(s): "
-                         + "; ".join(problems[:3]), _RESTORE)  # fmt: skip
+            return Check(
+                "integrity",
+                FAIL,
+                f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
+                _RESTORE,
+            )
         if self.store.read_only:
-            return Check("integrity", OK, "pages and indexes whole (read-only: keyword "
-                         "indexes not checked)")  # fmt: skip
+            return Check(
+                "integrity", OK, "pages and indexes whole (read-only: keyword indexes not checked)"
+            )
         return Check("integrity", OK, "pages, indexes and keyword indexes whole")
 
     def _store_check(self) -> Check:
@@ -86,12 +95,22 @@ class HealthOps(Core):
                 row = conn.execute(
                     "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
                 ).fetchone()
-                indexes = {r[0] for r in conn.execute(
-                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}  # fmt: skip
+                indexes = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+                    )
+                }
                 dims = [r[0] for r in conn.execute("SELECT DISTINCT dim FROM embedding")]
         except Exception as exc:  # any driver error is this check's failure
-            return [Check("server", FAIL, f"cannot query the server: {exc}".splitlines()[0],
-                          "check the URL, the server and its logs")]  # fmt: skip
+            return [
+                Check(
+                    "server",
+                    FAIL,
+                    f"cannot query the server: {exc}".splitlines()[0],
+                    "check the URL, the server and its logs",
+                )
+            ]
         return [
             _version_check(version, shown),
             _extension_check(row[0] if row else None),
@@ -101,14 +120,20 @@ class HealthOps(Core):
 
     def _pool_check(self) -> Check:
         stats = self.store.pool.get_stats()  # type: ignore[attr-defined]
-        detail = (f"{stats.get('pool_size', 0)} open (min {stats.get('pool_min')}, max "
-                  f"{stats.get('pool_max')}), {stats.get('pool_available', 0)} idle, "
-                  f"{stats.get('requests_waiting', 0)} waiting")  # fmt: skip
+        detail = (
+            f"{stats.get('pool_size', 0)} open (min {stats.get('pool_min')}, max "
+            f"{stats.get('pool_max')}), {stats.get('pool_available', 0)} idle, "
+            f"{stats.get('requests_waiting', 0)} waiting"
+        )
         if self.store.pool.closed:  # type: ignore[attr-defined]
             return Check("pool", FAIL, f"closed: {detail}", "open the store again")
         if stats.get("requests_waiting", 0):
-            return Check("pool", WARN, detail, "raise the server's max_connections or "
-                         "run fewer memlane processes at once")  # fmt: skip
+            return Check(
+                "pool",
+                WARN,
+                detail,
+                "raise the server's max_connections or run fewer memlane processes at once",
+            )
         return Check("pool", OK, detail)
 
     def _location(self) -> Path | None:
@@ -125,8 +150,12 @@ class HealthOps(Core):
             return Check("permissions", OK, "no store file (in memory)")
         mode = path.stat().st_mode
         if mode & _OTHERS:
-            return Check("permissions", WARN, f"{path} is {stat.filemode(mode)}: others may read "
-                         "every memory", f"chmod 600 {path}")  # fmt: skip
+            return Check(
+                "permissions",
+                WARN,
+                f"{path} is {stat.filemode(mode)}: others may read every memory",
+                f"chmod 600 {path}",
+            )
         return Check("permissions", OK, f"{path} is {stat.filemode(mode)} (yours only)")
 
     def _sqlite_check(self) -> Check:
@@ -137,23 +166,40 @@ class HealthOps(Core):
         journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
         missing = [f for f in ("ENABLE_FTS5",) if f not in options]
         detail = f"SQLite {sqlite3.sqlite_version}, journal {journal}, FTS5 " + (
-            "missing" if missing else "present")  # fmt: skip
+            "missing" if missing else "present"
+        )
         if missing:
             return Check("sqlite", FAIL, detail, "install a Python whose SQLite has FTS5")
         if journal != "wal" and not self.store.read_only:  # a reader cannot change it
-            return Check("sqlite", WARN, detail + ": readers wait for writers",
-                         "close other programs holding the store, then run any memlane command")  # fmt: skip
+            return Check(
+                "sqlite",
+                WARN,
+                detail + ": readers wait for writers",
+                "close other programs holding the store, then run any memlane command",
+            )
         return Check("sqlite", OK, detail)
 
     def _vector_checks(self) -> list[Check]:
         embedder = self.embedder
         if embedder is None:
             if self.embed_problem:  # one is configured, and it cannot be used
-                return [Check("vector lane", FAIL, f"unusable: {self.embed_problem}",
-                              _command_in(self.embed_problem) or "memlane doctor --json")]  # fmt: skip
+                return [
+                    Check(
+                        "vector lane",
+                        FAIL,
+                        f"unusable: {self.embed_problem}",
+                        _command_in(self.embed_problem) or "memlane doctor --json",
+                    )
+                ]
             why = "no embedding profile (MEMLANE_EMBED_PROFILE=none)"
-            return [Check("vector lane", WARN, f"absent: {why}; recall uses keyword and entities",
-                          "export MEMLANE_EMBED_PROFILE=minilm")]  # fmt: skip
+            return [
+                Check(
+                    "vector lane",
+                    WARN,
+                    f"absent: {why}; recall uses keyword and entities",
+                    "export MEMLANE_EMBED_PROFILE=minilm",
+                )
+            ]
         from memlane.write import embedding
 
         try:
@@ -162,8 +208,9 @@ class HealthOps(Core):
             return [Check("vector lane", FAIL, str(exc), _command_in(str(exc)))]
         profile = embedder.profile
         model = f", model sha256 {profile.sha256[:12]}… verified" if profile.sha256 else ""
-        lane = Check("vector lane", OK,
-                     f"{profile.signature}, {profile.dimension} dimensions{model}")  # fmt: skip
+        lane = Check(
+            "vector lane", OK, f"{profile.signature}, {profile.dimension} dimensions{model}"
+        )
         pending = len(self.rt.unembedded(profile.signature))
         if pending:
             detail = f"{pending} memories without current vectors: run `memlane embed --pending`"
@@ -179,8 +226,9 @@ class HealthOps(Core):
             return Check("vector index", OK, "built by the first vector search (no file yet)")
         stamp = file_stamp(path) or {}
         if stamp.get("profile") != self.embedder.profile.signature:
-            return Check("vector index", WARN, f"{path} was built for another profile",
-                         f"rm {path}")  # fmt: skip
+            return Check(
+                "vector index", WARN, f"{path} was built for another profile", f"rm {path}"
+            )
         behind = self.store.last_vector_change() - int(stamp.get("change", 0))
         caught = (
             "current"
@@ -220,9 +268,13 @@ class HealthOps(Core):
         damage: a warning that names the command, never a failure."""
         due = self.review_due_count()
         if due:
-            return Check("review", WARN, f"{due} due for review in this project and global: "
-                         "their recall has decayed since they were last reviewed",
-                         "memlane review")  # fmt: skip
+            return Check(
+                "review",
+                WARN,
+                f"{due} due for review in this project and global: "
+                "their recall has decayed since they were last reviewed",
+                "memlane review",
+            )
         return Check("review", OK, "nothing due for review in this project and global")
 
 
@@ -253,8 +305,12 @@ def _guarded(name: str, check: Callable[[], Check | list[Check]]) -> list[Check]
 
 def _version_check(version: int, shown: str) -> Check:
     if version < MIN_SERVER_VERSION:
-        return Check("server", FAIL, f"PostgreSQL {shown}: memlane needs 12 or newer",
-                     "upgrade the server to PostgreSQL 12+ (16 is tested)")  # fmt: skip
+        return Check(
+            "server",
+            FAIL,
+            f"PostgreSQL {shown}: memlane needs 12 or newer",
+            "upgrade the server to PostgreSQL 12+ (16 is tested)",
+        )
     return Check("server", OK, f"PostgreSQL {shown}")
 
 
@@ -264,8 +320,12 @@ def _extension_check(version: str | None) -> Check:
         return Check("vector extension", FAIL, "pgvector is not installed in this database", fix)
     parts = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
     if parts < MIN_PGVECTOR:
-        return Check("vector extension", FAIL, f"pgvector {version}: HNSW needs 0.5.0+",
-                     "ALTER EXTENSION vector UPDATE (after upgrading pgvector)")  # fmt: skip
+        return Check(
+            "vector extension",
+            FAIL,
+            f"pgvector {version}: HNSW needs 0.5.0+",
+            "ALTER EXTENSION vector UPDATE (after upgrading pgvector)",
+        )
     return Check("vector extension", OK, f"pgvector {version}")
 
 
@@ -273,15 +333,23 @@ def _index_check(indexes: set[str], dims: list[int]) -> Check:
     """The GIN indexes of the keyword lane and an HNSW index per vector dimension."""
     missing = [name for name in KEYWORD_INDEXES if name not in indexes]
     if missing:
-        return Check("indexes", FAIL, f"keyword index(es) missing: {', '.join(missing)}",
-                     "CREATE INDEX memory_terms ON memory USING gin(terms) (and "
-                     "memory_version_terms on memory_version)")  # fmt: skip
+        return Check(
+            "indexes",
+            FAIL,
+            f"keyword index(es) missing: {', '.join(missing)}",
+            "CREATE INDEX memory_terms ON memory USING gin(terms) (and "
+            "memory_version_terms on memory_version)",
+        )
     hnsw = [d for d in dims if f"embedding_hnsw_{d}" not in indexes]
     if hnsw:
         d = hnsw[0]
-        return Check("indexes", FAIL, f"no HNSW index for {d}-dimension vectors",
-                     f"CREATE INDEX embedding_hnsw_{d} ON embedding USING hnsw "
-                     f"((vector::vector({d})) vector_cosine_ops) WHERE dim = {d}")  # fmt: skip
+        return Check(
+            "indexes",
+            FAIL,
+            f"no HNSW index for {d}-dimension vectors",
+            f"CREATE INDEX embedding_hnsw_{d} ON embedding USING hnsw "
+            f"((vector::vector({d})) vector_cosine_ops) WHERE dim = {d}",
+        )
     vectors = ", ".join(f"embedding_hnsw_{d}" for d in dims) or "none yet (no vectors)"
     return Check("indexes", OK, f"GIN {', '.join(KEYWORD_INDEXES)}; HNSW {vectors}")
 

@@ -1,6 +1,5 @@
-"""Lifecycle: what keeps a memory alive over months (issue 5). So far: explicit
-reinforcement and usage feedback (reference/000 "Reinforcement", reference/002
-"feedback"), review resurfacing (reference/003 "Review") and reminders."""
+"""Lifecycle: what keeps a memory alive over months: explicit reinforcement, usage
+feedback, review resurfacing, reminders, sessions and the graph's vital signs."""
 
 from __future__ import annotations
 
@@ -31,8 +30,8 @@ if TYPE_CHECKING:
 else:  # the write policy loads with the first write: a read never runs it
     dedup = lazy_module("memlane.write.dedup")
 
-# The second violation of a lesson costs it this much trust, once (reference/002's
-# TRUST_VIOLATION_FLOOR_DROP, applied at the violated_count 1 -> 2 crossing).
+# The second violation of a lesson costs it this much trust, once (when violated_count
+# goes from 1 to 2): a lesson broken twice is in doubt, one broken once may be a slip.
 TRUST_VIOLATION_DROP = 0.15
 _SECOND_VIOLATION = 2
 GROWTH_WEEKS = 8
@@ -99,7 +98,7 @@ class LifecycleOps(Core):
             self.rt.journal(w, "reviewed", old.id)
         return self.rt.as_read([new])[0]
 
-    # ---- reminders (issue 5 §5) ---------------------------------------------------
+    # ---- reminders ------------------------------------------------------------------
 
     def remind(self, when: str, text: str, *, timezone: str | None = None) -> Reminder:
         """A reminder for this agent, due at `when` ("in 2 hours", "friday 5pm", an
@@ -112,9 +111,13 @@ class LifecycleOps(Core):
         now = utcnow()
         due = parse_due(when, now, timezone)
         reminder = Reminder(
-            id=f"r-{new_id().removeprefix('m-')}", text=body, due_at=due, created_at=now,
-            agent=self.agent, project=self.context.project,
-        )  # fmt: skip
+            id=f"r-{new_id().removeprefix('m-')}",
+            text=body,
+            due_at=due,
+            created_at=now,
+            agent=self.agent,
+            project=self.context.project,
+        )
         with self.rt.transaction() as w:
             w.put_reminder(reminder)
             self.rt.journal(w, "remind", None)
@@ -137,15 +140,19 @@ class LifecycleOps(Core):
                 raise NotFound(f"no pending reminder {reminder_id!r}")
             self.rt.journal(w, "dismiss", None)
 
-    # ---- the graph's vital signs (issue 5 §4) ---------------------------------------
+    # ---- the graph's vital signs ----------------------------------------------------
 
     def open_threads(self) -> list[Record]:
         """Live threads still open (or never given a state) this agent may see, newest
         first: memories of kind thread, and those filed in the `thread` category (but
         the events that close a thread)."""
         mine = self.agent is not None
-        found = {r.id: r for r in self.list(self.filters(
-            kind="thread", scope="all", limit=0, include_private=mine))}  # fmt: skip
+        found = {
+            r.id: r
+            for r in self.list(
+                self.filters(kind="thread", scope="all", limit=0, include_private=mine)
+            )
+        }
         filed = self.list(
             self.filters(category="thread", scope="all", limit=0, include_private=mine)
         )
@@ -170,14 +177,17 @@ class LifecycleOps(Core):
         profile = self.store.meta(EMBED_PROFILE_META)  # the store's, whoever reads it
         return self.store.vitals(self.agent, profile, utcnow())
 
-    # ---- sessions (issue 5 §4) -----------------------------------------------------
+    # ---- sessions -------------------------------------------------------------------
 
     def create_session(self, type: str | None = None, project: str | None = None) -> Session:
         """A new open session (memories join it with --session-id)."""
         session = Session(
-            id=f"s-{new_id().removeprefix('m-')}", started_at=utcnow(), type=type,
-            project=project or self.context.project, agent=self.agent,
-        )  # fmt: skip
+            id=f"s-{new_id().removeprefix('m-')}",
+            started_at=utcnow(),
+            type=type,
+            project=project or self.context.project,
+            agent=self.agent,
+        )
         with self.rt.transaction() as w:
             w.put_session(session)
             self.rt.journal(w, "session.create", None)
@@ -193,16 +203,20 @@ class LifecycleOps(Core):
         named by its id or an unambiguous part of it (its start, or what follows a
         prefix such as `s-`), as memory ids are."""
         sid = self._session_id(session_id)
-        filters = self.filters(session_id=sid, scope="all", limit=0,
-                               include_private=self.agent is not None)  # fmt: skip
+        filters = self.filters(
+            session_id=sid, scope="all", limit=0, include_private=self.agent is not None
+        )
         return self.list(filters)
 
     def _session_id(self, given: str) -> str:
         text = given.strip()
         if text and self.store.session(text) is not None:
             return text
-        near = [s.id for s in self.store.sessions(None)
-                if text and (s.id.startswith(text) or s.id.partition("-")[2].startswith(text))]  # fmt: skip
+        near = [
+            s.id
+            for s in self.store.sessions(None)
+            if text and (s.id.startswith(text) or s.id.partition("-")[2].startswith(text))
+        ]
         if len(near) == 1:
             return near[0]
         if len(near) > 1:

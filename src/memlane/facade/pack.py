@@ -1,4 +1,4 @@
-"""The curated pack and episode summaries (issue 5 §4, §7)."""
+"""The curated pack and episode summaries."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ class ClosedSession(Session, frozen=True):
 
 
 class PackOps(Core):
-    """The curated pack and episode summaries (issue 5 §4, §7)."""
+    """The curated pack and episode summaries."""
 
     def pack(
         self,
@@ -113,8 +113,18 @@ class PackOps(Core):
         _replace_file(path, result.markdown, private=include_private)
         filters = self.filters(scope=scope, limit=0)
         scopes = list(filters.scopes) if filters.scopes is not None else None
-        self._record_pack(path, PackFile(scopes, max_bytes, max_tokens, include_private,
-                                         self.agent, list(result.ids), _sha256(result.markdown)))  # fmt: skip
+        self._record_pack(
+            path,
+            PackFile(
+                scopes,
+                max_bytes,
+                max_tokens,
+                include_private,
+                self.agent,
+                list(result.ids),
+                _sha256(result.markdown),
+            ),
+        )
         return result
 
     def refresh_packs(self, gone: Collection[str]) -> tuple[list[str], list[str]]:
@@ -130,9 +140,13 @@ class PackOps(Core):
                 warnings.append(f"{path}: {problem}; remove the forgotten text by hand")
                 continue
             try:
-                self.write_pack(file, recorded.scopes,
-                                recorded.max_bytes, recorded.max_tokens,
-                                include_private=recorded.include_private)  # fmt: skip
+                self.write_pack(
+                    file,
+                    recorded.scopes,
+                    recorded.max_bytes,
+                    recorded.max_tokens,
+                    include_private=recorded.include_private,
+                )
             except Invalid:  # nothing left to pack: the file goes, as its pack would be empty
                 file.unlink(missing_ok=True)
                 self._record_pack(file, None)
@@ -180,8 +194,9 @@ class PackOps(Core):
 
     def _session_members(self, session_id: str) -> Records:
         """The session's live memories this agent may see, in the order written."""
-        filters = self.filters(session_id=session_id, scope="all", limit=0,
-                               include_private=self.agent is not None)  # fmt: skip
+        filters = self.filters(
+            session_id=session_id, scope="all", limit=0, include_private=self.agent is not None
+        )
         return sorted(self.list(filters), key=lambda r: (r.created_at, r.id))
 
     def _summary_record(self, session_id: str, members: Records) -> Record | None:
@@ -193,8 +208,9 @@ class PackOps(Core):
         quoted = [r for r in members if r.id in text.sources]
         from memlane.write.capture import capture, parse_mode  # its patterns: on write only
 
-        captured = capture(_summary_fields(session_id, text, quoted, members),
-                           parse_mode(self.capture_mode))  # fmt: skip
+        captured = capture(
+            _summary_fields(session_id, text, quoted, members), parse_mode(self.capture_mode)
+        )
         draft = drafting.build_draft(captured.fields, self._write_context())
         self.rt.check_category(draft.record.category)
         return draft.record
@@ -204,8 +220,15 @@ class PackOps(Core):
     ) -> WriteResult:
         [landed] = pipeline.land(w, [record], new_id, self.agent)
         for member in members:
-            w.add_link(Link(landed.id, member.id, LinkType.DERIVES, created_at=landed.created_at,
-                            reason=f"summary of session {session_id}"))  # fmt: skip
+            w.add_link(
+                Link(
+                    landed.id,
+                    member.id,
+                    LinkType.DERIVES,
+                    created_at=landed.created_at,
+                    reason=f"summary of session {session_id}",
+                )
+            )
         return pipeline.added(landed)
 
     def _closed(
@@ -217,9 +240,11 @@ class PackOps(Core):
         if written is None:
             return ClosedSession(**as_dict(session))
         return ClosedSession(
-            **as_dict(session), summary_id=written.id,
-            summarised=tuple(r.id for r in members), warnings=written.warnings,
-        )  # fmt: skip
+            **as_dict(session),
+            summary_id=written.id,
+            summarised=tuple(r.id for r in members),
+            warnings=written.warnings,
+        )
 
 
 def _summary_fields(

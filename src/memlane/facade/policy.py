@@ -1,4 +1,4 @@
-"""The write policy against the store (DESIGN §4 step 3): a new memory's neighbours,
+"""The write policy against the store: a new memory's neighbours,
 and what a refresh or a contradiction writes. The decisions are pure (write.dedup)."""
 
 from __future__ import annotations
@@ -214,9 +214,13 @@ class PolicyOps(Core):
         if not ids:
             return []
         near = Filters(
-            ids=tuple(dict.fromkeys(ids)), scopes=(record.scope,), kinds=(record.kind,),
-            viewer=self.agent, include_private=True, limit=None,
-        )  # fmt: skip
+            ids=tuple(dict.fromkeys(ids)),
+            scopes=(record.scope,),
+            kinds=(record.kind,),
+            viewer=self.agent,
+            include_private=True,
+            limit=None,
+        )
         found = [r for r in self.store.query(near) if _same_reach(r, record)]
         cosines = self._cosines(doc.entry, [r.id for r in found]) if doc is not None else {}
         return [dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id)) for r in found]
@@ -225,9 +229,12 @@ class PolicyOps(Core):
         self, record: Record, doc: Embedded | None, rows: Snapshot | None
     ) -> list[Neighbour]:
         near = Filters(
-            scopes=(record.scope,), kinds=(record.kind,), viewer=self.agent,
-            include_private=True, limit=NEIGHBOURS,
-        )  # fmt: skip
+            scopes=(record.scope,),
+            kinds=(record.kind,),
+            viewer=self.agent,
+            include_private=True,
+            limit=NEIGHBOURS,
+        )
         found: dict[str, Record] = {}
         key = key_words(normalize.document_text(record))
         for match in ("all", "most"):
@@ -292,9 +299,11 @@ class PolicyOps(Core):
         w.replace(new, None)
         w.journal("refresh", [old.id], self.agent)
         return WriteResult(
-            id=old.id, status=WriteStatus.REFRESHED, title=old.title,
+            id=old.id,
+            status=WriteStatus.REFRESHED,
+            title=old.title,
             similarity=decision.similarity,
-        )  # fmt: skip
+        )
 
     def _contradict(self, w: Writer, new: Record, decision: Decision) -> None:
         """A statement and its negation both stay: linked `contradicts` both ways, the
@@ -316,7 +325,7 @@ class PolicyOps(Core):
                 )
             )
 
-    # ---- auto-anchors (DESIGN §4 step 6) -------------------------------------------
+    # ---- auto-anchors ----------------------------------------------------------------
 
     def auto_anchor(
         self,
@@ -435,16 +444,19 @@ def with_decision(result: WriteResult, decision: Decision) -> WriteResult:
     """The result of a landed write, told what the policy found."""
     if decision.verdict is dedup.Verdict.CONTRADICTION:
         return replace(
-            result, status=WriteStatus.CONTRADICTION, contradicts=decision.target,
+            result,
+            status=WriteStatus.CONTRADICTION,
+            contradicts=decision.target,
             similarity=decision.similarity,
-        )  # fmt: skip
+        )
     if decision.conflicts:
         ids = ", ".join(i for i, _ in decision.conflicts)
         warning = f"close in meaning to {ids}: this may contradict what they say"
         return replace(
-            result, potential_conflicts=decision.conflicts,
+            result,
+            potential_conflicts=decision.conflicts,
             warnings=(*result.warnings, warning),
-        )  # fmt: skip
+        )
     return result
 
 
@@ -460,10 +472,13 @@ def _staged_neighbours(
     alike = {
         i
         for _, _, i in process.extract(
-            _fold(normalize.document_text(record)), batch.folded, scorer=fuzz.ratio,
-            score_cutoff=STAGED_CUTOFF, limit=NEIGHBOURS,
+            _fold(normalize.document_text(record)),
+            batch.folded,
+            scorer=fuzz.ratio,
+            score_cutoff=STAGED_CUTOFF,
+            limit=NEIGHBOURS,
         )
-    }  # fmt: skip
+    }
     close = batch.nearest(doc, thresholds.conflict, NEIGHBOURS)
     return [
         dedup.Neighbour(batch.staged[i].id, batch.texts[i], close.get(i, batch.cosine(i, doc)))

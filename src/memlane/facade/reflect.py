@@ -1,4 +1,4 @@
-"""Reflection over the store (issue 10): insights from memories not reflected on yet,
+"""Reflection over the store: insights from memories not reflected on yet,
 and pack operations held for approval. The policy is lifecycle.reflect; the model is
 the caller's lifecycle.llm.Model (or none: then only the deterministic findings).
 
@@ -51,11 +51,13 @@ class Writes(Protocol):
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult: ...
 
-    def update(self, memory_id: str, patch: Any = None, reason: str | None = None,
-               **changes: Any) -> WriteResult: ...  # fmt: skip
+    def update(
+        self, memory_id: str, patch: Any = None, reason: str | None = None, **changes: Any
+    ) -> WriteResult: ...
 
-    def merge(self, memory_ids: Iterable[str], content: str, title: str | None = None,
-              **fields: Any) -> WriteResult: ...  # fmt: skip
+    def merge(
+        self, memory_ids: Iterable[str], content: str, title: str | None = None, **fields: Any
+    ) -> WriteResult: ...
 
     def retire(self, memory_id: str, reason: str | None = None) -> Record: ...
 
@@ -133,9 +135,10 @@ class ReflectOps(Core):
             )
         if model is None:
             return msgspec.structs.replace(
-                base, skipped="no model (MEMLANE_LLM_CMD): the deterministic findings only",
+                base,
+                skipped="no model (MEMLANE_LLM_CMD): the deterministic findings only",
                 findings=self._findings(todo[:batch_size], now),
-            )  # fmt: skip
+            )
         # Single flight, with consolidate and organize too: each rewrites memories a
         # batch may name. A run while another holds the lock is a Conflict.
         with self._writes().maintenance_lock("reflect"):
@@ -174,32 +177,46 @@ class ReflectOps(Core):
             # The model read the whole prompt: what it writes may say any of it.
             private = any(r.visibility is Visibility.PRIVATE for r in (*batch, *packed))
             insights += self._store_insights(answer.insights, private)
-            proposals += self._propose(answer.ops, admitted, pack.markdown, now, base.scope,
-                                       private)  # fmt: skip
+            proposals += self._propose(
+                answer.ops, admitted, pack.markdown, now, base.scope, private
+            )
             with self.rt.transaction() as w:
-                w.set_meta(f"{policy.WATERMARK_META}:{base.scope}",
-                           policy.encode_mark(policy.mark_of(batch[-1])))  # fmt: skip
+                w.set_meta(
+                    f"{policy.WATERMARK_META}:{base.scope}",
+                    policy.encode_mark(policy.mark_of(batch[-1])),
+                )
             done += len(batch)
         return msgspec.structs.replace(
-            base, reflected=done, insights=tuple(insights), proposals=tuple(proposals),
-            breach=breach, malformed=tuple(model.malformed), calls=model.calls,
+            base,
+            reflected=done,
+            insights=tuple(insights),
+            proposals=tuple(proposals),
+            breach=breach,
+            malformed=tuple(model.malformed),
+            calls=model.calls,
             tokens=model.tokens,
-        )  # fmt: skip
+        )
 
     def _store_insights(self, found: Sequence[policy.Insight], private: bool) -> list[str]:
         """The insights as memories, private when the model read private memories."""
         written, writes = [], self._writes()
         for insight in found:
             result = writes.add(
-                insight.content, insight.title, kind=Kind.INSIGHT.value,
-                tags=[policy.REFLECTION_TAG], confidence=INSIGHT_CONFIDENCE,
-                taint="untrusted_tool", source_type="agent_session", private=private,
-            )  # fmt: skip
+                insight.content,
+                insight.title,
+                kind=Kind.INSIGHT.value,
+                tags=[policy.REFLECTION_TAG],
+                confidence=INSIGHT_CONFIDENCE,
+                taint="untrusted_tool",
+                source_type="agent_session",
+                private=private,
+            )
             if not result.landed or result.id is None:
                 continue
             for source in dict.fromkeys(insight.sources):
-                Graph(self.rt).link(result.id, source, LinkType.DERIVES.value, "reflection",
-                            reinforce=False)  # fmt: skip
+                Graph(self.rt).link(
+                    result.id, source, LinkType.DERIVES.value, "reflection", reinforce=False
+                )
             written.append(result.id)
         return written
 
@@ -217,16 +234,25 @@ class ReflectOps(Core):
             return []
         made = []
         for op in ops:
-            after = packing.pack(policy.pack_after(admitted, op, now), now,
-                                 packing.PACK_MAX_BYTES, None, key).markdown  # fmt: skip
-            made.append(policy.Proposal(
-                f"p-{secrets.token_hex(3)}", op.op, tuple(op.ids), op.reason, op.content,
-                op.title, policy.diff(before, after), now, private,
-            ))  # fmt: skip
+            after = packing.pack(
+                policy.pack_after(admitted, op, now), now, packing.PACK_MAX_BYTES, None, key
+            ).markdown
+            made.append(
+                policy.Proposal(
+                    f"p-{secrets.token_hex(3)}",
+                    op.op,
+                    tuple(op.ids),
+                    op.reason,
+                    op.content,
+                    op.title,
+                    policy.diff(before, after),
+                    now,
+                    private,
+                )
+            )
         with self.rt.transaction() as w:
             pending = self._pending(key)
-            w.set_meta(self._proposals_key(key),
-                       msgspec.json.encode([*pending, *made]).decode())  # fmt: skip
+            w.set_meta(self._proposals_key(key), msgspec.json.encode([*pending, *made]).decode())
         return made
 
     def _proposals_key(self, key: str) -> str:
@@ -273,8 +299,9 @@ class ReflectOps(Core):
             except MemlaneError as exc:
                 out.append(Applied(proposal, error=str(exc)))
         with self.rt.transaction() as w:
-            w.set_meta(self._proposals_key(key),
-                       msgspec.json.encode(list(pending.values())).decode())  # fmt: skip
+            w.set_meta(
+                self._proposals_key(key), msgspec.json.encode(list(pending.values())).decode()
+            )
         return out
 
     def _apply(self, p: policy.Proposal) -> tuple[str, ...]:
@@ -286,15 +313,22 @@ class ReflectOps(Core):
         private: dict[str, Any] = {"private": True} if p.private else {}
         if p.op == "rewrite":
             if p.private and self.rt.read(self.store, p.ids[0]).visibility is Visibility.PUBLIC:
-                raise Invalid("this rewrite was written from private memories; "
-                              "it cannot replace a public memory's text")  # fmt: skip
+                raise Invalid(
+                    "this rewrite was written from private memories; "
+                    "it cannot replace a public memory's text"
+                )
             writes.update(p.ids[0], content=content, reason=reason)
             return (p.ids[0],)
         if p.op == "merge":
             merged = writes.merge(p.ids, content, p.title, **private)
             return (merged.id,) if merged.id else ()
-        added = writes.add(content, p.title, importance=policy.ADDED_IMPORTANCE,
-                           tags=[policy.REFLECTION_TAG], **private)  # fmt: skip
+        added = writes.add(
+            content,
+            p.title,
+            importance=policy.ADDED_IMPORTANCE,
+            tags=[policy.REFLECTION_TAG],
+            **private,
+        )
         if added.id is None:
             return ()
         for source in p.ids:
@@ -308,8 +342,13 @@ class ReflectOps(Core):
             for leader, members in cons.clusters(batch, pairs)
         )
         review = self.review_policy
-        due = due_for_review(batch, now, review.threshold, review.min_importance,
-                             self.recall_settings.shape.half_lives)  # fmt: skip
+        due = due_for_review(
+            batch,
+            now,
+            review.threshold,
+            review.min_importance,
+            self.recall_settings.shape.half_lives,
+        )
         stale = tuple((r.id, round(p, 3)) for r, p in due)
         ids = [r.id for r in batch]
         contradicting: dict[str, list[str]] = {}

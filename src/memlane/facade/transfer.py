@@ -141,11 +141,15 @@ class TransferOps(Core):
             target.embed_on_write = on_write
         if imported.errors:
             number, why = imported.errors[0]
-            raise Unavailable(f"the target refused {len(imported.errors)} record(s); "
-                              f"line {number}: {why}")  # fmt: skip
+            raise Unavailable(
+                f"the target refused {len(imported.errors)} record(s); line {number}: {why}"
+            )
         counts = _kind_counts(target.migration_records())
-        short = {k: (n, counts.get(k, 0)) for k, n in sent.items()
-                 if counts.get(k, 0) != n and not (force and counts.get(k, 0) > n)}  # fmt: skip
+        short = {
+            k: (n, counts.get(k, 0))
+            for k, n in sent.items()
+            if counts.get(k, 0) != n and not (force and counts.get(k, 0) > n)
+        }
         if short:
             detail = ", ".join(f"{k}: {a} sent, {b} there" for k, (a, b) in short.items())
             raise Unavailable(f"the counts differ after the copy ({detail})")
@@ -309,8 +313,11 @@ class TransferOps(Core):
     def _agents_own(self, checked: Checked, report: ImportReport) -> Checked:
         """The checked lines an agent may import; the others reported as bad lines."""
         refs = sorted({ref for _, kind, row in checked for ref in _memory_refs(kind, row)})
-        refused = {row["id"] for _, kind, row in checked
-                   if kind == "memory" and _foreign(kind, row, self.agent)}  # fmt: skip
+        refused = {
+            row["id"]
+            for _, kind, row in checked
+            if kind == "memory" and _foreign(kind, row, self.agent)
+        }
         hidden = self._unseen(refs) | refused
         out = []
         for number, kind, row in checked:
@@ -325,8 +332,12 @@ class TransferOps(Core):
         """Those of `ids` naming a stored memory this agent may not see."""
         out: set[str] = set()
         for start in range(0, len(ids), ID_CHUNK):
-            every = Filters(ids=tuple(ids[start : start + ID_CHUNK]), any_visibility=True,
-                            include_superseded=True, limit=None)  # fmt: skip
+            every = Filters(
+                ids=tuple(ids[start : start + ID_CHUNK]),
+                any_visibility=True,
+                include_superseded=True,
+                limit=None,
+            )
             seen = replace(every, any_visibility=False, viewer=self.agent, include_private=True)
             out |= set(self.store.admitted(every)) - set(self.store.admitted(seen))
         return out
@@ -380,8 +391,10 @@ def _foreign(kind: str, row: dict[str, Any], agent: str | None) -> str | None:
     """Why an agent may not import a record that belongs to someone else: a memory
     another owner owns, another agent's reminder (None: it may)."""
     if kind == "memory" and row["owner"] not in (None, agent):
-        return (f"memory {row['id']}: owned by {row['owner']!r}; "
-                "an agent imports only shared memories and its own")  # fmt: skip
+        return (
+            f"memory {row['id']}: owned by {row['owner']!r}; "
+            "an agent imports only shared memories and its own"
+        )
     if kind == "reminder" and row["agent"] != agent:
         return f"reminder {row['id']}: another agent's reminder"
     return None
@@ -395,9 +408,22 @@ def _hidden_ref(kind: str, row: dict[str, Any], hidden: set[str]) -> str | None:
     return None
 
 
-_ORDER = {kind: i for i, kind in enumerate(
-    ("registry", "session", "memory", "version", "link", "entity", "alias", "mention", "reminder")
-)}  # fmt: skip
+_ORDER = {
+    kind: i
+    for i, kind in enumerate(
+        (
+            "registry",
+            "session",
+            "memory",
+            "version",
+            "link",
+            "entity",
+            "alias",
+            "mention",
+            "reminder",
+        )
+    )
+}
 
 
 def _fields(row: dict[str, Any]) -> dict[str, Any]:

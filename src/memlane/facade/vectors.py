@@ -49,8 +49,8 @@ class VectorOps(Core):
         `progress(done, total)` is told after each batch.
 
         `long_only` N keeps those whose embedded text is longer than N of the profile's
-        tokens (reference/000's `--long-only`: entries a smaller window once truncated,
-        now to be chunked); without an id or `pending` it looks at all live memories.
+        tokens (entries an embedding window shorter than their text truncated, to be
+        chunked); without an id or `pending` it looks at all live memories.
         """
         if long_only is not None:
             if long_only < 1:
@@ -164,7 +164,7 @@ class VectorOps(Core):
         count: bool = True,
         **options: Any,
     ) -> RecallResult:
-        """The few memories that matter for `query`, ranked and explained (DESIGN §5).
+        """The few memories that matter for `query`, ranked and explained.
 
         Explicit reads count in retrieval_count; `passive` reads (hooks) count in
         surfaced_count only, and never surface injection-risk, untrusted-web or
@@ -179,11 +179,16 @@ class VectorOps(Core):
         vector_lane, skipped = self._recall_vector_lane()
         settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
-            self.store, query, chosen, now=utcnow(), context=self.context,
-            options=settings, vector_lane=vector_lane,
+            self.store,
+            query,
+            chosen,
+            now=utcnow(),
+            context=self.context,
+            options=settings,
+            vector_lane=vector_lane,
             admit=partial(passive_ok, floor=settings.passive_floor) if passive else None,
             skipped=skipped,
-        )  # fmt: skip
+        )
         ids = [h.record.id for h in result.hits]
         if count:
             counters = [
@@ -261,9 +266,15 @@ class VectorOps(Core):
                 passes = bool(self.store.query(alone))
                 valid = chosen.as_of is None or self.store.get(record.id, chosen.as_of) is not None
             verdicts.append(
-                judge(record, result, chosen, passes_filters=passes, valid_at_as_of=valid,
-                      absent_lanes=absent)
-            )  # fmt: skip
+                judge(
+                    record,
+                    result,
+                    chosen,
+                    passes_filters=passes,
+                    valid_at_as_of=valid,
+                    absent_lanes=absent,
+                )
+            )
         return Explanation(query, target, result, tuple(verdicts), absent)
 
     def _targets(self, target: str) -> list[Record]:
@@ -281,8 +292,9 @@ class VectorOps(Core):
             return []
         everywhere = replace(
             self.filters(scope="all", include_private=self.agent is not None),
-            include_superseded=True, limit=EXPLAIN_SEARCH,
-        )  # fmt: skip
+            include_superseded=True,
+            limit=EXPLAIN_SEARCH,
+        )
         seen: dict[str, Record] = {}
         for record in (h.record for h in lanes.keyword(self.store, target, everywhere)):
             if wanted in f"{record.title}\n{record.body}".casefold():
@@ -293,8 +305,10 @@ class VectorOps(Core):
         """Hits (or anything with a `record`) with their records as this agent reads
         them (see Core._as_read)."""
         read = self.rt.as_read([item.record for item in items], sources)
-        return tuple(item if r is item.record else replace(item, record=r)
-                     for item, r in zip(items, read, strict=True))  # fmt: skip
+        return tuple(
+            item if r is item.record else replace(item, record=r)
+            for item, r in zip(items, read, strict=True)
+        )
 
 
 def _tokens(embedder: Embedder, record: Record) -> int:

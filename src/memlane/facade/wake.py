@@ -1,5 +1,4 @@
-"""Wake: the identity cascade, the one-guess token ritual and its guess log (issue 5 §3,
-reference/000 "Wake system")."""
+"""Wake: the identity cascade, the one-guess token ritual and its guess log."""
 
 from __future__ import annotations
 
@@ -47,10 +46,12 @@ class WakeOps(Core):
         """Every candidate of a cascade: importance 5+ (core and bridges), or `floor`+
         when given (every bloom it asks for), and whatever was active in `days` (recent),
         live and visible to the waking agent."""
-        base = Filters(viewer=self._waking_agent(), include_private=True, limit=None,
-                       raw_resonance=True)  # fmt: skip
-        strong = replace(base, min_importance=ritual.BRIDGE_MIN_IMPORTANCE if floor is None
-                         else floor)  # fmt: skip
+        base = Filters(
+            viewer=self._waking_agent(), include_private=True, limit=None, raw_resonance=True
+        )
+        strong = replace(
+            base, min_importance=ritual.BRIDGE_MIN_IMPORTANCE if floor is None else floor
+        )
         active = replace(base, min_importance=floor, active_since=now - timedelta(days=days))
         found = {r.id: r for f in (strong, active) for r in self.store.query(f)}
         return self.rt.as_read(list(found.values()), sources=False)
@@ -70,9 +71,13 @@ class WakeOps(Core):
         bloom unless `activate` is False."""
         now = utcnow()
         chosen = ritual.cascade(
-            self._wake_pool(now, days, min_resonance), now, limit=limit, days=days,
-            min_importance=min_resonance, include_excluded=include_excluded,
-        )  # fmt: skip
+            self._wake_pool(now, days, min_resonance),
+            now,
+            limit=limit,
+            days=days,
+            min_importance=min_resonance,
+            include_excluded=include_excluded,
+        )
         if activate:
             self.rt.count([r.id for r in chosen.blooms], "activation")
         return chosen
@@ -85,11 +90,15 @@ class WakeOps(Core):
         if days < 0 or limit < 1:
             raise Invalid("--days must be at least 0 and --limit at least 1")
         filters = Filters(
-            viewer=self._waking_agent(), include_private=True, raw_resonance=True,
-            min_importance=WAKE_FETCH_MIN_IMPORTANCE, order="importance", limit=limit,
+            viewer=self._waking_agent(),
+            include_private=True,
+            raw_resonance=True,
+            min_importance=WAKE_FETCH_MIN_IMPORTANCE,
+            order="importance",
+            limit=limit,
             active_since=utcnow() - timedelta(days=days),
             exclude_tag_prefixes=tuple(t for t in exclude_tags if t),
-        )  # fmt: skip
+        )
         return self.rt.as_read(self.store.query(filters), sources=False)
 
     # ---- the ritual ------------------------------------------------------------------
@@ -137,23 +146,37 @@ class WakeOps(Core):
         """Start a ritual over the wake set: the first bloom's title and a signed token."""
         agent = self._waking_agent()
         warnings = self._check_wake_number(agent, wake, force_wake)
-        chosen = self.wake(limit=limit, days=days, min_resonance=min_resonance,
-                           activate=activate, include_excluded=include_excluded)  # fmt: skip
+        chosen = self.wake(
+            limit=limit,
+            days=days,
+            min_resonance=min_resonance,
+            activate=activate,
+            include_excluded=include_excluded,
+        )
         if not chosen.blooms:
             raise NotFound("nothing to wake into: no blooms for this agent")
         session = WakeRitual(
-            id=secrets.token_hex(8), agent=agent, created_at=utcnow(),
-            version=ritual.RITUAL_VERSION, wake=wake, model=model,
+            id=secrets.token_hex(8),
+            agent=agent,
+            created_at=utcnow(),
+            version=ritual.RITUAL_VERSION,
+            wake=wake,
+            model=model,
             sequence=tuple((r.id, r.title) for r in chosen.blooms),
-        )  # fmt: skip
+        )
         with self.rt.transaction() as w:
             secret = self._secret(w)
             w.put_ritual(session)
         return {
-            "status": "begun", "session": ritual.sign(secret, session.id, 0), "wake": wake,
-            "model": model, "blooms": len(session.sequence), "bloom": self._next_bloom(session),
-            "excluded": chosen.excluded, "warnings": warnings,
-        }  # fmt: skip
+            "status": "begun",
+            "session": ritual.sign(secret, session.id, 0),
+            "wake": wake,
+            "model": model,
+            "blooms": len(session.sequence),
+            "bloom": self._next_bloom(session),
+            "excluded": chosen.excluded,
+            "warnings": warnings,
+        }
 
     def _next_bloom(self, session: WakeRitual) -> Response | None:
         """The bloom the session's next step shows: id and title only (a guess is made
@@ -166,8 +189,13 @@ class WakeOps(Core):
         if record is not None and record.live and self.rt.visible(record):
             title, parts = record.title, len(ritual.chunks(record.body))
         part = min(session.chunk, parts - 1)
-        return {"id": memory_id, "title": ritual.shown_title(title, part, parts),
-                "position": session.entry + 1, "part": part + 1, "parts": parts}  # fmt: skip
+        return {
+            "id": memory_id,
+            "title": ritual.shown_title(title, part, parts),
+            "position": session.entry + 1,
+            "part": part + 1,
+            "parts": parts,
+        }
 
     def wake_respond(self, token: str, bloom_id: str, guess: str) -> Response:
         """Judge one guess for the current chunk, log it and advance, in one transaction.
@@ -190,8 +218,11 @@ class WakeOps(Core):
                 raise Invalid(f"invalid_bloom_id: this step shows {expected}, not {bloom_id}")
             ritual.check_guess(guess)
             response, advanced = self._ritual_step(w, session, guess)
-            response |= {"session": ritual.sign(secret, session.id, advanced.step),
-                         "wake": session.wake, "model": session.model}  # fmt: skip
+            response |= {
+                "session": ritual.sign(secret, session.id, advanced.step),
+                "wake": session.wake,
+                "model": session.model,
+            }
             response["next"] = self._next_bloom(advanced)
             if advanced.entry >= len(advanced.sequence):
                 advanced = replace(advanced, completed_at=utcnow())
@@ -226,19 +257,44 @@ class WakeOps(Core):
         source, phrases = ritual.phrases_for(record.wake_phrases, text, session.chunk)
         match = ritual.judge(guess, phrases)
         title = ritual.shown_title(record.title, session.chunk, len(parts))
-        w.put_guess(WakeGuess(
-            session.id, session.step, session.agent, memory_id, session.chunk,
-            session.entry + 1, title, guess, tuple(phrases), source, match.kind,
-            match.phrase_index, match.bucket, ritual.chunk_digest(text), utcnow(),
-            session.wake, session.model,
-        ))  # fmt: skip
+        w.put_guess(
+            WakeGuess(
+                session.id,
+                session.step,
+                session.agent,
+                memory_id,
+                session.chunk,
+                session.entry + 1,
+                title,
+                guess,
+                tuple(phrases),
+                source,
+                match.kind,
+                match.phrase_index,
+                match.bucket,
+                ritual.chunk_digest(text),
+                utcnow(),
+                session.wake,
+                session.model,
+            )
+        )
         more = session.chunk + 1 < len(parts)
         advanced = replace(session, chunk=session.chunk + 1, step=session.step + 1)
-        shown = {"id": memory_id, "title": title, "content": text, "part": session.chunk + 1,
-                 "parts": len(parts)}  # fmt: skip
-        response = {"status": "shown", "bucket": match.bucket, "guess": guess, "source": source,
-                    "match": {"kind": match.kind, "phrase_index": match.phrase_index},
-                    "bloom": shown}  # fmt: skip
+        shown = {
+            "id": memory_id,
+            "title": title,
+            "content": text,
+            "part": session.chunk + 1,
+            "parts": len(parts),
+        }
+        response = {
+            "status": "shown",
+            "bucket": match.bucket,
+            "guess": guess,
+            "source": source,
+            "match": {"kind": match.kind, "phrase_index": match.phrase_index},
+            "bloom": shown,
+        }
         return response, advanced if more else next_bloom
 
     def _ritual_summary(self, session: WakeRitual) -> Response:
@@ -269,8 +325,11 @@ class WakeOps(Core):
                 continue
             with self.rt.transaction() as w:
                 w.score_guess(row, scores, to_blob(vector))
-            history.append(scoring.Scored(row.memory_id, row.title, row.session_id,
-                                          row.model, vector, row.created_at))  # fmt: skip
+            history.append(
+                scoring.Scored(
+                    row.memory_id, row.title, row.session_id, row.model, vector, row.created_at
+                )
+            )
             scored += 1
         return scored, skipped
 
@@ -281,11 +340,17 @@ class WakeOps(Core):
 
         vectors = self.store.guess_vectors(agent)
         return [
-            Scored(g.memory_id, g.title, g.session_id, g.model,
-                   from_blobs([vectors[key]], len(vectors[key]) // 4)[0], g.created_at)
+            Scored(
+                g.memory_id,
+                g.title,
+                g.session_id,
+                g.model,
+                from_blobs([vectors[key]], len(vectors[key]) // 4)[0],
+                g.created_at,
+            )
             for g in self.store.guesses(agent, pending=False)
             if (key := (g.session_id, g.step)) in vectors
-        ]  # fmt: skip
+        ]
 
     def _score_row(
         self, row: WakeGuess, embedder: Embedder, history: list[Scored]
@@ -296,8 +361,10 @@ class WakeOps(Core):
 
         guess, title = embedder.embed_many([row.guess, scoring.bare_title(row.title)])
         signature, dim = embedder.profile.signature, embedder.dimension
-        content = [from_blobs([blob], dim)[0]
-                   for _, _, blob in self.store.vectors(signature, [row.memory_id])]  # fmt: skip
+        content = [
+            from_blobs([blob], dim)[0]
+            for _, _, blob in self.store.vectors(signature, [row.memory_id])
+        ]
         phrases = self._phrase_vectors(row.phrases, embedder) if row.source == "authored" else []
         earlier = [h for h in history if h.at < row.created_at]
         scores: dict[str, float | int | None] = {
