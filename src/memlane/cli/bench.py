@@ -43,7 +43,7 @@ def _profile(help_text: str) -> Callable[[F], F]:
 @click.option(
     "--sizes", default="10000,100000", show_default=True, help="Store sizes, comma-separated."
 )
-@_profile("Embedding profile of the stores (minilm embeds ~300 texts/s).")
+@_profile("Embedding profile of the stores (minilm: slow to build large ones).")
 @click.option("--queries", type=int, default=200, show_default=True, help="Queries timed per size.")
 @click.option(
     "--cold-runs", type=int, default=15, show_default=True, help="Cold `recall` processes per size."
@@ -80,7 +80,8 @@ def bench_cmd(ctx: click.Context, sizes: str, profile: str, queries: int, cold_r
 
     Each store of --sizes holds a seeded corpus (Zipf-distributed software vocabulary,
     titles and bodies of 1-4 sentences, tags, kinds, four scopes) with vectors of --profile
-    (`hash` by default: MiniLM embeds about 300 texts a second, an hour for 10^6). For each
+    (`hash` by default: with MiniLM, embedding the corpus is most of a large store's
+    build). For each
     size it reports in-process recall p50/p95 (hybrid and keyword-only), the vector lane
     alone and the vector index against an exact scan (latency, top-10 agreement), a cold
     `memlane recall` process (--cold-runs, after one warm-up run), add-batch throughput at

@@ -290,7 +290,7 @@ def in_section(section: str) -> Callable[[F], F]:
 
 
 # The settings -> core values mappings live in memlane.config (the MCP server and the
-# hooks open their Memory the same way); these names stay for the CLI's modules.
+# hooks open their Memory the same way); the CLI's modules reach them by these names.
 write_policy = config.write_policy
 recall_settings = config.recall_settings
 

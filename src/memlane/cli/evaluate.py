@@ -111,11 +111,11 @@ def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
     against hand labels: what `extract --no-llm` and the capture hooks would keep.
 
     The labels are `{"keep": [{"text": SENTENCE, "kind": KIND}, ...]}`: each kept sentence
-    is judged right or wrong, each labelled one missed. On the recorded coding session in
-    `tests/transcripts` (148 turns, 42 statements labelled worth keeping) it keeps 23, all
-    right: precision 1.000, recall 0.548. What it misses is said without a cue ("Use respx
-    for mocking httpx.") or with one mid-sentence ("For PR descriptions, always include
-    ..."); a model command (MEMLANE_LLM_CMD) is there to read those."""
+    is judged right or wrong, each labelled one missed. `tests/transcripts` holds a
+    recorded coding session labelled this way. The extractor is built for precision: what
+    it keeps should be right, and what it misses is said without a cue ("Use respx for
+    mocking httpx.") or with one mid-sentence ("For PR descriptions, always include ...");
+    a model command (MEMLANE_LLM_CMD) is there to read those."""
     from memlane.evaluation import extraction
     from memlane.hooks import extract
     from memlane.hooks import transcript as reading
@@ -154,7 +154,7 @@ def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> Non
     """Secret redaction on labelled texts: recall (a secret counts only when redacted whole)
     and precision, per kind and per corpus file.
 
-    The corpora shipped in `memlane/evaluation/corpora`: secrets of 40 kinds in sentences
+    The corpora shipped in `memlane/evaluation/corpora`: secrets of many kinds in sentences
     people write, and look-alikes such as commit SHAs, UUIDs, digests, placeholders,
     documented example keys and talk about passwords. It prints recall, the share of
     look-alikes redacted and precision, overall, per file and per kind, and whether the
@@ -182,7 +182,7 @@ def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_
     shipped corpora; --held-out measures each file with a model trained on the others.
 
     The texts aim at a model (overrides, fake system turns, broken fences, exfiltration,
-    concealment, memory poisoning, harmful commands, hidden in markup, in twenty languages)
+    concealment, memory poisoning, harmful commands, hidden in markup, in many languages)
     or are benign imperatives people really write. It prints whether the targets (recall
     0.95 or more with at most 2% of benign texts tagged) are met. Lines: `{"id", "label":
     "injection"|"benign", "kind", "lang", "text"}`. The shipped corpora's own figures

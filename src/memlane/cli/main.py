@@ -133,6 +133,7 @@ def main() -> None:
         cli(prog_name="memlane")
     finally:
         # The command is done (its store closed); at exit the interpreter would make
-        # the collector walk every object the imports made: 50 ms of a 500 ms cold
-        # `memlane recall` here. Frozen objects are still freed, just not walked.
+        # the collector walk every object the imports made, a share of every cold
+        # `memlane recall` worth saving (`memlane bench` times cold recalls). Frozen
+        # objects are still freed, just not walked.
         gc.freeze()

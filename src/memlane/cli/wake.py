@@ -1,4 +1,5 @@
-"""Wake commands: wake (cascade and ritual), wake-fetch and wake-log (issue 5 §3)."""
+"""Wake commands: wake (the cascade and the token ritual), wake-fetch, and wake-log (the
+ritual's guesses, scored and read back)."""
 
 from __future__ import annotations
 
