@@ -88,9 +88,14 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     ctx = click.get_current_context()
     current = state()
     report = handle(
-        event, host_name, _stdin(), current.settings or None, db=current.db,
-        settings_error=ctx.find_root().meta.get(SETTINGS_ERROR), ignored=tuple(ctx.args),
-    )  # fmt: skip
+        event,
+        host_name,
+        _stdin(),
+        current.settings or None,
+        db=current.db,
+        settings_error=ctx.find_root().meta.get(SETTINGS_ERROR),
+        ignored=tuple(ctx.args),
+    )
     payload = report.as_dict() if as_json else report.output
     click.echo(json.dumps(payload, ensure_ascii=False))
 

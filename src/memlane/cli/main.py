@@ -95,9 +95,11 @@ COMMANDS: dict[str, str] = {
 
 
 @click.group(
-    cls=SectionedGroup, lazy=COMMANDS, invoke_without_command=True,
+    cls=SectionedGroup,
+    lazy=COMMANDS,
+    invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
-)  # fmt: skip
+)
 @click.option(
     "--db",
     envvar="MEMLANE_DB",
