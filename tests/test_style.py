@@ -17,19 +17,6 @@ PACKAGE = ROOT / "src" / "memlane"
 # "reference/002", a section sign.
 OUTSIDE = re.compile(r"(?i:\bissue #?\d)|\bDESIGN\b|\breference/0|§")
 
-# TEMPORARY: these paths are being restructured on other branches and still cite
-# outside documents. Drop each entry once its comments are cleaned; the rule then
-# holds for the whole package.
-NOT_YET_CLEANED = ("cli/",)
-
-
-def _in_scope(path: Path) -> bool:
-    relative = path.relative_to(PACKAGE).as_posix()
-    return not any(
-        relative == skip or (skip.endswith("/") and relative.startswith(skip))
-        for skip in NOT_YET_CLEANED
-    )
-
 
 def _texts(path: Path) -> Iterator[tuple[int, str]]:
     """(line, text) of every comment and every string (docstrings and f-string parts
@@ -44,7 +31,7 @@ def _texts(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def test_no_comment_or_string_cites_an_outside_document() -> None:
-    modules = sorted(p for p in PACKAGE.rglob("*.py") if _in_scope(p))
+    modules = sorted(PACKAGE.rglob("*.py"))
     assert len(modules) > 100  # the walk found the package
     found = [
         f"{path.relative_to(ROOT)}:{line}: {match.group()!r} in {text.strip()[:80]!r}"
@@ -60,9 +47,3 @@ def test_the_rule_reads_what_it_should() -> None:
     plain = ["a design choice", "an issue with the cache", "RFC 6749's reference tokens"]
     assert all(OUTSIDE.search(text) for text in cited)
     assert not any(OUTSIDE.search(text) for text in plain)
-
-
-def test_the_not_yet_cleaned_paths_exist() -> None:
-    """An entry for a path that moved would silently exempt nothing, or hide a new one."""
-    for skip in NOT_YET_CLEANED:
-        assert (PACKAGE / skip).exists(), f"{skip} no longer exists: drop it from the list"

@@ -12,11 +12,17 @@ from memlane.cli.common import emit_json, in_section, json_option, memory, note,
 
 @in_section("data")
 @click.command("backup")
-@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where snapshots go (default: the backup_dir setting, else beside the store).")  # fmt: skip
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where snapshots go (default: the backup_dir setting, else beside the store).",
+)
 @click.option("--retention", type=int, help="Snapshots to keep (default: the setting, 7).")
-@click.option("--if-due", is_flag=True,
-              help="Only when the newest snapshot is older than backup_interval_hours.")  # fmt: skip
+@click.option(
+    "--if-due",
+    is_flag=True,
+    help="Only when the newest snapshot is older than backup_interval_hours.",
+)
 @json_option
 def backup_cmd(out_dir: Path | None, retention: int | None, if_due: bool, as_json: bool) -> None:
     """Snapshot the store with SQLite's online backup (writers carry on), verify it
@@ -40,10 +46,16 @@ def backup_cmd(out_dir: Path | None, retention: int | None, if_due: bool, as_jso
     due = timedelta(hours=s["backup_interval_hours"]) if if_due else None
     report = memory().backup(directory, retention or s["backup_retention"], due)
     if as_json:
-        emit_json({"path": report.path, "skipped": report.skipped, "notice": report.notice,
-                   "total": report.counts.total if report.counts else None,
-                   "live": report.counts.live if report.counts else None,
-                   "deleted": [str(p) for p in report.deleted]})  # fmt: skip
+        emit_json(
+            {
+                "path": report.path,
+                "skipped": report.skipped,
+                "notice": report.notice,
+                "total": report.counts.total if report.counts else None,
+                "live": report.counts.live if report.counts else None,
+                "deleted": [str(p) for p in report.deleted],
+            }
+        )
         return
     if report.path is None:
         note(report.notice or "skipped")

@@ -34,8 +34,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _profile(help_text: str) -> Callable[[F], F]:
     """The --profile option both benchmarks take."""
-    return click.option("--profile", type=click.Choice(["hash", "minilm"]), default="hash",
-                        show_default=True, help=help_text)  # fmt: skip
+    return click.option(
+        "--profile",
+        type=click.Choice(["hash", "minilm"]),
+        default="hash",
+        show_default=True,
+        help=help_text,
+    )
 
 
 @in_section("admin")
@@ -43,7 +48,7 @@ def _profile(help_text: str) -> Callable[[F], F]:
 @click.option(
     "--sizes", default="10000,100000", show_default=True, help="Store sizes, comma-separated."
 )
-@_profile("Embedding profile of the stores (minilm embeds ~300 texts/s).")
+@_profile("Embedding profile of the stores (minilm: slow to build large ones).")
 @click.option("--queries", type=int, default=200, show_default=True, help="Queries timed per size.")
 @click.option(
     "--cold-runs", type=int, default=15, show_default=True, help="Cold `recall` processes per size."
@@ -64,23 +69,44 @@ def _profile(help_text: str) -> Callable[[F], F]:
 )
 @click.option("--rebuild", is_flag=True, help="Build the stores again even if reusable.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the results as JSON.")
-@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite",
-              show_default=True, help="postgres: ingest and recall on PostgreSQL next to "
-              "SQLite, same corpus, same run (needs --pg-url).")  # fmt: skip
-@click.option("--pg-url", metavar="URL",
-              help="With --backend postgres: a server URL whose user may create databases.")  # fmt: skip
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgres"]),
+    default="sqlite",
+    show_default=True,
+    help="postgres: ingest and recall on PostgreSQL next to "
+    "SQLite, same corpus, same run (needs --pg-url).",
+)
+@click.option(
+    "--pg-url",
+    metavar="URL",
+    help="With --backend postgres: a server URL whose user may create databases.",
+)
 @json_option
 @click.pass_context
-def bench_cmd(ctx: click.Context, sizes: str, profile: str, queries: int, cold_runs: int,
-              write_sample: int, seed: int, directory: str | None, rebuild: bool,
-              out: str | None, backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
+def bench_cmd(
+    ctx: click.Context,
+    sizes: str,
+    profile: str,
+    queries: int,
+    cold_runs: int,
+    write_sample: int,
+    seed: int,
+    directory: str | None,
+    rebuild: bool,
+    out: str | None,
+    backend: str,
+    pg_url: str | None,
+    as_json: bool,
+) -> None:
     """Build synthetic stores and time recall, cold starts, writes; report store sizes
     (--backend postgres: PostgreSQL next to SQLite). `bench writers` times concurrent
     writers instead.
 
     Each store of --sizes holds a seeded corpus (Zipf-distributed software vocabulary,
     titles and bodies of 1-4 sentences, tags, kinds, four scopes) with vectors of --profile
-    (`hash` by default: MiniLM embeds about 300 texts a second, an hour for 10^6). For each
+    (`hash` by default: with MiniLM, embedding the corpus is most of a large store's
+    build). For each
     size it reports in-process recall p50/p95 (hybrid and keyword-only), the vector lane
     alone and the vector index against an exact scan (latency, top-10 agreement), a cold
     `memlane recall` process (--cold-runs, after one warm-up run), add-batch throughput at
@@ -107,16 +133,26 @@ def bench_cmd(ctx: click.Context, sizes: str, profile: str, queries: int, cold_r
             fail("--backend postgres needs --pg-url URL")
         from memlane.benchmark import backends
 
-        compared = backends.run(_sizes(sizes), pg_url, profile, queries, seed,
-                            progress=lambda line: click.echo(line, err=True))  # fmt: skip
+        compared = backends.run(
+            _sizes(sizes),
+            pg_url,
+            profile,
+            queries,
+            seed,
+            progress=lambda line: click.echo(line, err=True),
+        )
         _finish(compared, backends.text, out, as_json)
         return
     plan = scale.Plan(
         sizes=_sizes(sizes),
         directory=Path(directory).expanduser() if directory else _default_dir(),
-        profile=profile, queries=queries, cold_runs=cold_runs,
-        write_sample=write_sample, seed=seed, rebuild=rebuild,
-    )  # fmt: skip
+        profile=profile,
+        queries=queries,
+        cold_runs=cold_runs,
+        write_sample=write_sample,
+        seed=seed,
+        rebuild=rebuild,
+    )
     data: dict[str, Any] = scale.run(plan, progress=lambda line: click.echo(line, err=True))
     _finish(data, report.text, out, as_json)
 
@@ -136,18 +172,39 @@ def _finish(
 
 
 @bench_cmd.command("writers")
-@click.option("--writers", type=int, default=8, show_default=True,
-              help="Writer processes, each with its own Memory on the one store.")  # fmt: skip
-@click.option("--writes", type=int, default=50, show_default=True,
-              help="Timed adds per writer (after one untimed warm-up add each).")  # fmt: skip
+@click.option(
+    "--writers",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Writer processes, each with its own Memory on the one store.",
+)
+@click.option(
+    "--writes",
+    type=int,
+    default=50,
+    show_default=True,
+    help="Timed adds per writer (after one untimed warm-up add each).",
+)
 @_profile("Embedding profile the writers embed with.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the texts.")
-@click.option("--dir", "directory", type=click.Path(file_okay=False),
-              help="Where the fresh store is made and removed (default: the temp dir).")  # fmt: skip
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Where the fresh store is made and removed (default: the temp dir).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the results as JSON.")
 @json_option
-def writers_cmd(writers: int, writes: int, profile: str, seed: int, directory: str | None,
-                out: str | None, as_json: bool) -> None:  # fmt: skip
+def writers_cmd(
+    writers: int,
+    writes: int,
+    profile: str,
+    seed: int,
+    directory: str | None,
+    out: str | None,
+    as_json: bool,
+) -> None:
     """Start writer processes on one fresh store at the same moment and time each add:
     p50/p95/p99/max wait, writes per second, and that every acknowledged write landed.
 

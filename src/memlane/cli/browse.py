@@ -42,12 +42,23 @@ def run_browser(
 
 @in_section("memory ops")
 @click.command("browse")
-@click.option("--by", type=click.Choice(view.GROUPINGS), default="kind", show_default=True,
-              help="Group the tree by kind, scope, tag or session.")  # fmt: skip
-@click.option("--scope", default="all", show_default=True,
-              help="Scope to show: project:NAME, global, all.")  # fmt: skip
-@click.option("--limit", type=click.IntRange(min=1), default=DEFAULT_LIMIT, show_default=True,
-              help="At most N memories, newest first.")  # fmt: skip
+@click.option(
+    "--by",
+    type=click.Choice(view.GROUPINGS),
+    default="kind",
+    show_default=True,
+    help="Group the tree by kind, scope, tag or session.",
+)
+@click.option(
+    "--scope", default="all", show_default=True, help="Scope to show: project:NAME, global, all."
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="At most N memories, newest first.",
+)
 @click.option("--review", is_flag=True, help="Start by walking the memories due for review.")
 @json_option
 def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> None:
@@ -81,10 +92,20 @@ def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> 
     shown, more = view.newest_live(mem, scope, limit)
     groups = view.group(shown, by)
     if as_json:
-        emit_json({
-            "by": by, "count": len(shown), "more": more,
-            "groups": [{"label": g.label, "count": len(g.records),
-                        "memories": [record_dict(r) for r in g.records]} for g in groups],
-        })  # fmt: skip
+        emit_json(
+            {
+                "by": by,
+                "count": len(shown),
+                "more": more,
+                "groups": [
+                    {
+                        "label": g.label,
+                        "count": len(g.records),
+                        "memories": [record_dict(r) for r in g.records],
+                    }
+                    for g in groups
+                ],
+            }
+        )
         return
     echo_stored(view.summary(groups, by, len(shown), more=more), nl=False)

@@ -34,11 +34,22 @@ SETTINGS_PROBLEMS = "memlane.settings_problems"
 READ_COMMANDS = frozenset(
     "show list search recall recent history stats journal open-threads growth "
     "types export doctor browse review health wake wake-fetch for-session".split()
-) | frozenset({
-    "tags list", "entities list", "entities show", "sessions list", "reminders list",
-    "agents list", "agents show", "categories list", "projects list", "projects aliases",
-    "links list", "wake-log report",
-})  # fmt: skip
+) | frozenset(
+    {
+        "tags list",
+        "entities list",
+        "entities show",
+        "sessions list",
+        "reminders list",
+        "agents list",
+        "agents show",
+        "categories list",
+        "projects list",
+        "projects aliases",
+        "links list",
+        "wake-log report",
+    }
+)
 # Commands that only read when told so: a dry run, a pack printed instead of written.
 _READS_WHEN = {"consolidate": "dry_run", "organize": "dry_run", "pack": "out"}
 
@@ -71,8 +82,10 @@ class State(msgspec.Struct):
             # exist. Why: that is far more often a typo than a wish for new folders.
             # Outcome: a write is refused with the fix; the default location is made.
             if self.db and missing and not missing.parent.exists() and not reading:
-                raise Invalid(f"no directory {missing.parent} for the store {missing}: create "
-                              f"it (mkdir -p {missing.parent}) or fix --db")  # fmt: skip
+                raise Invalid(
+                    f"no directory {missing.parent} for the store {missing}: create "
+                    f"it (mkdir -p {missing.parent}) or fix --db"
+                )
             empty = reading and missing is not None
             self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
         return self._memory
@@ -290,7 +303,7 @@ def in_section(section: str) -> Callable[[F], F]:
 
 
 # The settings -> core values mappings live in memlane.config (the MCP server and the
-# hooks open their Memory the same way); these names stay for the CLI's modules.
+# hooks open their Memory the same way); the CLI's modules reach them by these names.
 write_policy = config.write_policy
 recall_settings = config.recall_settings
 

@@ -23,9 +23,12 @@ def _cadence() -> Cadence:
 @in_section("lifecycle")
 @click.command("consolidate")
 @click.option(
-    "--threshold", type=float, default=DEFAULT_THRESHOLD, show_default=True,
+    "--threshold",
+    type=float,
+    default=DEFAULT_THRESHOLD,
+    show_default=True,
     help="Similarity (cosine, or token Jaccard without vectors) at which memories fold.",
-)  # fmt: skip
+)
 @click.option("--dry-run", is_flag=True, help="Report what a run would do; write nothing.")
 @click.option("--scope", help="Only this scope (default: every scope).")
 @click.option("--force", is_flag=True, help="Run even when the cadence gate would skip.")
@@ -105,10 +108,13 @@ def _render(report: Report, as_json: bool) -> None:
 def report_dict(report: Report) -> dict[str, Any]:
     status = "skipped" if report.skipped else ("planned" if report.dry_run else "done")
     out: dict[str, Any] = {
-        "operation": report.operation, "dry_run": report.dry_run, "status": status,
-        "skipped": report.skipped, "notice": report.notice,
+        "operation": report.operation,
+        "dry_run": report.dry_run,
+        "status": status,
+        "skipped": report.skipped,
+        "notice": report.notice,
         "plan": plan_dict(report.plan) if report.plan else None,
-    }  # fmt: skip
+    }
     if report.operation == "organize":
         out["topics"] = [topic_dict(t) for t in report.topics]
     out["written"] = list(report.written)
@@ -118,12 +124,16 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
     return {
-        "threshold": plan.threshold, "method": plan.method.value,
-        "considered": plan.considered, "capped": plan.capped,
-        "merged": len(plan.merges), "absorbed": plan.absorbed, "parked_clusters": len(plan.parked),
+        "threshold": plan.threshold,
+        "method": plan.method.value,
+        "considered": plan.considered,
+        "capped": plan.capped,
+        "merged": len(plan.merges),
+        "absorbed": plan.absorbed,
+        "parked_clusters": len(plan.parked),
         "merges": [merge_dict(m) for m in plan.merges],
         "parked": [{"ids": list(p.ids), "reason": p.reason} for p in plan.parked],
-    }  # fmt: skip
+    }
 
 
 def merge_dict(merge: Merge) -> dict[str, Any]:
@@ -139,17 +149,27 @@ def merge_dict(merge: Merge) -> dict[str, Any]:
 
 
 def _absorbed_dict(a: Absorbed) -> dict[str, Any]:
-    return {"id": a.id, "similarity": a.similarity, "appended": a.appended,
-            "truncated": a.truncated}  # fmt: skip
+    return {
+        "id": a.id,
+        "similarity": a.similarity,
+        "appended": a.appended,
+        "truncated": a.truncated,
+    }
 
 
 def topic_dict(planned: TopicPlan) -> dict[str, Any]:
     t = planned.topic
     return {
-        "key": t.key, "label": t.label, "scope": t.scope, "visibility": t.visibility.value,
-        "members": list(t.members), "title": t.title, "summary": t.summary,
-        "action": planned.action, "summary_id": planned.summary_id,
-    }  # fmt: skip
+        "key": t.key,
+        "label": t.label,
+        "scope": t.scope,
+        "visibility": t.visibility.value,
+        "members": list(t.members),
+        "title": t.title,
+        "summary": t.summary,
+        "action": planned.action,
+        "summary_id": planned.summary_id,
+    }
 
 
 def _echo_plan(report: Report) -> None:

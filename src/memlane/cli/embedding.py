@@ -41,9 +41,11 @@ def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]
 @click.option("--all", "all_", is_flag=True, help="Embed every live memory again.")
 @click.option("--pending", is_flag=True, help="Embed memories without current vectors.")
 @click.option(
-    "--long-only", type=int, metavar="N",
+    "--long-only",
+    type=int,
+    metavar="N",
     help="Only memories whose text is longer than N tokens of the profile (alone: of all).",
-)  # fmt: skip
+)
 @json_option
 def embed_cmd(
     memory_id: str | None, all_: bool, pending: bool, long_only: int | None, as_json: bool

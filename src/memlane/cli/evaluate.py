@@ -38,14 +38,30 @@ def eval_group() -> None:
 @click.option("--k", type=int, default=10, show_default=True, help="Results kept per question.")
 @click.option("--conversations", type=int, help="Only the first N conversations.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write per-question results (JSONL).")
-@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite",
-              show_default=True, help="Where each conversation's store lives.")  # fmt: skip
-@click.option("--pg-url", metavar="URL",
-              help="With --backend postgres: a server URL whose user may create "
-              "databases (one per conversation, dropped afterwards).")  # fmt: skip
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgres"]),
+    default="sqlite",
+    show_default=True,
+    help="Where each conversation's store lives.",
+)
+@click.option(
+    "--pg-url",
+    metavar="URL",
+    help="With --backend postgres: a server URL whose user may create "
+    "databases (one per conversation, dropped afterwards).",
+)
 @json_option
-def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str | None,
-               backend: str, pg_url: str | None, as_json: bool) -> None:  # fmt: skip
+def locomo_cmd(
+    data: str,
+    mode: str,
+    k: int,
+    conversations: int | None,
+    out: str | None,
+    backend: str,
+    pg_url: str | None,
+    as_json: bool,
+) -> None:
     """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation).
 
     Retrieval quality on the LoCoMo development split: one store per conversation, one
@@ -101,21 +117,29 @@ def locomo_cmd(data: str, mode: str, k: int, conversations: int | None, out: str
 
 
 @eval_group.command("extract")
-@click.option("--transcript", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="A Claude Code (or Codex) transcript, JSON lines.")  # fmt: skip
-@click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False),
-              help='Hand labels: {"keep": [{"text": SENTENCE, "kind": KIND}, ...]}.')  # fmt: skip
+@click.option(
+    "--transcript",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A Claude Code (or Codex) transcript, JSON lines.",
+)
+@click.option(
+    "--labels",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help='Hand labels: {"keep": [{"text": SENTENCE, "kind": KIND}, ...]}.',
+)
 @json_option
 def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
     """Precision and recall of the deterministic (cue-phrase) extractor on a transcript
     against hand labels: what `extract --no-llm` and the capture hooks would keep.
 
     The labels are `{"keep": [{"text": SENTENCE, "kind": KIND}, ...]}`: each kept sentence
-    is judged right or wrong, each labelled one missed. On the recorded coding session in
-    `tests/transcripts` (148 turns, 42 statements labelled worth keeping) it keeps 23, all
-    right: precision 1.000, recall 0.548. What it misses is said without a cue ("Use respx
-    for mocking httpx.") or with one mid-sentence ("For PR descriptions, always include
-    ..."); a model command (MEMLANE_LLM_CMD) is there to read those."""
+    is judged right or wrong, each labelled one missed. `tests/transcripts` holds a
+    recorded coding session labelled this way. The extractor is built for precision: what
+    it keeps should be right, and what it misses is said without a cue ("Use respx for
+    mocking httpx.") or with one mid-sentence ("For PR descriptions, always include ...");
+    a model command (MEMLANE_LLM_CMD) is there to read those."""
     from memlane.evaluation import extraction
     from memlane.hooks import extract
     from memlane.hooks import transcript as reading
@@ -138,9 +162,12 @@ def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
 
 def _corpus_option(corpus: str) -> Any:
     return click.option(
-        "--corpus", "files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+        "--corpus",
+        "files",
+        multiple=True,
+        type=click.Path(exists=True, dir_okay=False),
         help=f"A labelled JSONL file (repeatable; default: the shipped {corpus} corpora).",
-    )  # fmt: skip
+    )
 
 
 _MISSES = click.option("--misses", is_flag=True, help="Also list every case it got wrong.")
@@ -154,7 +181,7 @@ def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> Non
     """Secret redaction on labelled texts: recall (a secret counts only when redacted whole)
     and precision, per kind and per corpus file.
 
-    The corpora shipped in `memlane/evaluation/corpora`: secrets of 40 kinds in sentences
+    The corpora shipped in `memlane/evaluation/corpora`: secrets of many kinds in sentences
     people write, and look-alikes such as commit SHAs, UUIDs, digests, placeholders,
     documented example keys and talk about passwords. It prints recall, the share of
     look-alikes redacted and precision, overall, per file and per kind, and whether the
@@ -172,9 +199,12 @@ def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> Non
 @eval_group.command("injection")
 @_corpus_option("injection")
 @_MISSES
-@click.option("--held-out", is_flag=True,
-              help="Judge each file with a model trained without it (slower): the figure "
-                   "for text the learned model never saw.")  # fmt: skip
+@click.option(
+    "--held-out",
+    is_flag=True,
+    help="Judge each file with a model trained without it (slower): the figure "
+    "for text the learned model never saw.",
+)
 @json_option
 def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_json: bool) -> None:
     """Injection tagging on labelled texts: recall and the share of benign imperatives
@@ -182,7 +212,7 @@ def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_
     shipped corpora; --held-out measures each file with a model trained on the others.
 
     The texts aim at a model (overrides, fake system turns, broken fences, exfiltration,
-    concealment, memory poisoning, harmful commands, hidden in markup, in twenty languages)
+    concealment, memory poisoning, harmful commands, hidden in markup, in many languages)
     or are benign imperatives people really write. It prints whether the targets (recall
     0.95 or more with at most 2% of benign texts tagged) are met. Lines: `{"id", "label":
     "injection"|"benign", "kind", "lang", "text"}`. The shipped corpora's own figures
@@ -209,19 +239,26 @@ def _report(report: Any, misses: bool, as_json: bool) -> None:
     target = screening.TARGETS[report.corpus]
     if as_json:
         payload = {
-            "corpus": report.corpus, "targets": target, "meets_targets": report.meets_targets(),
+            "corpus": report.corpus,
+            "targets": target,
+            "meets_targets": report.meets_targets(),
             "overall": report.overall.as_dict(),
-            **{name: {k: t.as_dict() for k, t in sorted(getattr(report, name).items())}
-               for name in ("by_source", "by_kind", "by_lang")},
+            **{
+                name: {k: t.as_dict() for k, t in sorted(getattr(report, name).items())}
+                for name in ("by_source", "by_kind", "by_lang")
+            },
             "misses": [msgspec.to_builtins(c) for c in report.misses],
             "false_alarms": [msgspec.to_builtins(c) for c in report.false_alarms],
-        }  # fmt: skip
+        }
         emit_json(payload)
         return
     click.echo(f"{'':<26}{'cases':>6}{'recall':>8}{'benign':>8}{'flagged':>9}{'precision':>10}")
     _row("overall", report.overall)
-    for title, groups in (("file", report.by_source), ("kind", report.by_kind),
-                          ("language", report.by_lang)):  # fmt: skip
+    for title, groups in (
+        ("file", report.by_source),
+        ("kind", report.by_kind),
+        ("language", report.by_lang),
+    ):
         if len(groups) > 1:
             click.echo(f"by {title}:")
             for name, tally in sorted(groups.items()):

@@ -13,19 +13,24 @@ from memlane.cli.common import emit_json, fail, in_section, json_option, memory,
 from memlane.timeutil import utcnow
 
 transcript_option = click.option(
-    "--transcript", "path", required=True,
+    "--transcript",
+    "path",
+    required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A Claude Code (or Codex) transcript, JSON lines.",
-)  # fmt: skip
+)
 
 
 @in_section("hooks")
 @click.command("extract")
 @transcript_option
 @click.option("--session", help="The session it belongs to (default: the file's path).")
-@click.option("--llm/--no-llm", "use_llm", default=None,
-              help="Ask MEMLANE_LLM_CMD (the default when it is set) or only the cue-phrase "
-              "extractor.")  # fmt: skip
+@click.option(
+    "--llm/--no-llm",
+    "use_llm",
+    default=None,
+    help="Ask MEMLANE_LLM_CMD (the default when it is set) or only the cue-phrase extractor.",
+)
 @json_option
 def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: bool) -> None:
     """Turn the transcript's turns not read before into memories: facts, preferences,
@@ -51,8 +56,14 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
     outcome = capture_transcript(source, session, "transcript", memory, chosen, wanted)
     details = dict(outcome.details)
     if as_json:
-        emit_json({"transcript": source, "session": session or source,
-                   "captured": list(outcome.captured), **details})  # fmt: skip
+        emit_json(
+            {
+                "transcript": source,
+                "session": session or source,
+                "captured": list(outcome.captured),
+                **details,
+            }
+        )
         if details.get("failed"):
             sys.exit(1)
         return
@@ -68,8 +79,11 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
     for why in details.get("llm_malformed", []):
         note(f"an answer was skipped as malformed: {why}")
     if details.get("failed"):
-        fail(f"{details['failed']} could not be stored ({details['error']}); their turns "
-             "are read again next time", code=1)  # fmt: skip
+        fail(
+            f"{details['failed']} could not be stored ({details['error']}); their turns "
+            "are read again next time",
+            code=1,
+        )
 
 
 def _hook_dir() -> Path:
@@ -117,8 +131,14 @@ def corrections_cmd(path: Path, scope: str | None, no_queue: bool, as_json: bool
     where = _queue_scope(scope)
     added = [] if no_queue else queue.add(_hook_dir(), where, items)
     if as_json:
-        emit_json({"count": len(items), "queued": len(added), "scope": where,
-                   "items": [queue.as_dict(q) for q in items]})  # fmt: skip
+        emit_json(
+            {
+                "count": len(items),
+                "queued": len(added),
+                "scope": where,
+                "items": [queue.as_dict(q) for q in items],
+            }
+        )
         return
     for item in items:
         click.echo(_queued_line(item))
@@ -157,8 +177,11 @@ def queue_list_cmd(scope: str | None, as_json: bool) -> None:
 @queue_group.command("clear")
 @click.option("--id", "ids", multiple=True, help="A reviewed item to remove (repeatable).")
 @click.option("--all", "everything", is_flag=True, help="Empty the queue.")
-@click.option("--drop-stale", is_flag=True,
-              help="Remove items queued over 14 days ago with confidence below 0.7.")  # fmt: skip
+@click.option(
+    "--drop-stale",
+    is_flag=True,
+    help="Remove items queued over 14 days ago with confidence below 0.7.",
+)
 @click.option("--scope", help="The queue (default: this project's).")
 @json_option
 def queue_clear_cmd(

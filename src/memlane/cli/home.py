@@ -27,9 +27,11 @@ def show_home() -> None:
         stats = mem.stats()
         due = len(mem.due_reminders()) if mem.agent else 0
         review = mem.review_due_count()
-        click.echo(f"store: {stats.path}: {stats.live} live of {stats.total} memories"
-                   + (f", {due} reminder(s) due" if due else "")
-                   + (f", {review} due for review (memlane review)" if review else ""))  # fmt: skip
+        click.echo(
+            f"store: {stats.path}: {stats.live} live of {stats.total} memories"
+            + (f", {due} reminder(s) due" if due else "")
+            + (f", {review} due for review (memlane review)" if review else "")
+        )
     click.echo("start with:")
     for command, what in START:
         click.echo(f"  memlane {command:<14} {what}")

@@ -14,23 +14,34 @@ from memlane.hosts import install as hosts
 
 
 def _options(fn: Any) -> Any:
-    for option in reversed((
-        click.argument("host", type=click.Choice(hosts.HOSTS)),
-        click.option("--scope", type=click.Choice(hosts.SCOPES), default="user",
-                     show_default=True,
-                     help="user: your settings for every project; project: this one's."),
-        click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path),
-                     default=".", help="The project (with --scope project; default: here)."),
-        click.option("--dry-run", is_flag=True, help="Show the changes; write nothing."),
-        json_option,
-    )):  # fmt: skip
+    for option in reversed(
+        (
+            click.argument("host", type=click.Choice(hosts.HOSTS)),
+            click.option(
+                "--scope",
+                type=click.Choice(hosts.SCOPES),
+                default="user",
+                show_default=True,
+                help="user: your settings for every project; project: this one's.",
+            ),
+            click.option(
+                "--project-dir",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=".",
+                help="The project (with --scope project; default: here).",
+            ),
+            click.option("--dry-run", is_flag=True, help="Show the changes; write nothing."),
+            json_option,
+        )
+    ):
         fn = option(fn)
     return fn
 
 
 def _run(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool, up: bool) -> None:
-    found = hosts.targets(host, scope, Path.home(), project_dir.resolve(),
-                          hosts.launcher(state().db))  # fmt: skip
+    found = hosts.targets(
+        host, scope, Path.home(), project_dir.resolve(), hosts.launcher(state().db)
+    )
     manifest = config.data_dir() / hosts.MANIFEST
     if up:
         changes = hosts.plan_install(found)
@@ -39,8 +50,14 @@ def _run(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool,
     if not dry_run:
         changes = hosts.apply(changes, manifest, installing=up)
     if as_json:
-        emit_json({"host": host, "scope": scope, "dry_run": dry_run,
-                   "files": [_change_dict(c) for c in changes]})  # fmt: skip
+        emit_json(
+            {
+                "host": host,
+                "scope": scope,
+                "dry_run": dry_run,
+                "files": [_change_dict(c) for c in changes],
+            }
+        )
         return
     for change in changes:
         click.echo(f"{change.action:<9} {change.path}")
@@ -53,17 +70,22 @@ def _run(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool,
 
 
 def _change_dict(change: hosts.FileChange) -> dict[str, Any]:
-    return {"path": str(change.path), "action": change.action,
-            "backup": str(change.backup) if change.backup else None,
-            "added": change.added.as_dict(), "warnings": change.added.warnings}  # fmt: skip
+    return {
+        "path": str(change.path),
+        "action": change.action,
+        "backup": str(change.backup) if change.backup else None,
+        "added": change.added.as_dict(),
+        "warnings": change.added.warnings,
+    }
 
 
 def _diff(change: hosts.FileChange) -> str:
     lines = difflib.unified_diff(
         (change.before or "").splitlines(keepends=True),
         (change.after or "").splitlines(keepends=True),
-        fromfile=f"{change.path} (now)", tofile=f"{change.path} (after)",
-    )  # fmt: skip
+        fromfile=f"{change.path} (now)",
+        tofile=f"{change.path} (after)",
+    )
     return "".join(lines)
 
 

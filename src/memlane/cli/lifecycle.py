@@ -93,8 +93,12 @@ def review_cmd(limit: int | None, scope: str | None, tui: bool, as_json: bool) -
         return
     due = memory().review(limit=limit, scope=scope)
     if as_json:
-        emit_json({"results": [{**record_dict(r), "recall_probability": round(p, 4)}
-                               for r, p in due], "count": len(due)})  # fmt: skip
+        emit_json(
+            {
+                "results": [{**record_dict(r), "recall_probability": round(p, 4)} for r, p in due],
+                "count": len(due),
+            }
+        )
         return
     for record, probability in due:
         click.echo(f"{probability:5.2f}  {record_line(record)}")
@@ -253,9 +257,15 @@ def health_cmd(as_json: bool) -> None:
     embedded = _share(vitals.embedded, vitals.live)
     anchored = _share(vitals.anchored, vitals.live)
     if as_json:
-        emit_json({"live": vitals.live, "embedding_coverage": embedded,
-                   "anchor_coverage": anchored, "stale_high_resonance": vitals.stale_high,
-                   "due_for_review": due})  # fmt: skip
+        emit_json(
+            {
+                "live": vitals.live,
+                "embedding_coverage": embedded,
+                "anchor_coverage": anchored,
+                "stale_high_resonance": vitals.stale_high,
+                "due_for_review": due,
+            }
+        )
         return
     click.echo(f"live memories          {vitals.live}")
     click.echo(f"embedding coverage     {embedded:.0%} ({vitals.embedded})")
@@ -339,8 +349,14 @@ def sessions_close(session_id: str, no_summary: bool, as_json: bool) -> None:
     `summarised` (the ids it links to)."""
     closed = memory().close_session(session_id, summary=not no_summary)
     if as_json:
-        emit_json({**session_dict(closed), "summary_id": closed.summary_id,
-                   "summarised": list(closed.summarised), "warnings": list(closed.warnings)})  # fmt: skip
+        emit_json(
+            {
+                **session_dict(closed),
+                "summary_id": closed.summary_id,
+                "summarised": list(closed.summarised),
+                "warnings": list(closed.warnings),
+            }
+        )
         return
     done = f"; summary {closed.summary_id} of {len(closed.summarised)} memories"
     click.echo(f"Session {closed.id} closed{done if closed.summary_id else ''}")

@@ -39,9 +39,13 @@ def links() -> None:
 @click.option("--no-reinforce", is_flag=True, help="Do not raise the target's importance by 1.")
 @json_option
 def links_add(
-    source: str, target: str, link_type: str, reason: str | None, no_reinforce: bool,
+    source: str,
+    target: str,
+    link_type: str,
+    reason: str | None,
+    no_reinforce: bool,
     as_json: bool,
-) -> None:  # fmt: skip
+) -> None:
     """Link two memories (adding the same link again changes nothing).
 
     Types: related (the default), supports, contradicts, supersedes, extends, implements,
@@ -123,9 +127,14 @@ def contradict_cmd(first: str, second: str, reason: str, as_json: bool) -> None:
 @click.option("--fill", is_flag=True, help="Only memories without any anchor.")
 @json_option
 def auto_anchor_cmd(
-    memory_id: str | None, threshold: float, max_anchors: int, dry_run: bool, detailed: bool,
-    fill: bool, as_json: bool,
-) -> None:  # fmt: skip
+    memory_id: str | None,
+    threshold: float,
+    max_anchors: int,
+    dry_run: bool,
+    detailed: bool,
+    fill: bool,
+    as_json: bool,
+) -> None:
     """Anchor memories to their neighbours (similarity in [threshold, 0.95]) and prune
     anchors that fell out of that band.
 
@@ -140,9 +149,14 @@ def auto_anchor_cmd(
         memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
     )
     if as_json:
-        emit_json({"dry_run": dry_run, "memories": [_plan_dict(i, p) for i, p in plans],
-                   "added": sum(len(p.add) for _, p in plans),
-                   "pruned": sum(len(p.prune) for _, p in plans)})  # fmt: skip
+        emit_json(
+            {
+                "dry_run": dry_run,
+                "memories": [_plan_dict(i, p) for i, p in plans],
+                "added": sum(len(p.add) for _, p in plans),
+                "pruned": sum(len(p.prune) for _, p in plans),
+            }
+        )
         return
     for memory_id_, plan in plans:
         if plan.changes or detailed:

@@ -95,9 +95,11 @@ COMMANDS: dict[str, str] = {
 
 
 @click.group(
-    cls=SectionedGroup, lazy=COMMANDS, invoke_without_command=True,
+    cls=SectionedGroup,
+    lazy=COMMANDS,
+    invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
-)  # fmt: skip
+)
 @click.option(
     "--db",
     envvar="MEMLANE_DB",
@@ -133,6 +135,7 @@ def main() -> None:
         cli(prog_name="memlane")
     finally:
         # The command is done (its store closed); at exit the interpreter would make
-        # the collector walk every object the imports made: 50 ms of a 500 ms cold
-        # `memlane recall` here. Frozen objects are still freed, just not walked.
+        # the collector walk every object the imports made, a share of every cold
+        # `memlane recall` worth saving (`memlane bench` times cold recalls). Frozen
+        # objects are still freed, just not walked.
         gc.freeze()

@@ -30,12 +30,21 @@ def _shown(location: str) -> str:
 
 @in_section("data")
 @click.command("migrate-store")
-@click.option("--from", "source", required=True, metavar="STORE",
-              help="The store to copy: a SQLite path or a postgresql:// URL.")  # fmt: skip
-@click.option("--to", "target", required=True, metavar="STORE",
-              help="The store to fill: a SQLite path or a postgresql:// URL.")  # fmt: skip
-@click.option("--force", is_flag=True,
-              help="Merge into a target that already holds memories.")  # fmt: skip
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="STORE",
+    help="The store to copy: a SQLite path or a postgresql:// URL.",
+)
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    metavar="STORE",
+    help="The store to fill: a SQLite path or a postgresql:// URL.",
+)
+@click.option("--force", is_flag=True, help="Merge into a target that already holds memories.")
 @json_option
 def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> None:
     """Copy everything from one store into another (either backend): superseded memories,
@@ -59,10 +68,18 @@ def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> N
     with _open(source, must_exist=True) as src, _open(target, must_exist=False) as dst:
         report = src.migrate_to(dst, force=force)
     if as_json:
-        emit_json({"from": _shown(source), "to": _shown(target), "sent": report.sent,
-                   "target": report.target_counts, "imported": report.imported.counts,
-                   "embedded": report.embedded, "embed_failed": report.embed_failed,
-                   "forced": report.forced})  # fmt: skip
+        emit_json(
+            {
+                "from": _shown(source),
+                "to": _shown(target),
+                "sent": report.sent,
+                "target": report.target_counts,
+                "imported": report.imported.counts,
+                "embedded": report.embedded,
+                "embed_failed": report.embed_failed,
+                "forced": report.forced,
+            }
+        )
         return
     for kind, count in report.sent.items():
         click.echo(f"{kind:<9} {count:>8} copied, {report.target_counts.get(kind, 0):>8} on target")

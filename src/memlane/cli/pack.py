@@ -26,8 +26,14 @@ from memlane.lifecycle.pack import PACK_MAX_BYTES, Pack
 @click.option("--max-tokens", type=int, help="Token budget too (about 4 characters a token).")
 @click.option("--include-private", is_flag=True, help="Add your own private memories.")
 @json_option
-def pack_cmd(scope: str | None, out: Path | None, max_bytes: int, max_tokens: int | None,
-             include_private: bool, as_json: bool) -> None:  # fmt: skip
+def pack_cmd(
+    scope: str | None,
+    out: Path | None,
+    max_bytes: int,
+    max_tokens: int | None,
+    include_private: bool,
+    as_json: bool,
+) -> None:
     """The most important live memories as markdown for a MEMORY.md / core.md tier: whole
     bullets grouped by topic, with provenance, under the budget.
 

@@ -157,8 +157,16 @@ def quickstart_cmd(ctx: click.Context, keep: bool, as_json: bool) -> None:
         _run(ctx, st.db, "list", "--limit", "5")
         _run(ctx, st.db, "search", "database tests", "--limit", "5")
         if by_meaning:  # the vector lane, when an embedder is available here
-            _run(ctx, st.db, "search", "who should review a refund change?", "--mode", "hybrid",
-                 "--limit", "3")  # fmt: skip
+            _run(
+                ctx,
+                st.db,
+                "search",
+                "who should review a refund change?",
+                "--mode",
+                "hybrid",
+                "--limit",
+                "3",
+            )
         _run(ctx, st.db, "recall", RECALL_QUERY, "--limit", "3")
         _run(ctx, st.db, "entities", "list", "--limit", "5")
         _run(ctx, st.db, "show", short)

@@ -160,11 +160,19 @@ def show_cmd(memory_id: str, content_only: bool, as_of: str | None, as_json: boo
     mem = memory()
     record = mem.get(memory_id, as_of=as_of)
     if as_json and not content_only:
-        links = [{"type": ln.type.value, "source": ln.source, "target": ln.target}
-                 for ln in mem.graph.links(record.id)]  # fmt: skip
+        links = [
+            {"type": ln.type.value, "source": ln.source, "target": ln.target}
+            for ln in mem.graph.links(record.id)
+        ]
         entities = [e.name for e in mem.graph.entities_of(record.id)]
-        emit_json({**record_dict(record), "entities": entities, "links": links,
-                   "chunks": mem.chunk_count(record.id)})  # fmt: skip
+        emit_json(
+            {
+                **record_dict(record),
+                "entities": entities,
+                "links": links,
+                "chunks": mem.chunk_count(record.id),
+            }
+        )
     elif as_json:
         emit_json({"id": record.id, "body": record.body})
     elif content_only:
@@ -418,8 +426,14 @@ def doctor_cmd(as_json: bool) -> None:
         except MemlaneError as exc:  # a store that cannot be opened is diagnosed, not fatal
             checks = Memory.diagnose(state().location(), exc)
     else:  # nothing to check, and nothing is made to check it
-        checks = [Check("store", WARN, f"no store at {missing} yet: nothing has been stored",
-                        "memlane add creates it; or --db names the wrong file")]  # fmt: skip
+        checks = [
+            Check(
+                "store",
+                WARN,
+                f"no store at {missing} yet: nothing has been stored",
+                "memlane add creates it; or --db names the wrong file",
+            )
+        ]
     checks += [*_settings_checks(), _token_check(s)]
     if as_json:
         emit_json([as_dict(c) for c in checks])
@@ -436,9 +450,15 @@ def _settings_checks() -> list[Check]:
     """Settings that do not parse or do not fit together (doctor ran with their
     defaults instead)."""
     bad = click.get_current_context().meta.get(SETTINGS_PROBLEMS, [])
-    checks = [Check("settings", FAIL, problem,
-                    "fix or unset " + " ".join(re.findall(r"MEMLANE_[A-Z_]+", problem)))
-              for problem in bad]  # fmt: skip
+    checks = [
+        Check(
+            "settings",
+            FAIL,
+            problem,
+            "fix or unset " + " ".join(re.findall(r"MEMLANE_[A-Z_]+", problem)),
+        )
+        for problem in bad
+    ]
     return checks or [Check("settings", OK, f"all {len(config.SETTINGS)} settings valid")]
 
 
@@ -456,7 +476,11 @@ def _token_check(s: dict[str, Any]) -> Check:
         return Check("mcp token", OK, "none set: `serve --http` will refuse to start")
     unscoped = [g for g in grants.values() if g.scopes is None]
     if unscoped:
-        return Check("mcp token", WARN, f"{len(grants)} token(s), {len(unscoped)} unscoped: "
-                     "full access to every scope", "confine it with MEMLANE_MCP_TOKEN_FILE")  # fmt: skip
+        return Check(
+            "mcp token",
+            WARN,
+            f"{len(grants)} token(s), {len(unscoped)} unscoped: full access to every scope",
+            "confine it with MEMLANE_MCP_TOKEN_FILE",
+        )
     scopes = sorted({x for g in grants.values() for x in g.scopes or ()})
     return Check("mcp token", OK, f"scoped to {', '.join(scopes)}")

@@ -39,8 +39,17 @@ if TYPE_CHECKING:
 )
 @click.option("--target", help="With --explain: a memory id, or text its title or body contains.")
 @json_option
-def recall_cmd(query: str, max_tokens: int | None, passive: bool, activate: bool, explain: bool,
-               target: str | None, as_json: bool, limit: int, **options: Any) -> None:  # fmt: skip
+def recall_cmd(
+    query: str,
+    max_tokens: int | None,
+    passive: bool,
+    activate: bool,
+    explain: bool,
+    target: str | None,
+    as_json: bool,
+    limit: int,
+    **options: Any,
+) -> None:
     """The few memories that matter for QUERY: ranked by keyword and meaning, explained.
 
     The read agents use. Three lanes (keyword, vector, entity), over-fetched and filtered by
@@ -83,9 +92,13 @@ def recall_cmd(query: str, max_tokens: int | None, passive: bool, activate: bool
         _print(query, explained.result, max_tokens, as_json, explained)
         return
     result = mem.recall(
-        query, limit=limit, max_tokens=max_tokens, passive=passive, activate=activate,
+        query,
+        limit=limit,
+        max_tokens=max_tokens,
+        passive=passive,
+        activate=activate,
         **options,
-    )  # fmt: skip
+    )
     _print(query, result, max_tokens, as_json)
 
 
@@ -133,24 +146,30 @@ def _print(
         click.echo("<memlane-recall>")
         for h in result.hits:
             r = h.record
-            click.echo(defanged(
-                f"- [{r.kind.value}] {r.title}{provenance_marks(r)} ({r.id}, {r.scope}; {why(h)})"
-            ))  # fmt: skip
+            click.echo(
+                defanged(
+                    f"- [{r.kind.value}] {r.title}{provenance_marks(r)} ({r.id}, {r.scope}; {why(h)})"
+                )
+            )
             _body(r)
         for extra in result.extras:
             r, n = extra.record, extra.neighbour
             contested = " [CONTESTED]" if n.contested else ""
-            click.echo(defanged(
-                f"- [{r.kind.value}] {r.title}{contested}{provenance_marks(r)} "
-                f"({r.id}, {r.scope}; {n.link.value} link from {n.via})"
-            ))  # fmt: skip
+            click.echo(
+                defanged(
+                    f"- [{r.kind.value}] {r.title}{contested}{provenance_marks(r)} "
+                    f"({r.id}, {r.scope}; {n.link.value} link from {n.via})"
+                )
+            )
             _body(r)
         click.echo("</memlane-recall>")
     if result.omitted:
         note(f"{result.omitted} more left out by --max-tokens {max_tokens}")
     if result.held_back:
-        note(f"{len(result.held_back)} held back from a passive read "
-             "(untrusted web, injection risk, a secret or low confidence)")  # fmt: skip
+        note(
+            f"{len(result.held_back)} held back from a passive read "
+            "(untrusted web, injection risk, a secret or low confidence)"
+        )
     for warning in lane_warnings(result.skipped):
         note(warning)
     if explained is not None:

@@ -185,8 +185,9 @@ def bench_page(path: Path) -> str:
         f"--write-sample {p['write_sample']} --seed {p['seed']}"
     )
     header = ["measure", *(f"{r['memories']:,} memories" for r in results), "goal"]
-    rows = [[name, *(str(get(r)) for r in results), goal_cell(data, goal)]
-            for name, get, goal in ROWS]  # fmt: skip
+    rows = [
+        [name, *(str(get(r)) for r in results), goal_cell(data, goal)] for name, get, goal in ROWS
+    ]
     notes = [f"Vectors: {results[0]['build']['vectors']}."] if results else []
     return _page(command, data["machine"], [header, *rows], notes)
 
@@ -203,9 +204,15 @@ def writers_page(path: Path) -> str:
     header = ["writes", "seconds", "writes/s", "p50 ms", "p95 ms", "p99 ms", "max ms",
               "stored", "acknowledged but missing", "goal"]  # fmt: skip
     goal = f"p99 <= {r['goal_p99_ms']:,.0f} ms: {'met' if r['goal_met'] else 'MISSED'}"
-    row = [f"{r['writes']:,}", f"{r['seconds']:.1f}", f"{r['writes_per_second']:.1f}",
-           *(f"{latency[k]:,.0f}" for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
-           f"{r['stored']:,}", str(r["lost"]), goal]  # fmt: skip
+    row = [
+        f"{r['writes']:,}",
+        f"{r['seconds']:.1f}",
+        f"{r['writes_per_second']:.1f}",
+        *(f"{latency[k]:,.0f}" for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
+        f"{r['stored']:,}",
+        str(r["lost"]),
+        goal,
+    ]
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items()))
     return _page(command, data["machine"], [header, row], [f"Outcomes: {statuses}."])
 

@@ -12,9 +12,16 @@ from memlane.lifecycle.reflect import BATCH_SIZE, MIN_NEW, Proposal
 
 
 def _proposal_dict(p: Proposal) -> dict[str, Any]:
-    return {"id": p.id, "op": p.op, "ids": list(p.ids), "reason": p.reason,
-            "content": p.content, "title": p.title, "diff": p.diff,
-            "private": p.private}  # fmt: skip
+    return {
+        "id": p.id,
+        "op": p.op,
+        "ids": list(p.ids),
+        "reason": p.reason,
+        "content": p.content,
+        "title": p.title,
+        "diff": p.diff,
+        "private": p.private,
+    }
 
 
 def _show(p: Proposal) -> None:
@@ -40,22 +47,46 @@ def _model() -> Any:
 
 @in_section("lifecycle")
 @click.command("reflect")
-@click.option("--days", type=click.IntRange(min=1),
-              help="Without a watermark yet, only memories of the last N days.")  # fmt: skip
-@click.option("--min-new", type=click.IntRange(min=0), default=MIN_NEW, show_default=True,
-              help="Skip the run while fewer memories are new (the novelty gate).")  # fmt: skip
-@click.option("--batch-size", type=click.IntRange(min=1), default=BATCH_SIZE, show_default=True,
-              help="Memories per batch, oldest first.")  # fmt: skip
+@click.option(
+    "--days",
+    type=click.IntRange(min=1),
+    help="Without a watermark yet, only memories of the last N days.",
+)
+@click.option(
+    "--min-new",
+    type=click.IntRange(min=0),
+    default=MIN_NEW,
+    show_default=True,
+    help="Skip the run while fewer memories are new (the novelty gate).",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=BATCH_SIZE,
+    show_default=True,
+    help="Memories per batch, oldest first.",
+)
 @click.option("--drain", is_flag=True, help="Every batch until none is left (or the budget is).")
 @click.option("--scope", help="Scope (default: this project and global).")
 @click.option("--list", "listing", is_flag=True, help="Only list the proposals waiting.")
-@click.option("--apply", "apply_ids", multiple=True, metavar="ID",
-              help="Apply these waiting proposals (repeatable).")  # fmt: skip
+@click.option(
+    "--apply",
+    "apply_ids",
+    multiple=True,
+    metavar="ID",
+    help="Apply these waiting proposals (repeatable).",
+)
 @json_option
 def reflect_cmd(
-    days: int | None, min_new: int, batch_size: int, drain: bool, scope: str | None,
-    listing: bool, apply_ids: tuple[str, ...], as_json: bool,
-) -> None:  # fmt: skip
+    days: int | None,
+    min_new: int,
+    batch_size: int,
+    drain: bool,
+    scope: str | None,
+    listing: bool,
+    apply_ids: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Reflect on the memories not reflected on yet: with MEMLANE_LLM_CMD, 3-5 insights
     stored as `insight` memories linked to their sources, and operations on the curated pack
     (add, rewrite, merge, retire) shown as a diff of the pack and applied only on approval
@@ -102,20 +133,31 @@ def reflect_cmd(
         if not waiting:
             note("no proposals are waiting")
         return
-    done = mem.reflect(_model(), scope=scope, days=days, min_new=min_new,
-                       batch_size=batch_size, drain=drain)  # fmt: skip
+    done = mem.reflect(
+        _model(), scope=scope, days=days, min_new=min_new, batch_size=batch_size, drain=drain
+    )
     if as_json:
-        emit_json({
-            "scope": done.scope, "new": done.new, "reflected": done.reflected,
-            "insights": list(done.insights), "skipped": done.skipped, "breach": done.breach,
-            "malformed": list(done.malformed), "calls": done.calls, "tokens": done.tokens,
-            "proposals": [_proposal_dict(p) for p in done.proposals],
-            "findings": None if done.findings is None else {
-                "clusters": [list(c) for c in done.findings.clusters],
-                "stale": [{"id": i, "recall_probability": p} for i, p in done.findings.stale],
-                "contradictions": [list(pair) for pair in done.findings.contradictions],
-            },
-        })  # fmt: skip
+        emit_json(
+            {
+                "scope": done.scope,
+                "new": done.new,
+                "reflected": done.reflected,
+                "insights": list(done.insights),
+                "skipped": done.skipped,
+                "breach": done.breach,
+                "malformed": list(done.malformed),
+                "calls": done.calls,
+                "tokens": done.tokens,
+                "proposals": [_proposal_dict(p) for p in done.proposals],
+                "findings": None
+                if done.findings is None
+                else {
+                    "clusters": [list(c) for c in done.findings.clusters],
+                    "stale": [{"id": i, "recall_probability": p} for i, p in done.findings.stale],
+                    "contradictions": [list(pair) for pair in done.findings.contradictions],
+                },
+            }
+        )
         return
     _report(mem, done, scope)
 
@@ -151,8 +193,19 @@ def _report(mem: Any, done: Any, scope: str | None) -> None:
 def _apply(mem: Any, ids: list[str], scope: str | None, as_json: bool) -> None:
     applied = mem.apply_proposals(ids, scope)
     if as_json:
-        emit_json({"applied": [{"id": a.proposal.id, "op": a.proposal.op,
-                                "result": list(a.result), "error": a.error} for a in applied]})  # fmt: skip
+        emit_json(
+            {
+                "applied": [
+                    {
+                        "id": a.proposal.id,
+                        "op": a.proposal.op,
+                        "result": list(a.result),
+                        "error": a.error,
+                    }
+                    for a in applied
+                ]
+            }
+        )
         return
     for a in applied:
         if a.error:

@@ -10,7 +10,7 @@ import click
 
 from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version, WriteResult
 
-# Moved down to retrieve.present (the hooks and the MCP server fence memories too);
+# These live in retrieve.present (the hooks and the MCP server fence memories too);
 # re-exported for the CLI's modules.
 from memlane.retrieve.present import STALE_STATES as STALE_STATES
 from memlane.retrieve.present import defanged, printable, provenance_marks

@@ -208,9 +208,12 @@ def edit_cmd(
     patch = Patch(find=find, replace=replace, replace_all=replace_all, nth=nth)
     mem = _writer(no_embed)
     result = mem.update(
-        memory_id, patch, reason="edited", auto_anchor=not no_auto_anchor,
+        memory_id,
+        patch,
+        reason="edited",
+        auto_anchor=not no_auto_anchor,
         capture_mode=capture_mode,
-    )  # fmt: skip
+    )
     _report(result, as_json)
 
 
@@ -225,16 +228,24 @@ def _shortcut(name: str, field: str, doc: str) -> click.Command:
     @CAPTURE_MODE
     @json_option
     def command(
-        memory_id: str, content: str | None, file: str | None, no_embed: bool,
-        no_auto_anchor: bool, capture_mode: str | None, as_json: bool,
-    ) -> None:  # fmt: skip
+        memory_id: str,
+        content: str | None,
+        file: str | None,
+        no_embed: bool,
+        no_auto_anchor: bool,
+        capture_mode: str | None,
+        as_json: bool,
+    ) -> None:
         text = pick_content(content if content is not None or file else "-", file)
         patch = Patch(append=text) if field == "append" else Patch(prepend=text)
         mem = _writer(no_embed)
         result = mem.update(
-            memory_id, patch, reason=f"{name}ed", auto_anchor=not no_auto_anchor,
+            memory_id,
+            patch,
+            reason=f"{name}ed",
+            auto_anchor=not no_auto_anchor,
             capture_mode=capture_mode,
-        )  # fmt: skip
+        )
         _report(result, as_json)
 
     return command
@@ -258,10 +269,15 @@ def _restore_store(snapshot: Path, force: bool, as_json: bool) -> None:
     report = Memory.restore_snapshot(s.db or s.settings["db"], snapshot, force=force)
     counts = report.counts
     if as_json:
-        emit_json({"path": str(report.path), "snapshot": str(report.snapshot),
-                   "kept": str(report.kept) if report.kept else None,
-                   "total": counts.total if counts else None,
-                   "live": counts.live if counts else None})  # fmt: skip
+        emit_json(
+            {
+                "path": str(report.path),
+                "snapshot": str(report.snapshot),
+                "kept": str(report.kept) if report.kept else None,
+                "total": counts.total if counts else None,
+                "live": counts.live if counts else None,
+            }
+        )
         return
     click.echo(f"Restored {report.path} from {report.snapshot}, verified")
     if report.kept:
@@ -275,16 +291,26 @@ def _restore_store(snapshot: Path, force: bool, as_json: bool) -> None:
     "--version", "number", type=int, help="Version to restore (default: the previous one)."
 )
 @click.option("--list", "list_only", is_flag=True, help="List the versions instead of restoring.")
-@click.option("--from", "snapshot", type=click.Path(dir_okay=False, path_type=Path),
-              help="Replace the whole store with this verified snapshot (see backup).")  # fmt: skip
+@click.option(
+    "--from",
+    "snapshot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Replace the whole store with this verified snapshot (see backup).",
+)
 @click.option("--force", is_flag=True, help="With --from: replace an existing store.")
 @_NO_EMBED
 @_NO_AUTO_ANCHOR
 @json_option
 def restore_cmd(
-    memory_id: str | None, number: int | None, list_only: bool, snapshot: Path | None,
-    force: bool, no_embed: bool, no_auto_anchor: bool, as_json: bool,
-) -> None:  # fmt: skip
+    memory_id: str | None,
+    number: int | None,
+    list_only: bool,
+    snapshot: Path | None,
+    force: bool,
+    no_embed: bool,
+    no_auto_anchor: bool,
+    as_json: bool,
+) -> None:
     """Bring back an earlier version of a memory's content (kept as a new version), or with
     --from SNAPSHOT the whole store from a backup.
 
@@ -475,15 +501,21 @@ def forget_cmd(
     if as_json:
         emit_json({"forgotten": ids, "count": len(ids), **_copies_dict(done)})
     else:
-        click.echo(f"Forgot {len(ids)} memor{'y' if len(ids) == 1 else 'ies'}" +
-                   (f": {ids[0]}" if len(ids) == 1 else ""))  # fmt: skip
+        click.echo(
+            f"Forgot {len(ids)} memor{'y' if len(ids) == 1 else 'ies'}"
+            + (f": {ids[0]}" if len(ids) == 1 else "")
+        )
         _tell_copies(done)
 
 
 def _copies_dict(done: Forgotten) -> dict[str, list[str]]:
-    return {"scrubbed": list(done.scrubbed), "removed": list(done.removed),
-            "unchanged": list(done.unchanged), "packs": list(done.packs),
-            "warnings": list(done.warnings)}  # fmt: skip
+    return {
+        "scrubbed": list(done.scrubbed),
+        "removed": list(done.removed),
+        "unchanged": list(done.unchanged),
+        "packs": list(done.packs),
+        "warnings": list(done.warnings),
+    }
 
 
 def _tell_copies(done: Forgotten) -> None:

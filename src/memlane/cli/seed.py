@@ -26,8 +26,12 @@ def seed() -> None:
 
 
 @seed.command("agents")
-@click.option("-p", "--path", type=click.Path(file_okay=False, path_type=Path),
-              help="Directory of agent files (default: seed/agents in the data directory).")  # fmt: skip
+@click.option(
+    "-p",
+    "--path",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of agent files (default: seed/agents in the data directory).",
+)
 @json_option
 def seed_agents(path: Path | None, as_json: bool) -> None:
     """Register each agent of a directory of Markdown files (front matter: name,
@@ -52,9 +56,14 @@ def seed_agents(path: Path | None, as_json: bool) -> None:
         except (MemlaneError, OSError, UnicodeDecodeError) as exc:
             failed.append({"file": str(file), "error": str(exc)})
             continue
-        done.append({"file": str(file), "agent": entry.key,
-                     "memory": result.id if result else None,
-                     "status": result.status.value if result else None})  # fmt: skip
+        done.append(
+            {
+                "file": str(file),
+                "agent": entry.key,
+                "memory": result.id if result else None,
+                "status": result.status.value if result else None,
+            }
+        )
     _report({"seeded": done, "failed": failed}, as_json, f"{len(done)} agent(s) seeded")
 
 

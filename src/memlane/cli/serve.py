@@ -109,8 +109,15 @@ def serve_cmd(address: str | None, as_json: bool) -> None:
     if as_json:
         scoped = sum(1 for grant in tokens.values() if grant.scopes is not None)
         reading = sum(1 for grant in tokens.values() if grant.access == "read")
-        emit_json({"transport": "streamable-http", "url": url, "tokens": len(tokens),
-                   "scoped_tokens": scoped, "read_only_tokens": reading})  # fmt: skip
+        emit_json(
+            {
+                "transport": "streamable-http",
+                "url": url,
+                "tokens": len(tokens),
+                "scoped_tokens": scoped,
+                "read_only_tokens": reading,
+            }
+        )
     else:
         note(f"serving MCP at {url} (bearer token required)")
     app.serve_http(opener, host, port, tokens=tokens, inject_budget=s["inject_budget"])

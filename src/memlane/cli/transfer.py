@@ -32,20 +32,35 @@ FORMATS = ("jsonl", "csv", "md")
 
 @in_section("data")
 @click.command("export")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="jsonl",
-              show_default=True, help="jsonl: lossless; csv: one row per memory, every "
-              "field (lists as JSON arrays, null as an empty cell); md: one file per "
-              "memory (needs -o DIR).")  # fmt: skip
-@click.option("-o", "--output", type=click.Path(path_type=Path),
-              help="File (jsonl, csv) or directory (md); default: stdout.")  # fmt: skip
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: lossless; csv: one row per memory, every "
+    "field (lists as JSON arrays, null as an empty cell); md: one file per "
+    "memory (needs -o DIR).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="File (jsonl, csv) or directory (md); default: stdout.",
+)
 @click.option("--scope", help="Only this scope (a project's with its branches).")
 @click.option("--include-superseded", is_flag=True, help="Also superseded and invalidated.")
 @click.option("--include-private", is_flag=True, help="Also your own private memories.")
 @json_option
 def export_cmd(
-    fmt: str, output: Path | None, scope: str | None, include_superseded: bool,
-    include_private: bool, as_json: bool,
-) -> None:  # fmt: skip
+    fmt: str,
+    output: Path | None,
+    scope: str | None,
+    include_superseded: bool,
+    include_private: bool,
+    as_json: bool,
+) -> None:
     """Write memories out: JSONL with every field, version, link, entity, session and
     registry, CSV with one row per memory, or Markdown files with one memory each. `import`
     restores each of them exactly (CSV and Markdown carry the memories only).
@@ -67,8 +82,11 @@ def export_cmd(
     a spreadsheet would run as a formula gets a leading ' that `import csv` takes off again.
 
     md writes one `<id>.md` per memory into `-o DIR`: YAML front matter, then the body."""
-    options: dict[str, Any] = {"scope": scope, "include_superseded": include_superseded,
-                               "include_private": include_private}  # fmt: skip
+    options: dict[str, Any] = {
+        "scope": scope,
+        "include_superseded": include_superseded,
+        "include_private": include_private,
+    }
     mem = memory()
     if fmt == "md":
         if output is None:
@@ -77,8 +95,11 @@ def export_cmd(
         files = [_write(output / name, text) for name, text in mem.export_markdown(**options)]
         _done(as_json, output, len(files))
         return
-    text = ("".join(f"{line}\n" for line in mem.export_jsonl(**options)) if fmt == "jsonl"
-            else mem.export_csv(**options))  # fmt: skip
+    text = (
+        "".join(f"{line}\n" for line in mem.export_jsonl(**options))
+        if fmt == "jsonl"
+        else mem.export_csv(**options)
+    )
     if output is None and not as_json:
         echo_stored(text, nl=False)
         return
@@ -133,8 +154,11 @@ def import_group() -> None:
 @import_group.command("jsonl")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @CAPTURE_MODE
-@click.option("--allow-tombstones", is_flag=True,
-              help="Let a record end a live memory of the same id (trusted files only).")  # fmt: skip
+@click.option(
+    "--allow-tombstones",
+    is_flag=True,
+    help="Let a record end a live memory of the same id (trusted files only).",
+)
 @json_option
 def import_jsonl_cmd(
     file: Path, capture_mode: str | None, allow_tombstones: bool, as_json: bool
@@ -157,8 +181,9 @@ def import_jsonl_cmd(
     it (secrets redacted in every text column, injection tagged, an entity named by a piece
     of a secret left out and counted `redacted`)."""
     with open_input(str(file), "import") as stream:
-        report = memory().import_jsonl(inputs.lines(stream), capture_mode=capture_mode,
-                                       allow_tombstones=allow_tombstones)  # fmt: skip
+        report = memory().import_jsonl(
+            inputs.lines(stream), capture_mode=capture_mode, allow_tombstones=allow_tombstones
+        )
     _report(file, report, as_json, "line")
 
 
@@ -190,8 +215,9 @@ def import_csv_cmd(file: Path, capture_mode: str | None, as_json: bool) -> None:
     source = "stdin" if str(file) == "-" else str(file.resolve())
     with open_input(str(file), "import") as stream:
         try:
-            report = memory().import_csv(inputs.lines(stream), capture_mode=capture_mode,
-                                         source=source)  # fmt: skip
+            report = memory().import_csv(
+                inputs.lines(stream), capture_mode=capture_mode, source=source
+            )
         except Invalid as exc:
             fail(f"{file}: {exc}")
     _report(file, report, as_json, "row")
@@ -200,9 +226,15 @@ def import_csv_cmd(file: Path, capture_mode: str | None, as_json: bool) -> None:
 def _report(file: Path, report: ImportReport, as_json: bool, unit: str) -> None:
     """What an import did, and the bad lines (or rows) it skipped: exit 2 if any."""
     if as_json:
-        emit_json({"counts": report.counts, "added": report.added, "redactions": report.redactions,
-                   "unembedded": report.unembedded,
-                   "errors": [{unit: n, "error": e} for n, e in report.errors]})  # fmt: skip
+        emit_json(
+            {
+                "counts": report.counts,
+                "added": report.added,
+                "redactions": report.redactions,
+                "unembedded": report.unembedded,
+                "errors": [{unit: n, "error": e} for n, e in report.errors],
+            }
+        )
     else:
         for number, error in report.errors:
             where = f"{file}:{number}" if unit == "line" else f"{file}: {unit} {number}"
@@ -242,9 +274,13 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
             fields = {k: v for k, v in meta.items() if k in _MARKDOWN_FIELDS}
             if "memory_kind" in meta:  # a memlane Markdown export names the kind so
                 fields.setdefault("kind", meta["memory_kind"])
-            result = mem.add(body, session_id=f"import:{directory.resolve()}",
-                             source_ref=meta.get("source_ref") or f"file:{file.resolve()}",
-                             capture_mode=capture_mode, **fields)  # fmt: skip
+            result = mem.add(
+                body,
+                session_id=f"import:{directory.resolve()}",
+                source_ref=meta.get("source_ref") or f"file:{file.resolve()}",
+                capture_mode=capture_mode,
+                **fields,
+            )
             added.append({"file": str(file), "id": result.id, "status": result.status.value})
         except (MemlaneError, OSError, UnicodeDecodeError) as exc:
             failed.append({"file": str(file), "error": str(exc)})
@@ -269,10 +305,24 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
         sys.exit(2)
 
 
-_MARKDOWN_FIELDS = frozenset({
-    "title", "tags", "kind", "category", "importance", "scope", "private", "occurred_at",
-    "valid_from", "applicability", "domain", "wake_phrases", "wake_order", "content_type",
-})  # fmt: skip
+_MARKDOWN_FIELDS = frozenset(
+    {
+        "title",
+        "tags",
+        "kind",
+        "category",
+        "importance",
+        "scope",
+        "private",
+        "occurred_at",
+        "valid_from",
+        "applicability",
+        "domain",
+        "wake_phrases",
+        "wake_order",
+        "content_type",
+    }
+)
 
 
 def _attach_mcp_memory() -> None:

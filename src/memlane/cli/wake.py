@@ -1,4 +1,5 @@
-"""Wake commands: wake (cascade and ritual), wake-fetch and wake-log (issue 5 §3)."""
+"""Wake commands: wake (the cascade and the token ritual), wake-fetch, and wake-log (the
+ritual's guesses, scored and read back)."""
 
 from __future__ import annotations
 
@@ -22,15 +23,31 @@ _SCORE_FIELDS = ("sim_phrase", "sim_content", "sim_title", "sim_prior", "sim_pri
 
 @in_section("lifecycle")
 @click.command("wake")
-@click.option("-l", "--limit", type=int, default=DEFAULT_LIMIT, show_default=True,
-              help="Blooms in the wake set.")  # fmt: skip
-@click.option("--min-resonance", type=int,
-              help="Every bloom with at least this raw importance (overrides --limit).")  # fmt: skip
-@click.option("-d", "--days", type=int, default=DEFAULT_DAYS, show_default=True,
-              help="Recent layer: memories active in the last N days.")  # fmt: skip
+@click.option(
+    "-l",
+    "--limit",
+    type=int,
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="Blooms in the wake set.",
+)
+@click.option(
+    "--min-resonance",
+    type=int,
+    help="Every bloom with at least this raw importance (overrides --limit).",
+)
+@click.option(
+    "-d",
+    "--days",
+    type=int,
+    default=DEFAULT_DAYS,
+    show_default=True,
+    help="Recent layer: memories active in the last N days.",
+)
 @click.option("--no-activate", is_flag=True, help="Do not count this wake as an activation.")
-@click.option("--include-excluded", is_flag=True,
-              help="Include memories tagged archive or wake-exclude.")  # fmt: skip
+@click.option(
+    "--include-excluded", is_flag=True, help="Include memories tagged archive or wake-exclude."
+)
 @click.option("--begin", is_flag=True, help="Start the token ritual: first bloom and a token.")
 @click.option("--wake", "wake_number", type=int, help="Wake number logged on every guess.")
 @click.option("--force-wake", is_flag=True, help="Begin under an already-logged wake number.")
@@ -95,9 +112,13 @@ def wake_cmd(
         return
     if bloom_id or token:
         raise click.UsageError("--bloom-id and --session go with --respond")
-    options: dict[str, Any] = {"limit": limit, "days": days, "min_resonance": min_resonance,
-                               "include_excluded": include_excluded,
-                               "activate": not no_activate}  # fmt: skip
+    options: dict[str, Any] = {
+        "limit": limit,
+        "days": days,
+        "min_resonance": min_resonance,
+        "include_excluded": include_excluded,
+        "activate": not no_activate,
+    }
     if begin:
         emit_json(mem.wake_begin(wake=wake_number, model=model, force_wake=force_wake, **options))
         return
@@ -105,17 +126,24 @@ def wake_cmd(
         raise click.UsageError("--wake, --model and --force-wake go with --begin")
     chosen = mem.wake(**options)
     if as_json:
-        emit_json({"blooms": [{**record_dict(r), "layer": chosen.layers[r.id]}
-                              for r in chosen.blooms], "count": len(chosen.blooms),
-                   "min_resonance": min_resonance, "excluded": chosen.excluded})  # fmt: skip
+        emit_json(
+            {
+                "blooms": [{**record_dict(r), "layer": chosen.layers[r.id]} for r in chosen.blooms],
+                "count": len(chosen.blooms),
+                "min_resonance": min_resonance,
+                "excluded": chosen.excluded,
+            }
+        )
         return
     for record in chosen.blooms:
         layer = chosen.layers[record.id]
         click.echo(f"[{layer}] resonance {record.importance}  {record_line(record)}")
         echo_stored(f"    {record.body}\n")
     if min_resonance is not None:
-        note(f"{len(chosen.blooms)} bloom(s) of resonance {min_resonance} or more (the stored "
-             "value, before decay); --limit does not apply")  # fmt: skip
+        note(
+            f"{len(chosen.blooms)} bloom(s) of resonance {min_resonance} or more (the stored "
+            "value, before decay); --limit does not apply"
+        )
     if chosen.excluded:
         kept_out = ", ".join(f"{tag}: {n}" for tag, n in chosen.excluded.items())
         note(f"kept out of the wake set: {kept_out} (--include-excluded shows them)")
@@ -127,8 +155,11 @@ def wake_cmd(
 @click.command("wake-fetch")
 @click.option("--days", type=int, default=15, show_default=True, help="Days to look back.")
 @click.option("--limit", type=int, default=100, show_default=True, help="At most N.")
-@click.option("--exclude-tags", default="",
-              help="Comma-separated tag prefixes: drop memories carrying any of them.")  # fmt: skip
+@click.option(
+    "--exclude-tags",
+    default="",
+    help="Comma-separated tag prefixes: drop memories carrying any of them.",
+)
 @json_option
 def wake_fetch_cmd(days: int, limit: int, exclude_tags: str, as_json: bool) -> None:
     """Facts for a wake presentation: importance 3+, active in --days, most important first.
@@ -180,8 +211,10 @@ def _check_destination(out: Path | None) -> None:
     process's own stdout or stderr. Checked before anything is read."""
     if out is None:
         if not sys.stdout.isatty():
-            fail("wake-log reports print to a terminal only (the terminal-only rule): "
-                 "pass --out FILE")  # fmt: skip
+            fail(
+                "wake-log reports print to a terminal only (the terminal-only rule): "
+                "pass --out FILE"
+            )
         return
     if not out.exists():
         return
@@ -235,18 +268,32 @@ def _deliver(payload: dict[str, Any], lines: list[str], out: Path | None, as_jso
 
 
 def _row_dict(g: WakeGuess) -> dict[str, Any]:
-    return {"session": g.session_id, "step": g.step, "wake": g.wake, "model": g.model,
-            "date": g.created_at.isoformat(), "memory_id": g.memory_id, "position": g.position,
-            "chunk": g.chunk + 1, "title": g.title, "guess": g.guess, "source": g.source,
-            "match": g.match_kind, "bucket": g.bucket, "scored": g.scored_at is not None,
-            **{k: g.scores.get(k) for k in _SCORE_FIELDS}}  # fmt: skip
+    return {
+        "session": g.session_id,
+        "step": g.step,
+        "wake": g.wake,
+        "model": g.model,
+        "date": g.created_at.isoformat(),
+        "memory_id": g.memory_id,
+        "position": g.position,
+        "chunk": g.chunk + 1,
+        "title": g.title,
+        "guess": g.guess,
+        "source": g.source,
+        "match": g.match_kind,
+        "bucket": g.bucket,
+        "scored": g.scored_at is not None,
+        **{k: g.scores.get(k) for k in _SCORE_FIELDS},
+    }
 
 
 def _row_line(g: WakeGuess) -> str:
     sims = " ".join(f"{k.removeprefix('sim_')}={_num(g.scores.get(k))}" for k in _SCORE_FIELDS)
-    return (f"wake {g.wake if g.wake is not None else '-'}  {g.created_at:%Y-%m-%d}  "
-            f"{g.model or '-'}  #{g.position}.{g.chunk + 1}  {g.bucket:<8} {g.source:<9} "
-            f"{escaped(g.title)!s} <- {escaped(g.guess)}  {sims}")  # fmt: skip
+    return (
+        f"wake {g.wake if g.wake is not None else '-'}  {g.created_at:%Y-%m-%d}  "
+        f"{g.model or '-'}  #{g.position}.{g.chunk + 1}  {g.bucket:<8} {g.source:<9} "
+        f"{escaped(g.title)!s} <- {escaped(g.guess)}  {sims}"
+    )
 
 
 def _num(value: object) -> str:
@@ -261,11 +308,14 @@ def _median(values: list[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-@wake_log.command("report", help=f"Bucket counts and both axes (medians) for one ritual.\n\n"
-                  f"{GOODHART}\n\nTerminal only: the scores must never reach the model "
-                  "that guessed, so stdout must be a terminal, or --out FILE (a regular file, "
-                  "not this process's stdout or stderr; JSON when it ends in .json). Stored "
-                  "text is shown with control and bidi characters escaped.")  # fmt: skip
+@wake_log.command(
+    "report",
+    help=f"Bucket counts and both axes (medians) for one ritual.\n\n"
+    f"{GOODHART}\n\nTerminal only: the scores must never reach the model "
+    "that guessed, so stdout must be a terminal, or --out FILE (a regular file, "
+    "not this process's stdout or stderr; JSON when it ends in .json). Stored "
+    "text is shown with control and bidi characters escaped.",
+)
 @click.option("--wake", "wake_number", type=int, help="Wake to report (default: latest scored).")
 @_out_option
 @json_option
@@ -280,13 +330,22 @@ def report_cmd(wake_number: int | None, out: Path | None, as_json: bool) -> None
     for g in rows:
         counts = buckets.setdefault(g.source, {"unhinted": 0, "revealed": 0})
         counts[g.bucket] += 1
-    medians = {k: _median([float(v) for g in rows if (v := g.scores.get(k)) is not None])
-               for k in _SCORE_FIELDS}  # fmt: skip
-    payload = {"notice": GOODHART, "wake": number, "rows": len(rows), "buckets": buckets,
-               "medians": medians}  # fmt: skip
+    medians = {
+        k: _median([float(v) for g in rows if (v := g.scores.get(k)) is not None])
+        for k in _SCORE_FIELDS
+    }
+    payload = {
+        "notice": GOODHART,
+        "wake": number,
+        "rows": len(rows),
+        "buckets": buckets,
+        "medians": medians,
+    }
     lines = [GOODHART, "", f"wake {number}: {len(rows)} guesses"]
-    lines += [f"  {source:<9} unhinted {c['unhinted']}  revealed {c['revealed']}"
-              for source, c in sorted(buckets.items())]  # fmt: skip
+    lines += [
+        f"  {source:<9} unhinted {c['unhinted']}  revealed {c['revealed']}"
+        for source, c in sorted(buckets.items())
+    ]
     lines += [f"  median {k}: {_num(v)}" for k, v in medians.items()]
     _deliver(payload, lines, out, as_json)
 

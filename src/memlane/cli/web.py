@@ -13,10 +13,19 @@ DEFAULT_PORT = 8765
 
 @in_section("server")
 @click.command("web")
-@click.option("--host", default=LOOPBACK, show_default=True,
-              help="Address to bind; anything but loopback needs MEMLANE_WEB_TOKEN.")  # fmt: skip
-@click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
-              help="Port to listen on.")  # fmt: skip
+@click.option(
+    "--host",
+    default=LOOPBACK,
+    show_default=True,
+    help="Address to bind; anything but loopback needs MEMLANE_WEB_TOKEN.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port to listen on.",
+)
 @json_option
 def web_cmd(host: str, port: int, as_json: bool) -> None:
     """Serve a local web view of the store: recall with score parts, each memory with its
