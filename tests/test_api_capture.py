@@ -322,7 +322,7 @@ def test_add_unknown_category_hints_the_nearest_and_how_to_add(mem):
 
 
 def test_add_registered_category_is_accepted(mem):
-    mem.register("categories", "recipes", description="How-tos")
+    mem.registries.register("categories", "recipes", description="How-tos")
     assert mem.get(mem.add("Bake at 200C", category="recipes").id).category == "recipes"
 
 

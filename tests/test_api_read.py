@@ -17,6 +17,7 @@ import pytest
 from conftest import BACKEND, raw_sql, store_schema
 from memlane import AmbiguousId, Conflict, Context, Invalid, Memory, NotFound, SchemaTooNew
 from memlane.errors import Unavailable
+from memlane.facade.registries import Registries
 from memlane.model import Hit, Kind, Link, LinkType, Record
 from memlane.timeutil import utcnow
 
@@ -303,34 +304,34 @@ DEFAULT_CATEGORIES = {
 
 
 def test_default_categories_cover_every_kind(mem):
-    assert {e.key for e in mem.registry("categories")} == DEFAULT_CATEGORIES
+    assert {e.key for e in mem.registries.registry("categories")} == DEFAULT_CATEGORIES
 
 
 @pytest.mark.parametrize("registry", ["categories", "agents", "projects", "applicability"])
 def test_register_lists_and_unregisters(mem, registry):
-    entry = mem.register(registry, " newkey ", description="first")
+    entry = mem.registries.register(registry, " newkey ", description="first")
     assert entry.key == "newkey"
-    assert mem.registry_entry(registry, "newkey").data == {"description": "first"}
-    mem.register(registry, "newkey", description="second")
-    assert mem.registry_entry(registry, "newkey").data == {"description": "second"}
-    assert [e.key for e in mem.registry(registry)].count("newkey") == 1
-    mem.unregister(registry, "newkey")
+    assert mem.registries.registry_entry(registry, "newkey").data == {"description": "first"}
+    mem.registries.register(registry, "newkey", description="second")
+    assert mem.registries.registry_entry(registry, "newkey").data == {"description": "second"}
+    assert [e.key for e in mem.registries.registry(registry)].count("newkey") == 1
+    mem.registries.unregister(registry, "newkey")
     with pytest.raises(NotFound):
-        mem.registry_entry(registry, "newkey")
+        mem.registries.registry_entry(registry, "newkey")
 
 
 @pytest.mark.parametrize("key", ["", "   ", "a,b", "x" * 65, "two\nlines"])
 def test_register_refuses_bad_names(mem, key):
     with pytest.raises(Invalid):
-        mem.register("agents", key)
+        mem.registries.register("agents", key)
 
 
 @pytest.mark.parametrize(
     "call",
     [
-        lambda m: m.registry("colours"),
-        lambda m: m.register("colours", "red"),
-        lambda m: m.unregister("colours", "red"),
+        lambda m: m.registries.registry("colours"),
+        lambda m: m.registries.register("colours", "red"),
+        lambda m: m.registries.unregister("colours", "red"),
     ],
 )
 def test_unknown_registry_is_refused(mem, call):
@@ -340,27 +341,27 @@ def test_unknown_registry_is_refused(mem, call):
 
 def test_unregister_unknown_entry_is_not_found(mem):
     with pytest.raises(NotFound):
-        mem.unregister("agents", "nobody")
+        mem.registries.unregister("agents", "nobody")
 
 
 def test_category_in_use_cannot_be_removed(mem):
-    mem.register("categories", "recipes")
+    mem.registries.register("categories", "recipes")
     memory_id = add(mem, "Bake at 200C", category="recipes")
     with pytest.raises(Conflict, match="used by 1"):
-        mem.unregister("categories", "recipes")
-    assert "recipes" in {e.key for e in mem.registry("categories")}
+        mem.registries.unregister("categories", "recipes")
+    assert "recipes" in {e.key for e in mem.registries.registry("categories")}
     mem.delete(memory_id)
-    mem.unregister("categories", "recipes")
+    mem.registries.unregister("categories", "recipes")
     with pytest.raises(Invalid, match="unknown category"):
         mem.add("Bake again", category="recipes")
 
 
 def test_removed_category_is_refused_by_another_open_store(mem, db_path):
     """A category removed by one process must not stay writable in another one."""
-    mem.register("categories", "recipes")
+    mem.registries.register("categories", "recipes")
     mem.delete(add(mem, "Bake at 200C", category="recipes"))  # mem has now seen "recipes"
     with Memory.open(db_path, agent="admin", context=Context()) as admin:
-        admin.unregister("categories", "recipes")
+        admin.registries.unregister("categories", "recipes")
     with pytest.raises(Invalid, match="unknown category"):
         mem.add("Bake again", category="recipes")
 
@@ -368,10 +369,10 @@ def test_removed_category_is_refused_by_another_open_store(mem, db_path):
 def test_usage_counts_memories_per_value(mem):
     add(mem, "one", category="lesson")
     add(mem, "two", category="lesson")
-    assert mem.usage("category", "lesson") == 2
-    assert mem.usage("category", "fact") == 0
+    assert mem.registries.usage("category", "lesson") == 2
+    assert mem.registries.usage("category", "fact") == 0
     with pytest.raises(Invalid):
-        mem.usage("body", "x")
+        mem.registries.usage("body", "x")
 
 
 @pytest.mark.parametrize(
@@ -405,27 +406,27 @@ def test_usage_counts_memories_per_value(mem):
     ],
 )
 def test_types_lists_valid_values(name, values):
-    assert Memory.types(name) == values
+    assert Registries.types(name) == values
 
 
 @pytest.mark.parametrize(
     "name", ["source-types", "entry-types", "relationship-types", "session-types"]
 )
 def test_types_every_documented_list_exists(name):
-    assert Memory.types(name)
+    assert Registries.types(name)
 
 
 def test_types_unknown_list_is_refused():
     with pytest.raises(Invalid, match="unknown type list"):
-        Memory.types("colours")
+        Registries.types("colours")
 
 
 def test_tags_counts_usage_optionally_per_category(mem):
     add(mem, "one", tags=["a", "b"])
     add(mem, "two", tags=["a"], category="lesson")
-    assert mem.tags() == {"a": 2, "b": 1}
-    assert mem.tags("lesson") == {"a": 1}
-    assert mem.tags("decision") == {}
+    assert mem.registries.tags() == {"a": 2, "b": 1}
+    assert mem.registries.tags("lesson") == {"a": 1}
+    assert mem.registries.tags("decision") == {}
 
 
 # ---- stats ---------------------------------------------------------------------------
@@ -718,3 +719,11 @@ def test_a_store_from_an_older_schema_is_migrated_keeping_its_memories(db_path):
             )
         ]
         assert names == [name for _, name, _ in schema.MIGRATIONS]
+
+
+def test_the_registry_methods_old_names_still_work_with_a_warning(mem):
+    with pytest.warns(DeprecationWarning, match=r"Memory\.register is now"):
+        mem.register("categories", "recipes")
+    with pytest.warns(DeprecationWarning, match=r"Memory\.types is now"):
+        assert Memory.types("kinds") == Registries.types("kinds")
+    assert "recipes" in {e.key for e in mem.registries.registry("categories")}

@@ -435,8 +435,8 @@ def aggregates(m: Memory) -> dict[str, Any]:
     own = m.agent is not None
     return {
         "stats": m.stats(), "growth": m.growth(), "health": m.health(),
-        "open_threads": m.open_threads(), "tags": m.tags(), "entities": m.graph.entities(limit=0),
-        "usage": m.usage("source_agent", ALICE), "journal": m.journal(limit=1000),
+        "open_threads": m.open_threads(), "tags": m.registries.tags(), "entities": m.graph.entities(limit=0),
+        "usage": m.registries.usage("source_agent", ALICE), "journal": m.journal(limit=1000),
         "export": list(m.export_jsonl(include_private=own, include_superseded=True)),
         "review": [r.id for r, _ in m.review(threshold=1.0, min_importance=1)],
         "doctor": [c for c in m.doctor() if c.name in ("store", "vectors")],

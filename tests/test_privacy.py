@@ -200,7 +200,7 @@ def test_alice_reaches_her_private_memory_on_every_graph_and_recall_path(alice, 
     assert "ZanzibarLedger" in {e.name for e in alice.graph.entities(limit=0)}
     _, named = alice.graph.mentioning("ZanzibarLedger")
     assert [r.id for r in named] == [world.secret]
-    assert "quokka-tag" in alice.tags()
+    assert "quokka-tag" in alice.registries.tags()
     [verdict] = alice.explain("quokka passphrase", world.secret, include_private=True).verdicts
     assert verdict.reason == "found"
     as_of = {r.id for r in alice.list(as_of=world.before, include_private=True, limit=0)}
@@ -500,10 +500,10 @@ def test_entities_named_only_privately_do_not_exist_for_another_reader(reader, w
 
 
 def test_tags_of_private_memories_are_not_listed(reader, world):
-    tags = reader.tags()
+    tags = reader.registries.tags()
     assert "vault" not in tags  # only `secret` carries it
     assert_hidden(world, tags)
-    assert_hidden(world, reader.tags("fact"))
+    assert_hidden(world, reader.registries.tags("fact"))
 
 
 def test_stats_count_only_what_the_reader_may_see(alice, reader, world):
@@ -519,8 +519,8 @@ def test_stats_count_only_what_the_reader_may_see(alice, reader, world):
     assert (mine.total, mine.live, mine.superseded, mine.versions, mine.links) == (8, 7, 1, 2, 3)
     assert_hidden(world, stats)
     assert_hidden(world, reader.doctor())
-    assert reader.usage("source_agent", ALICE) == 1  # `audit`, her only public memory
-    assert alice.usage("source_agent", ALICE) == 7
+    assert reader.registries.usage("source_agent", ALICE) == 1  # `audit`, her only public memory
+    assert alice.registries.usage("source_agent", ALICE) == 7
 
 
 def test_journal_leaves_out_lines_about_another_owners_private_memories(reader, world):
@@ -854,7 +854,7 @@ def test_cli_agent_counts_are_what_the_reader_may_see(alice, cli_as, other, worl
     assert json.loads(shown.stdout)["memories"] == 1
     assert_hidden(world, shown.stdout + shown.stderr)
     hers = cli_as(ALICE, "agents", "show", ALICE, "--json")
-    assert json.loads(hers.stdout)["memories"] == alice.usage("source_agent", ALICE) == 7
+    assert json.loads(hers.stdout)["memories"] == alice.registries.usage("source_agent", ALICE) == 7
 
 
 def test_cli_links_touching_a_private_memory_cannot_be_deleted(alice, cli_as, other, world):

@@ -488,11 +488,11 @@ def test_the_policy_is_serialized_only_inside_a_write(mem: Memory) -> None:
 
 
 def test_registries(mem: Memory) -> None:
-    mem.register("agents", "ada", description="Builder", domain="dev")
-    assert [e.key for e in mem.registry("agents")] == ["ada"]
-    assert "fact" in {e.key for e in mem.registry("categories")}
-    mem.unregister("agents", "ada")
-    assert list(mem.registry("agents")) == []
+    mem.registries.register("agents", "ada", description="Builder", domain="dev")
+    assert [e.key for e in mem.registries.registry("agents")] == ["ada"]
+    assert "fact" in {e.key for e in mem.registries.registry("categories")}
+    mem.registries.unregister("agents", "ada")
+    assert list(mem.registries.registry("agents")) == []
 
 
 def test_journal(mem: Memory) -> None:
@@ -515,7 +515,7 @@ def test_reminders(mem: Memory) -> None:
 
 def _full_store(mem: Memory, folder: Path) -> None:
     """Every kind an export carries (as tests/test_transfer.py's store)."""
-    mem.register("agents", "ada", description="Builder", domain="dev")
+    mem.registries.register("agents", "ada", description="Builder", domain="dev")
     session = mem.create_session(type="work", project="proj")
     x = mem.add("Ada Lovelace wrote the first program. Alice met Bob at Acme Corp.",
                 title="History", tags=["history", "people"], importance=7,

@@ -24,8 +24,8 @@ def _full_store(db: Path) -> Memory:
     mem = Memory.open(
         db, agent="ada", context=Context("proj", "main"), embedder=get_embedder("hash")
     )
-    mem.register("agents", "ada", description="Builder", domain="dev")
-    mem.register("categories", "runbook", description="How we operate")
+    mem.registries.register("agents", "ada", description="Builder", domain="dev")
+    mem.registries.register("categories", "runbook", description="How we operate")
     session = mem.create_session(type="work", project="proj")
     x = mem.add("Ada Lovelace wrote the first program. Alice met Bob at Acme Corp.",
                 title="History", tags=["history", "people"], importance=7,

@@ -66,7 +66,7 @@ from memlane.facade.lifecycle import LifecycleOps
 from memlane.facade.pack import PackOps
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.reflect import ReflectOps
-from memlane.facade.registries import RegistryOps
+from memlane.facade.registries import Registries
 from memlane.facade.transfer import TransferOps
 from memlane.facade.vectors import VectorOps
 from memlane.facade.wake import WakeOps
@@ -107,7 +107,6 @@ ChunkOutcome = tuple[list[BatchLine], list[str]]
 
 class Memory(
     VectorOps,
-    RegistryOps,
     HealthOps,
     PolicyOps,
     LifecycleOps,
@@ -123,13 +122,19 @@ class Memory(
 
     The everyday operations are methods (add, get, update, recall, search, list,
     forget, history, ...); the rest are grouped by feature and loaded on first use:
-    `graph` (links and entities).
+    `graph` (links and entities), `registries` (categories, agents, projects,
+    applicability, tag counts, type lists).
     """
 
     @cached_property
     def graph(self) -> Graph:
         """Typed links between memories, and the entities they name."""
         return Graph(self.rt)
+
+    @cached_property
+    def registries(self) -> Registries:
+        """Categories, agents, projects, applicability; tag counts and type lists."""
+        return Registries(self.rt)
 
     link = _moved("graph", "link")
     unlink = _moved("graph", "unlink")
@@ -141,6 +146,22 @@ class Memory(
     entities_of = _moved("graph", "entities_of")
     mentioning = _moved("graph", "mentioning")
     merge_entities = _moved("graph", "merge_entities")
+    registry = _moved("registries", "registry")
+    register = _moved("registries", "register")
+    unregister = _moved("registries", "unregister")
+    registry_entry = _moved("registries", "registry_entry")
+    usage = _moved("registries", "usage")
+    tags = _moved("registries", "tags")
+
+    @staticmethod
+    def types(name: str) -> list[str]:
+        """Deprecated: use `Memory.registries.types` (or `Registries.types`)."""
+        warnings.warn(
+            "Memory.types is now Memory.registries.types; the old name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Registries.types(name)
 
     @classmethod
     def open(
@@ -219,7 +240,7 @@ class Memory(
         keep its body as the agent's identity memory: importance 9 (a wake core memory)
         unless the front matter says otherwise, tagged `agent:<name>`. Seeding the same
         file again changes nothing (the exact-duplicate check of session `seed`)."""
-        entry = self.register(
+        entry = self.registries.register(
             "agents", name, description=meta.get("description"), domain=meta.get("domain")
         )
         if not body.strip():

@@ -8,7 +8,7 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, state
 from memlane.cli.render import registry_dict
-from memlane.memory import Memory
+from memlane.facade.registries import Registries
 from memlane.model import TYPE_REGISTRIES, RegistryEntry
 from memlane.scope import load_aliases, save_alias
 
@@ -26,7 +26,7 @@ def _list_command(registry: str) -> click.Command:
     @click.command("list", help=f"List the {registry} registry.")
     @json_option
     def command(as_json: bool) -> None:
-        _print_entries(memory().registry(registry), as_json)
+        _print_entries(memory().registries.registry(registry), as_json)
 
     return command
 
@@ -48,7 +48,7 @@ categories.add_command(_list_command("categories"))
 @json_option
 def categories_add(name: str, description: str | None, as_json: bool) -> None:
     """Add a category (with an optional description)."""
-    entry = memory().register("categories", name, description=description)
+    entry = memory().registries.register("categories", name, description=description)
     _print_entries([entry], as_json) if as_json else click.echo(f"Added category: {entry.key}")
 
 
@@ -57,7 +57,7 @@ def categories_add(name: str, description: str | None, as_json: bool) -> None:
 @json_option
 def categories_remove(name: str, as_json: bool) -> None:
     """Remove a category; refused while any memory uses it."""
-    memory().unregister("categories", name)
+    memory().registries.unregister("categories", name)
     emit_json({"name": name, "status": "removed"}) if as_json else click.echo(
         f"Removed category: {name}"
     )
@@ -79,7 +79,7 @@ agents.add_command(_list_command("agents"))
 @json_option
 def agents_add(name: str, description: str | None, domain: str | None, as_json: bool) -> None:
     """Register an agent."""
-    entry = memory().register("agents", name, description=description, domain=domain)
+    entry = memory().registries.register("agents", name, description=description, domain=domain)
     _print_entries([entry], as_json) if as_json else click.echo(f"Added agent: {entry.key}")
 
 
@@ -89,8 +89,8 @@ def agents_add(name: str, description: str | None, domain: str | None, as_json: 
 def agents_show(name: str, as_json: bool) -> None:
     """Show an agent and how many memories it wrote."""
     mem = memory()
-    entry = mem.registry_entry("agents", name)
-    written = mem.usage("source_agent", name)
+    entry = mem.registries.registry_entry("agents", name)
+    written = mem.registries.usage("source_agent", name)
     if as_json:
         emit_json({**registry_dict(entry), "memories": written})
         return
@@ -123,7 +123,7 @@ def projects_add(
     as_json: bool,
 ) -> None:
     """Register a project."""
-    entry = memory().register(
+    entry = memory().registries.register(
         "projects", key, display_name=name, path=path, repo_url=repo_url, description=description
     )
     _print_entries([entry], as_json) if as_json else click.echo(f"Added project: {entry.key}")
@@ -175,7 +175,7 @@ applicability.add_command(_list_command("applicability"))
 @json_option
 def applicability_add(key: str, description: str | None, scope: str | None, as_json: bool) -> None:
     """Add an applicability context."""
-    entry = memory().register("applicability", key, description=description, scope=scope)
+    entry = memory().registries.register("applicability", key, description=description, scope=scope)
     _print_entries([entry], as_json) if as_json else click.echo(f"Added applicability: {entry.key}")
 
 
@@ -190,7 +190,7 @@ def tags() -> None:
 @json_option
 def tags_list(category: str | None, as_json: bool) -> None:
     """List tags with how many memories carry each."""
-    counts = memory().tags(category)
+    counts = memory().registries.tags(category)
     if as_json:
         emit_json([{"tag": t, "count": n} for t, n in counts.items()])
         return
@@ -209,7 +209,7 @@ def types_cmd(kind: str, action: str, as_json: bool) -> None:
     KIND is one of the registries: kinds, source-types, entry-types, content-types,
     relationship-types, session-types, resonance-types, fact-types, signals, taints,
     memory-classes."""
-    values = Memory.types(kind)
+    values = Registries.types(kind)
     if as_json:
         emit_json(values)
     else:

@@ -1,22 +1,26 @@
-"""The registries: categories, agents, projects, applicability; tags and type lists."""
+"""The registries feature: categories, agents, projects, applicability; tag counts and
+the type lists."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.facade.core import Core
 from memlane.model import TYPE_REGISTRIES, RegistryEntry
-from memlane.runtime import REGISTRIES, Entries, Names
+from memlane.runtime import REGISTRIES, Entries, Names, Runtime
 from memlane.timeutil import utcnow
 
 
-class RegistryOps(Core):
-    """Registries and type lists."""
+class Registries:
+    """Registries (categories, agents, projects, applicability), tag counts and the
+    type lists (`Memory.registries`)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def registry(self, name: str) -> Entries:
         _check_registry(name)
-        return self.store.registry(name)
+        return self.rt.store.registry(name)
 
     def register(self, registry: str, key: str, **data: Any) -> RegistryEntry:
         """Add (or update) an entry of a registry: categories, agents, projects, applicability."""
@@ -35,7 +39,7 @@ class RegistryOps(Core):
         """Remove a registry entry; a category still used by any memory is refused."""
         _check_registry(name)
         if name == "categories":
-            used = self.store.usage("category", key, None, everyone=True)
+            used = self.rt.store.usage("category", key, None, everyone=True)
             if used:
                 raise Conflict(f"category {key!r} is used by {used} memories; it stays")
         with self.rt.transaction() as w:
@@ -52,10 +56,10 @@ class RegistryOps(Core):
 
     def usage(self, field: str, value: str) -> int:
         """How many memories this agent may see have `field` equal to `value`."""
-        return self.store.usage(field, value, self.agent)
+        return self.rt.store.usage(field, value, self.rt.agent)
 
     def tags(self, category: str | None = None) -> dict[str, int]:
-        return self.store.tag_counts(self.agent, category)
+        return self.rt.store.tag_counts(self.rt.agent, category)
 
     @staticmethod
     def types(name: str) -> Names:
