@@ -19,7 +19,6 @@ import pytest
 from memlane import Conflict, Context, Invalid, Memory
 from memlane.facade.consolidate import LAST_RUN_META, LOCK_META
 from memlane.lifecycle.consolidate import (
-    Cadence,
     Caps,
     LastRun,
     Method,
@@ -29,7 +28,7 @@ from memlane.lifecycle.consolidate import (
     unsaid,
 )
 from memlane.lifecycle.organize import TOPIC_REF, topics
-from memlane.model import ContentType, Kind, LinkType, Record, Taint, Visibility
+from memlane.model import Cadence, ContentType, Kind, LinkType, Record, Taint, Visibility
 from memlane.timeutil import to_text, utcnow
 from memlane.words import jaccard, tokens
 from memlane.write.draft import Limits

@@ -1,4 +1,7 @@
-"""memlane: long-term memory for AI agents."""
+"""memlane: long-term memory for AI agents.
+
+Everything a `Memory` method takes or returns can be imported from here.
+"""
 
 from typing import TYPE_CHECKING
 
@@ -14,42 +17,128 @@ from memlane.errors import (
     StoreDamaged,
     Unavailable,
 )
+from memlane.facade.backup import BackupReport, RestoreReport
+from memlane.facade.consolidate import MaintenanceReport
+from memlane.facade.forget import Forgotten
+from memlane.facade.graph import EntityMerge, Graph, Linked, Neighbourhood
+from memlane.facade.pack import ClosedSession
+from memlane.facade.reflect import Applied, Reflection
+from memlane.facade.registries import Registries
+from memlane.facade.transfer import ImportReport, MigrationReport
+from memlane.lifecycle.llm import Model
 from memlane.memory import Memory
-from memlane.model import BatchResult, Filters, Hit, Record, Version, WriteResult
+from memlane.model import (
+    CLEAR,
+    BatchLine,
+    BatchResult,
+    Cadence,
+    Cascade,
+    Check,
+    EmbedOutcome,
+    Entity,
+    Filters,
+    Hit,
+    JournalEntry,
+    Link,
+    Patch,
+    Record,
+    RegistryEntry,
+    Reminder,
+    Session,
+    Stats,
+    Version,
+    Vitals,
+    WakeGuess,
+    WriteResult,
+)
+from memlane.retrieve.explain import Explanation
+from memlane.retrieve.recall import RecallResult
+from memlane.runtime import Runtime
 from memlane.scope import Context
 
 if TYPE_CHECKING:
-    from memlane.write.patch import CLEAR, Patch
+    from memlane.embed import Embedder
+    from memlane.lifecycle.pack import Pack
+    from memlane.lifecycle.reflect import Proposal
+    from memlane.write.anchors import AnchorPlan
+
+# What loads with its module on first use: a model's numpy, or a module a read never
+# needs (importing memlane for a read stays fast).
+_LATER = {
+    "AnchorPlan": "memlane.write.anchors",
+    "Embedder": "memlane.embed",
+    "Pack": "memlane.lifecycle.pack",
+    "Proposal": "memlane.lifecycle.reflect",
+}
 
 __all__ = [
     "CLEAR",
     "AmbiguousId",
+    "AnchorPlan",
+    "Applied",
+    "BackupReport",
+    "BatchLine",
     "BatchResult",
+    "Cadence",
+    "Cascade",
+    "Check",
+    "ClosedSession",
     "Conflict",
     "Context",
+    "EmbedOutcome",
+    "Embedder",
     "EmbeddingFailed",
+    "Entity",
+    "EntityMerge",
+    "Explanation",
     "Filters",
+    "Forgotten",
+    "Graph",
     "Hit",
+    "ImportReport",
     "Invalid",
+    "JournalEntry",
+    "Link",
+    "Linked",
+    "MaintenanceReport",
     "MemlaneError",
     "Memory",
+    "MigrationReport",
+    "Model",
+    "Neighbourhood",
     "NotFound",
+    "Pack",
     "Patch",
     "PolicyRefused",
+    "Proposal",
+    "RecallResult",
     "Record",
+    "Reflection",
+    "Registries",
+    "RegistryEntry",
+    "Reminder",
+    "RestoreReport",
+    "Runtime",
     "SchemaTooNew",
+    "Session",
+    "Stats",
     "StoreDamaged",
     "Unavailable",
     "Version",
+    "Vitals",
+    "WakeGuess",
     "WriteResult",
 ]
 
 
 def __getattr__(name: str) -> object:
-    """`Patch` and `CLEAR` load with their module on first use: importing memlane for a
-    read does not load the write policy (a cold `memlane recall` stays fast)."""
-    if name in ("CLEAR", "Patch"):
-        from memlane.write import patch
+    """The names in _LATER, imported with their module on first use."""
+    if name in _LATER:
+        import importlib
 
-        return getattr(patch, name)
+        return getattr(importlib.import_module(_LATER[name]), name)
     raise AttributeError(f"module 'memlane' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -21,6 +21,7 @@ from memlane.model import (
     Kind,
     Link,
     LinkType,
+    Patch,
     Record,
     RegistryEntry,
     State,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.write.capture import Captured
     from memlane.write.dedup import Decision
     from memlane.write.draft import Draft
-    from memlane.write.patch import Patch
     from memlane.write.pipeline import Staged
 else:  # the write policy loads with the first write: a read never runs it
     dedup = lazy_module("memlane.write.dedup")

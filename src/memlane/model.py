@@ -731,3 +731,78 @@ def effective_resonance(
         return float(importance)
     weeks = max(0, int((now - clock_start).total_seconds() // _WEEK_SECONDS))
     return importance * weekly_decay_rate(importance) ** weeks
+
+
+# ---- results of feature operations (their logic lives with the feature) --------------
+
+
+class _Clear:
+    """Marker: remove the value (wake order `-`)."""
+
+    def __repr__(self) -> str:
+        return "CLEAR"
+
+
+CLEAR: Any = _Clear()
+
+
+class Patch(msgspec.Struct, frozen=True):
+    """What one update changes. None means: leave as is."""
+
+    title: str | None = None
+    content: str | None = None
+    append: str | None = None
+    prepend: str | None = None
+    find: str | None = None
+    replace: str | None = None
+    nth: int | None = None
+    replace_all: bool = False
+    tags: tuple[str, ...] | str | None = None
+    add_tags: tuple[str, ...] | str | None = None
+    remove_tags: tuple[str, ...] | str | None = None
+    category: str | None = None
+    kind: str | None = None
+    importance: int | None = None
+    resonance_type: str | None = None
+    content_type: str | None = None
+    wake_phrases: tuple[str, ...] | str | None = None
+    add_wake_phrases: tuple[str, ...] | str | None = None
+    remove_wake_phrases: tuple[str, ...] | str | None = None
+    wake_order: Any = None  # int, CLEAR, or None
+    visibility: str | None = None
+    private: bool = False
+    owner: str | None = None
+    force: bool = False
+    session_id: str | None = None
+    applicability: tuple[str, ...] | str | None = None
+    domain: str | None = None
+    state: str | None = None
+    source_ref: str | None = None
+    anchors: tuple[str, ...] | str | None = None
+    add_anchors: tuple[str, ...] | str | None = None
+    remove_anchors: tuple[str, ...] | str | None = None
+
+
+class Cadence(msgspec.Struct, frozen=True):
+    """How often maintenance runs on its own (settings): a week after the last run, or
+    sooner once the store has grown by a fifth."""
+
+    interval_days: float = 7.0
+    growth: float = 0.20
+
+
+class Cascade(msgspec.Struct, frozen=True):
+    """The wake set in order, each bloom's layer, and per-tag counts of what the
+    exclusion kept out (an upper bound: see `fill`)."""
+
+    blooms: tuple[Record, ...]
+    layers: dict[str, str]  # memory id -> core | recent | bridge | resonant
+    excluded: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class EmbedOutcome(msgspec.Struct, frozen=True):
+    """What an embedding run did: the memories embedded, those it could not, and why."""
+
+    embedded: tuple[str, ...]
+    failed: tuple[str, ...]
+    error: str | None = None

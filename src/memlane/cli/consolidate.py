@@ -7,9 +7,10 @@ from typing import Any
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
-from memlane.facade.consolidate import Report
-from memlane.lifecycle.consolidate import DEFAULT_THRESHOLD, Absorbed, Cadence, Merge, Plan
+from memlane.facade.consolidate import MaintenanceReport
+from memlane.lifecycle.consolidate import DEFAULT_THRESHOLD, Absorbed, Merge, Plan
 from memlane.lifecycle.organize import TopicPlan
+from memlane.model import Cadence
 
 # Characters of appended text shown per absorbed memory in the text output.
 _PREVIEW = 70
@@ -94,7 +95,7 @@ def organize_cmd(dry_run: bool, force: bool, as_json: bool) -> None:
     _render(report, as_json)
 
 
-def _render(report: Report, as_json: bool) -> None:
+def _render(report: MaintenanceReport, as_json: bool) -> None:
     if report.notice:
         note(f"{report.operation}: {report.notice}")
     for warning in report.warnings:
@@ -105,7 +106,7 @@ def _render(report: Report, as_json: bool) -> None:
         _echo_plan(report)
 
 
-def report_dict(report: Report) -> dict[str, Any]:
+def report_dict(report: MaintenanceReport) -> dict[str, Any]:
     status = "skipped" if report.skipped else ("planned" if report.dry_run else "done")
     out: dict[str, Any] = {
         "operation": report.operation,
@@ -172,7 +173,7 @@ def topic_dict(planned: TopicPlan) -> dict[str, Any]:
     }
 
 
-def _echo_plan(report: Report) -> None:
+def _echo_plan(report: MaintenanceReport) -> None:
     plan = report.plan
     assert plan is not None  # only called with one
     verb = "would merge" if report.dry_run else "merged"

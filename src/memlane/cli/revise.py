@@ -21,9 +21,8 @@ from memlane.cli.common import (
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
 from memlane.facade.forget import Forgotten
 from memlane.memory import Memory
-from memlane.model import MAX_IMPORTANCE, Record, WriteResult
+from memlane.model import CLEAR, MAX_IMPORTANCE, Patch, Record, WriteResult
 from memlane.retrieve.present import printable
-from memlane.write.patch import CLEAR, Patch
 
 
 def _report(result: WriteResult, as_json: bool, verb: str = "Updated entry") -> None:

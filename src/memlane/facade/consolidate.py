@@ -38,6 +38,7 @@ from memlane.lazy import lazy_module
 from memlane.model import (
     OK,
     WARN,
+    Cadence,
     Check,
     Filters,
     Kind,
@@ -52,7 +53,7 @@ from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
-    from memlane.lifecycle.consolidate import Absorbed, Cadence, LastRun, Merge, Plan, Vectors
+    from memlane.lifecycle.consolidate import Absorbed, LastRun, Merge, Plan, Vectors
     from memlane.lifecycle.organize import Topic, TopicPlan
 
 
@@ -81,7 +82,7 @@ MERGED_LINK = "consolidated"
 SUMMARY_CATEGORY = "summary"
 
 
-class Report(msgspec.Struct, frozen=True):
+class MaintenanceReport(msgspec.Struct, frozen=True):
     """What a consolidate or organize run did (or, dry, would do)."""
 
     operation: str  # consolidate | organize
@@ -144,7 +145,7 @@ class ConsolidateOps(Core):
         scope: str | None = None,
         force: bool = False,
         cadence: Cadence | None = None,
-    ) -> Report:
+    ) -> MaintenanceReport:
         """Fold live near-duplicates (similarity >= `threshold`, 0.80 by default) this
         agent may see, in `scope` (every scope by default), into their best-used, most
         confident member. See the module docstring for the guards; `dry_run` writes
@@ -170,7 +171,7 @@ class ConsolidateOps(Core):
         force: bool = False,
         cadence: Cadence | None = None,
         working_set: int | None = None,
-    ) -> Report:
+    ) -> MaintenanceReport:
         """Consolidate the `working_set` most recent live memories (256 by default),
         then group what is left into topics and keep one extractive summary row per
         topic."""
@@ -232,20 +233,22 @@ class ConsolidateOps(Core):
         force: bool,
         cadence: Cadence,
         work: Callable[[], _Work],
-    ) -> Report:
+    ) -> MaintenanceReport:
         """Lock, gate, plan, and (unless dry) write: the one path both commands take."""
         verb = "would skip" if dry_run else "skipped"
         token, holder = (None, self._holder(utcnow())) if dry_run else self._acquire(operation)
         busy = holder is not None if dry_run else token is None
         if busy:
-            return Report(operation, dry_run, skipped="lock", notice=f"{verb}: {_busy(holder)}")
+            return MaintenanceReport(
+                operation, dry_run, skipped="lock", notice=f"{verb}: {_busy(holder)}"
+            )
         try:
             gate = None if force else self._gate(cadence)
             if gate is not None:
                 notice = f"{verb} by cadence gate ({gate}); --force runs it now"
-                return Report(operation, dry_run, skipped="cadence", notice=notice)
+                return MaintenanceReport(operation, dry_run, skipped="cadence", notice=notice)
             planned = work()
-            report = Report(operation, dry_run, planned.plan, planned.topics)
+            report = MaintenanceReport(operation, dry_run, planned.plan, planned.topics)
             if holder is not None:  # a stale lock, taken over
                 report = replace(report, warnings=(f"took over a stale lock: {_busy(holder)}",))
             return report if dry_run else self._write(report, planned)
@@ -367,7 +370,7 @@ class ConsolidateOps(Core):
 
     # ---- writing ----------------------------------------------------------------
 
-    def _write(self, report: Report, work: _Work) -> Report:
+    def _write(self, report: MaintenanceReport, work: _Work) -> MaintenanceReport:
         """The plan in one transaction (the clock recorded with it), then new vectors
         for the memories whose text changed."""
         warnings = list(report.warnings)

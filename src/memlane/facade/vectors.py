@@ -9,18 +9,17 @@ from typing import TYPE_CHECKING, Any
 from memlane.errors import Conflict, Invalid, NotFound, Unavailable
 from memlane.facade.core import Core
 from memlane.lazy import lazy_module
-from memlane.model import Filters, Record, replace
+from memlane.model import EmbedOutcome, Filters, Record, replace
+from memlane.retrieve.explain import Explanation
 from memlane.retrieve.filters import query_text, whole
+from memlane.retrieve.recall import RecallResult
 from memlane.runtime import Hits, passive_ok
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded, Embedder
-    from memlane.retrieve.explain import Explanation
-    from memlane.retrieve.recall import RecallResult
     from memlane.retrieve.served import Index
     from memlane.write import normalize
-    from memlane.write.embedding import EmbedOutcome
 else:  # the write policy loads with the first write: a read never runs it
     normalize = lazy_module("memlane.write.normalize")
 
@@ -85,7 +84,7 @@ class VectorOps(Core):
             error = error or outcome.error
             if progress is not None:
                 progress(start + len(part), len(records))
-        return embedding.EmbedOutcome(tuple(done), tuple(failed), error)
+        return EmbedOutcome(tuple(done), tuple(failed), error)
 
     def _need_embedder(self) -> Embedder:
         if self.embedder is None:

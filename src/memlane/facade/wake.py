@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.facade.core import Core
 from memlane.lazy import lazy_module
-from memlane.model import Filters, Record, WakeGuess, WakeRitual, replace
+from memlane.model import Cascade, Filters, Record, WakeGuess, WakeRitual, replace
 from memlane.runtime import ID_PREFIX
 from memlane.store import Writer
 from memlane.timeutil import utcnow
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from memlane.embed import Embedder
     from memlane.embed.chunk import Vector
     from memlane.lifecycle import wake as ritual
-    from memlane.lifecycle.wake import Cascade
     from memlane.lifecycle.wake_scores import Scored
 
 if not TYPE_CHECKING:  # the ritual's pure parts load with the first wake command

@@ -32,6 +32,7 @@ import msgspec
 from memlane.model import (
     INJECTION_TAG,
     REDACTED_TAG,
+    Cadence,
     ContentType,
     Kind,
     Record,
@@ -412,14 +413,6 @@ def absorbed_reason(keeper: str, absorbed: Absorbed) -> str:
 
 
 # ---- the cadence gate -------------------------------------------------------------
-
-
-class Cadence(msgspec.Struct, frozen=True):
-    """How often maintenance runs on its own (settings): a week after the last run, or
-    sooner once the store has grown by a fifth."""
-
-    interval_days: float = 7.0
-    growth: float = 0.20
 
 
 DEFAULT_CADENCE = Cadence()

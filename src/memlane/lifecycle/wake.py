@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 import msgspec
 
 from memlane.errors import Invalid
-from memlane.model import Record, ResonanceType
+from memlane.model import Cascade, Record, ResonanceType
 
 # The cascade: core blooms matter most (importance 8+),
 # bridges (5+) tie other memories to the first two layers.
@@ -57,15 +57,6 @@ GOODHART = (
 )
 UNHINTED, REVEALED = "unhinted", "revealed"
 BUCKETS = (UNHINTED, REVEALED)
-
-
-class Cascade(msgspec.Struct, frozen=True):
-    """The wake set in order, each bloom's layer, and per-tag counts of what the
-    exclusion kept out (an upper bound: see `fill`)."""
-
-    blooms: tuple[Record, ...]
-    layers: dict[str, str]  # memory id -> core | recent | bridge | resonant
-    excluded: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 def excluded_by(record: Record, include_excluded: bool) -> tuple[str, ...]:

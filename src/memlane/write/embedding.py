@@ -8,24 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
 from memlane.embed import Embedded, Embedder, entry_vector
 from memlane.embed.blob import to_blob
 from memlane.errors import Conflict, MemlaneError
-from memlane.model import Record
+from memlane.model import EmbedOutcome, Record
 from memlane.store import EMBED_PROFILE_META, Store, Writer
 from memlane.write.normalize import document_text
 
 PROFILE_KEY = EMBED_PROFILE_META
 # Records embedded per transaction by `embed --all/--pending`.
 EMBED_CHUNK = 64
-
-
-class EmbedOutcome(msgspec.Struct, frozen=True):
-    embedded: tuple[str, ...]
-    failed: tuple[str, ...]
-    error: str | None = None
 
 
 def check_profile(store: Store, embedder: Embedder) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from memlane.errors import Invalid
 from memlane.model import (
+    CLEAR,
     MAX_IMPORTANCE,
     ContentType,
     Kind,
+    Patch,
     Record,
     ResonanceType,
     State,
@@ -29,53 +29,6 @@ from memlane.write.draft import (
 )
 from memlane.write.normalize import clean_text, dedup_hash, derive_title
 from memlane.write.settings import Limits
-
-
-class _Clear:
-    """Marker: remove the value (wake order `-`)."""
-
-    def __repr__(self) -> str:
-        return "CLEAR"
-
-
-CLEAR: Any = _Clear()
-
-
-class Patch(msgspec.Struct, frozen=True):
-    """What one update changes. None means: leave as is."""
-
-    title: str | None = None
-    content: str | None = None
-    append: str | None = None
-    prepend: str | None = None
-    find: str | None = None
-    replace: str | None = None
-    nth: int | None = None
-    replace_all: bool = False
-    tags: tuple[str, ...] | str | None = None
-    add_tags: tuple[str, ...] | str | None = None
-    remove_tags: tuple[str, ...] | str | None = None
-    category: str | None = None
-    kind: str | None = None
-    importance: int | None = None
-    resonance_type: str | None = None
-    content_type: str | None = None
-    wake_phrases: tuple[str, ...] | str | None = None
-    add_wake_phrases: tuple[str, ...] | str | None = None
-    remove_wake_phrases: tuple[str, ...] | str | None = None
-    wake_order: Any = None  # int, CLEAR, or None
-    visibility: str | None = None
-    private: bool = False
-    owner: str | None = None
-    force: bool = False
-    session_id: str | None = None
-    applicability: tuple[str, ...] | str | None = None
-    domain: str | None = None
-    state: str | None = None
-    source_ref: str | None = None
-    anchors: tuple[str, ...] | str | None = None
-    add_anchors: tuple[str, ...] | str | None = None
-    remove_anchors: tuple[str, ...] | str | None = None
 
 
 def make_patch(changes: dict[str, Any]) -> Patch:
