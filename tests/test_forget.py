@@ -36,8 +36,8 @@ def test_forget_leaves_no_trace_of_the_text_anywhere(vmem, db_path):
     ).id  # fmt: skip
     vmem.update(doomed, append=f" Later {TOKEN} moved to the platform team.")
     vmem.graph.link(doomed, keep, "related", reason="same service area")
-    begun = vmem.wake_begin(wake=1, model="m")  # the guess log quotes the title
-    step = vmem.wake_respond(begun["session"], doomed, f"{TOKEN} rotation")
+    begun = vmem.wake.begin(wake=1, model="m")  # the guess log quotes the title
+    step = vmem.wake.respond(begun["session"], doomed, f"{TOKEN} rotation")
     assert step["status"] == "shown"
     vmem.search(TOKEN, mode="hybrid")  # the vector index file is written
     assert any(TOKEN in e.name for e in vmem.graph.entities())  # an entity only it names
@@ -63,10 +63,10 @@ def test_forget_leaves_no_trace_of_the_text_anywhere(vmem, db_path):
 def test_a_ritual_that_walked_a_forgotten_memory_moves_past_it(vmem):
     first = vmem.add("I am the agent.", importance=9, wake_order=1).id
     doomed = vmem.add(f"{TOKEN} detail.", importance=9, wake_order=2).id
-    begun = vmem.wake_begin()
-    step = vmem.wake_respond(begun["session"], first, "agent")
+    begun = vmem.wake.begin()
+    step = vmem.wake.respond(begun["session"], first, "agent")
     vmem.forget(doomed)
-    after = vmem.wake_respond(step["session"], doomed, "anything")
+    after = vmem.wake.respond(step["session"], doomed, "anything")
     assert after["status"] == "bloom_missing"
 
 

@@ -13,9 +13,9 @@ import typing
 import pytest
 
 import memlane
-from memlane import Graph, Memory, Registries
+from memlane import Graph, Memory, Registries, Wake
 
-NAMESPACES = (Memory, Graph, Registries)
+NAMESPACES = (Memory, Graph, Registries, Wake)
 # The embedder's type brings numpy with it; importing memlane for a read must not.
 # Hints naming it resolve once it is imported (see test_embedder_hints_resolve_...).
 LOADED_LATER = {"Embedder"}
@@ -25,7 +25,7 @@ def _public(cls: type) -> list[tuple[str, typing.Callable[..., object]]]:
     return [
         (name, fn)
         for name, fn in inspect.getmembers(cls, predicate=inspect.isfunction)
-        if not name.startswith("_") or name == "__init__"
+        if not name.startswith("_") or name in ("__init__", "__call__")
     ]
 
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from memlane import Memory
+from memlane import Memory, Wake
 from memlane.lifecycle import pack, wake
 
 LATER = (
@@ -40,8 +40,8 @@ def test_reads_load_none_of_the_other_commands_modules(cli_env, tmp_path):
 
 
 def test_the_lazily_loaded_defaults_match_their_modules():
-    defaults = inspect.signature(Memory.wake).parameters
+    defaults = inspect.signature(Wake.__call__).parameters
     assert defaults["limit"].default == wake.DEFAULT_LIMIT
     assert defaults["days"].default == wake.DEFAULT_DAYS
-    assert inspect.signature(Memory.wake_begin).parameters["limit"].default == wake.DEFAULT_LIMIT
+    assert inspect.signature(Wake.begin).parameters["limit"].default == wake.DEFAULT_LIMIT
     assert inspect.signature(Memory.pack).parameters["max_bytes"].default == pack.PACK_MAX_BYTES

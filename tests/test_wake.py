@@ -191,14 +191,14 @@ def walk(mem: Memory, begun: dict, guesses: list[str]) -> list[dict]:
     token, bloom = begun["session"], begun["bloom"]["id"]
     out = []
     for guess in guesses:
-        response = mem.wake_respond(token, bloom, guess)
+        response = mem.wake.respond(token, bloom, guess)
         out.append(response)
         token, bloom = response["session"], (response["next"] or {}).get("id")
     return out
 
 
 def test_the_whole_ritual(vmem, woke):
-    begun = vmem.wake_begin(wake=1, model="m1")
+    begun = vmem.wake.begin(wake=1, model="m1")
     assert begun["bloom"] == {"id": woke["who"], "title": "Who I am", "position": 1,
                               "part": 1, "parts": 1}  # fmt: skip
     assert begun["blooms"] == 3 and begun["wake"] == 1 and begun["model"] == "m1"
@@ -215,107 +215,107 @@ def test_the_whole_ritual(vmem, woke):
     assert last["next"] is None
     assert last["summary"]["chunks"] == parts + 2 and last["summary"]["unjudged"] == 0
     assert last["summary"]["by_source"]["authored"] == {"unhinted": 1, "revealed": 0}
-    rows = vmem.wake_log(wake=1)
+    rows = vmem.wake.log(wake=1)
     assert [(r.position, r.chunk) for r in rows] == [(1, 0), *[(2, c) for c in range(parts)],
                                                      (3, 0)]  # fmt: skip
     assert rows[0].chunk_sha256 == ritual.chunk_digest("I am Ada, a careful coding agent.")
     assert rows[0].phrases == ("careful coder",) and rows[0].source == "authored"
     assert vmem.store.ritual(begun["session"].split(".")[1]).completed_at is not None
     with pytest.raises(Conflict, match="complete"):
-        vmem.wake_respond(last["session"], woke["recent"], "again")
+        vmem.wake.respond(last["session"], woke["recent"], "again")
 
 
 def test_a_lost_response_is_replayed_and_older_tokens_point_to_the_last_good_one(vmem, woke):
-    begun = vmem.wake_begin()
-    first = vmem.wake_respond(begun["session"], woke["who"], "careful coder")
-    again = vmem.wake_respond(begun["session"], woke["who"], "a different second guess")
+    begun = vmem.wake.begin()
+    first = vmem.wake.respond(begun["session"], woke["who"], "careful coder")
+    again = vmem.wake.respond(begun["session"], woke["who"], "a different second guess")
     assert again["replayed"] is True
     assert again["guess"] == "careful coder" and again["session"] == first["session"]
     assert again["bucket"] == first["bucket"] and again["next"] == first["next"]
-    assert len(vmem.wake_log()) == 1  # the first guess counts; nothing judged twice
-    second = vmem.wake_respond(first["session"], woke["long"], "deploy")
+    assert len(vmem.wake.log()) == 1  # the first guess counts; nothing judged twice
+    second = vmem.wake.respond(first["session"], woke["long"], "deploy")
     with pytest.raises(Invalid, match="spent") as refused:
-        vmem.wake_respond(begun["session"], woke["who"], "careful coder")
+        vmem.wake.respond(begun["session"], woke["who"], "careful coder")
     pointer = str(refused.value).rsplit(" ", 1)[-1]
     assert pointer == second["session"]  # true: it is the current token
-    assert vmem.wake_respond(pointer, woke["long"], "stages")["status"] == "shown"
+    assert vmem.wake.respond(pointer, woke["long"], "stages")["status"] == "shown"
 
 
 def test_a_memory_deleted_mid_ritual_is_bloom_missing_and_unjudged(vmem, woke):
-    begun = vmem.wake_begin()
-    first = vmem.wake_respond(begun["session"], woke["who"], "careful coder")
+    begun = vmem.wake.begin()
+    first = vmem.wake.respond(begun["session"], woke["who"], "careful coder")
     vmem.delete(woke["long"])
-    missing = vmem.wake_respond(first["session"], woke["long"], "deploy")
+    missing = vmem.wake.respond(first["session"], woke["long"], "deploy")
     assert missing["status"] == "bloom_missing"
     assert not {"bloom", "bucket", "guess", "match"} & set(missing)
-    lost = vmem.wake_respond(first["session"], woke["long"], "deploy")
+    lost = vmem.wake.respond(first["session"], woke["long"], "deploy")
     assert lost["status"] == "bloom_missing" and lost["replayed"] is True
     assert lost["session"] == missing["session"]
-    final = vmem.wake_respond(missing["session"], woke["recent"], "tabs")
+    final = vmem.wake.respond(missing["session"], woke["recent"], "tabs")
     assert final["summary"]["unjudged"] == 1 and final["summary"]["chunks"] == 3
-    assert len(vmem.wake_log()) == 2
+    assert len(vmem.wake.log()) == 2
 
 
 def test_a_memory_that_shrank_past_the_cursor_is_chunk_truncated(vmem, woke):
-    begun = vmem.wake_begin()
-    step = vmem.wake_respond(begun["session"], woke["who"], "careful coder")
-    step = vmem.wake_respond(step["session"], woke["long"], "deploy")  # part 1 of several
+    begun = vmem.wake.begin()
+    step = vmem.wake.respond(begun["session"], woke["who"], "careful coder")
+    step = vmem.wake.respond(step["session"], woke["long"], "deploy")  # part 1 of several
     vmem.update(woke["long"], content="Now short.")
-    cut = vmem.wake_respond(step["session"], woke["long"], "deploy")
+    cut = vmem.wake.respond(step["session"], woke["long"], "deploy")
     assert cut["status"] == "chunk_truncated" and "bucket" not in cut
     assert cut["next"]["id"] == woke["recent"]
 
 
 def test_refused_calls_write_nothing_and_can_be_retried(vmem, woke):
-    begun = vmem.wake_begin()
+    begun = vmem.wake.begin()
     token = begun["session"]
     with pytest.raises(Invalid, match="invalid_bloom_id.*" + woke["who"]):
-        vmem.wake_respond(token, woke["long"], "careful coder")
+        vmem.wake.respond(token, woke["long"], "careful coder")
     with pytest.raises(Invalid, match="2000"):
-        vmem.wake_respond(token, woke["who"], "x" * 2001)
+        vmem.wake.respond(token, woke["who"], "x" * 2001)
     with pytest.raises(Invalid, match="alphanumeric"):
-        vmem.wake_respond(token, woke["who"], " ?! … ")
-    assert vmem.wake_log() == []
-    ok = vmem.wake_respond(token, woke["who"].removeprefix("m-"), "x" * 2000)
+        vmem.wake.respond(token, woke["who"], " ?! … ")
+    assert vmem.wake.log() == []
+    ok = vmem.wake.respond(token, woke["who"].removeprefix("m-"), "x" * 2000)
     assert ok["status"] == "shown" and ok["bucket"] == "revealed"
 
 
 def test_only_the_agent_that_began_may_walk_and_tokens_cannot_be_forged(vmem, woke, db_path):
-    begun = vmem.wake_begin()
+    begun = vmem.wake.begin()
     with (
         Memory.open(db_path, agent="someone-else") as other,
         pytest.raises(Invalid, match="agent that began"),
     ):
-        other.wake_respond(begun["session"], woke["who"], "careful coder")
+        other.wake.respond(begun["session"], woke["who"], "careful coder")
     with Memory.open(db_path) as nobody, pytest.raises(Invalid, match="MEMLANE_AGENT"):
-        nobody.wake_respond(begun["session"], woke["who"], "careful coder")
+        nobody.wake.respond(begun["session"], woke["who"], "careful coder")
     session_id = begun["session"].split(".")[1]
     forged = ritual.sign(b"guessed secret" * 3, session_id, 0)
     with pytest.raises(Invalid, match="signature"):
-        vmem.wake_respond(forged, woke["who"], "careful coder")
-    assert vmem.wake_log() == []
+        vmem.wake.respond(forged, woke["who"], "careful coder")
+    assert vmem.wake.log() == []
 
 
 def test_sessions_of_an_older_ritual_are_refused(vmem, woke):
-    begun = vmem.wake_begin()
+    begun = vmem.wake.begin()
     session_id = begun["session"].split(".")[1]
     old = replace(vmem.store.ritual(session_id), version=1)
     with vmem.store.write() as w:
         w.put_ritual(old)
     with pytest.raises(Invalid, match="older ritual"):
-        vmem.wake_respond(begun["session"], woke["who"], "careful coder")
+        vmem.wake.respond(begun["session"], woke["who"], "careful coder")
 
 
 def test_wake_numbers_are_checked(vmem, woke):
-    walk(vmem, vmem.wake_begin(wake=3), ["careful coder"])
+    walk(vmem, vmem.wake.begin(wake=3), ["careful coder"])
     with pytest.raises(Conflict, match="--force-wake"):
-        vmem.wake_begin(wake=3)
-    assert vmem.wake_begin(wake=3, force_wake=True)["wake"] == 3
-    assert "below" in vmem.wake_begin(wake=2)["warnings"][0]
-    assert "skips ahead" in vmem.wake_begin(wake=6)["warnings"][0]
-    assert vmem.wake_begin(wake=4)["warnings"] == []
+        vmem.wake.begin(wake=3)
+    assert vmem.wake.begin(wake=3, force_wake=True)["wake"] == 3
+    assert "below" in vmem.wake.begin(wake=2)["warnings"][0]
+    assert "skips ahead" in vmem.wake.begin(wake=6)["warnings"][0]
+    assert vmem.wake.begin(wake=4)["warnings"] == []
     with pytest.raises(Invalid):
-        vmem.wake_begin(wake=0)
+        vmem.wake.begin(wake=0)
 
 
 def test_wake_sees_own_private_memories_never_anothers(vmem, db_path):
@@ -374,43 +374,43 @@ def test_min_resonance_returns_every_bloom_at_or_above_it_whatever_the_limit(vme
 
 def test_nothing_to_wake_into(vmem):
     with pytest.raises(NotFound, match="nothing to wake"):
-        vmem.wake_begin()
+        vmem.wake.begin()
 
 
 def test_wake_fetch(vmem):
     keep = vmem.add("Deploys go out on Tuesdays.", importance=4).id
     vmem.add("A passing remark.", importance=2)
     project = vmem.add("Project detail.", importance=6, tags=["project/x"]).id
-    assert {r.id for r in vmem.wake_fetch()} == {keep, project}
-    assert {r.id for r in vmem.wake_fetch(exclude_tags=("project/",))} == {keep}
-    assert [r.id for r in vmem.wake_fetch(limit=1)] == [project]  # most important first
+    assert {r.id for r in vmem.wake.fetch()} == {keep, project}
+    assert {r.id for r in vmem.wake.fetch(exclude_tags=("project/",))} == {keep}
+    assert [r.id for r in vmem.wake.fetch(limit=1)] == [project]  # most important first
 
 
 # ---- scoring and the guess log --------------------------------------------------------
 
 
 def test_scoring_fills_both_axes_and_axis_b_needs_history(vmem, woke):
-    walk(vmem, vmem.wake_begin(wake=1, model="m1"), ["careful coder"])
-    assert vmem.wake_score() == (1, 0)
-    [row] = vmem.wake_log(wake=1)
+    walk(vmem, vmem.wake.begin(wake=1, model="m1"), ["careful coder"])
+    assert vmem.wake.score() == (1, 0)
+    [row] = vmem.wake.log(wake=1)
     assert row.scored_at is not None
     assert row.scores["sim_phrase"] == pytest.approx(1.0, abs=1e-3)  # the phrase itself
     assert row.scores["sim_prior"] is None and row.scores["prior_n"] == 0  # no history
-    assert vmem.wake_score() == (0, 0)  # nothing pending
-    walk(vmem, vmem.wake_begin(wake=2, model="m2"), ["careful coder"])
-    walk(vmem, vmem.wake_begin(wake=3, model="m1"), ["careful coder"])
-    assert vmem.wake_score() == (2, 0)
-    [two] = vmem.wake_log(wake=2)
+    assert vmem.wake.score() == (0, 0)  # nothing pending
+    walk(vmem, vmem.wake.begin(wake=2, model="m2"), ["careful coder"])
+    walk(vmem, vmem.wake.begin(wake=3, model="m1"), ["careful coder"])
+    assert vmem.wake.score() == (2, 0)
+    [two] = vmem.wake.log(wake=2)
     assert two.scores["prior_n"] == 1 and two.scores["sim_prior"] == pytest.approx(1.0, abs=1e-3)
     assert two.scores["prior_n_same"] == 0 and two.scores["prior_n_cross"] == 1
-    [three] = vmem.wake_log(wake=3)
+    [three] = vmem.wake.log(wake=3)
     assert three.scores["prior_n"] == 2 and three.scores["prior_n_same"] == 1
 
 
 def test_scoring_without_an_embedder_leaves_rows_pending(vmem, woke, db_path):
-    walk(vmem, vmem.wake_begin(wake=1), ["careful coder"])
+    walk(vmem, vmem.wake.begin(wake=1), ["careful coder"])
     with Memory.open(db_path, agent=AGENT) as plain, pytest.raises(Unavailable):
-        plain.wake_score()
+        plain.wake.score()
     assert vmem.store.guesses(AGENT, pending=True) != []
 
 
@@ -466,7 +466,13 @@ def test_wake_requires_an_agent(db_path):
 
 
 def test_ritual_state_is_a_plain_record(vmem, woke):
-    begun = vmem.wake_begin()
+    begun = vmem.wake.begin()
     stored = vmem.store.ritual(begun["session"].split(".")[1])
     assert isinstance(stored, WakeRitual)
     assert [i for i, _ in stored.sequence] == [woke["who"], woke["long"], woke["recent"]]
+
+
+def test_the_wake_methods_old_names_still_work_with_a_warning(vmem):
+    vmem.add("I am a careful coder.", importance=9, wake_phrases=["careful coder"])
+    with pytest.warns(DeprecationWarning, match=r"Memory\.wake_log is now Memory\.wake\.log"):
+        assert vmem.wake_log() == vmem.wake.log()

@@ -25,6 +25,7 @@ from memlane.facade.pack import ClosedSession
 from memlane.facade.reflect import Applied, Reflection
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import ImportReport, MigrationReport
+from memlane.facade.wake import Wake
 from memlane.lifecycle.llm import Model
 from memlane.memory import Memory
 from memlane.model import (
@@ -126,6 +127,7 @@ __all__ = [
     "Unavailable",
     "Version",
     "Vitals",
+    "Wake",
     "WakeGuess",
     "WriteResult",
 ]

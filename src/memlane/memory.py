@@ -69,7 +69,7 @@ from memlane.facade.reflect import ReflectOps
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import TransferOps
 from memlane.facade.vectors import VectorOps
-from memlane.facade.wake import WakeOps
+from memlane.facade.wake import Wake
 from memlane.runtime import (
     _ACCESS_FIELDS,
     BATCH_CHUNK,
@@ -84,19 +84,21 @@ from memlane.runtime import (
 __all__ = ["Memory"]
 
 
-def _moved(feature: str, name: str) -> Any:
+def _moved(feature: str, name: str, old: str | None = None) -> Any:
     """A method that moved to a feature's namespace (`Memory.graph.link` for
-    `Memory.link`): it still works, with a DeprecationWarning, for one more release."""
+    `Memory.link`, `Memory.wake.begin` for `Memory.wake_begin`): the `old` name (else
+    the same) still works, with a DeprecationWarning, for one more release."""
+    was = old or name
 
     def moved(self: Memory, *args: Any, **kwargs: Any) -> Any:
         warnings.warn(
-            f"Memory.{name} is now Memory.{feature}.{name}; the old name goes in the next release",
+            f"Memory.{was} is now Memory.{feature}.{name}; the old name goes in the next release",
             DeprecationWarning,
             stacklevel=2,
         )
         return getattr(getattr(self, feature), name)(*args, **kwargs)
 
-    moved.__name__ = moved.__qualname__ = name
+    moved.__name__ = moved.__qualname__ = was
     moved.__doc__ = f"Deprecated: use `Memory.{feature}.{name}`."
     return moved
 
@@ -113,7 +115,6 @@ class Memory(
     ConsolidateOps,
     PackOps,
     ReflectOps,
-    WakeOps,
     BackupOps,
     TransferOps,
     ForgetOps,
@@ -123,7 +124,8 @@ class Memory(
     The everyday operations are methods (add, get, update, recall, search, list,
     forget, history, ...); the rest are grouped by feature and loaded on first use:
     `graph` (links and entities), `registries` (categories, agents, projects,
-    applicability, tag counts, type lists).
+    applicability, tag counts, type lists), `wake` (called: the identity cascade; the
+    ritual and its guess log).
     """
 
     @cached_property
@@ -136,6 +138,11 @@ class Memory(
         """Categories, agents, projects, applicability; tag counts and type lists."""
         return Registries(self.rt)
 
+    @cached_property
+    def wake(self) -> Wake:
+        """The identity cascade (call it), the one-guess ritual and its guess log."""
+        return Wake(self.rt)
+
     link = _moved("graph", "link")
     unlink = _moved("graph", "unlink")
     links = _moved("graph", "links")
@@ -146,6 +153,12 @@ class Memory(
     entities_of = _moved("graph", "entities_of")
     mentioning = _moved("graph", "mentioning")
     merge_entities = _moved("graph", "merge_entities")
+    wake_fetch = _moved("wake", "fetch", "wake_fetch")
+    wake_begin = _moved("wake", "begin", "wake_begin")
+    wake_respond = _moved("wake", "respond", "wake_respond")
+    wake_score = _moved("wake", "score", "wake_score")
+    wake_log = _moved("wake", "log", "wake_log")
+    latest_scored_wake = _moved("wake", "latest_scored", "latest_scored_wake")
     registry = _moved("registries", "registry")
     register = _moved("registries", "register")
     unregister = _moved("registries", "unregister")

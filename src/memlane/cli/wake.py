@@ -108,7 +108,7 @@ def wake_cmd(
     if respond is not None:
         if not bloom_id or not token:
             raise click.UsageError("--respond needs --bloom-id and --session")
-        emit_json(mem.wake_respond(token, bloom_id, respond))
+        emit_json(mem.wake.respond(token, bloom_id, respond))
         return
     if bloom_id or token:
         raise click.UsageError("--bloom-id and --session go with --respond")
@@ -120,7 +120,7 @@ def wake_cmd(
         "activate": not no_activate,
     }
     if begin:
-        emit_json(mem.wake_begin(wake=wake_number, model=model, force_wake=force_wake, **options))
+        emit_json(mem.wake.begin(wake=wake_number, model=model, force_wake=force_wake, **options))
         return
     if wake_number is not None or model or force_wake:
         raise click.UsageError("--wake, --model and --force-wake go with --begin")
@@ -166,7 +166,7 @@ def wake_fetch_cmd(days: int, limit: int, exclude_tags: str, as_json: bool) -> N
 
     --exclude-tags drops any memory with a tag starting with one of the prefixes."""
     prefixes = tuple(p.strip() for p in exclude_tags.split(",") if p.strip())
-    records = memory().wake_fetch(days=days, limit=limit, exclude_tags=prefixes)
+    records = memory().wake.fetch(days=days, limit=limit, exclude_tags=prefixes)
     if as_json:
         emit_json({"results": [record_dict(r) for r in records], "count": len(records)})
         return
@@ -193,7 +193,7 @@ def score_cmd(as_json: bool) -> None:
     (`prior_n` of them), and `sim_prior_null` over up to 10 other blooms; each also split
     `_same` / `_cross` model. Without an embedder it fails and every row stays pending."""
     del as_json  # the output is always that one JSON line
-    rows, skipped = memory().wake_score()
+    rows, skipped = memory().wake.score()
     click.echo(json.dumps({"status": "scored", "rows": rows, "skipped": skipped}))
 
 
@@ -322,10 +322,10 @@ def _median(values: list[float]) -> float | None:
 def report_cmd(wake_number: int | None, out: Path | None, as_json: bool) -> None:
     _check_destination(out)
     mem = memory()
-    number = wake_number if wake_number is not None else mem.latest_scored_wake()
+    number = wake_number if wake_number is not None else mem.wake.latest_scored()
     if number is None:
         fail("no scored wake to report: run wake-log score after a ritual", 1)
-    rows = mem.wake_log(wake=number)
+    rows = mem.wake.log(wake=number)
     buckets: dict[str, dict[str, int]] = {}
     for g in rows:
         counts = buckets.setdefault(g.source, {"unhinted": 0, "revealed": 0})
@@ -359,7 +359,7 @@ def bloom_cmd(memory_id: str, limit: int, out: Path | None, as_json: bool) -> No
     """One memory across rituals, newest first: the view for retuning a phrase. Terminal
     only, unless --out (see `wake-log report`)."""
     _check_destination(out)
-    rows = memory().wake_log(memory_id=memory_id, limit=limit)
+    rows = memory().wake.log(memory_id=memory_id, limit=limit)
     payload = {"notice": GOODHART, "rows": [_row_dict(g) for g in rows]}
     _deliver(payload, [GOODHART, "", *(_row_line(g) for g in rows)], out, as_json)
 
@@ -372,6 +372,6 @@ def wake_rows_cmd(number: int, out: Path | None, as_json: bool) -> None:
     """Every row of one ritual in sequence order. Terminal only, unless --out (see `wake-log
     report`)."""
     _check_destination(out)
-    rows = memory().wake_log(wake=number)
+    rows = memory().wake.log(wake=number)
     payload = {"notice": GOODHART, "wake": number, "rows": [_row_dict(g) for g in rows]}
     _deliver(payload, [GOODHART, "", *(_row_line(g) for g in rows)], out, as_json)

@@ -11,10 +11,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
-from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.model import Cascade, Filters, Record, WakeGuess, WakeRitual, replace
-from memlane.runtime import ID_PREFIX
+from memlane.runtime import ID_PREFIX, Runtime
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 
@@ -33,13 +32,17 @@ WAKE_FETCH_MIN_IMPORTANCE = 3
 Response = dict[str, Any]
 
 
-class WakeOps(Core):
-    """Wake: the identity cascade, the one-guess token ritual and its guess log."""
+class Wake:
+    """Wake (`Memory.wake`): called, the identity cascade; `begin`, `respond`, `fetch`,
+    the one-guess token ritual; `score`, `log`, `latest_scored`, its guess log."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def _waking_agent(self) -> str:
-        if not self.agent:
+        if not self.rt.agent:
             raise Invalid("wake needs an agent: set MEMLANE_AGENT")
-        return self.agent
+        return self.rt.agent
 
     def _wake_pool(self, now: datetime, days: int, floor: int | None) -> list[Record]:
         """Every candidate of a cascade: importance 5+ (core and bridges), or `floor`+
@@ -52,10 +55,10 @@ class WakeOps(Core):
             base, min_importance=ritual.BRIDGE_MIN_IMPORTANCE if floor is None else floor
         )
         active = replace(base, min_importance=floor, active_since=now - timedelta(days=days))
-        found = {r.id: r for f in (strong, active) for r in self.store.query(f)}
+        found = {r.id: r for f in (strong, active) for r in self.rt.store.query(f)}
         return self.rt.as_read(list(found.values()), sources=False)
 
-    def wake(
+    def __call__(
         self,
         *,
         limit: int = 20,  # lifecycle.wake.DEFAULT_LIMIT (a test keeps them equal)
@@ -81,7 +84,7 @@ class WakeOps(Core):
             self.rt.count([r.id for r in chosen.blooms], "activation")
         return chosen
 
-    def wake_fetch(
+    def fetch(
         self, *, days: int = 15, limit: int = 100, exclude_tags: tuple[str, ...] = ()
     ) -> list[Record]:
         """Facts for a wake presentation: importance 3+ (raw) of any kind, active in
@@ -98,13 +101,13 @@ class WakeOps(Core):
             active_since=utcnow() - timedelta(days=days),
             exclude_tag_prefixes=tuple(t for t in exclude_tags if t),
         )
-        return self.rt.as_read(self.store.query(filters), sources=False)
+        return self.rt.as_read(self.rt.store.query(filters), sources=False)
 
     # ---- the ritual ------------------------------------------------------------------
 
     def _secret(self, w: Writer | None = None) -> bytes:
         """The token-signing secret; made (inside `w`) when there is none yet."""
-        stored = self.store.meta(WAKE_SECRET_META)
+        stored = self.rt.store.meta(WAKE_SECRET_META)
         if stored:
             return bytes.fromhex(stored)
         if w is None:
@@ -120,7 +123,7 @@ class WakeOps(Core):
             return []
         if wake < 1:
             raise Invalid("--wake must be a positive number")
-        logged = {g.wake for g in self.store.guesses(agent) if g.wake is not None}
+        logged = {g.wake for g in self.rt.store.guesses(agent) if g.wake is not None}
         if wake in logged and not force:
             raise Conflict(f"wake {wake} already has logged guesses; pass --force-wake to reuse it")
         top = max(logged, default=None)
@@ -130,7 +133,7 @@ class WakeOps(Core):
             return [f"wake {wake} skips ahead of the highest logged wake ({top})"]
         return []
 
-    def wake_begin(
+    def begin(
         self,
         *,
         wake: int | None = None,
@@ -145,7 +148,7 @@ class WakeOps(Core):
         """Start a ritual over the wake set: the first bloom's title and a signed token."""
         agent = self._waking_agent()
         warnings = self._check_wake_number(agent, wake, force_wake)
-        chosen = self.wake(
+        chosen = self(
             limit=limit,
             days=days,
             min_resonance=min_resonance,
@@ -183,7 +186,7 @@ class WakeOps(Core):
         if session.entry >= len(session.sequence):
             return None
         memory_id, title = session.sequence[session.entry]
-        record = self.store.get(memory_id)
+        record = self.rt.store.get(memory_id)
         parts = 1
         if record is not None and record.live and self.rt.visible(record):
             title, parts = record.title, len(ritual.chunks(record.body))
@@ -196,7 +199,7 @@ class WakeOps(Core):
             "parts": parts,
         }
 
-    def wake_respond(self, token: str, bloom_id: str, guess: str) -> Response:
+    def respond(self, token: str, bloom_id: str, guess: str) -> Response:
         """Judge one guess for the current chunk, log it and advance, in one transaction.
         The token of the last call replays its response; older tokens are refused."""
         agent = self._waking_agent()
@@ -230,7 +233,7 @@ class WakeOps(Core):
         return response
 
     def _ritual(self, session_id: str, agent: str) -> WakeRitual:
-        session = self.store.ritual(session_id)
+        session = self.rt.store.ritual(session_id)
         if session is None:
             raise NotFound(f"no wake session {session_id}")
         if session.version != ritual.RITUAL_VERSION:
@@ -297,12 +300,12 @@ class WakeOps(Core):
         return response, advanced if more else next_bloom
 
     def _ritual_summary(self, session: WakeRitual) -> Response:
-        rows = self.store.guesses(session.agent, session_id=session.id)
+        rows = self.rt.store.guesses(session.agent, session_id=session.id)
         return ritual.summary(((g.source, g.bucket) for g in rows), session.step - len(rows))
 
     # ---- the guess log -----------------------------------------------------------------
 
-    def wake_score(self) -> tuple[int, int]:
+    def score(self) -> tuple[int, int]:
         """Score every pending guess row of the agent, oldest first, each written before
         the next is computed: (rows scored, rows skipped). Loads the embedder only when
         something is pending; without one, Unavailable and every row stays pending."""
@@ -310,7 +313,7 @@ class WakeOps(Core):
         from memlane.lifecycle import wake_scores as scoring
 
         agent = self._waking_agent()
-        pending = self.store.guesses(agent, pending=True)
+        pending = self.rt.store.guesses(agent, pending=True)
         if not pending:
             return 0, 0
         embedder = self.rt.vector_lane()[1]
@@ -337,7 +340,7 @@ class WakeOps(Core):
         from memlane.embed.blob import from_blobs
         from memlane.lifecycle.wake_scores import Scored
 
-        vectors = self.store.guess_vectors(agent)
+        vectors = self.rt.store.guess_vectors(agent)
         return [
             Scored(
                 g.memory_id,
@@ -347,7 +350,7 @@ class WakeOps(Core):
                 from_blobs([vectors[key]], len(vectors[key]) // 4)[0],
                 g.created_at,
             )
-            for g in self.store.guesses(agent, pending=False)
+            for g in self.rt.store.guesses(agent, pending=False)
             if (key := (g.session_id, g.step)) in vectors
         ]
 
@@ -362,7 +365,7 @@ class WakeOps(Core):
         signature, dim = embedder.profile.signature, embedder.dimension
         content = [
             from_blobs([blob], dim)[0]
-            for _, _, blob in self.store.vectors(signature, [row.memory_id])
+            for _, _, blob in self.rt.store.vectors(signature, [row.memory_id])
         ]
         phrases = self._phrase_vectors(row.phrases, embedder) if row.source == "authored" else []
         earlier = [h for h in history if h.at < row.created_at]
@@ -384,7 +387,7 @@ class WakeOps(Core):
             text = " ".join(phrase.split())
             key = hashlib.sha256(f"{embedder.profile.signature}\n{text}".encode()).hexdigest()
             try:
-                cached = self.store.phrase_vector(key)
+                cached = self.rt.store.phrase_vector(key)
             except MemlaneError:
                 cached = None
             if cached is not None and len(cached) == 4 * embedder.dimension:
@@ -396,20 +399,20 @@ class WakeOps(Core):
             out.append(vector)
         return out
 
-    def wake_log(
+    def log(
         self, *, wake: int | None = None, memory_id: str | None = None, limit: int | None = None
     ) -> list[WakeGuess]:
         """The agent's guess rows: one wake's in sequence order, or one bloom's across
         rituals newest first (`limit` of them), or everything."""
         agent = self._waking_agent()
         if memory_id is not None:
-            rows = self.store.guesses(agent, memory_id=self.resolve(memory_id))
+            rows = self.rt.store.guesses(agent, memory_id=self.rt.resolve(memory_id))
             return list(reversed(rows))[:limit]
-        rows = self.store.guesses(agent, wake=wake)
+        rows = self.rt.store.guesses(agent, wake=wake)
         return sorted(rows, key=lambda g: (g.created_at, g.session_id, g.step))
 
-    def latest_scored_wake(self) -> int | None:
+    def latest_scored(self) -> int | None:
         """The most recent wake with scored rows (report's default)."""
-        rows = self.store.guesses(self._waking_agent(), pending=False)
+        rows = self.rt.store.guesses(self._waking_agent(), pending=False)
         numbered = [g for g in rows if g.wake is not None]
         return numbered[-1].wake if numbered else None
