@@ -156,7 +156,7 @@ def test_import_jsonl_reports_an_overlong_line_and_lands_the_good_ones(run, tmp_
     with Memory.open(tmp_path / "source.db", agent="tester", context=Context()) as source:
         source.add("The deploy runs from the release branch.")
         source.add("Staging uses the db-7 host.")
-        records = [ln for ln in source.export_jsonl() if '"kind":"memory"' in ln]
+        records = [ln for ln in source.transfer.export_jsonl() if '"kind":"memory"' in ln]
     file = tmp_path / "dump.jsonl"
     lines = [records[0].rstrip("\n"), "x" * (inputs.LINE_CAP + 10), records[1].rstrip("\n")]
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")

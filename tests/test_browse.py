@@ -349,7 +349,7 @@ async def test_review_mode_walks_the_queue_confirming_and_editing_in_place(
 def fixed_store(source: Memory, target: Path) -> Memory:
     """`source` copied into a new store with fixed ids and times (export, rewrite,
     import), so its screen looks the same on every run."""
-    lines = list(source.export_jsonl())
+    lines = list(source.transfer.export_jsonl())
     rows = [json.loads(line) for line in lines]
     memories = sorted((r for r in rows if r.get("kind") == "memory"), key=lambda r: r["title"])
     names = {r["id"]: f"m-fixed{i:03d}" for i, r in enumerate(memories)}
@@ -365,7 +365,7 @@ def fixed_store(source: Memory, target: Path) -> Memory:
                 row[key] = fixed
         out.append(json.dumps(row))
     copy = Memory.open(target, agent=AGENT, context=Context("proj", "main"))
-    report = copy.import_jsonl(out)
+    report = copy.transfer.import_jsonl(out)
     assert not report.errors, report.errors
     return copy
 

@@ -117,7 +117,9 @@ def test_cli_add_batch_lands_the_good_lines_and_reports_the_bad(seeded, records)
 def test_cli_import_of_altered_records_keeps_the_store_readable(seeded, changes, tmp_path_factory):
     source = seeded()
     with Memory.open(source, agent="fuzz", context=Context()) as mem:
-        template = json.loads(next(ln for ln in mem.export_jsonl() if '"kind":"memory"' in ln))
+        template = json.loads(
+            next(ln for ln in mem.transfer.export_jsonl() if '"kind":"memory"' in ln)
+        )
     lines = [json.dumps({**template, "id": f"m-fz{i:06d}", "dedup_hash": f"fz{i}", **change},
                         default=str) for i, change in enumerate(changes)]  # fmt: skip
     file = tmp_path_factory.mktemp("in") / "dump.jsonl"
@@ -174,7 +176,7 @@ CALLS: dict[str, Callable[[Memory, str, Any], Any]] = {
     "link": lambda m, i, v: m.graph.link(i, v, "related"),
     "link type": lambda m, i, v: m.graph.link(i, i, v),
     "batch": lambda m, _, v: [ln.error for ln in m.iter_batch([v])],
-    "import": lambda m, _, v: m.import_jsonl([v]),
+    "import": lambda m, _, v: m.transfer.import_jsonl([v]),
 }
 
 

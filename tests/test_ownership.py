@@ -294,7 +294,7 @@ def test_cli_add_batch_reports_a_line_naming_another_owner(alice, cli_as, shared
 def alices_export(alice: Memory, shared: Shared, tmp_path: Path) -> Path:
     """Everything Alice may export, her private memories and reminder included."""
     path = tmp_path / "alice.jsonl"
-    lines = alice.export_jsonl(include_private=True, include_superseded=True)
+    lines = alice.transfer.export_jsonl(include_private=True, include_superseded=True)
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return path
 
@@ -303,7 +303,7 @@ def test_an_agent_imports_no_other_owners_private_memories(alices_export, tmp_pa
     rows = [json.loads(line) for line in alices_export.read_text().splitlines()]
     theirs = {r["id"] for r in rows if r["kind"] == "memory" and r["visibility"] == "private"}
     with open_as(tmp_path / "b.db", BOB) as into:
-        report = into.import_jsonl(alices_export.read_text().splitlines())
+        report = into.transfer.import_jsonl(alices_export.read_text().splitlines())
         assert report.counts["memory"].get("added") == len(
             [r for r in rows if r["kind"] == "memory"]) - len(theirs)  # fmt: skip
         refused = "\n".join(why for _, why in report.errors)
@@ -318,7 +318,7 @@ def test_an_agent_imports_no_other_owners_private_memories(alices_export, tmp_pa
 
 def test_an_agent_imports_its_own_private_memories(alices_export, tmp_path):
     with open_as(tmp_path / "b.db", ALICE) as into:
-        report = into.import_jsonl(alices_export.read_text().splitlines())
+        report = into.transfer.import_jsonl(alices_export.read_text().splitlines())
         assert report.errors == []
         assert {r.id for r in alices_own(into)} >= set(
             json.loads(line)["id"] for line in alices_export.read_text().splitlines()
@@ -329,7 +329,7 @@ def test_an_agent_imports_its_own_private_memories(alices_export, tmp_path):
 
 def test_an_import_without_an_identity_is_a_restore(alices_export, shared, tmp_path):
     with open_as(tmp_path / "c.db", None) as operator:
-        report = operator.import_jsonl(alices_export.read_text().splitlines())
+        report = operator.transfer.import_jsonl(alices_export.read_text().splitlines())
         assert report.errors == []
         hidden(operator.list(scope="all", limit=0), *shared.private)
     with open_as(tmp_path / "c.db", ALICE) as her:
@@ -352,7 +352,7 @@ def test_an_agent_import_cannot_touch_another_owners_stored_memory(
     taken = {**taken, "id": target, "valid_until": version["valid_from"]}
     before = (alice.get(target), alice.history(target), alice.graph.links(target))
     with open_as(db_path, BOB) as bob:
-        report = bob.import_jsonl(
+        report = bob.transfer.import_jsonl(
             [json.dumps(r) for r in ({**version, "number": 9}, link, taken)],
             allow_tombstones=True,
         )
@@ -360,7 +360,7 @@ def test_an_agent_import_cannot_touch_another_owners_stored_memory(
     assert all("names a memory not in the store or the file" in why for _, why in report.errors)
     assert (alice.get(target), alice.history(target), alice.graph.links(target)) == before
     with open_as(db_path, BOB) as bob:  # the same words as for an id that is nowhere
-        nowhere = bob.import_jsonl([json.dumps({**link, "target": "m-nowhere0"})])
+        nowhere = bob.transfer.import_jsonl([json.dumps({**link, "target": "m-nowhere0"})])
     assert nowhere.errors[0][1] == report.errors[1][1]
 
 
@@ -437,7 +437,7 @@ def aggregates(m: Memory) -> dict[str, Any]:
         "stats": m.stats(), "growth": m.growth(), "health": m.health(),
         "open_threads": m.open_threads(), "tags": m.registries.tags(), "entities": m.graph.entities(limit=0),
         "usage": m.registries.usage("source_agent", ALICE), "journal": m.journal(limit=1000),
-        "export": list(m.export_jsonl(include_private=own, include_superseded=True)),
+        "export": list(m.transfer.export_jsonl(include_private=own, include_superseded=True)),
         "review": [r.id for r, _ in m.review(threshold=1.0, min_importance=1)],
         "doctor": [c for c in m.doctor() if c.name in ("store", "vectors")],
     }  # fmt: skip

@@ -55,7 +55,7 @@ def _exports(location: str) -> dict[str, list[str]]:
     out = {}
     for agent in ("ada", "bob"):
         with _open(location, agent) as mem:
-            out[agent] = list(mem.export_jsonl(**EVERYTHING))
+            out[agent] = list(mem.transfer.export_jsonl(**EVERYTHING))
     return out
 
 

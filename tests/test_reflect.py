@@ -275,12 +275,12 @@ def test_without_a_model_reflect_reports_the_deterministic_part_and_says_so(
 def export_dated(mem: Memory, text: str, when: str) -> str:
     """A memory written `when` (through an export line, as an import from elsewhere)."""
     added = mem.add(text, kind="procedure", importance=7).id
-    rows = [json.loads(line) for line in mem.export_jsonl()]
+    rows = [json.loads(line) for line in mem.transfer.export_jsonl()]
     row = next(r for r in rows if r.get("kind") == "memory" and r["id"] == added)
     mem.delete(added)
     row.update(id="m-old00001", created_at=when, updated_at=when, valid_from=when,
                version_from=when)  # fmt: skip
-    report = mem.import_jsonl([json.dumps(row)])
+    report = mem.transfer.import_jsonl([json.dumps(row)])
     assert not report.errors, report.errors
     return "m-old00001"
 

@@ -129,7 +129,7 @@ def _import_jsonl(run: Run, tmp: Path) -> None:
                           source_ref=f"url:https://x.example/?token={TOKEN}").id  # fmt: skip
         other.update(leaky, content=f"Imported note, later: {TOKEN}", capture_mode="manual")
         other.graph.link(leaky, keep, "related", reason=f"via {TOKEN}")
-        dump = "".join(f"{line}\n" for line in other.export_jsonl(include_superseded=True))
+        dump = "".join(f"{line}\n" for line in other.transfer.export_jsonl(include_superseded=True))
     path = tmp / "export.jsonl"
     path.write_text(dump, encoding="utf-8")
     assert TOKEN in dump
@@ -320,7 +320,7 @@ def test_the_import_capture_mode_flag_works_and_keeps_text_only_when_asked(run, 
     source = tmp_path / "remote.db"
     with Memory.open(source, agent="tester", context=Context("proj", "main")) as remote:
         remote.add(f"Remote note: {SAID}", capture_mode="manual")
-        dump = "".join(f"{line}\n" for line in remote.export_jsonl())
+        dump = "".join(f"{line}\n" for line in remote.transfer.export_jsonl())
     path = tmp_path / "remote.jsonl"
     path.write_text(dump, encoding="utf-8")
     for mode, kept in (("auto", False), (None, False), ("manual", True)):

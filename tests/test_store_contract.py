@@ -541,12 +541,12 @@ def test_export_import_between_backends_is_lossless(
     copy = _location(target, tmp_path, request, "b")
     with _open(origin) as a:
         _full_store(a, tmp_path)
-        first = list(a.export_jsonl(**EVERYTHING))
+        first = list(a.transfer.export_jsonl(**EVERYTHING))
     with _open(copy) as b:
-        report = b.import_jsonl(first)
+        report = b.transfer.import_jsonl(first)
         assert report.errors == []
-        assert list(b.export_jsonl(**EVERYTHING)) == first
-        again = b.import_jsonl(first)
+        assert list(b.transfer.export_jsonl(**EVERYTHING)) == first
+        again = b.transfer.import_jsonl(first)
         assert again.added == 0 and again.errors == []
         found = b.search("Acme")
         assert found and found[0].record.title == "History"
@@ -563,13 +563,13 @@ def test_an_import_reports_a_record_the_store_refuses_and_lands_the_rest(
         a = mem.add("Service A calls service B over gRPC.").id
         b = mem.add("Service B owns the orders table.").id
         mem.graph.link(a, b, "related", reason="same flow")
-        lines = list(mem.export_jsonl(**EVERYTHING))
+        lines = list(mem.transfer.export_jsonl(**EVERYTHING))
     links = [line for line in lines if '"kind":"link"' in line]  # (the write may link too)
     link = next(line for line in links if f'"target":"{b}"' in line)
     orphan = json.loads(link) | {"target": "m-nowhere0"}
     lines += [json.dumps(orphan), link]
     with _open(_location(backend, tmp_path, request, "copy")) as copy:
-        report = copy.import_jsonl(lines)
+        report = copy.transfer.import_jsonl(lines)
         assert [n for n, _ in report.errors] == [len(lines) - 1]
         assert "names a memory not in the store or the file" in report.errors[0][1]
         assert report.counts["link"] == {"added": len(links), "unchanged": 1}
@@ -620,7 +620,7 @@ def test_word_statistics_stay_a_true_count_through_every_write(
         mem.recall("proxy caches")  # counters only: no document changes
         mem.update(first, content="Rewritten without the old words entirely.")
         mem.forget(mem.search("batch")[0].record.id)
-        exported = list(mem.export_jsonl(**EVERYTHING))
+        exported = list(mem.transfer.export_jsonl(**EVERYTHING))
     kept, counted, total, memories = _word_counts(pg_store)
     # 30 batch notes, one forgotten, one rewritten (its derived title follows its body)
     assert kept == counted and kept["batch"] == 28 and "rewritten" in kept
@@ -632,7 +632,7 @@ def test_word_statistics_stay_a_true_count_through_every_write(
     assert total == memories == 34
     copy = _location("postgres", tmp_path, request, "copy")
     with _open(copy) as other:
-        assert other.import_jsonl(exported).errors == []
+        assert other.transfer.import_jsonl(exported).errors == []
     assert _word_counts(copy) == (kept, counted, total, memories)
 
 

@@ -50,18 +50,18 @@ def _full_store(db: Path) -> Memory:
 
 def test_jsonl_round_trip_is_byte_identical_and_reimport_is_a_no_op(tmp_path):
     source = _full_store(tmp_path / "a.db")
-    first = list(source.export_jsonl(**EVERYTHING))
+    first = list(source.transfer.export_jsonl(**EVERYTHING))
     kinds = {json.loads(line)["kind"] for line in first}
     assert kinds >= {"memlane-export", "registry", "session", "memory", "version", "link",
                      "entity", "alias", "mention", "reminder"}  # fmt: skip
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context("proj", "main")) as copy:
-        report = copy.import_jsonl(first)
+        report = copy.transfer.import_jsonl(first)
         assert report.errors == [] and report.counts["memory"] == {"added": 6}
-        assert list(copy.export_jsonl(**EVERYTHING)) == first
-        again = copy.import_jsonl(first)
+        assert list(copy.transfer.export_jsonl(**EVERYTHING)) == first
+        again = copy.transfer.import_jsonl(first)
         assert again.added == 0 and again.errors == []
         assert set(again.counts["memory"]) == {"unchanged"}
-        assert list(copy.export_jsonl(**EVERYTHING)) == first
+        assert list(copy.transfer.export_jsonl(**EVERYTHING)) == first
         found = copy.search("Acme")
         assert found and found[0].record.title == "History"
         assert len(copy.history(found[0].record.id)) == 2
@@ -69,7 +69,7 @@ def test_jsonl_round_trip_is_byte_identical_and_reimport_is_a_no_op(tmp_path):
 
 def test_export_selects_live_public_by_default(tmp_path):
     mem = _full_store(tmp_path / "a.db")
-    default = [json.loads(line) for line in mem.export_jsonl()]
+    default = [json.loads(line) for line in mem.transfer.export_jsonl()]
     memories = [r for r in default if r["kind"] == "memory"]
     assert all(r["visibility"] == "public" and r["superseded_at"] is None
                and r["valid_until"] is None for r in memories)  # fmt: skip
@@ -77,12 +77,12 @@ def test_export_selects_live_public_by_default(tmp_path):
     ids = {r["id"] for r in memories}
     assert all(r["source"] in ids and r["target"] in ids for r in default if r["kind"] == "link")
     with Memory.open(tmp_path / "a.db", agent="bob", context=Context()) as bob:
-        theirs = [json.loads(line) for line in bob.export_jsonl(**EVERYTHING)]
+        theirs = [json.loads(line) for line in bob.transfer.export_jsonl(**EVERYTHING)]
         assert all(r.get("owner") in (None, "bob") for r in theirs if r["kind"] == "memory")
 
 
 def test_every_line_is_checked_first_and_bad_lines_are_reported(tmp_path):
-    lines = list(_full_store(tmp_path / "a.db").export_jsonl(**EVERYTHING))
+    lines = list(_full_store(tmp_path / "a.db").transfer.export_jsonl(**EVERYTHING))
     memory_line = next(i for i, line in enumerate(lines) if '"kind":"memory"' in line)
     broken = list(lines)
     bad = json.loads(broken[memory_line])
@@ -94,7 +94,7 @@ def test_every_line_is_checked_first_and_bad_lines_are_reported(tmp_path):
     extra["surprise"] = 1
     broken.append(json.dumps(extra))
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
-        report = copy.import_jsonl(broken)
+        report = copy.transfer.import_jsonl(broken)
         numbers = [n for n, _ in report.errors]
         assert numbers[:2] == [2, 3] and len(report.errors) >= 4
         assert any("taint" in e for _, e in report.errors)
@@ -111,7 +111,7 @@ def test_imported_fields_are_held_to_what_add_accepts_and_reads_keep_working(tmp
     ) as mem:
         mem.add("We deploy with make deploy from the release branch.")
         template = json.loads(
-            next(line for line in mem.export_jsonl() if '"kind":"memory"' in line)
+            next(line for line in mem.transfer.export_jsonl() if '"kind":"memory"' in line)
         )
     changes = [
         {"importance": "high"},
@@ -135,7 +135,7 @@ def test_imported_fields_are_held_to_what_add_accepts_and_reads_keep_working(tmp
     with Memory.open(
         tmp_path / "b.db", agent="ada", context=Context(), embedder=get_embedder("hash")
     ) as copy:
-        report = copy.import_jsonl(lines)
+        report = copy.transfer.import_jsonl(lines)
         assert [n for n, _ in report.errors] == list(range(1, len(changes) + 1))
         assert report.counts["memory"]["added"] == 1
         assert [s.record.id for s in copy.recall("staging", limit=5).hits] == ["m-good00001"]
@@ -151,17 +151,17 @@ def test_content_that_shows_nothing_is_refused(tmp_path):
 
 def test_tombstones_need_permission(tmp_path):
     mem = _full_store(tmp_path / "a.db")
-    live = list(mem.export_jsonl(**EVERYTHING))
+    live = list(mem.transfer.export_jsonl(**EVERYTHING))
     target = next(json.loads(line) for line in live
                   if '"kind":"memory"' in line and '"title":"History"' in line)  # fmt: skip
     mem.invalidate(target["id"], "wrong after all")
-    ended = list(mem.export_jsonl(**EVERYTHING))
+    ended = list(mem.transfer.export_jsonl(**EVERYTHING))
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
-        copy.import_jsonl(live)
-        refused = copy.import_jsonl(ended)
+        copy.transfer.import_jsonl(live)
+        refused = copy.transfer.import_jsonl(ended)
         assert refused.counts["memory"].get("conflict") == 1
         assert copy.get(target["id"]).live
-        allowed = copy.import_jsonl(ended, allow_tombstones=True)
+        allowed = copy.transfer.import_jsonl(ended, allow_tombstones=True)
         assert allowed.counts["memory"]["tombstoned"] == 1
         assert not copy.get(target["id"]).live
 
@@ -169,22 +169,22 @@ def test_tombstones_need_permission(tmp_path):
 def test_capture_mode_screens_memories_from_elsewhere(tmp_path):
     with Memory.open(tmp_path / "a.db", agent="ada", context=Context()) as mem:
         mem.add("the key is AKIAZ7Q2LMNOPR5T6UVW here", capture_mode="manual")
-        lines = list(mem.export_jsonl())
+        lines = list(mem.transfer.export_jsonl())
     assert "AKIAZ7Q2LMNOPR5T6UVW" in "".join(lines)
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
-        report = copy.import_jsonl(lines, capture_mode="auto")
+        report = copy.transfer.import_jsonl(lines, capture_mode="auto")
         assert report.redactions == 2  # in the body and in the title derived from it
-        [line] = [json.loads(x) for x in copy.export_jsonl() if '"kind":"memory"' in x]
+        [line] = [json.loads(x) for x in copy.transfer.export_jsonl() if '"kind":"memory"' in x]
         assert "AKIAZ7Q2LMNOPR5T6UVW" not in line["body"] + line["title"]
         assert "auto-redacted" in line["tags"]
 
 
 def test_csv_and_markdown_exports(tmp_path):
     mem = _full_store(tmp_path / "a.db")
-    rows = list(csv.DictReader(io.StringIO(mem.export_csv())))
+    rows = list(csv.DictReader(io.StringIO(mem.transfer.export_csv())))
     assert {r["title"] for r in rows} >= {"History", "Ünïcödé"}
     assert next(r for r in rows if r["title"] == "History")["tags"] == '["history", "people"]'
-    files = dict(mem.export_markdown())
+    files = dict(mem.transfer.export_markdown())
     meta, body = split(next(t for n, t in files.items() if "History" in t))
     assert meta["title"] == "History" and meta["tags"] == ["history", "people"]
     assert body.startswith("Ada Lovelace")
@@ -227,7 +227,9 @@ def test_cli_export_and_import(run, tmp_path, cli_env):
 def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(tmp_path):
     with Memory.open(tmp_path / "a.db", agent="ada", context=Context()) as mem:
         mem.add("We deploy with blue green from main.", wake_phrases=["deploy"])
-        template = json.loads(next(ln for ln in mem.export_jsonl() if '"kind":"memory"' in ln))
+        template = json.loads(
+            next(ln for ln in mem.transfer.export_jsonl() if '"kind":"memory"' in ln)
+        )
     changes = [{"retrieval_count": "x"}, {"wake_phrases": "[1, 2]"}, {"version": "a"},
                {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"},
                {"tags": "[" * 100_000}]  # fmt: skip
@@ -235,7 +237,7 @@ def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(
              for i, c in enumerate(changes)]  # fmt: skip
     lines.append(json.dumps({**template, "id": "m-good00001", "dedup_hash": "g"}))
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
-        report = copy.import_jsonl(lines)
+        report = copy.transfer.import_jsonl(lines)
         assert [n for n, _ in report.errors] == list(range(1, len(changes) + 1))
         assert report.counts["memory"]["added"] == 1
         assert [h.record.id for h in copy.recall("deploy").hits] == ["m-good00001"]
@@ -247,11 +249,11 @@ def test_a_markdown_export_imports_back_exactly(tmp_path, run, cli_env):
         first = mem.add("The deploy runs nightly from main.", tags=["ops"], importance=7)
         mem.add("Staging uses db-7.\n\nIt is reset on Sundays.\n", wake_phrases=["staging"])
         mem.update(first.id, content="The deploy runs hourly from main.")
-        exported = sorted(ln for ln in mem.export_jsonl(include_superseded=True)
+        exported = sorted(ln for ln in mem.transfer.export_jsonl(include_superseded=True)
                           if '"kind":"memory"' in ln)  # fmt: skip
         folder = tmp_path / "md"
         folder.mkdir()
-        for name, text in mem.export_markdown(include_superseded=True):
+        for name, text in mem.transfer.export_markdown(include_superseded=True):
             (folder / name).write_text(text, encoding="utf-8")
     result = run("--db", str(tmp_path / "b.db"), "import", "markdown", str(folder), "--json")
     assert result.exit_code == 0, result.stderr
@@ -259,7 +261,7 @@ def test_a_markdown_export_imports_back_exactly(tmp_path, run, cli_env):
     again = run("--db", str(tmp_path / "b.db"), "import", "markdown", str(folder), "--json")
     assert {i["status"] for i in again.json()["imported"]} == {"unchanged"}
     with Memory.open(tmp_path / "b.db", agent="tester", context=Context()) as copy:
-        restored = sorted(ln for ln in copy.export_jsonl(include_superseded=True)
+        restored = sorted(ln for ln in copy.transfer.export_jsonl(include_superseded=True)
                           if '"kind":"memory"' in ln)  # fmt: skip
     assert restored == exported
 
@@ -308,7 +310,7 @@ def _export(run, db: Path, fmt: str, out: Path) -> dict[str, str]:
 def _memories(db: Path) -> list[dict[str, object]]:
     """Every memory record of a store's JSONL export, by id."""
     with Memory.open(db, agent="tester", context=Context()) as mem:
-        records = [json.loads(line) for line in mem.export_jsonl(**EVERYTHING)]
+        records = [json.loads(line) for line in mem.transfer.export_jsonl(**EVERYTHING)]
     return sorted((r for r in records if r["kind"] == "memory"), key=lambda r: r["id"])
 
 
@@ -329,3 +331,10 @@ def test_every_export_format_imports_back_exactly(fmt, run, tmp_path):
     again = run("--db", str(target), *command, str(where), "--json")
     assert again.exit_code == 0, again.stderr
     assert _export(run, target, fmt, tmp_path / f"third.{fmt}") == first
+
+
+def test_the_transfer_methods_old_names_still_work_with_a_warning(mem):
+    mem.add("The deploy runs nightly.")
+    with pytest.warns(DeprecationWarning, match=r"Memory\.export_jsonl is now"):
+        old = list(mem.export_jsonl())
+    assert old == list(mem.transfer.export_jsonl())

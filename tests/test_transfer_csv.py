@@ -92,7 +92,7 @@ def _exported_rows(db: Path) -> list[list[str]]:
         mem.add("First line of a note.\nSecond line, with a comma.", tags=["a;b"])
         mem.add("Staging uses db-7.", importance=7)
         mem.add("Deploys go out on Tuesdays.", tags=["ops"])
-        return list(csv.reader(io.StringIO(mem.export_csv(), newline="")))
+        return list(csv.reader(io.StringIO(mem.transfer.export_csv(), newline="")))
 
 
 def test_bad_rows_are_reported_by_row_number_and_the_good_ones_land(run, tmp_path):
@@ -175,16 +175,16 @@ def test_a_file_that_cannot_be_read_is_refused_in_one_line_and_nothing_lands(
 def test_capture_mode_screens_csv_rows(tmp_path):
     with Memory.open(tmp_path / "a.db", agent="ada", context=Context()) as mem:
         mem.add("the key is AKIAZ7Q2LMNOPR5T6UVW here", capture_mode="manual")
-        exported = mem.export_csv().encode().splitlines(keepends=True)
+        exported = mem.transfer.export_csv().encode().splitlines(keepends=True)
     sheet = [b"body\n", b"another key AKIAZ7Q2LMNOPR5T6UVX there\n"]
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
-        assert copy.import_csv(exported).redactions == 2  # body, and the title made of it
-        assert copy.import_csv(sheet).redactions == 1
-        assert "AKIA" not in copy.export_csv()
+        assert copy.transfer.import_csv(exported).redactions == 2  # body, and the title made of it
+        assert copy.transfer.import_csv(sheet).redactions == 1
+        assert "AKIA" not in copy.transfer.export_csv()
     with Memory.open(tmp_path / "c.db", agent="ada", context=Context()) as kept:
-        assert kept.import_csv(exported, capture_mode="reviewed").redactions == 0
-        assert kept.import_csv(sheet, capture_mode="reviewed").redactions == 0
-        assert kept.export_csv().count("AKIA") == 4  # in each body and title
+        assert kept.transfer.import_csv(exported, capture_mode="reviewed").redactions == 0
+        assert kept.transfer.import_csv(sheet, capture_mode="reviewed").redactions == 0
+        assert kept.transfer.export_csv().count("AKIA") == 4  # in each body and title
 
 
 def test_a_device_or_an_overlong_line_is_refused_and_nothing_lands(run, tmp_path):

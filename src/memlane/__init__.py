@@ -24,7 +24,7 @@ from memlane.facade.graph import EntityMerge, Graph, Linked, Neighbourhood
 from memlane.facade.pack import ClosedSession
 from memlane.facade.reflect import Applied, Reflection
 from memlane.facade.registries import Registries
-from memlane.facade.transfer import ImportReport, MigrationReport
+from memlane.facade.transfer import ImportReport, MigrationReport, Transfer
 from memlane.facade.wake import Wake
 from memlane.lifecycle.llm import Model
 from memlane.memory import Memory
@@ -124,6 +124,7 @@ __all__ = [
     "Session",
     "Stats",
     "StoreDamaged",
+    "Transfer",
     "Unavailable",
     "Version",
     "Vitals",

@@ -67,7 +67,7 @@ from memlane.facade.pack import PackOps
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.reflect import ReflectOps
 from memlane.facade.registries import Registries
-from memlane.facade.transfer import TransferOps
+from memlane.facade.transfer import MigrationReport, Transfer
 from memlane.facade.vectors import VectorOps
 from memlane.facade.wake import Wake
 from memlane.runtime import (
@@ -116,7 +116,6 @@ class Memory(
     PackOps,
     ReflectOps,
     BackupOps,
-    TransferOps,
     ForgetOps,
 ):
     """Long-term memory over one store. Open with `Memory.open(path)`.
@@ -125,7 +124,7 @@ class Memory(
     forget, history, ...); the rest are grouped by feature and loaded on first use:
     `graph` (links and entities), `registries` (categories, agents, projects,
     applicability, tag counts, type lists), `wake` (called: the identity cascade; the
-    ritual and its guess log).
+    ritual and its guess log), `transfer` (export, import, migration).
     """
 
     @cached_property
@@ -143,6 +142,21 @@ class Memory(
         """The identity cascade (call it), the one-guess ritual and its guess log."""
         return Wake(self.rt)
 
+    @cached_property
+    def transfer(self) -> Transfer:
+        """Export and import (JSONL, CSV, Markdown) and migration to another store."""
+        return Transfer(self.rt, self.add_batch)
+
+    def migrate_to(self, target: Memory, *, force: bool = False) -> MigrationReport:
+        """Deprecated: use `Memory.transfer.migrate_to(target.transfer)`."""
+        warnings.warn(
+            "Memory.migrate_to is now Memory.transfer.migrate_to; the old name goes in the "
+            "next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.transfer.migrate_to(target.transfer, force=force)
+
     link = _moved("graph", "link")
     unlink = _moved("graph", "unlink")
     links = _moved("graph", "links")
@@ -159,6 +173,14 @@ class Memory(
     wake_score = _moved("wake", "score", "wake_score")
     wake_log = _moved("wake", "log", "wake_log")
     latest_scored_wake = _moved("wake", "latest_scored", "latest_scored_wake")
+    export_records = _moved("transfer", "export_records")
+    export_jsonl = _moved("transfer", "export_jsonl")
+    export_csv = _moved("transfer", "export_csv")
+    export_markdown = _moved("transfer", "export_markdown")
+    exported_record = _moved("transfer", "exported_record")
+    import_jsonl = _moved("transfer", "import_jsonl")
+    import_csv = _moved("transfer", "import_csv")
+    migration_records = _moved("transfer", "migration_records")
     registry = _moved("registries", "registry")
     register = _moved("registries", "register")
     unregister = _moved("registries", "unregister")

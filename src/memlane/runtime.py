@@ -399,6 +399,23 @@ class Runtime:
             self.embed_problem = str(exc)
             self._embedder = self._embedder_source = None
 
+    def embed_changed(self, ids: Sequence[str]) -> dict[str, str]:
+        """Embed memories that just changed; {id: why} for those left without vectors.
+
+        Trigger: no embedder is configured. Outcome: nothing to do, nothing deferred.
+        Trigger: an embedder is configured but unusable, or it fails. Outcome: the
+        memories stay (the write landed) and are reported embed_deferred.
+        """
+        if not ids or not self.embed_on_write:
+            return {}
+        if self.embedder is None:
+            return dict.fromkeys(ids, self.embed_problem) if self.embed_problem else {}
+        from memlane.write import embedding
+
+        records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
+        outcome = embedding.embed_records(self.store, self.embedder, records)
+        return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
+
     def use_embedder(self, embedder: Embedder) -> None:
         """Make `embedder` this runtime's (the store's vectors were just made by it)."""
         self._embedder_source, self._embedder = embedder, embedder

@@ -66,7 +66,7 @@ def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> N
     if source == target:
         fail("--from and --to name the same store")
     with _open(source, must_exist=True) as src, _open(target, must_exist=False) as dst:
-        report = src.migrate_to(dst, force=force)
+        report = src.transfer.migrate_to(dst.transfer, force=force)
     if as_json:
         emit_json(
             {

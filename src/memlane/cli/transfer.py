@@ -92,13 +92,15 @@ def export_cmd(
         if output is None:
             raise click.UsageError("-f md writes one file per memory: give -o DIRECTORY")
         private_dirs(output)
-        files = [_write(output / name, text) for name, text in mem.export_markdown(**options)]
+        files = [
+            _write(output / name, text) for name, text in mem.transfer.export_markdown(**options)
+        ]
         _done(as_json, output, len(files))
         return
     text = (
-        "".join(f"{line}\n" for line in mem.export_jsonl(**options))
+        "".join(f"{line}\n" for line in mem.transfer.export_jsonl(**options))
         if fmt == "jsonl"
-        else mem.export_csv(**options)
+        else mem.transfer.export_csv(**options)
     )
     if output is None and not as_json:
         echo_stored(text, nl=False)
@@ -181,7 +183,7 @@ def import_jsonl_cmd(
     it (secrets redacted in every text column, injection tagged, an entity named by a piece
     of a secret left out and counted `redacted`)."""
     with open_input(str(file), "import") as stream:
-        report = memory().import_jsonl(
+        report = memory().transfer.import_jsonl(
             inputs.lines(stream), capture_mode=capture_mode, allow_tombstones=allow_tombstones
         )
     _report(file, report, as_json, "line")
@@ -215,7 +217,7 @@ def import_csv_cmd(file: Path, capture_mode: str | None, as_json: bool) -> None:
     source = "stdin" if str(file) == "-" else str(file.resolve())
     with open_input(str(file), "import") as stream:
         try:
-            report = memory().import_csv(
+            report = memory().transfer.import_csv(
                 inputs.lines(stream), capture_mode=capture_mode, source=source
             )
         except Invalid as exc:
@@ -267,7 +269,7 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
         try:
             inputs.inside(directory, file)
             meta, body = split(inputs.read_text(file, 2 * body_cap(), "markdown"), str(file))
-            record = mem.exported_record(meta, body)
+            record = mem.transfer.exported_record(meta, body)
             if record is not None:  # memlane's own export: restored as `import` does
                 exported.append((file, record))
                 continue
@@ -285,7 +287,7 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
         except (MemlaneError, OSError, UnicodeDecodeError) as exc:
             failed.append({"file": str(file), "error": str(exc)})
     if exported:
-        report = mem.import_jsonl([r for _, r in exported], capture_mode=capture_mode)
+        report = mem.transfer.import_jsonl([r for _, r in exported], capture_mode=capture_mode)
         bad = dict(report.errors)
         for number, (file, record) in enumerate(exported, start=1):
             if number in bad:

@@ -169,21 +169,8 @@ class Core:
             self.rt.settle_profile()
 
     def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
-        """Embed memories that just changed; {id: why} for those left without vectors.
-
-        Trigger: no embedder is configured. Outcome: nothing to do, nothing deferred.
-        Trigger: an embedder is configured but unusable, or it fails. Outcome: the
-        memories stay (the write landed) and are reported embed_deferred.
-        """
-        if not ids or not self.embed_on_write:
-            return {}
-        if self.embedder is None:
-            return dict.fromkeys(ids, self.embed_problem) if self.embed_problem else {}
-        from memlane.write import embedding
-
-        records = self.store.query(Filters(ids=tuple(ids), any_visibility=True, limit=None))
-        outcome = embedding.embed_records(self.store, self.embedder, records)
-        return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
+        """See Runtime.embed_changed."""
+        return self.rt.embed_changed(ids)
 
     def _with_rows(self, w: Writer, made: Mapping[str, Embedded]) -> None:
         """Vectors made before a write's transaction, stored in it with their rows.

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
-from memlane.facade.core import Core
 from memlane.model import BatchResult, Filters, Record, WriteStatus, replace
-from memlane.runtime import BatchItem
+from memlane.runtime import BatchItem, Runtime
 from memlane.store import Selection
 from memlane.store.dialect.transfer import missing_ref
 from memlane.write import inputs
@@ -67,16 +66,23 @@ def line(kind: str, row: dict[str, Any]) -> str:
     return json.dumps({"kind": kind, **row}, ensure_ascii=False, separators=(",", ":"))
 
 
-class TransferOps(Core):
-    """Export and import of the whole store, or a selection of it."""
+class Transfer:
+    """Export and import of the whole store, or a selection of it (`Memory.transfer`).
+    `add_batch` is the write policy's, for a table of new memories."""
+
+    def __init__(
+        self, rt: Runtime, add_batch: Callable[[Iterable[BatchItem]], BatchResult]
+    ) -> None:
+        self.rt = rt
+        self._add_batch = add_batch
 
     def _selection(
         self, scope: str | None, include_superseded: bool, include_private: bool
     ) -> Selection:
         name = None
         if scope is not None and scope.strip().lower() != "all":
-            [name] = self.filters(scope=scope).scopes or [scope]
-        return Selection(name, include_superseded, include_private, self.agent)
+            [name] = self.rt.filters(scope=scope).scopes or [scope]
+        return Selection(name, include_superseded, include_private, self.rt.agent)
 
     def export_records(
         self,
@@ -87,7 +93,7 @@ class TransferOps(Core):
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """(kind, columns) of the selection: live public memories by default; with
         `include_private`, this agent's own private memories and reminders too."""
-        return self.store.dump(self._selection(scope, include_superseded, include_private))
+        return self.rt.store.dump(self._selection(scope, include_superseded, include_private))
 
     def migration_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """(kind, columns) of everything a full copy of the store carries: superseded
@@ -101,31 +107,31 @@ class TransferOps(Core):
         """
         order: dict[str, int] = {}
         viewers: dict[str | None, None] = {None: None}
-        for position, record in enumerate(self.store.iter_all()):
+        for position, record in enumerate(self.rt.store.iter_all()):
             order[record.id] = position
             if record.owner:
                 viewers.setdefault(record.owner, None)
             if record.source_agent:
                 viewers.setdefault(record.source_agent, None)
-        viewers.update(dict.fromkeys(s.agent for s in self.store.sessions() if s.agent))
-        viewers.update(dict.fromkeys(e.key for e in self.store.registry("agents")))
+        viewers.update(dict.fromkeys(s.agent for s in self.rt.store.sessions() if s.agent))
+        viewers.update(dict.fromkeys(e.key for e in self.rt.store.registry("agents")))
         merged: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in _ORDER}
         for viewer in viewers:
-            for kind, row in self.store.dump(Selection(None, True, True, viewer)):
+            for kind, row in self.rt.store.dump(Selection(None, True, True, viewer)):
                 merged[kind].setdefault(json.dumps(row, sort_keys=True, default=str), row)
         memories = sorted(merged["memory"].values(), key=lambda row: order[row["id"]])
         for kind in sorted(_ORDER, key=_ORDER.__getitem__):
             rows = memories if kind == "memory" else list(merged[kind].values())
             yield from ((kind, row) for row in rows)
 
-    def migrate_to(self, target: TransferOps, *, force: bool = False) -> MigrationReport:
+    def migrate_to(self, target: Transfer, *, force: bool = False) -> MigrationReport:
         """Copy this whole store into `target` (see `migration_records`), then check
         that the target holds as many records of each kind, then embed what lacks
         vectors there when the target has an embedding profile.
 
         A target that already holds memories is refused unless `force` (the import
         then merges: records already there are left alone)."""
-        there = target.store.stats(None, everyone=True)
+        there = target.rt.store.stats(None, everyone=True)
         if there.total and not force:
             raise Conflict(f"{there.path} already holds memories: pass --force to merge into it")
         sent: dict[str, int] = {}
@@ -134,11 +140,11 @@ class TransferOps(Core):
             sent[kind] = sent.get(kind, 0) + 1
             lines.append(line(kind, row))
         # Vectors are made once, after the counts are checked, not per import batch.
-        on_write, target.embed_on_write = target.embed_on_write, False
+        on_write, target.rt.embed_on_write = target.rt.embed_on_write, False
         try:
             imported = target._import(lines, None, allow_tombstones=True, restore=True)
         finally:
-            target.embed_on_write = on_write
+            target.rt.embed_on_write = on_write
         if imported.errors:
             number, why = imported.errors[0]
             raise Unavailable(
@@ -159,12 +165,12 @@ class TransferOps(Core):
     def _embed_pending(self) -> tuple[int | None, int]:
         """(embedded, failed) over the live memories without current vectors; None
         embedded when no profile is set."""
-        if self.embedder is None:
+        if self.rt.embedder is None:
             return None, 0
         from memlane.write import embedding
 
-        pending = self.store.unembedded(self.embedder.profile.signature)
-        outcome = embedding.embed_records(self.store, self.embedder, pending)
+        pending = self.rt.store.unembedded(self.rt.embedder.profile.signature)
+        outcome = embedding.embed_records(self.rt.store, self.rt.embedder, pending)
         return len(outcome.embedded), len(outcome.failed)
 
     def export_jsonl(self, **options: Any) -> Iterator[str]:
@@ -211,7 +217,7 @@ class TransferOps(Core):
 
     def _added(self, items: list[BatchItem]) -> ImportReport:
         """add-batch over these items, as an import's report (item numbers from 1)."""
-        batch: BatchResult = cast(_Adds, self).add_batch(items)
+        batch = self._add_batch(items)
         report = ImportReport()
         for line in batch.lines:
             if line.result is None:
@@ -268,7 +274,7 @@ class TransferOps(Core):
         memories and every agent's reminders land as they are. An agent imports only
         shared memories and its own private ones and reminders; a line holding another
         owner's, or naming a memory this agent may not see, is reported as bad."""
-        return self._import(lines, capture_mode, allow_tombstones, restore=self.agent is None)
+        return self._import(lines, capture_mode, allow_tombstones, restore=self.rt.agent is None)
 
     def _import(
         self,
@@ -282,7 +288,7 @@ class TransferOps(Core):
         from memlane.write.capture import CaptureMode, parse_mode
 
         report = ImportReport()
-        mode = parse_mode(capture_mode or self.capture_mode)
+        mode = parse_mode(capture_mode or self.rt.capture_mode)
         checked = self._checked(lines, report)
         if not restore:
             checked = self._agents_own(checked, report)
@@ -303,11 +309,11 @@ class TransferOps(Core):
                     if kind == "memory" and outcome in ("added", "tombstoned"):
                         landed.append(row["id"])
             if landed:
-                w.journal("import", landed, self.agent)
+                w.journal("import", landed, self.rt.agent)
             report.redactions = len(w.found)
         report.errors.sort()
         report.landed = landed
-        report.unembedded = len(self._embed_ids(landed))
+        report.unembedded = len(self.rt.embed_changed(landed))
         return report
 
     def _agents_own(self, checked: Checked, report: ImportReport) -> Checked:
@@ -316,12 +322,12 @@ class TransferOps(Core):
         refused = {
             row["id"]
             for _, kind, row in checked
-            if kind == "memory" and _foreign(kind, row, self.agent)
+            if kind == "memory" and _foreign(kind, row, self.rt.agent)
         }
         hidden = self._unseen(refs) | refused
         out = []
         for number, kind, row in checked:
-            why = _foreign(kind, row, self.agent) or _hidden_ref(kind, row, hidden)
+            why = _foreign(kind, row, self.rt.agent) or _hidden_ref(kind, row, hidden)
             if why:
                 report.errors.append((number, why))
             else:
@@ -338,8 +344,8 @@ class TransferOps(Core):
                 include_superseded=True,
                 limit=None,
             )
-            seen = replace(every, any_visibility=False, viewer=self.agent, include_private=True)
-            out |= set(self.store.admitted(every)) - set(self.store.admitted(seen))
+            seen = replace(every, any_visibility=False, viewer=self.rt.agent, include_private=True)
+            out |= set(self.rt.store.admitted(every)) - set(self.rt.store.admitted(seen))
         return out
 
     def _checked(
@@ -357,9 +363,9 @@ class TransferOps(Core):
                 if kind == FORMAT:
                     _check_header(record)
                     continue
-                row = self.store.check_record(str(kind), record)
+                row = self.rt.store.check_record(str(kind), record)
                 if kind == "memory":
-                    check_loaded(_fields(row), self.limits)
+                    check_loaded(_fields(row), self.rt.limits)
                 out.append((number, str(kind), row))
             except (ValueError, Invalid) as exc:
                 report.errors.append((number, str(exc).splitlines()[0]))
@@ -367,12 +373,6 @@ class TransferOps(Core):
 
 
 Checked = list[tuple[int, str, dict[str, Any]]]  # (line number, kind, row)
-
-
-class _Adds(Protocol):
-    """The write policy's batch add (Memory defines it; a mixin can only name it)."""
-
-    def add_batch(self, items: Iterable[BatchItem]) -> BatchResult: ...
 
 
 def _memory_refs(kind: str, row: dict[str, Any]) -> tuple[str, ...]:
