@@ -1,4 +1,4 @@
-"""The gold recall set (issue 3): a fixed corpus for a coding agent, and cases over it.
+"""The gold recall set: a fixed corpus for a coding agent, and cases over it.
 
 The corpus is a script of writes replayed through the public `Memory` API under a
 pinned clock (see test_gold_recall.py): every step happens at a known instant, so

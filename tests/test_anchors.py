@@ -1,4 +1,4 @@
-"""Auto-anchors (issue 4 §5): neighbours in [0.75, 0.95] become anchor links on every
+"""Auto-anchors: neighbours in [0.75, 0.95] become anchor links on every
 write, at most 5; anchors that fell out of the band are pruned; person-set anchors stay.
 Cosine with vectors, token Jaccard without."""
 

@@ -172,7 +172,7 @@ def test_add_defaults(mem):
 
 
 def test_add_anchors_round_trip(mem):
-    """DESIGN §3 lists anchors among a memory's fields; add accepts them (mx: --anchors)."""
+    """Anchors are among a memory's fields; add accepts them (--anchors)."""
     target = mem.add("The anchor target").id
     record = mem.get(mem.add("Points at the target", anchors=[target]).id)
     assert record.anchors == (target,)
@@ -532,8 +532,8 @@ def test_dedup_applies_to_fact_types(mem):
 
 @pytest.mark.parametrize("change", [{"session_id": "s2"}, {"category": "lesson"}])
 def test_outside_the_exact_gate_the_same_text_refreshes_the_memory(mem, change):
-    # The exact gate is one session, owner, author and category (reference/000); past
-    # it, the near-duplicate policy still sees the same fact restated (DESIGN §4 3b).
+    # The exact gate is one session, owner, author and category; past
+    # it, the near-duplicate policy still sees the same fact restated.
     first = add_original(mem)
     title, body = ORIGINAL
     again = mem.add(body, title=title, **{"session_id": "s1", **change})

@@ -1,4 +1,4 @@
-"""Backup and restore (issue 7 §1): verified online snapshots, retention, single
+"""Backup and restore: verified online snapshots, retention, single
 flight, and a restore that checks before and after and keeps what it replaced."""
 
 from __future__ import annotations

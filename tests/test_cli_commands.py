@@ -380,7 +380,7 @@ def test_thread_closed_closes_the_thread(run):
     assert total(run) == 3
 
 
-# ---- write-boundary dedup (reference/000) ----------------------------------------------------
+# ---- write-boundary dedup ----------------------------------------------------
 
 
 def test_dedup_plain_wording(run):

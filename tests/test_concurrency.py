@@ -1,4 +1,4 @@
-"""Writers and maintenance runs racing on every backend (issue 8): the write policy's
+"""Writers and maintenance runs racing on every backend: the write policy's
 near-duplicate and contradiction decisions, and consolidate's single-flight lock.
 
 Each test starts real processes on one store (a SQLite file, or a database on the

@@ -1,4 +1,4 @@
-"""Consolidate and organize (issue 5 §6): near-duplicates fold into one memory without
+"""Consolidate and organize: near-duplicates fold into one memory without
 losing text, a dry run tells the truth, contradictions are parked, and a run is
 gated by cadence and by a single-flight lock."""
 

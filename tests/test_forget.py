@@ -1,4 +1,4 @@
-"""forget (issue 7 §4): a memory, or a whole scope, removed from every table and index,
+"""forget: a memory, or a whole scope, removed from every table and index,
 with no trace of its text left in the database file after VACUUM."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The gold recall set (issue 3): fixed corpus, pinned clock, one parametrized check.
+"""The gold recall set: fixed corpus, pinned clock, one parametrized check.
 
 The corpus and the cases are data (tests/gold_cases.py). The store is built once per
 module through the public `Memory` API with the deterministic `hash` embedder while

@@ -1,4 +1,4 @@
-"""install / uninstall (issue 6 §3): memlane's hooks and MCP server merged into Claude
+"""install / uninstall: memlane's hooks and MCP server merged into Claude
 Code's and Codex's settings without clobbering, idempotently, and taken out exactly."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lifecycle (issue 5 §1, first part): explicit reinforcement and usage feedback."""
+"""Lifecycle: explicit reinforcement and usage feedback."""
 
 from __future__ import annotations
 

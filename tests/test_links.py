@@ -1,4 +1,4 @@
-"""Typed links (issue 4 §2, §5): links add/list/delete and contradict, through the API
+"""Typed links: links add/list/delete and contradict, through the API
 and the CLI, with what a link does to trust and importance."""
 
 from __future__ import annotations

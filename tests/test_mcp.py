@@ -208,7 +208,7 @@ async def test_bad_input_is_a_tool_error_and_writes_nothing(client: Client, stor
     assert [(r.id, r.version, r.body) for r in everything(store)] == before
 
 
-# ---- session_start and session_end (reference/002) ----------------------------------
+# ---- session_start and session_end ----------------------------------
 
 
 async def test_session_start_is_passive_and_recall_is_a_use(client: Client, store: Memory) -> None:

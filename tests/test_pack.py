@@ -1,4 +1,4 @@
-"""The curated pack (issue 5 §7) and episode summaries (issue 5 §4).
+"""The curated pack and episode summaries.
 
 Pure tests of lifecycle.pack and lifecycle.summary run on values; the facade and CLI
 tests run on a real SQLite file with the deterministic hash embedder.

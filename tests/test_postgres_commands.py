@@ -1,4 +1,4 @@
-"""The commands on PostgreSQL (issue 8): migrate-store both ways, backup's refusal,
+"""The commands on PostgreSQL: migrate-store both ways, backup's refusal,
 doctor's server checks, and a CLI round trip with `--db postgresql://...`.
 
 A real server: `MEMLANE_TEST_PG_URL`, else a pgserver started once per session (the

@@ -1,4 +1,4 @@
-"""Private memories are seen by their owner only, on every read path (issue 4, Privacy).
+"""Private memories are seen by their owner only, on every read path.
 
 Alice and Bob share one store file. Alice's private memories carry words nobody else
 writes (SECRETS); every read made by Bob, or by a reader with no identity, is checked

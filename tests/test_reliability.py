@@ -1,4 +1,4 @@
-"""The reliability proof (issue 7 §6), with real processes on a real store file:
+"""The reliability proof, with real processes on a real store file:
 
 - 20 SIGKILLs at random moments during large add-batch and update runs: after each,
   integrity_check is ok, no memory is partial, and every write the killed process had

@@ -1,4 +1,4 @@
-"""Reliability promises (DESIGN §11) under real processes, crashes and arbitrary input.
+"""Reliability promises under real processes, crashes and arbitrary input.
 
 (a) concurrent writers from several processes lose nothing and never see "database is locked";
 (b) a SIGKILL mid-batch leaves a consistent store holding only whole memories;

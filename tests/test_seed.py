@@ -1,4 +1,4 @@
-"""seed (issue 7 §3): agents from Markdown with YAML front matter, knowledge from JSONL."""
+"""seed: agents from Markdown with YAML front matter, knowledge from JSONL."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Code-aware sources (issue 4 §6): a file: source's hash is kept at write time; reads
+"""Code-aware sources: a file: source's hash is kept at write time; reads
 flag [STALE SOURCE] and halve confidence when the file changed or vanished."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A read starts fast: it never loads what only other commands need (issue 3's cold
-`memlane recall`; measured by `memlane bench`, guarded here by what gets imported)."""
+"""A read starts fast: it never loads what only other commands need (a cold `memlane
+recall` is measured by `memlane bench`; guarded here by what gets imported)."""
 
 from __future__ import annotations
 

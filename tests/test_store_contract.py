@@ -1,4 +1,4 @@
-"""The Store contract on every backend: SQLite and PostgreSQL (issue 8).
+"""The Store contract on every backend: SQLite and PostgreSQL.
 
 Each test runs through `Memory.open(location)` once per backend. PostgreSQL is a real
 server: `MEMLANE_TEST_PG_URL` names one, otherwise the `pgserver` package starts a

@@ -12,6 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "memlane"
+TESTS = ROOT / "tests"
 
 # What citing an outside document looks like: "issue 5", "(issue #8)", "DESIGN §4",
 # "reference/002", a section sign.
@@ -31,8 +32,10 @@ def _texts(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def test_no_comment_or_string_cites_an_outside_document() -> None:
-    modules = sorted(PACKAGE.rglob("*.py"))
-    assert len(modules) > 100  # the walk found the package
+    # This module names the patterns it looks for: it is the one exception.
+    tests = [p for p in TESTS.rglob("*.py") if p.name != Path(__file__).name]
+    modules = sorted([*PACKAGE.rglob("*.py"), *tests])
+    assert len(modules) > 200  # the walk found the package and the tests
     found = [
         f"{path.relative_to(ROOT)}:{line}: {match.group()!r} in {text.strip()[:80]!r}"
         for path in modules

@@ -1,4 +1,4 @@
-"""Wake (issue 5 §3): the cascade, the one-guess token ritual, its guess log and scoring."""
+"""Wake: the cascade, the one-guess token ritual, its guess log and scoring."""
 
 from __future__ import annotations
 

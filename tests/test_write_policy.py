@@ -1,4 +1,4 @@
-"""The write policy (DESIGN §4 step 3, issue 4 §1): near-duplicates refresh, negations
+"""The write policy: near-duplicates refresh, negations
 contradict, close meanings are reported as potential conflicts. First as pure decisions
 on hand-made neighbours, then end to end through add, the fact shortcut and add-batch,
 with and without an embedder."""
@@ -238,7 +238,7 @@ def test_thresholds_are_settings(run, cli_env):
     assert refused.exit_code == 2 and "MEMLANE_DEDUP_STRING_THRESHOLD" in refused.stderr
 
 
-# ---- capture policy on write (issue 4 §3) ----------------------------------------------
+# ---- capture policy on write ----------------------------------------------
 
 AWS_KEY = "AKIAQ7XW4RJ2M5KD3NZP"
 PASSWORD = "hX9$vQ2!mZ7pL4wK"
