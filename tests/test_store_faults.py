@@ -5,6 +5,7 @@ naming the problem and its fix (exit 1), never a traceback; reads never write;
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import resource
 import shutil
@@ -353,7 +354,7 @@ def test_a_store_on_a_read_only_file_system_reads_and_refuses_writes(tmp_path):
         add = _cli(db, "add", "A note that cannot land.")
         assert add.returncode == 1 and "read-only" in _one_line(add)
         doctor = _cli(db, "doctor", "--json")
-        checks = {c["name"]: c for c in __import__("json").loads(doctor.stdout)}
+        checks = {c["name"]: c for c in json.loads(doctor.stdout)}
         assert checks["store"]["status"] == "ok" and checks["integrity"]["status"] == "ok"
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True)

@@ -22,6 +22,8 @@ each; the core never prints and never exits.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MemlaneError(Exception):
     """Base of every error memlane raises on purpose."""
@@ -91,3 +93,10 @@ class SchemaTooNew(Unavailable):
 
 class EmbeddingFailed(Unavailable):
     """The embedder failed on a text (an endpoint gone, a model's runtime error)."""
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A value as a one-line message names it: its repr (escapes and all), cut short
+    past `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

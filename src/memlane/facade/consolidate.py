@@ -383,7 +383,7 @@ class ConsolidateOps(Core):
                 "by": report.operation,
             }
             w.set_meta(LAST_RUN_META, json.dumps(stamp))
-        failed = self._embed_ids([*changed, *written])
+        failed = self.rt.embed_changed([*changed, *written])
         warnings += [f"{i}: embedding deferred ({why})" for i, why in failed.items()]
         return replace(report, written=tuple(written), warnings=tuple(warnings))
 

@@ -139,7 +139,8 @@ class Core:
         """Live memories this agent may see that are due for review under `policy`, their
         recall decaying by the recall half-lives, most decayed first: what `review`
         lists and `review_due_count` counts. `options` are the shared filters (scope,
-        kind, ...); the default scope is this project's and global."""
+        kind, ...); the default scope is this project's and global. The records are as
+        stored: due-ness reads no anchor and no source file, so a count checks none."""
         chosen = replace(
             self.filters(**{"limit": 0, **options}),
             min_importance=policy.min_importance,
@@ -147,7 +148,11 @@ class Core:
         )
         half_lives = self.recall_settings.shape.half_lives
         return due_for_review(
-            self.list(chosen), utcnow(), policy.threshold, policy.min_importance, half_lives
+            self.store.query(chosen),
+            utcnow(),
+            policy.threshold,
+            policy.min_importance,
+            half_lives,
         )
 
     def review_due_count(self, **options: Any) -> int:
@@ -167,10 +172,6 @@ class Core:
         store's vectors (see Runtime.settle_profile)."""
         if self.embed_on_write and not no_embed:
             self.rt.settle_profile()
-
-    def _embed_ids(self, ids: Sequence[str]) -> dict[str, str]:
-        """See Runtime.embed_changed."""
-        return self.rt.embed_changed(ids)
 
     def _with_rows(self, w: Writer, made: Mapping[str, Embedded]) -> None:
         """Vectors made before a write's transaction, stored in it with their rows.
@@ -196,12 +197,12 @@ class Core:
         """Vectors for the memory a write just created or changed; deferred on failure."""
         if result.id is None:
             return result
-        failed = self._embed_ids([result.id])
+        failed = self.rt.embed_changed([result.id])
         return _deferred(result, failed[result.id]) if result.id in failed else result
 
     def _embedded_lines(self, lines: BatchLines, ids: Names) -> BatchLines:
         """Embed a committed chunk's new memories; a failure marks its lines deferred."""
-        failed = self._embed_ids(ids)
+        failed = self.rt.embed_changed(ids)
         if not failed:
             return lines
         return [

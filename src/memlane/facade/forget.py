@@ -134,7 +134,7 @@ class ForgetOps(Core):
         if path is not None:
             path.unlink(missing_ok=True)
         self.rt.drop_index()
-        self._embed_ids(list(done.scrubbed))
+        self.rt.embed_changed(list(done.scrubbed))
         return done
 
     def _scrub_copies(self, w: Writer, records: Sequence[Record], ids: set[str]) -> _Copies:

@@ -87,7 +87,9 @@ class LifecycleOps(Core):
             policy.min_importance if min_importance is None else min_importance,
         )
         due = self._review_queue(chosen, options)
-        return due[:limit] if limit else due
+        due = due[:limit] if limit else due
+        read = self.rt.as_read([record for record, _ in due])  # as shown: sources checked
+        return [(record, p) for record, (_, p) in zip(read, due, strict=True)]
 
     def reviewed(self, memory_id: str) -> Record:
         """Mark a memory reviewed: its review curve starts again now."""

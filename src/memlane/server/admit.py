@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # The largest request read whole: the SDK's own default for HTTP bodies (4 MiB), or,
 # when the content limit is higher, one body at that limit with every byte escaped
-# (`\uXXXX`: six bytes each) plus ENVELOPE_BYTES for the rest of the request.
+# (a JSON `\u00e9` escape: six bytes each) plus ENVELOPE_BYTES for the rest of the request.
 MIN_REQUEST_BYTES = 4 * 1024 * 1024
 JSON_ESCAPED_BYTES_PER_BYTE = 6
 ENVELOPE_BYTES = 4096

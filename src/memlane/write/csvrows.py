@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from memlane.errors import Invalid
+from memlane.errors import Invalid, shown
 from memlane.model import Record
 from memlane.write import inputs
 from memlane.write.draft import ALIASES, FIELDS
@@ -58,6 +58,8 @@ _FLOATS = frozenset(n for n, hint in _HINTS.items() if hint.split(" |")[0] == "f
 _EXPORT_MARKS = frozenset({"id", "dedup_hash"})
 _ADD_LISTS = frozenset({"tags", "applicability", "wake_phrases", "anchors"})
 _ADD_FLAGS = frozenset({"private", "ephemeral", "allow_duplicate", "no_embed"})
+# Characters of a cell a message shows.
+CELL_SHOWN = 40
 _FLAG_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
@@ -233,7 +235,7 @@ def _value(name: str, cell: str) -> Any:
     if name in _INTEGERS:
         number = _number(name, cell)
         if not isinstance(number, int):
-            raise Invalid(f"{name}: {_shown(cell)} is not a whole number")
+            raise Invalid(f"{name}: {shown(cell, CELL_SHOWN)} is not a whole number")
         return number
     if name in _FLOATS:
         return float(_number(name, cell))
@@ -247,9 +249,9 @@ def _number(name: str, cell: str) -> int | float:
     except (ValueError, RecursionError):
         number = None
     if isinstance(number, bool) or not isinstance(number, (int, float)):
-        raise Invalid(f"{name}: {_shown(cell)} is not a number")
+        raise Invalid(f"{name}: {shown(cell, CELL_SHOWN)} is not a number")
     if not math.isfinite(number):
-        raise Invalid(f"{name}: {_shown(cell)} is not a finite number")
+        raise Invalid(f"{name}: {shown(cell, CELL_SHOWN)} is not a finite number")
     return number
 
 
@@ -261,7 +263,7 @@ def _flag(name: str, cell: str) -> bool:
     try:
         return _FLAG_WORDS[cell.strip().lower()]
     except KeyError:
-        raise Invalid(f"{name}: {_shown(cell)} is not true or false") from None
+        raise Invalid(f"{name}: {shown(cell, CELL_SHOWN)} is not true or false") from None
 
 
 def _listed(cell: str) -> list[str] | str:
@@ -275,12 +277,6 @@ def _listed(cell: str) -> list[str] | str:
         if isinstance(items, list) and all(isinstance(item, str) for item in items):
             return items
     return cell
-
-
-def _shown(cell: str) -> str:
-    """A cell for a one-line message: its repr, cut short past 40 characters."""
-    text = repr(cell)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _add_name(column: str) -> str:

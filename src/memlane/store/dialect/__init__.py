@@ -6,8 +6,9 @@ list of values to match, booleans, a cast, a NULL-safe comparison, an upsert and
 handful of functions, which a `Dialect` names. The statements they share are
 this package's modules: the effective rows and the filters of list and search
 (filters), the counts a reader may see (counts), the wake ritual's tables (wake),
-entities (entities), and the records of export and import (transfer). What differs in kind (schemas,
-keyword search, vectors, transactions) stays in each backend's package.
+entities (entities), reminders (reminders), the writes alike on both (writes) and
+the records of export and import (transfer). What differs in kind (schemas, keyword
+search, vectors, transactions) stays in each backend's package.
 
 Nothing here imports a driver or a backend (each backend's package imports this
 module): a connection is anything that runs a statement with `execute`, as sqlite3's

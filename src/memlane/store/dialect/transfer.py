@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from memlane.errors import Invalid
+from memlane.errors import Invalid, shown
 from memlane.store.base import Selection
 from memlane.store.dialect import Connection, Dialect, Params
 
@@ -150,16 +150,10 @@ def _check_memory(values: Mapping[str, Any], decode: Callable[[str, Any], Any]) 
         try:
             decode(column, value)
         except (ValueError, KeyError, TypeError, RecursionError) as exc:  # `[[[[...` in a list
-            raise Invalid(f"memory.{column}: {_shown(value)} is not valid ({exc})") from None
+            raise Invalid(f"memory.{column}: {shown(value)} is not valid ({exc})") from None
     for required in ("id", "scope", "title", "body", "dedup_hash", "created_at"):
         if not values.get(required):
             raise Invalid(f"memory.{required} is empty")
-
-
-def _shown(value: Any) -> str:
-    """A value for a one-line message: its repr, cut short past 80 characters."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def stored_record(d: Dialect, conn: Connection, kind: str, row: Mapping[str, Any]) -> Any:

@@ -42,7 +42,7 @@ from memlane.model import (
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
-from memlane.store.dialect import counts
+from memlane.store.dialect import counts, reminders
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.sqlite import backup, faults, schema, sql
@@ -852,24 +852,7 @@ class SQLiteStore:
         return backup.snapshot(self.conn, dest)
 
     def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
-        pending = "" if include_dismissed else " AND dismissed_at IS NULL"
-        rows = self.conn.execute(
-            "SELECT id, text, due_at, created_at, agent, project, dismissed_at FROM reminder "
-            f"WHERE agent IS ?{pending} ORDER BY due_at, id",
-            (agent,),
-        )
-        return [
-            Reminder(
-                r[0],
-                r[1],
-                from_text(r[2]),
-                from_text(r[3]),
-                r[4],
-                r[5],
-                from_text(r[6]) if r[6] else None,
-            )
-            for r in rows
-        ]
+        return reminders.reminders(sql.SQLITE, self.conn, agent, include_dismissed)
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         row = self.conn.execute(
