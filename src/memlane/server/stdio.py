@@ -20,7 +20,7 @@ import contextlib
 import json
 import logging
 import sys
-from typing import IO, TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Self, cast
 
 import anyio
 import anyio.to_thread
@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from memlane.errors import Invalid
 from memlane.server.admit import check_texts
+from memlane.write import inputs
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -43,8 +44,6 @@ log = logging.getLogger(__name__)
 # passes it on as a parse failure, and nothing a client could send (a NUL is not
 # allowed unescaped in JSON).
 SKIPPED = "\0memlane: line over the cap\0"
-# Bytes read at a time while skipping the rest of a line over the cap.
-SKIP_CHUNK_BYTES = 64 * 1024
 
 
 async def serve(server: Server[Any], max_line_bytes: int) -> None:
@@ -57,12 +56,11 @@ async def serve(server: Server[Any], max_line_bytes: int) -> None:
 
 
 class BoundedLines:
-    """The lines of a binary stream as text, each read only up to `cap` bytes: the
-    rest of a longer one is read and thrown away, and SKIPPED stands for it."""
+    """The lines of a binary stream as text, each read only up to `cap` bytes (see
+    write.inputs.lines): SKIPPED stands for a longer one, whose rest was thrown away."""
 
-    def __init__(self, raw: IO[bytes], cap: int) -> None:
-        self._raw = raw
-        self._cap = cap
+    def __init__(self, raw: BinaryIO, cap: int) -> None:
+        self._lines = inputs.lines(raw, cap)
 
     def __aiter__(self) -> Self:
         return self
@@ -74,14 +72,12 @@ class BoundedLines:
         return line
 
     def _read_line(self) -> str | None:
-        head = self._raw.readline(self._cap + 1)
-        if not head:
+        line = next(self._lines, None)
+        if line is None:
             return None
-        if len(head) <= self._cap or head.endswith(b"\n"):
-            return head.decode("utf-8", "replace")  # as the SDK's own reader decodes
-        while (rest := self._raw.readline(SKIP_CHUNK_BYTES)) and not rest.endswith(b"\n"):
-            pass
-        return SKIPPED
+        if isinstance(line, inputs.Overlong):
+            return SKIPPED
+        return line.decode("utf-8", "replace")  # as the SDK's own reader decodes
 
 
 class Answering:
