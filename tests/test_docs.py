@@ -101,8 +101,9 @@ def test_generated_pages_are_up_to_date(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     regenerated = Cog().process_string(text, fname=str(page))
     if regenerated != text:
-        diff = difflib.unified_diff(text.splitlines(), regenerated.splitlines(), "on disk",
-                                    "generated", lineterm="", n=0)  # fmt: skip
+        diff = difflib.unified_diff(
+            text.splitlines(), regenerated.splitlines(), "on disk", "generated", lineterm="", n=0
+        )
         shown = "\n".join(islice(diff, 24))
         pytest.fail(f"{page.relative_to(ROOT)} is out of date: run `{REGENERATE}`\n{shown}")
 

@@ -407,8 +407,12 @@ def test_a_capture_under_another_embedding_profile_stores_every_turn(
 ):
     seed(db_path, PNPM)  # the store's vectors are the hash profile's
     copy_transcript("claude-code", project)
-    cli_env.update(MEMLANE_EMBED_PROFILE="http", MEMLANE_EMBED_URL="http://127.0.0.1:9",
-                   MEMLANE_EMBED_MODEL="m", MEMLANE_EMBED_DIM="8")  # fmt: skip
+    cli_env.update(
+        MEMLANE_EMBED_PROFILE="http",
+        MEMLANE_EMBED_URL="http://127.0.0.1:9",
+        MEMLANE_EMBED_MODEL="m",
+        MEMLANE_EMBED_DIM="8",
+    )
     hook(run, "pre-compact", payload("claude-code", "pre-compact", project))
     [entry] = log_entries(hook_dir)
     details = entry["details"]
@@ -421,14 +425,23 @@ def test_a_capture_under_another_embedding_profile_stores_every_turn(
     )
 
 
-def test_a_prompt_is_answered_when_the_embedding_endpoint_fails(run, db_path, project, hook_dir,
-                                                                 cli_env):  # fmt: skip
-    cli_env.update(MEMLANE_EMBED_PROFILE="http", MEMLANE_EMBED_URL="http://127.0.0.1:9",
-                   MEMLANE_EMBED_MODEL="m", MEMLANE_EMBED_DIM="8")  # fmt: skip
+def test_a_prompt_is_answered_when_the_embedding_endpoint_fails(
+    run, db_path, project, hook_dir, cli_env
+):
+    cli_env.update(
+        MEMLANE_EMBED_PROFILE="http",
+        MEMLANE_EMBED_URL="http://127.0.0.1:9",
+        MEMLANE_EMBED_MODEL="m",
+        MEMLANE_EMBED_DIM="8",
+    )
     with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
         mem.add(FRIDAY[0], scope="project:proj", **FRIDAY[1])
-    data = payload("claude-code", "user-prompt", project,
-                   prompt="Can I deploy the release to production this Friday?")  # fmt: skip
+    data = payload(
+        "claude-code",
+        "user-prompt",
+        project,
+        prompt="Can I deploy the release to production this Friday?",
+    )
     result = hook(run, "user-prompt", data)
     assert result.exit_code == 0
     block = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]

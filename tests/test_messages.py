@@ -145,8 +145,9 @@ def choice_problems(param: click.Parameter, value: str, where: str) -> list[str]
         return []
     choices = set(param.type.choices)
     wrong = [v for v in value.split("|") if literal(v) and v not in choices]
-    return [f"{where} {param.human_readable_name}: {v!r} is not one of {sorted(choices)}"
-            for v in wrong]  # fmt: skip
+    return [
+        f"{where} {param.human_readable_name}: {v!r} is not one of {sorted(choices)}" for v in wrong
+    ]
 
 
 def bare_problems(text: str, allowed: frozenset[str] | None) -> list[str]:
@@ -291,9 +292,12 @@ def argv_lines(tree: ast.AST) -> Iterator[tuple[int, list[str], list[ast.expr]]]
     `_run(ctx, db, "list", "--limit", "5")`."""
     for node in ast.walk(tree):
         items = (
-            node.args if isinstance(node, ast.Call)
-            else node.elts if isinstance(node, ast.List | ast.Tuple) else []
-        )  # fmt: skip
+            node.args
+            if isinstance(node, ast.Call)
+            else node.elts
+            if isinstance(node, ast.List | ast.Tuple)
+            else []
+        )
         words = [
             i.value if isinstance(i, ast.Constant) and isinstance(i.value, str) else HOLE
             for i in items
@@ -491,8 +495,11 @@ def all_texts() -> Iterator[tuple[str, str]]:
 
 def importance_ranges(text: str) -> list[tuple[str, int]]:
     """Each importance bound a text states, with the words stating it."""
-    return [(m.group(0), int(n)) for m in IMPORTANCE.finditer(text)
-            for n in RANGE_END.findall(m.group(1))]  # fmt: skip
+    return [
+        (m.group(0), int(n))
+        for m in IMPORTANCE.finditer(text)
+        for n in RANGE_END.findall(m.group(1))
+    ]
 
 
 def test_the_range_checker_reads_bounds() -> None:
@@ -510,10 +517,13 @@ def test_every_importance_range_written_is_the_real_one() -> None:
 
 def test_the_mcp_schema_and_every_importance_option_name_the_range() -> None:
     limits = typing.get_args(Importance)[1].metadata
-    assert [getattr(m, "ge", None) or getattr(m, "le", None) for m in limits] == [
-        1, MAX_IMPORTANCE]  # fmt: skip
-    helps = {path: p.help for path, c in TREE.items() for p in c.params
-             if "--importance" in getattr(p, "opts", ())}  # fmt: skip
+    assert [getattr(m, "ge", None) or getattr(m, "le", None) for m in limits] == [1, MAX_IMPORTANCE]
+    helps = {
+        path: p.help
+        for path, c in TREE.items()
+        for p in c.params
+        if "--importance" in getattr(p, "opts", ())
+    }
     assert set(helps) == {("add",), ("update",), ("supersede",), ("merge",)}
     assert all(f"up to {MAX_IMPORTANCE}" in (h or "") for h in helps.values()), helps
 

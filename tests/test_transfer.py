@@ -230,9 +230,15 @@ def test_imported_fields_of_the_wrong_type_are_bad_lines_and_reads_keep_working(
         template = json.loads(
             next(ln for ln in mem.transfer.export_jsonl() if '"kind":"memory"' in ln)
         )
-    changes = [{"retrieval_count": "x"}, {"wake_phrases": "[1, 2]"}, {"version": "a"},
-               {"ephemeral": "x"}, {"kind": "no-such-kind"}, {"created_at": "yesterday"},
-               {"tags": "[" * 100_000}]  # fmt: skip
+    changes = [
+        {"retrieval_count": "x"},
+        {"wake_phrases": "[1, 2]"},
+        {"version": "a"},
+        {"ephemeral": "x"},
+        {"kind": "no-such-kind"},
+        {"created_at": "yesterday"},
+        {"tags": "[" * 100_000},
+    ]
     lines = [json.dumps({**template, "id": f"m-bad{i:05d}", "dedup_hash": f"b{i}", **c})
              for i, c in enumerate(changes)]  # fmt: skip
     lines.append(json.dumps({**template, "id": "m-good00001", "dedup_hash": "g"}))
@@ -274,16 +280,23 @@ def _awkward_store(db: Path) -> None:
         db, agent="tester", context=Context("proj", "main"), embedder=get_embedder("hash")
     ) as mem:
         first = mem.add(
-            'Line one, "quoted"; semi\r\nline two\n\n  indented, last\n', title="",
-            tags=["a;b", "c,d", 'say "hi"', "naïve"], importance=8,
-        ).id  # fmt: skip
+            'Line one, "quoted"; semi\r\nline two\n\n  indented, last\n',
+            title="",
+            tags=["a;b", "c,d", 'say "hi"', "naïve"],
+            importance=8,
+        ).id
         mem.update(first, append=" More, later.")
         mem.supersede(first, 'Replaced: a body with "quotes"\nand, commas; semis')
         lesson = mem.add(
-            "Unicode: naïve café — 数据 🙂 \\ back\tslash", title="Ünïcödé, \"q\"; s",
-            kind="lesson", wake_phrases=["café, crème", "x;y"], applicability=["py;3.11"],
-            occurred_at="2026-01-05", domain="ops", wake_order=3,
-        ).id  # fmt: skip
+            "Unicode: naïve café — 数据 🙂 \\ back\tslash",
+            title='Ünïcödé, "q"; s',
+            kind="lesson",
+            wake_phrases=["café, crème", "x;y"],
+            applicability=["py;3.11"],
+            occurred_at="2026-01-05",
+            domain="ops",
+            wake_order=3,
+        ).id
         yaml_like = mem.add("---\nnot: front matter\n---\nbody", title="null", tags=["on"]).id
         mem.add("=SUM(A1:A2) reads as a formula", title="yes", private=True)
         ended = mem.add("The billing API is slow on Mondays.", title="1.5").id

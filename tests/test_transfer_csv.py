@@ -22,15 +22,37 @@ def _record(**changes: object) -> dict[str, object]:
     record: dict[str, object] = dict.fromkeys(csvrows.HEADER)
     del record["kind"]  # a memory's own kind travels as memory_kind
     record.update(
-        kind="memory", id="m-abc00001", scope="global", title="T", body="B", memory_kind="fact",
-        category="fact", content_type="text", tags="[]", importance=5, visibility="public",
-        applicability="[]", wake_phrases="[]", dedup_hash="dh1:x", confidence=0.6,
-        taint="trusted_internal", trust_score=1.0, source_type="manual", entry_type="primary",
-        ephemeral=0, created_at="2026-01-02T03:04:05.000006Z",
-        updated_at="2026-01-02T03:04:05.000006Z", valid_from="2026-01-02T03:04:05.000006Z",
-        version_from="2026-01-02T03:04:05.000006Z", version=1, retrieval_count=0,
-        surfaced_count=0, activation_count=0, applied_count=0, violated_count=0,
-    )  # fmt: skip
+        kind="memory",
+        id="m-abc00001",
+        scope="global",
+        title="T",
+        body="B",
+        memory_kind="fact",
+        category="fact",
+        content_type="text",
+        tags="[]",
+        importance=5,
+        visibility="public",
+        applicability="[]",
+        wake_phrases="[]",
+        dedup_hash="dh1:x",
+        confidence=0.6,
+        taint="trusted_internal",
+        trust_score=1.0,
+        source_type="manual",
+        entry_type="primary",
+        ephemeral=0,
+        created_at="2026-01-02T03:04:05.000006Z",
+        updated_at="2026-01-02T03:04:05.000006Z",
+        valid_from="2026-01-02T03:04:05.000006Z",
+        version_from="2026-01-02T03:04:05.000006Z",
+        version=1,
+        retrieval_count=0,
+        surfaced_count=0,
+        activation_count=0,
+        applied_count=0,
+        violated_count=0,
+    )
     record.update(changes)
     return record
 
@@ -48,10 +70,17 @@ def test_every_cell_reads_back_as_its_column_held_it():
         body="line one\r\nline two\n\n  indented\rlone CR, \u2028 \x85 \x00 end ",
         tags=json.dumps(["a;b", "c,d", 'say "hi"', "new\nline", "naïve"], ensure_ascii=False),
         wake_phrases='["caf\\u00e9"]',  # an older store's ASCII escapes, kept as they were
-        confidence=0.1 + 0.2, trust_score=1e-300, importance=-3, wake_order=0, ephemeral=1,
-        owner="", domain="ops", valid_until="2026-02-03T00:00:00Z",
-        supersede_reason="fixed\ragain", retrieval_count=2**40,
-    )  # fmt: skip
+        confidence=0.1 + 0.2,
+        trust_score=1e-300,
+        importance=-3,
+        wake_order=0,
+        ephemeral=1,
+        owner="",
+        domain="ops",
+        valid_until="2026-02-03T00:00:00Z",
+        supersede_reason="fixed\ragain",
+        retrieval_count=2**40,
+    )
     long = _record(body="x" * 300_000)  # past csv's own limit of a cell
     assert _read_back([_record(), awkward, long]) == [
         _record(),
@@ -60,8 +89,22 @@ def test_every_cell_reads_back_as_its_column_held_it():
     ]
 
 
-@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\")", "+1", "-sum", "@cmd", "\tx",
-                                  "\rx", "'=already marked", "'", "''", "plain", ""])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        '=HYPERLINK("http://x")',
+        "+1",
+        "-sum",
+        "@cmd",
+        "\tx",
+        "\rx",
+        "'=already marked",
+        "'",
+        "''",
+        "plain",
+        "",
+    ],
+)
 def test_a_text_a_spreadsheet_would_run_is_written_inert_and_reads_back(text):
     cells = next(csv.reader(io.StringIO(csvrows.table([_record(title=text)]).split("\r\n")[1])))
     written = cells[csvrows.HEADER.index("title")]
@@ -73,8 +116,15 @@ def test_lists_are_json_arrays_and_null_is_an_empty_cell():
     text = csvrows.table([_record(tags='["a;b", "c,d"]', domain=None, title="")])
     row = next(csv.DictReader(io.StringIO(text, newline="")))
     assert list(row)[:8] == [
-        "id", "scope", "kind", "category", "title", "body", "tags", "importance"
-    ]  # fmt: skip
+        "id",
+        "scope",
+        "kind",
+        "category",
+        "title",
+        "body",
+        "tags",
+        "importance",
+    ]
     assert row["tags"] == '["a;b", "c,d"]' and row["kind"] == "fact"
     assert row["domain"] == "" and row["wake_order"] == "" and row["title"] == ""
     [back] = _read_back([_record(title="", wake_phrases="")])

@@ -296,5 +296,6 @@ def test_a_failure_on_the_look_ahead_thread_is_raised_to_the_caller(mem):
 
     ahead = lanes.Lookahead(lost, get_embedder("hash"), "anything", 10)
     with pytest.raises(ConnectionError, match="the index went away"):  # not the embedder's
-        lanes.vector(mem.store, index, get_embedder("hash"), "anything", mem.filters(limit=5),
-                     ahead)  # fmt: skip
+        lanes.vector(
+            mem.store, index, get_embedder("hash"), "anything", mem.filters(limit=5), ahead
+        )

@@ -87,13 +87,22 @@ def test_min_resonance_takes_every_bloom_at_or_above_the_raw_value():
 
 def test_min_resonance_also_takes_the_blooms_no_layer_holds():
     # Old, unanchored and below the core (or ephemeral): neither core, recent nor bridge.
-    records = [rec("core", 9), rec("mid", 6), rec("low", 4), rec("passing", 5, ephemeral=True),
-               rec("trivia", 2), rec("kept-out", 7, tags=("archive",))]  # fmt: skip
+    records = [
+        rec("core", 9),
+        rec("mid", 6),
+        rec("low", 4),
+        rec("passing", 5, ephemeral=True),
+        rec("trivia", 2),
+        rec("kept-out", 7, tags=("archive",)),
+    ]
     chosen = ritual.cascade(records, NOW, limit=1, min_importance=4)
     assert [r.id for r in chosen.blooms] == ["core", "mid", "passing", "low"]
     assert chosen.layers == {
-        "core": "core", "mid": "resonant", "passing": "resonant", "low": "resonant"
-    }  # fmt: skip
+        "core": "core",
+        "mid": "resonant",
+        "passing": "resonant",
+        "low": "resonant",
+    }
     assert chosen.excluded == {"archive": 1}
 
 
