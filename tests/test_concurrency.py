@@ -21,7 +21,7 @@ import pytest
 
 from memlane import Context, Memory, Unavailable
 from memlane.embed import get_embedder
-from memlane.facade.consolidate import LOCK_META
+from memlane.locking import LOCK_META
 from memlane.model import LinkType, WriteStatus
 from memlane.store.sqlite.turns import Turns
 from memlane.write import dedup
@@ -301,14 +301,14 @@ def _consolidate(location: str, barrier: Any) -> list[tuple[str | None, str | No
     once it has tried the lock, so a winner still holds it while the other tries
     (however fast either is). Per round: (skipped, notice, this pid, absorbed)."""
     with _open(location) as memory:
-        acquire = memory._acquire
+        acquire = memory.rt.lock.acquire
 
         def acquire_then_wait(operation: str) -> Any:
             taken = acquire(operation)
             barrier.wait(timeout=WAIT_S)
             return taken
 
-        memory._acquire = acquire_then_wait  # type: ignore[method-assign]
+        memory.rt.lock.acquire = acquire_then_wait  # type: ignore[method-assign]
         memory.stats()  # a connection open before the start
         out = []
         for _ in range(ROUNDS):

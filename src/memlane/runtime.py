@@ -15,10 +15,12 @@ import secrets
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
-from memlane.lifecycle.review import ReviewPolicy
+from memlane.lifecycle.review import ReviewPolicy, due_for_review
+from memlane.locking import MaintenanceLock
 from memlane.model import (
     BatchLine,
     Filters,
@@ -30,6 +32,8 @@ from memlane.model import (
     Taint,
     Version,
     Visibility,
+    WriteResult,
+    WriteStatus,
     replace,
 )
 from memlane.retrieve.filters import make_filters
@@ -39,9 +43,10 @@ from memlane.timeutil import utcnow
 from memlane.write.settings import Limits, Thresholds
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedder
+    from memlane.embed import Embedded, Embedder
     from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.served import Index
+    from memlane.write.draft import WriteContext
     from memlane.write.screen import ScreenedWriter
 
 ID_PREFIX = "m-"
@@ -142,6 +147,7 @@ class Runtime:
         says why a configured one is unusable (writes then report embed_deferred);
         `embed_on_write` False defers all embedding to `embed --pending`."""
         self.store = store
+        self.lock = MaintenanceLock(store)  # one maintenance run at a time
         self.agent = agent
         self.context = context or Context()
         self.limits = limits or Limits()
@@ -292,6 +298,32 @@ class Runtime:
             yield w
         self.redactions += w.found
 
+    def write_context(self) -> WriteContext:
+        """Who writes, where, when, under which limits: what a draft is built with."""
+        from memlane.write.draft import WriteContext
+
+        return WriteContext(
+            now=utcnow(),
+            new_id=new_id,
+            agent=self.agent,
+            context=self.context,
+            limits=self.limits,
+            default_taint=self.default_taint,
+        )
+
+    def pinned(self, record: Record) -> Record:
+        """A record about to be written: a file: source's hash taken (see write.sources)."""
+        from memlane.write.sources import pinned
+
+        recorded = pinned(record.source_ref, Path.cwd())
+        return record if recorded == record.source_hash else replace(record, source_hash=recorded)
+
+    def commit_version(self, w: Writer, old: Record, new: Record, reason: str) -> Record:
+        """Write `new` over `old`, keeping `old`'s content as a version."""
+        from memlane.write.pipeline import revise
+
+        return revise(w, old, new, reason, self.agent)
+
     def journal(self, w: Writer, operation: str, memory_id: str | None) -> None:
         """A journal line for `operation` on `memory_id`, by this agent."""
         w.journal(operation, [memory_id], self.agent)
@@ -352,6 +384,33 @@ class Runtime:
         with self.store.write() as w:
             w.set_meta(ENTITY_META, EXTRACTOR_VERSION)
         self._entities_checked = True
+
+    # ---- review ------------------------------------------------------------------
+
+    def review_queue(self, policy: ReviewPolicy, options: Mapping[str, Any]) -> Due:
+        """Live memories this agent may see that are due for review under `policy`, their
+        recall decaying by the recall half-lives, most decayed first: what `review`
+        lists and `review_due_count` counts. `options` are the shared filters (scope,
+        kind, ...); the default scope is this project's and global. The records are as
+        stored: due-ness reads no anchor and no source file, so a count checks none."""
+        chosen = replace(
+            self.filters(**{"limit": 0, **options}),
+            min_importance=policy.min_importance,
+            raw_resonance=True,
+        )
+        half_lives = self.recall_settings.shape.half_lives
+        return due_for_review(
+            self.store.query(chosen),
+            utcnow(),
+            policy.threshold,
+            policy.min_importance,
+            half_lives,
+        )
+
+    def review_due_count(self, **options: Any) -> int:
+        """How many memories `review` lists with the same `options` under the review
+        policy: the count stats, health, doctor and the home screen show. Reads only."""
+        return len(self.review_queue(self.review_policy, options))
 
     # ---- the embedder and the vector index ----------------------------------------
 
@@ -416,6 +475,51 @@ class Runtime:
         outcome = embedding.embed_records(self.store, self.embedder, records)
         return dict.fromkeys(outcome.failed, outcome.error or "embedding failed")
 
+    def check_embed_profile(self, no_embed: bool) -> None:
+        """A write that will embed sets aside an embedder of another profile than the
+        store's vectors (see settle_profile)."""
+        if self.embed_on_write and not no_embed:
+            self.settle_profile()
+
+    def with_vectors(self, w: Writer, made: Mapping[str, Embedded]) -> None:
+        """Vectors made before a write's transaction, stored in it with their rows.
+
+        Trigger: add and add-batch, whose vectors the write policy makes first. Why:
+        stored by a second transaction after the rows committed, a new memory was for
+        a moment without vectors, and another writer's policy judging a restatement
+        then could not see the two were alike in meaning: both landed. Outcome: rows
+        and vectors commit together; a memory whose embedding failed is embedded after
+        the commit (deferred if it fails again).
+        """
+        if not made or self.embedder is None:
+            return
+        from memlane.write import embedding
+
+        # One read for the chunk, on the transaction's connection (it sees its rows);
+        # Writer.get would lock row by row on a server.
+        records = self.store.query(Filters(ids=tuple(made), any_visibility=True, limit=None))
+        documents = [made[r.id] for r in records]
+        embedding.store_documents(self.store, w, self.embedder, records, documents)
+
+    def reembedded(self, result: WriteResult) -> WriteResult:
+        """Vectors for the memory a write just created or changed; deferred on failure."""
+        if result.id is None:
+            return result
+        failed = self.embed_changed([result.id])
+        return _deferred(result, failed[result.id]) if result.id in failed else result
+
+    def embedded_lines(self, lines: BatchLines, ids: Names) -> BatchLines:
+        """Embed a committed chunk's new memories; a failure marks its lines deferred."""
+        failed = self.embed_changed(ids)
+        if not failed:
+            return lines
+        return [
+            replace(ln, result=_deferred(ln.result, failed[ln.result.id]))
+            if ln.result and ln.result.id in failed
+            else ln
+            for ln in lines
+        ]
+
     def use_embedder(self, embedder: Embedder) -> None:
         """Make `embedder` this runtime's (the store's vectors were just made by it)."""
         self._embedder_source, self._embedder = embedder, embedder
@@ -424,6 +528,14 @@ class Runtime:
     def drop_index(self) -> None:
         """Forget the vector index: the next vector read builds it again."""
         self._index = None
+
+
+def _deferred(result: WriteResult, why: str) -> WriteResult:
+    return replace(
+        result,
+        status=WriteStatus.EMBED_DEFERRED,
+        warnings=(*result.warnings, f"embedding deferred ({why}); run `memlane embed --pending`"),
+    )
 
 
 def _source_checked(record: Record) -> Record:

@@ -3,12 +3,9 @@
 The decisions are pure (lifecycle.consolidate, lifecycle.organize); this mixin reads
 the candidates, guards a run (one at a time, not too often) and writes the plan.
 
-- Single flight: a run holds a lock in the store's meta table, taken by a
-  compare-and-swap (Writer.swap_meta), so of two runs starting at once on either
-  backend exactly one gets it. The other, from any process, is skipped with a notice
-  (exit 0 at the CLI); no rows are ever planned or merged by two runs at once. A
-  crashed run's lock is taken over at once when its process is gone from this
-  machine, and after LOCK_STALE otherwise.
+- Single flight: a run holds the maintenance lock (memlane.locking); a run that
+  finds it held, from any process, is skipped with a notice (exit 0 at the CLI), so
+  no rows are ever planned or merged by two runs at once.
 - Cadence gate: a run is skipped while the last one is recent and the store has
   barely grown (lifecycle.consolidate.cadence_skip); `force` bypasses it. consolidate
   and organize share the gate, the clock and the lock: one maintenance run at a time.
@@ -22,24 +19,18 @@ the candidates, guards a run (one at a time, not too often) and writes the plan.
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import socket
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from datetime import datetime, timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from memlane.errors import Conflict, Invalid
+from memlane.errors import Invalid
 from memlane.facade.core import Core
 from memlane.lazy import lazy_module
+from memlane.locking import busy
 from memlane.model import (
-    OK,
-    WARN,
     Cadence,
-    Check,
     Filters,
     Kind,
     Link,
@@ -71,12 +62,7 @@ else:  # the planning modules and the write path load with the first run: a reca
 
 
 # The store_meta keys consolidate and organize share (two entry points, one clock).
-LOCK_META = "consolidate.lock"
 LAST_RUN_META = "consolidate.last_run"
-# A run holding the lock longer than this is taken to have crashed. A consolidation
-# of MAX_CANDIDATES memories plans in seconds and writes in one transaction, so a
-# live run never comes close; a crashed one blocks maintenance for at most this long.
-LOCK_STALE = timedelta(minutes=30)
 # The reason on the supersedes links that record a keeper's provenance.
 MERGED_LINK = "consolidated"
 SUMMARY_CATEGORY = "summary"
@@ -93,37 +79,6 @@ class MaintenanceReport(msgspec.Struct, frozen=True):
     notice: str | None = None  # why it was skipped, for people
     written: tuple[str, ...] = ()  # summary rows created or refreshed (real organize)
     warnings: tuple[str, ...] = ()
-
-
-class _Holder(msgspec.Struct, frozen=True):
-    token: str
-    at: datetime
-    pid: int
-    operation: str
-    host: str = ""  # the machine the run is on ("": written before hosts were kept)
-
-    def holds(self, now: datetime) -> bool:
-        """Whether the lock is still this run's: taken less than LOCK_STALE ago, by a
-        process that still exists.
-
-        Trigger: a run killed mid-way (SIGKILL, a crash, a closed laptop). Why: its
-        lock would block every maintenance run for LOCK_STALE. Outcome: on the same
-        machine a run whose process is gone holds nothing; a run on another machine
-        (a shared PostgreSQL store) cannot be asked, so LOCK_STALE still bounds it.
-        """
-        if now - self.at >= LOCK_STALE:
-            return False
-        return self.host != socket.gethostname() or _running(self.pid)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        return True
-    return True
 
 
 class _Work(msgspec.Struct, frozen=True):
@@ -201,29 +156,6 @@ class ConsolidateOps(Core):
         ]
         return list(dict.fromkeys(out))
 
-    def maintenance_check(self) -> Check:
-        """`doctor`: whether a consolidate/organize/restore run holds the lock now."""
-        holder = self._holder(utcnow())
-        if holder is None:
-            return Check("maintenance lock", OK, "free")
-        return Check(
-            "maintenance lock",
-            WARN,
-            _busy(holder),
-            f"wait for pid {holder.pid}, or after {LOCK_STALE} it is taken over",
-        )
-
-    @contextmanager
-    def maintenance_lock(self, operation: str = "maintenance") -> Iterator[None]:
-        """Hold the consolidate/organize lock (Conflict while another run holds it)."""
-        token, holder = self._acquire(operation)
-        if token is None:
-            raise Conflict(_busy(holder))
-        try:
-            yield
-        finally:
-            self._release(token)
-
     # ---- a guarded run ----------------------------------------------------------
 
     def _run(
@@ -236,11 +168,13 @@ class ConsolidateOps(Core):
     ) -> MaintenanceReport:
         """Lock, gate, plan, and (unless dry) write: the one path both commands take."""
         verb = "would skip" if dry_run else "skipped"
-        token, holder = (None, self._holder(utcnow())) if dry_run else self._acquire(operation)
-        busy = holder is not None if dry_run else token is None
-        if busy:
+        token, holder = (
+            (None, self.rt.lock.holder(utcnow())) if dry_run else self.rt.lock.acquire(operation)
+        )
+        held = holder is not None if dry_run else token is None
+        if held:
             return MaintenanceReport(
-                operation, dry_run, skipped="lock", notice=f"{verb}: {_busy(holder)}"
+                operation, dry_run, skipped="lock", notice=f"{verb}: {busy(holder)}"
             )
         try:
             gate = None if force else self._gate(cadence)
@@ -250,11 +184,11 @@ class ConsolidateOps(Core):
             planned = work()
             report = MaintenanceReport(operation, dry_run, planned.plan, planned.topics)
             if holder is not None:  # a stale lock, taken over
-                report = replace(report, warnings=(f"took over a stale lock: {_busy(holder)}",))
+                report = replace(report, warnings=(f"took over a stale lock: {busy(holder)}",))
             return report if dry_run else self._write(report, planned)
         finally:
             if token is not None:
-                self._release(token)
+                self.rt.lock.release(token)
 
     def _gate(self, cadence: Cadence) -> str | None:
         return cons.cadence_skip(
@@ -268,43 +202,6 @@ class ConsolidateOps(Core):
             return cons.LastRun(from_text(data["at"]), int(data["live"])) if data else None
         except (ValueError, KeyError, TypeError):  # unreadable: treated as never run
             return None
-
-    def _holder(self, now: datetime) -> _Holder | None:
-        """Who holds the lock now; None when free or when its holder went stale."""
-        held = _read_holder(self.store.meta(LOCK_META))
-        return held if held is not None and held.holds(now) else None
-
-    def _acquire(self, operation: str) -> tuple[str | None, _Holder | None]:
-        """(our token, None) when taken; (None, holder) when another run holds it;
-        (our token, stale holder) when a crashed run's lock was taken over."""
-        token, now = secrets.token_hex(8), utcnow()
-        with self.rt.transaction() as w:
-            raw = self.store.meta(LOCK_META)
-            held = _read_holder(raw)
-            if held is not None and held.holds(now):
-                return None, held
-            stamp = {
-                "token": token,
-                "at": to_text(now),
-                "pid": os.getpid(),
-                "op": operation,
-                "host": socket.gethostname(),
-            }
-            # Trigger: two runs reading a free (or stale) lock at once. Why: SQLite's
-            # BEGIN IMMEDIATE makes read and set one step, but PostgreSQL's READ
-            # COMMITTED lets both read before either writes. Outcome: the set is a
-            # compare-and-swap from the value read; the run that loses it is skipped,
-            # told who won.
-            if not w.swap_meta(LOCK_META, raw, json.dumps(stamp)):
-                return None, _read_holder(self.store.meta(LOCK_META))
-        return token, held
-
-    def _release(self, token: str) -> None:
-        with self.rt.transaction() as w:
-            raw = self.store.meta(LOCK_META)
-            held = _read_holder(raw)
-            if held is not None and held.token == token:
-                w.swap_meta(LOCK_META, raw, "")  # not if a takeover replaced it meanwhile
 
     # ---- planning ---------------------------------------------------------------
 
@@ -485,30 +382,4 @@ def _as_planned(planned: Record, current: Record | None) -> bool:
         current is not None
         and current.live
         and (current.version, current.dedup_hash) == (planned.version, planned.dedup_hash)
-    )
-
-
-def _read_holder(raw: str | None) -> _Holder | None:
-    try:
-        data = json.loads(raw) if raw else None
-        if not data:
-            return None
-        return _Holder(
-            str(data["token"]),
-            from_text(data["at"]),
-            int(data["pid"]),
-            str(data["op"]),
-            str(data.get("host", "")),
-        )
-    except (ValueError, KeyError, TypeError):  # unreadable: nobody holds it
-        return None
-
-
-def _busy(holder: _Holder | None) -> str:
-    if holder is None:
-        return "another consolidate/organize run holds the lock"
-    minutes = int(LOCK_STALE.total_seconds() // 60)
-    return (
-        f"a {holder.operation} run (pid {holder.pid}) has held the lock since "
-        f"{to_text(holder.at)}; a crashed run's lock expires after {minutes} minutes"
     )

@@ -4,23 +4,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from memlane import runtime
 from memlane.lazy import lazy_module
-from memlane.lifecycle.review import ReviewPolicy, due_for_review
-from memlane.model import Filters, Record, Taint, WriteResult, WriteStatus, replace
+from memlane.lifecycle.review import ReviewPolicy
+from memlane.model import Check, Filters, Record, Taint, WriteResult
 from memlane.runtime import (
     BatchLines,
-    Due,
     Names,
     Records,
     Runtime,
 )
 from memlane.scope import Context
 from memlane.store import Store, Writer
-from memlane.timeutil import utcnow
 from memlane.write.settings import Limits, Thresholds
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
@@ -46,14 +43,6 @@ class _OnRuntime(Generic[T]):
 
     def __set__(self, facade: Any, value: T) -> None:
         setattr(facade.rt, self.name, value)
-
-
-def _deferred(result: WriteResult, why: str) -> WriteResult:
-    return replace(
-        result,
-        status=WriteStatus.EMBED_DEFERRED,
-        warnings=(*result.warnings, f"embedding deferred ({why}); run `memlane embed --pending`"),
-    )
 
 
 class Core:
@@ -126,91 +115,35 @@ class Core:
         return self.rt.list(filters, **options)
 
     def _write_context(self) -> WriteContext:
-        return draft.WriteContext(
-            now=utcnow(),
-            new_id=runtime.new_id,
-            agent=self.agent,
-            context=self.context,
-            limits=self.limits,
-            default_taint=self.default_taint,
-        )
-
-    def _review_queue(self, policy: ReviewPolicy, options: Mapping[str, Any]) -> Due:
-        """Live memories this agent may see that are due for review under `policy`, their
-        recall decaying by the recall half-lives, most decayed first: what `review`
-        lists and `review_due_count` counts. `options` are the shared filters (scope,
-        kind, ...); the default scope is this project's and global. The records are as
-        stored: due-ness reads no anchor and no source file, so a count checks none."""
-        chosen = replace(
-            self.filters(**{"limit": 0, **options}),
-            min_importance=policy.min_importance,
-            raw_resonance=True,
-        )
-        half_lives = self.recall_settings.shape.half_lives
-        return due_for_review(
-            self.store.query(chosen),
-            utcnow(),
-            policy.threshold,
-            policy.min_importance,
-            half_lives,
-        )
+        return self.rt.write_context()
 
     def review_due_count(self, **options: Any) -> int:
         """How many memories `review` lists with the same `options` under the review
         policy: the count stats, health, doctor and the home screen show. Reads only."""
-        return len(self._review_queue(self.review_policy, options))
+        return self.rt.review_due_count(**options)
 
     def _pinned(self, record: Record) -> Record:
-        """A record about to be written: a file: source's hash taken (see write.sources)."""
-        from memlane.write.sources import pinned
-
-        recorded = pinned(record.source_ref, Path.cwd())
-        return record if recorded == record.source_hash else replace(record, source_hash=recorded)
+        return self.rt.pinned(record)
 
     def _check_embed_profile(self, no_embed: bool) -> None:
-        """A write that will embed sets aside an embedder of another profile than the
-        store's vectors (see Runtime.settle_profile)."""
-        if self.embed_on_write and not no_embed:
-            self.rt.settle_profile()
+        self.rt.check_embed_profile(no_embed)
 
     def _with_rows(self, w: Writer, made: Mapping[str, Embedded]) -> None:
-        """Vectors made before a write's transaction, stored in it with their rows.
-
-        Trigger: add and add-batch, whose vectors the write policy makes first. Why:
-        stored by a second transaction after the rows committed, a new memory was for
-        a moment without vectors, and another writer's policy judging a restatement
-        then could not see the two were alike in meaning: both landed. Outcome: rows
-        and vectors commit together; a memory whose embedding failed is embedded after
-        the commit (deferred if it fails again).
-        """
-        if not made or self.embedder is None:
-            return
-        from memlane.write import embedding
-
-        # One read for the chunk, on the transaction's connection (it sees its rows);
-        # Writer.get would lock row by row on a server.
-        records = self.store.query(Filters(ids=tuple(made), any_visibility=True, limit=None))
-        documents = [made[r.id] for r in records]
-        embedding.store_documents(self.store, w, self.embedder, records, documents)
+        self.rt.with_vectors(w, made)
 
     def _reembedded(self, result: WriteResult) -> WriteResult:
-        """Vectors for the memory a write just created or changed; deferred on failure."""
-        if result.id is None:
-            return result
-        failed = self.rt.embed_changed([result.id])
-        return _deferred(result, failed[result.id]) if result.id in failed else result
+        return self.rt.reembedded(result)
 
     def _embedded_lines(self, lines: BatchLines, ids: Names) -> BatchLines:
-        """Embed a committed chunk's new memories; a failure marks its lines deferred."""
-        failed = self.rt.embed_changed(ids)
-        if not failed:
-            return lines
-        return [
-            replace(ln, result=_deferred(ln.result, failed[ln.result.id]))
-            if ln.result and ln.result.id in failed
-            else ln
-            for ln in lines
-        ]
+        return self.rt.embedded_lines(lines, ids)
 
     def _commit_version(self, w: Writer, old: Record, new: Record, reason: str) -> Record:
-        return pipeline.revise(w, old, new, reason, self.agent)
+        return self.rt.commit_version(w, old, new, reason)
+
+    def maintenance_lock(self, operation: str = "maintenance") -> AbstractContextManager[None]:
+        """Hold the maintenance lock (Conflict while another run holds it)."""
+        return self.rt.lock.held(operation)
+
+    def maintenance_check(self) -> Check:
+        """`doctor`: whether a maintenance run holds the lock now."""
+        return self.rt.lock.check()

@@ -86,7 +86,7 @@ class LifecycleOps(Core):
             policy.threshold if threshold is None else threshold,
             policy.min_importance if min_importance is None else min_importance,
         )
-        due = self._review_queue(chosen, options)
+        due = self.rt.review_queue(chosen, options)
         due = due[:limit] if limit else due
         read = self.rt.as_read([record for record, _ in due])  # as shown: sources checked
         return [(record, p) for record, (_, p) in zip(read, due, strict=True)]
