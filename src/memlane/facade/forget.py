@@ -3,13 +3,12 @@ every memory derived from it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from memlane.errors import Invalid
-from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.model import (
     VERSIONED_FIELDS,
@@ -20,6 +19,7 @@ from memlane.model import (
     is_derivation,
     replace,
 )
+from memlane.runtime import Runtime
 from memlane.store import Writer
 
 if TYPE_CHECKING:
@@ -51,8 +51,16 @@ class _Copies(msgspec.Struct):
     hidden: set[str] = msgspec.field(default_factory=set)  # another owner's private copies
 
 
-class ForgetOps(Core):
+# Writes again without them every pack file that held these memories: (written, warnings).
+RewritePacks = Callable[[Collection[str]], tuple[list[str], list[str]]]
+
+
+class Forgetting:
     """Removal without a trace: only a journal line (who, when, why) stays."""
+
+    def __init__(self, rt: Runtime, rewrite_packs: RewritePacks) -> None:
+        self.rt = rt
+        self.rewrite_packs = rewrite_packs
 
     def delete(self, memory_id: str) -> Forgotten:
         """Remove a memory from every table and index; the journal keeps one line, no content."""
@@ -64,29 +72,30 @@ class ForgetOps(Core):
         """Remove a memory from every table and index: content, versions, keyword index,
         vectors and chunks (the vector index file is rebuilt), links, mentions (and
         entities only it named), the wake log; and its sentences from every memory
-        derived from it (see `Forgotten`). The journal keeps one line: who, when, and
+        derived from it (see `Forgotten`); every pack file that held any of them is
+        written again without them. The journal keeps one line: who, when, and
         `reason`, which must not repeat the content."""
         with self.rt.transaction() as w:
             record = self.rt.read(w, memory_id)
             done, hidden = self._forget(w, [record], operation, reason)
-        return _told(self._after_forget(done), hidden)
+        return self._packs_after(_told(self._after_forget(done), hidden))
 
     def forget_scope(
         self, scope: str, *, confirm: bool = False, reason: str | None = None
     ) -> Forgotten:
         """Forget every memory of one scope (a project's with its branches) this agent
         may see, whatever its state, in one transaction: the public ones and its own
-        private ones, never another owner's. Without `confirm`, Invalid saying how many
-        it would forget."""
+        private ones, never another owner's; the pack files that held any of them are
+        written again. Without `confirm`, Invalid saying how many it would forget."""
         if scope.strip().lower() in ("", "all"):
             raise Invalid("forget --scope needs one scope (not all)")
-        [name] = self.filters(scope=scope).scopes or [scope]
-        covered = tuple(s for s in self.store.scopes() if s == name or s.startswith(f"{name}@"))
-        ids = self.store.admitted(
+        [name] = self.rt.filters(scope=scope).scopes or [scope]
+        covered = tuple(s for s in self.rt.store.scopes() if s == name or s.startswith(f"{name}@"))
+        ids = self.rt.store.admitted(
             Filters(
                 scopes=covered,
-                viewer=self.agent,
-                include_private=self.agent is not None,
+                viewer=self.rt.agent,
+                include_private=self.rt.agent is not None,
                 include_superseded=True,
                 limit=None,
             )
@@ -96,7 +105,11 @@ class ForgetOps(Core):
         with self.rt.transaction() as w:
             records = [r for r in (w.get(i) for i in ids) if r is not None]
             done, hidden = self._forget(w, records, "forget", reason)
-        return _told(self._after_forget(done), hidden)
+        return self._packs_after(_told(self._after_forget(done), hidden))
+
+    def _packs_after(self, done: Forgotten) -> Forgotten:
+        written, warnings = self.rewrite_packs({*done.ids, *done.removed, *done.scrubbed})
+        return replace(done, packs=tuple(written), warnings=tuple(warnings))
 
     def _forget(
         self, w: Writer, records: Sequence[Record], operation: str, reason: str | None
@@ -107,13 +120,15 @@ class ForgetOps(Core):
         copies = self._scrub_copies(w, records, ids)
         for memory_id in [*ids, *copies.removed]:
             w.delete(memory_id)
-        w.journal(operation, sorted(ids), self.agent, _reason(reason))
+        w.journal(operation, sorted(ids), self.rt.agent, _reason(reason))
         if copies.scrubbed:
-            w.journal("forget.scrub", sorted(copies.scrubbed), self.agent, "forgotten text removed")
+            w.journal(
+                "forget.scrub", sorted(copies.scrubbed), self.rt.agent, "forgotten text removed"
+            )
         # A deleted memory's journal line shows to whoever wrote it: the line of another
         # owner's private copy names no actor, so it shows to no one.
         for actor, gone in (
-            (self.agent, [i for i in copies.removed if i not in copies.hidden]),
+            (self.rt.agent, [i for i in copies.removed if i not in copies.hidden]),
             (None, [i for i in copies.removed if i in copies.hidden]),
         ):
             if gone:
@@ -130,7 +145,7 @@ class ForgetOps(Core):
         vectors until rebuilt, removed; the copies that changed embedded again."""
         from memlane.retrieve.vectors import index_path
 
-        path = index_path(self.store.location)
+        path = index_path(self.rt.store.location)
         if path is not None:
             path.unlink(missing_ok=True)
         self.rt.drop_index()
@@ -157,7 +172,7 @@ class ForgetOps(Core):
     def _derived_from(self, memory_id: str) -> list[str]:
         return [
             link.source
-            for link in self.store.links(memory_id)
+            for link in self.rt.store.links(memory_id)
             if link.target == memory_id and is_derivation(link)
         ]
 
@@ -185,8 +200,8 @@ class ForgetOps(Core):
             return True
         title = scrubbing.scrub(derived.title, text, kept) or normalize.derive_title(body)
         new = replace(derived, title=title, body=body, dedup_hash=normalize.dedup_hash(title, body))
-        self._commit_version(w, derived, new, "forget: forgotten text removed")
-        for version in self.store.versions(derived.id):
+        self.rt.commit_version(w, derived, new, "forget: forgotten text removed")
+        for version in self.rt.store.versions(derived.id):
             self._scrub_version(w, version, text, kept)
         copies.scrubbed[derived.id] = w.get(derived.id) or new
         return True
@@ -195,11 +210,11 @@ class ForgetOps(Core):
         """The texts a derived memory was made from, but those being forgotten; for a
         consolidation keeper, also its own first text (it said that before it absorbed)."""
         out = []
-        for link in self.store.links(memory_id):
+        for link in self.rt.store.links(memory_id):
             if link.source != memory_id or not is_derivation(link):
                 continue
             if link.type is LinkType.SUPERSEDES and (link.reason or "").startswith("consolidated"):
-                first = next(iter(self.store.versions(memory_id)), None)
+                first = next(iter(self.rt.store.versions(memory_id)), None)
                 if first is not None:
                     out.append(f"{first.fields.get('title', '')}\n{first.fields.get('body', '')}")
             if link.target not in ids:

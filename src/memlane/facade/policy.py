@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memlane.errors import Invalid, MemlaneError
-from memlane.facade.core import Core
 from memlane.graph.entities import STOPWORDS
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -23,16 +21,8 @@ from memlane.model import (
     replace,
     worst_taint,
 )
+from memlane.runtime import Runtime
 from memlane.timeutil import utcnow
-from memlane.write.anchors import (
-    ANCHOR_HIGH,
-    ANCHOR_LOW,
-    AUTO_REASON,
-    MAX_ANCHORS,
-    AnchorPlan,
-    plan_anchors,
-    text_jaccard,
-)
 from memlane.write.settings import Thresholds
 
 if TYPE_CHECKING:
@@ -129,28 +119,32 @@ class Batch(msgspec.Struct):
         return None if doc is None or vector is None else float(vector @ doc.entry)
 
 
-class PolicyOps(Core):
-    """Near-duplicates, contradictions and conflicts on write."""
+class WritePolicy:
+    """Near-duplicates, contradictions and conflicts on write: what the decisions
+    (write.dedup) are made from, and what a refresh or a contradiction writes."""
 
-    def _embed_drafts(self, records: Sequence[Record | None]) -> list[Embedded | None]:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    def embed_drafts(self, records: Sequence[Record | None]) -> list[Embedded | None]:
         """Vectors for records about to be written, in one bulk call (None: not
         embedded now; the write lands anyway and embedding is retried after it)."""
         wanted = [i for i, r in enumerate(records) if r is not None]
         out: list[Embedded | None] = [None] * len(records)
-        if not wanted or not self.embed_on_write or self.embedder is None:
+        if not wanted or not self.rt.embed_on_write or self.rt.embedder is None:
             return out
         from memlane.write.embedding import embed_documents
 
         texts = [normalize.document_text(r) for r in records if r is not None]
         try:
-            documents = embed_documents(self.embedder, texts)
+            documents = embed_documents(self.rt.embedder, texts)
         except Exception:  # a failing model never fails a write: it is retried after
             return out
         for i, doc in zip(wanted, documents, strict=True):
             out[i] = doc
         return out
 
-    def _look(self, drafts: Sequence[tuple[Record, Embedded | None]]) -> Looked | None:
+    def look(self, drafts: Sequence[tuple[Record, Embedded | None]]) -> Looked | None:
         """The stored neighbours of memories about to be written, read before their
         transaction (None: the store cannot say what changes meanwhile).
 
@@ -158,10 +152,10 @@ class PolicyOps(Core):
         neighbour reads (two keyword searches, the vector index) were most of the time
         a write held the lock while every other writer waited. Outcome: they run
         here, unlocked; the transaction reads again only these neighbours and the
-        memories changed since the mark (see _batch), which it must, since a writer
+        memories changed since the mark (see start), which it must, since a writer
         that committed meanwhile may have added the very fact being written.
         """
-        mark = self.store.change_mark()
+        mark = self.rt.store.change_mark()
         if mark is None:
             return None
         rows = self._snapshot() if any(doc is not None for _, doc in drafts) else None
@@ -173,12 +167,12 @@ class PolicyOps(Core):
 
     def _snapshot(self) -> Snapshot | None:
         """The vector index as of now (None without an embedder)."""
-        if self.embedder is None:
+        if self.rt.embedder is None:
             return None
         index, _ = self.rt.vector_lane()
         return index.snapshot()
 
-    def _batch(self, vectors: bool, looked: Looked | None = None) -> Batch:
+    def start(self, vectors: bool, looked: Looked | None = None) -> Batch:
         """The policy's view at a transaction's start (the index read at most once).
 
         Trigger: every add and add-batch transaction, before its first read. Why: a
@@ -190,21 +184,21 @@ class PolicyOps(Core):
         (a few, each read by id), or, without it or after many changes, the
         neighbours read afresh.
         """
-        self.store.serialize_policy()
+        self.rt.store.serialize_policy()
         if looked is not None:
-            changed = self.store.changed_since(looked.mark, CHANGED_SINCE)
+            changed = self.rt.store.changed_since(looked.mark, CHANGED_SINCE)
             if changed is not None:
                 return Batch(looked=looked.neighbours, changed=tuple(changed))
         return Batch(rows=self._snapshot() if vectors else None)
 
-    def _judge(self, record: Record, doc: Embedded | None, batch: Batch) -> Decision:
+    def judge(self, record: Record, doc: Embedded | None, batch: Batch) -> Decision:
         looked = batch.looked.get(record.id)
         if looked is None or batch.changed is None:
             neighbours = self._stored_neighbours(record, doc, batch.rows)
         else:
             neighbours = self._neighbours_now(record, doc, (*looked, *batch.changed))
-        neighbours += _staged_neighbours(record, doc, batch, self.write_policy)
-        return dedup.decide(normalize.document_text(record), neighbours, self.write_policy)
+        neighbours += _staged_neighbours(record, doc, batch, self.rt.write_policy)
+        return dedup.decide(normalize.document_text(record), neighbours, self.rt.write_policy)
 
     def _neighbours_now(
         self, record: Record, doc: Embedded | None, ids: Sequence[str]
@@ -217,12 +211,12 @@ class PolicyOps(Core):
             ids=tuple(dict.fromkeys(ids)),
             scopes=(record.scope,),
             kinds=(record.kind,),
-            viewer=self.agent,
+            viewer=self.rt.agent,
             include_private=True,
             limit=None,
         )
-        found = [r for r in self.store.query(near) if _same_reach(r, record)]
-        cosines = self._cosines(doc.entry, [r.id for r in found]) if doc is not None else {}
+        found = [r for r in self.rt.store.query(near) if _same_reach(r, record)]
+        cosines = self.cosines(doc.entry, [r.id for r in found]) if doc is not None else {}
         return [dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id)) for r in found]
 
     def _stored_neighbours(
@@ -231,56 +225,56 @@ class PolicyOps(Core):
         near = Filters(
             scopes=(record.scope,),
             kinds=(record.kind,),
-            viewer=self.agent,
+            viewer=self.rt.agent,
             include_private=True,
             limit=NEIGHBOURS,
         )
         found: dict[str, Record] = {}
         key = key_words(normalize.document_text(record))
         for match in ("all", "most"):
-            for hit in self.store.search(key, near, match):
+            for hit in self.rt.store.search(key, near, match):
                 found.setdefault(hit.record.id, hit.record)
         cosines: dict[str, float] = {}
         if doc is not None and rows is not None:
-            cosines = self._nearest(doc.entry, rows)
+            cosines = self.nearest(doc.entry, rows)
             ids = tuple(i for i in cosines if i not in found)
             if ids:
-                found.update((r.id, r) for r in self.store.query(replace(near, ids=ids)))
+                found.update((r.id, r) for r in self.rt.store.query(replace(near, ids=ids)))
             missing = [i for i in found if i not in cosines]
-            cosines.update(self._cosines(doc.entry, missing))
+            cosines.update(self.cosines(doc.entry, missing))
         return [
             dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id))
             for r in found.values()
             if _same_reach(r, record)
         ]
 
-    def _nearest(self, vector: Any, rows: Snapshot, k: int = NEIGHBOURS) -> dict[str, float]:
+    def nearest(self, vector: Any, rows: Snapshot, k: int = NEIGHBOURS) -> dict[str, float]:
         """{id: cosine} of the nearest memories: the index as of the transaction's
         start, and the memories whose vectors changed since, compared one by one."""
         cosines = {h.memory_id: h.score for h in rows.search(vector, k)}
-        changed = self.store.vector_changes(rows.change, CHANGED_SINCE)
+        changed = self.rt.store.vector_changes(rows.change, CHANGED_SINCE)
         if changed is None:  # many writes since: catch the index up once
             index, _ = self.rt.vector_lane()
             return {h.memory_id: h.score for h in index.search(vector, k)}
-        cosines.update(self._cosines(vector, changed[1]))
+        cosines.update(self.cosines(vector, changed[1]))
         return cosines
 
-    def _cosines(self, vector: Any, ids: Sequence[str]) -> dict[str, float]:
+    def cosines(self, vector: Any, ids: Sequence[str]) -> dict[str, float]:
         """{id: cosine} of these memories' current vectors (best chunk) with `vector`."""
-        if not ids or self.embedder is None:
+        if not ids or self.rt.embedder is None:
             return {}
         import numpy as np
 
         from memlane.embed.blob import from_blobs
 
         out: dict[str, float] = {}
-        signature, dim = self.embedder.profile.signature, self.embedder.dimension
-        for memory_id, _, blob in self.store.vectors(signature, ids):
+        signature, dim = self.rt.embedder.profile.signature, self.rt.embedder.dimension
+        for memory_id, _, blob in self.rt.store.vectors(signature, ids):
             score = float(np.dot(from_blobs([blob], dim)[0], vector))
             out[memory_id] = max(score, out.get(memory_id, -1.0))
         return out
 
-    def _refresh(self, w: Writer, record: Record, decision: Decision) -> WriteResult:
+    def refresh(self, w: Writer, record: Record, decision: Decision) -> WriteResult:
         """The same fact restated: the existing memory is refreshed instead (newer,
         the higher importance, a little more trusted); no row is added. Restated in
         another session, the memory is sighted there: that session's view holds it."""
@@ -297,7 +291,7 @@ class PolicyOps(Core):
             taint=worst_taint(old.taint, record.taint),  # a fold never launders its origin
         )
         w.replace(new, None)
-        w.journal("refresh", [old.id], self.agent)
+        w.journal("refresh", [old.id], self.rt.agent)
         return WriteResult(
             id=old.id,
             status=WriteStatus.REFRESHED,
@@ -305,7 +299,7 @@ class PolicyOps(Core):
             similarity=decision.similarity,
         )
 
-    def _contradict(self, w: Writer, new: Record, decision: Decision) -> None:
+    def contradict(self, w: Writer, new: Record, decision: Decision) -> None:
         """A statement and its negation both stay: linked `contradicts` both ways, the
         older one a little less trusted (the new one landed with its trust lowered)."""
         old = self.rt.live(w, decision.target or "")
@@ -324,116 +318,6 @@ class PolicyOps(Core):
                     new.created_at,
                 )
             )
-
-    # ---- auto-anchors ----------------------------------------------------------------
-
-    def auto_anchor(
-        self,
-        memory_id: str | None = None,
-        *,
-        threshold: float = ANCHOR_LOW,
-        max_anchors: int = MAX_ANCHORS,
-        dry_run: bool = False,
-        fill: bool = False,
-    ) -> list[tuple[str, AnchorPlan]]:
-        """Anchor one memory (or every live one this agent may see) to its neighbours in
-        [threshold, 0.95] and prune automatic anchors that fell out; `fill`: only those
-        without anchors; `dry_run`: plan only. The plans, by memory id."""
-        if not 0.0 <= threshold <= ANCHOR_HIGH:
-            raise Invalid(f"--threshold must be between 0 and {ANCHOR_HIGH}")
-        if max_anchors < 0:
-            raise Invalid("--max-anchors must not be negative")
-        if memory_id is not None:
-            targets = [self.rt.read(self.store, memory_id)]
-        else:
-            mine = self.agent is not None  # an anonymous reader has no private memories
-            targets = self.store.query(self.filters(scope="all", include_private=mine, limit=0))
-        plans = []
-        for record in targets:
-            if fill and record.anchors:
-                continue
-            plan = self._anchor_plan(record, threshold, max_anchors)
-            if not dry_run and plan.changes:
-                with self.rt.transaction() as w:
-                    self._write_anchors(w, record, plan)
-            plans.append((record.id, plan))
-        return plans
-
-    def _auto_anchored(self, result: WriteResult) -> WriteResult:
-        """After a write that landed: its memory's automatic anchors, kept current. A
-        failure here never fails the write (it is reported).
-
-        Trigger: every add. Why: planning reads the memory's links and its nearest
-        neighbours, which no other writer should wait for. Outcome: the plan is made
-        before the transaction; the transaction only checks the memory is still live
-        and writes the links that change (a link written twice is written once).
-        """
-        if not result.landed or result.id is None:
-            return result
-        try:
-            record = self.rt.read(self.store, result.id)
-            plan = self._anchor_plan(record)
-            if plan.changes:
-                with self.rt.transaction() as w:
-                    self._write_anchors(w, self.rt.live(w, record.id), plan)
-        except MemlaneError as exc:
-            return replace(result, warnings=(*result.warnings, f"auto-anchor skipped: {exc}"))
-        return result
-
-    def _anchor_plan(
-        self, record: Record, low: float = ANCHOR_LOW, max_anchors: int = MAX_ANCHORS
-    ) -> AnchorPlan:
-        mine = [x for x in self.store.links(record.id) if x.source == record.id]
-        # Anchors to memories this agent may not see are none of its business: never
-        # planned, named or pruned.
-        anchors = [x for x in mine if x.type is LinkType.ANCHOR and self.rt.visible_id(x.target)]
-        current = {x.target: x.score for x in anchors if x.reason == AUTO_REASON}
-        manual = {x.target for x in anchors if x.reason != AUTO_REASON}
-        similar = {i: s for i, s in self._similar(record, set(current)).items() if i not in manual}
-        return plan_anchors(similar, current, low, ANCHOR_HIGH, max_anchors)
-
-    def _write_anchors(self, w: Writer, record: Record, plan: AnchorPlan) -> None:
-        at = utcnow()
-        for target in plan.prune:
-            w.remove_link(record.id, target, LinkType.ANCHOR)
-        for target, score in plan.add:
-            w.add_link(Link(record.id, target, LinkType.ANCHOR, score, AUTO_REASON, at))
-        self.rt.journal(w, "auto-anchor", record.id)
-
-    def _similar(self, record: Record, also: set[str]) -> dict[str, float]:
-        """Neighbour id -> similarity: cosine of the stored vectors when the memory has
-        them, else token Jaccard with its keyword neighbours (and with `also`). Only live
-        memories of the same scope this agent may see, never itself."""
-        near = Filters(
-            scopes=(record.scope,), viewer=self.agent, include_private=True, limit=NEIGHBOURS
-        )
-        vector = self._entry_vector(record.id)
-        if vector is not None:
-            index, _ = self.rt.vector_lane()
-            scores = self._nearest(vector, index.snapshot(), NEIGHBOURS + 1)
-            scores.update(self._cosines(vector, [i for i in also if i not in scores]))
-            ids = tuple(i for i in scores if i != record.id)
-            kept = self.store.admitted(replace(near, ids=ids, limit=None)) if ids else []
-            return {i: scores[i] for i in kept}
-        text = normalize.document_text(record)
-        found = {h.record.id: h.record for h in self.store.search(key_words(text), near, "most")}
-        found.update(
-            (r.id, r) for r in self.store.query(replace(near, ids=tuple(also), limit=None))
-        )
-        found.pop(record.id, None)
-        return {i: text_jaccard(text, normalize.document_text(r)) for i, r in found.items()}
-
-    def _entry_vector(self, memory_id: str) -> Any:
-        """A memory's current entry vector (None: it has none, or there is no embedder)."""
-        if self.embedder is None:
-            return None
-        from memlane.embed.blob import from_blobs
-
-        signature, dim = self.embedder.profile.signature, self.embedder.dimension
-        for _, chunk, blob in self.store.vectors(signature, [memory_id]):
-            if chunk == -1:
-                return from_blobs([blob], dim)[0]
-        return None
 
 
 def contradicting(record: Record) -> Record:
