@@ -229,7 +229,7 @@ def test_the_whole_ritual(vmem, woke):
                                                      (3, 0)]  # fmt: skip
     assert rows[0].chunk_sha256 == ritual.chunk_digest("I am Ada, a careful coding agent.")
     assert rows[0].phrases == ("careful coder",) and rows[0].source == "authored"
-    assert vmem.store.ritual(begun["session"].split(".")[1]).completed_at is not None
+    assert vmem.store.wake.ritual(begun["session"].split(".")[1]).completed_at is not None
     with pytest.raises(Conflict, match="complete"):
         vmem.wake.respond(last["session"], woke["recent"], "again")
 
@@ -308,7 +308,7 @@ def test_only_the_agent_that_began_may_walk_and_tokens_cannot_be_forged(vmem, wo
 def test_sessions_of_an_older_ritual_are_refused(vmem, woke):
     begun = vmem.wake.begin()
     session_id = begun["session"].split(".")[1]
-    old = replace(vmem.store.ritual(session_id), version=1)
+    old = replace(vmem.store.wake.ritual(session_id), version=1)
     with vmem.store.write() as w:
         w.put_ritual(old)
     with pytest.raises(Invalid, match="older ritual"):
@@ -420,7 +420,7 @@ def test_scoring_without_an_embedder_leaves_rows_pending(vmem, woke, db_path):
     walk(vmem, vmem.wake.begin(wake=1), ["careful coder"])
     with Memory.open(db_path, agent=AGENT) as plain, pytest.raises(Unavailable):
         plain.wake.score()
-    assert vmem.store.guesses(AGENT, pending=True) != []
+    assert vmem.store.wake.guesses(AGENT, pending=True) != []
 
 
 def test_cli_ritual_and_terminal_only_reports(run, tmp_path):
@@ -476,7 +476,7 @@ def test_wake_requires_an_agent(db_path):
 
 def test_ritual_state_is_a_plain_record(vmem, woke):
     begun = vmem.wake.begin()
-    stored = vmem.store.ritual(begun["session"].split(".")[1])
+    stored = vmem.store.wake.ritual(begun["session"].split(".")[1])
     assert isinstance(stored, WakeRitual)
     assert [i for i, _ in stored.sequence] == [woke["who"], woke["long"], woke["recent"]]
 

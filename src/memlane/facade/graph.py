@@ -217,7 +217,7 @@ class Graph:
         if limit is not None and limit < 0:
             raise Invalid("--limit must not be negative")
         self.rt.entities_current()
-        return self.rt.store.entities(self.rt.agent, chosen, limit or None)
+        return self.rt.store.entities.listing(self.rt.agent, chosen, limit or None)
 
     def entity(self, name: str) -> Entity:
         """The entity a name (any of its aliases, in any case or spelling) refers to."""
@@ -225,7 +225,7 @@ class Graph:
         if not alias:
             raise Invalid(f"{name!r} names no entity: it has no letters or digits")
         self.rt.entities_current()
-        found = self.rt.store.entity(alias, self.rt.agent)
+        found = self.rt.store.entities.find(alias, self.rt.agent)
         if found is None:
             raise NotFound(f"no entity {name!r}")
         return found
@@ -237,12 +237,12 @@ class Graph:
 
     def _named_by(self, record: Record) -> list[Entity]:
         self.rt.entities_current()
-        return self.rt.store.entities_of(record.id, self.rt.agent)
+        return self.rt.store.entities.of_memory(record.id, self.rt.agent)
 
     def mentioning(self, name: str, limit: int = SHOW_LIMIT) -> tuple[Entity, Records]:
         """An entity and the live memories this agent may see that name it, newest first."""
         found = self.entity(name)
-        [match] = self.rt.store.mentioned([found.aliases[0]], _SHOW_CAP)
+        [match] = self.rt.store.entities.mentioned([found.aliases[0]], _SHOW_CAP)
         filters = self.rt.filters(scope="all", include_private=self.rt.agent is not None)
         filters = replace(filters, ids=match.memory_ids, limit=limit or None)
         return found, self.rt.store.query(filters)

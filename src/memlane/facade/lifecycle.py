@@ -127,7 +127,7 @@ class LifecycleOps(Core):
 
     def reminders(self, *, include_dismissed: bool = False) -> list[Reminder]:
         """This agent's reminders, soonest first (pending only unless asked)."""
-        return self.store.reminders(self.agent, include_dismissed)
+        return self.store.reminders.of(self.agent, include_dismissed)
 
     def due_reminders(self) -> list[Reminder]:
         """This agent's pending reminders whose time has come: what a session-start

@@ -123,7 +123,7 @@ class Wake:
             return []
         if wake < 1:
             raise Invalid("--wake must be a positive number")
-        logged = {g.wake for g in self.rt.store.guesses(agent) if g.wake is not None}
+        logged = {g.wake for g in self.rt.store.wake.guesses(agent) if g.wake is not None}
         if wake in logged and not force:
             raise Conflict(f"wake {wake} already has logged guesses; pass --force-wake to reuse it")
         top = max(logged, default=None)
@@ -233,7 +233,7 @@ class Wake:
         return response
 
     def _ritual(self, session_id: str, agent: str) -> WakeRitual:
-        session = self.rt.store.ritual(session_id)
+        session = self.rt.store.wake.ritual(session_id)
         if session is None:
             raise NotFound(f"no wake session {session_id}")
         if session.version != ritual.RITUAL_VERSION:
@@ -300,7 +300,7 @@ class Wake:
         return response, advanced if more else next_bloom
 
     def _ritual_summary(self, session: WakeRitual) -> Response:
-        rows = self.rt.store.guesses(session.agent, session_id=session.id)
+        rows = self.rt.store.wake.guesses(session.agent, session_id=session.id)
         return ritual.summary(((g.source, g.bucket) for g in rows), session.step - len(rows))
 
     # ---- the guess log -----------------------------------------------------------------
@@ -313,7 +313,7 @@ class Wake:
         from memlane.lifecycle import wake_scores as scoring
 
         agent = self._waking_agent()
-        pending = self.rt.store.guesses(agent, pending=True)
+        pending = self.rt.store.wake.guesses(agent, pending=True)
         if not pending:
             return 0, 0
         embedder = self.rt.vector_lane()[1]
@@ -340,7 +340,7 @@ class Wake:
         from memlane.embed.blob import from_blobs
         from memlane.lifecycle.wake_scores import Scored
 
-        vectors = self.rt.store.guess_vectors(agent)
+        vectors = self.rt.store.wake.guess_vectors(agent)
         return [
             Scored(
                 g.memory_id,
@@ -350,7 +350,7 @@ class Wake:
                 from_blobs([vectors[key]], len(vectors[key]) // 4)[0],
                 g.created_at,
             )
-            for g in self.rt.store.guesses(agent, pending=False)
+            for g in self.rt.store.wake.guesses(agent, pending=False)
             if (key := (g.session_id, g.step)) in vectors
         ]
 
@@ -387,7 +387,7 @@ class Wake:
             text = " ".join(phrase.split())
             key = hashlib.sha256(f"{embedder.profile.signature}\n{text}".encode()).hexdigest()
             try:
-                cached = self.rt.store.phrase_vector(key)
+                cached = self.rt.store.wake.phrase_vector(key)
             except MemlaneError:
                 cached = None
             if cached is not None and len(cached) == 4 * embedder.dimension:
@@ -406,13 +406,13 @@ class Wake:
         rituals newest first (`limit` of them), or everything."""
         agent = self._waking_agent()
         if memory_id is not None:
-            rows = self.rt.store.guesses(agent, memory_id=self.rt.resolve(memory_id))
+            rows = self.rt.store.wake.guesses(agent, memory_id=self.rt.resolve(memory_id))
             return list(reversed(rows))[:limit]
-        rows = self.rt.store.guesses(agent, wake=wake)
+        rows = self.rt.store.wake.guesses(agent, wake=wake)
         return sorted(rows, key=lambda g: (g.created_at, g.session_id, g.step))
 
     def latest_scored(self) -> int | None:
         """The most recent wake with scored rows (report's default)."""
-        rows = self.rt.store.guesses(self._waking_agent(), pending=False)
+        rows = self.rt.store.wake.guesses(self._waking_agent(), pending=False)
         numbered = [g for g in rows if g.wake is not None]
         return numbered[-1].wake if numbered else None

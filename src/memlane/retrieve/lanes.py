@@ -226,7 +226,7 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
     names = set(asked.names)
     cap = filters.limit or MIN_POOL
     weight: dict[str, float] = defaultdict(float)
-    for match in store.mentioned(asked.all, cap):
+    for match in store.entities.mentioned(asked.all, cap):
         if match.common or not match.memory_ids:
             continue
         if match.alias not in names and match.kind is EntityKind.PERSON_OR_NAME:

@@ -17,8 +17,6 @@ import msgspec
 
 from memlane.errors import Invalid
 from memlane.model import (
-    Entity,
-    EntityMatch,
     Filters,
     Hit,
     JournalEntry,
@@ -36,9 +34,15 @@ from memlane.model import (
     WakeRitual,
 )
 
-if TYPE_CHECKING:  # numpy loads only when vectors are used
+if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from memlane.store.parts import (  # numpy loads only when vectors are used
+        EntityReads,
+        ReminderReads,
+        WakeReads,
+    )
 
     # A query vector for `Store.nearest`: floats, or a float32 (or float64) array.
     QueryVector: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
@@ -219,6 +223,10 @@ class Store(Protocol):
     """A memlane backend. Chosen by URL; see `memlane.store.open_store`."""
 
     location: str
+    # The feature parts, shared by both backends (memlane.store.parts).
+    wake: WakeReads
+    entities: EntityReads
+    reminders: ReminderReads
     # Opened for reading only (a file this process may not write): reads work, a write
     # fails with one Unavailable, and reads skip what they would count.
     read_only: bool
@@ -299,25 +307,6 @@ class Store(Protocol):
 
     def session(self, session_id: str) -> Session | None: ...
 
-    def ritual(self, session_id: str) -> WakeRitual | None: ...
-
-    def guesses(
-        self,
-        agent: str,
-        *,
-        wake: int | None = None,
-        memory_id: str | None = None,
-        session_id: str | None = None,
-        pending: bool | None = None,
-    ) -> list[WakeGuess]:
-        """One agent's guess log, oldest first, narrowed by wake, memory, session, or
-        scored state (pending True: not yet scored)."""
-
-    def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
-        """The vectors of an agent's scored guesses, by (session, step)."""
-
-    def phrase_vector(self, key: str) -> bytes | None: ...
-
     def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record of a selection as (kind, columns), in a fixed order, read at
         one instant (see memlane.store.sqlite.dump)."""
@@ -332,10 +321,6 @@ class Store(Protocol):
         """Copy the whole store into the new file `dest` at one instant (other writers
         carry on), and say how many memories it held then."""
 
-    def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
-        """`agent`'s reminders (an anonymous caller's when None), soonest first; pending
-        only unless `include_dismissed`."""
-
     def link_ends(self, number: int) -> tuple[str, str] | None:
         """(source, target) of the link numbered `number` ("l-<number>"), if stored."""
 
@@ -347,22 +332,6 @@ class Store(Protocol):
 
     def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
         """Tags on live memories `viewer` may see, with counts."""
-
-    def entities(
-        self, viewer: str | None, kind: str | None = None, limit: int | None = None
-    ) -> list[Entity]:
-        """Entities that live memories `viewer` may see mention, most mentioned first."""
-
-    def entity(self, alias: str, viewer: str | None) -> Entity | None:
-        """The entity with this alias, if a live memory `viewer` may see mentions it."""
-
-    def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
-        """The entities behind these aliases and the memories naming each (at most `cap`;
-        the caller filters them)."""
-
-    def entities_of(self, memory_id: str, viewer: str | None) -> list[Entity]:
-        """The entities a memory names, each with the live memories `viewer` may see
-        that name it, most named first."""
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None

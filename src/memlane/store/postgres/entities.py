@@ -13,16 +13,13 @@ from typing import Any
 
 import psycopg
 
-from memlane.model import EntityMatch, Mention
+from memlane.model import Mention
 from memlane.store.dialect import entities as shared
 from memlane.store.postgres.sql import POSTGRES
 from memlane.timeutil import to_text, utcnow
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 merge = partial(shared.merge_entities, POSTGRES)
-listing = partial(shared.entity_listing, POSTGRES)
-find = partial(shared.find_entity, POSTGRES)
-of_memory = partial(shared.entities_of, POSTGRES)
 
 
 def set_mentions(conn: Conn, mentions: Mapping[str, Sequence[Mention]]) -> None:
@@ -60,12 +57,10 @@ def set_mentions(conn: Conn, mentions: Mapping[str, Sequence[Mention]]) -> None:
         )
 
 
-def mentioned(conn: Conn, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
-    """For each known alias, in the order given, its entity and the memories naming it
-    (at most `cap`; `common` when there are more)."""
-    named = conn.execute(
+def named(conn: Conn, aliases: Sequence[str]) -> list[Any]:
+    """The rows of NAMED_ENTITIES for these aliases, in the order given."""
+    return conn.execute(
         shared.NAMED_ENTITIES
         + "a.alias = ANY(%s::text[]) ORDER BY array_position(%s::text[], a.alias::text)",
         (list(aliases), list(aliases)),
     ).fetchall()
-    return shared.entity_matches(POSTGRES, conn, named, cap)

@@ -21,30 +21,25 @@ from psycopg_pool import ConnectionPool
 
 from memlane.errors import Unavailable
 from memlane.model import (
-    Entity,
-    EntityMatch,
     Filters,
     Hit,
     JournalEntry,
     Link,
     Record,
     RegistryEntry,
-    Reminder,
     Session,
     Stats,
     Version,
     Vitals,
-    WakeGuess,
-    WakeRitual,
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
-from memlane.store.dialect import counts, reminders
+from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
+from memlane.store.parts import EntityReads, ReminderReads, WakeReads
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
-from memlane.store.postgres import wake as wake_sql
 from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, PostgresWriter
 from memlane.store.postgres.writer import link_from_row as _link
 from memlane.store.sqlite.rows import COLUMNS, row_reader, version_columns
@@ -167,6 +162,10 @@ class PostgresStore:
             raise Unavailable(f"cannot open {self.location}: {exc}") from None
         self._local = threading.local()
         self._indexed: set[int] = set()
+        # The feature parts read on the write transaction's connection or the pool's.
+        self.wake = WakeReads(sql.POSTGRES, self._conn)
+        self.entities = EntityReads(sql.POSTGRES, self._conn, entity_sql.named)
+        self.reminders = ReminderReads(sql.POSTGRES, self._conn)
 
     # ---- connections and transactions ----------------------------------------------
 
@@ -630,32 +629,6 @@ class PostgresStore:
             ).fetchone()
         return _session(row) if row else None
 
-    def ritual(self, session_id: str) -> WakeRitual | None:
-        with self._conn() as conn:
-            return wake_sql.ritual(conn, session_id)
-
-    def guesses(
-        self,
-        agent: str,
-        *,
-        wake: int | None = None,
-        memory_id: str | None = None,
-        session_id: str | None = None,
-        pending: bool | None = None,
-    ) -> list[WakeGuess]:
-        with self._conn() as conn:
-            return wake_sql.guesses(
-                conn, agent, wake=wake, memory_id=memory_id, session_id=session_id, pending=pending
-            )
-
-    def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
-        with self._conn() as conn:
-            return wake_sql.guess_vectors(conn, agent)
-
-    def phrase_vector(self, key: str) -> bytes | None:
-        with self._conn() as conn:
-            return wake_sql.phrase_vector(conn, key)
-
     def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._conn() as conn:
             yield from dump_sql.dump(conn, self.location, selection)
@@ -675,10 +648,6 @@ class PostgresStore:
             "e.g. `pg_dump --format=custom --file memlane.dump <url>` (and pg_restore), "
             "or take a portable copy with `memlane export`"
         )
-
-    def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
-        with self._conn() as conn:
-            return reminders.reminders(sql.POSTGRES, conn, agent, include_dismissed)
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         with self._conn() as conn:
@@ -710,24 +679,6 @@ class PostgresStore:
                 {"viewer": viewer, "cat": category},
             ).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
-
-    def entities(
-        self, viewer: str | None, kind: str | None = None, limit: int | None = None
-    ) -> list[Entity]:
-        with self._conn() as conn:
-            return entity_sql.listing(conn, viewer, kind, limit)
-
-    def entity(self, alias: str, viewer: str | None) -> Entity | None:
-        with self._conn() as conn:
-            return entity_sql.find(conn, alias, viewer)
-
-    def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
-        with self._conn() as conn:
-            return entity_sql.mentioned(conn, aliases, cap)
-
-    def entities_of(self, memory_id: str, viewer: str | None) -> list[Entity]:
-        with self._conn() as conn:
-            return entity_sql.of_memory(conn, memory_id, viewer)
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None

@@ -10,8 +10,4 @@ from functools import partial
 from memlane.store.dialect import wake as shared
 from memlane.store.postgres.sql import POSTGRES
 
-ritual = partial(shared.ritual, POSTGRES)
-guesses = partial(shared.guesses, POSTGRES)
-guess_vectors = partial(shared.guess_vectors, POSTGRES)
-phrase_vector = partial(shared.phrase_vector, POSTGRES)
 forget_memory = partial(shared.forget_memory, POSTGRES)

@@ -14,15 +14,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from memlane.model import EntityMatch, Mention
+from memlane.model import Mention
 from memlane.store.dialect import entities as shared
 from memlane.store.sqlite.sql import SQLITE
 from memlane.timeutil import to_text, utcnow
 
 merge = partial(shared.merge_entities, SQLITE)
-listing = partial(shared.entity_listing, SQLITE)
-find = partial(shared.find_entity, SQLITE)
-of_memory = partial(shared.entities_of, SQLITE)
 
 
 def set_mentions(conn: sqlite3.Connection, mentions: Mapping[str, Sequence[Mention]]) -> None:
@@ -49,12 +46,7 @@ def set_mentions(conn: sqlite3.Connection, mentions: Mapping[str, Sequence[Menti
     )
 
 
-def mentioned(conn: sqlite3.Connection, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
-    """For each known alias, its entity and the memories naming it (at most `cap`;
-    `common` when there are more). Reads at most cap + 1 rows per entity."""
-    return shared.entity_matches(SQLITE, conn, _named(conn, aliases), cap)
-
-
-def _named(conn: sqlite3.Connection, aliases: Sequence[str]) -> Iterator[Any]:
+def named(conn: sqlite3.Connection, aliases: Sequence[str]) -> Iterator[Any]:
+    """The rows of NAMED_ENTITIES for these aliases."""
     for test, part in SQLITE.among("a.alias", aliases):
         yield from conn.execute(shared.NAMED_ENTITIES + test, part).fetchall()

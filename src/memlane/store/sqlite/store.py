@@ -21,8 +21,6 @@ import msgspec
 from memlane.errors import Invalid, MemlaneError, NotFound, StoreDamaged, Unavailable
 from memlane.files import private_dirs
 from memlane.model import (
-    Entity,
-    EntityMatch,
     Filters,
     Hit,
     JournalEntry,
@@ -31,20 +29,18 @@ from memlane.model import (
     Mention,
     Record,
     RegistryEntry,
-    Reminder,
     Session,
     Stats,
     Version,
     Vitals,
-    WakeGuess,
-    WakeRitual,
     effective_resonance,
 )
 from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
-from memlane.store.dialect import counts, reminders
+from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
+from memlane.store.parts import EntityReads, ReminderReads, WakeReads
 from memlane.store.sqlite import backup, faults, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
@@ -426,6 +422,11 @@ class SQLiteStore:
         turns = None if lent or _draft else lock_path(self.location)
         self._turns = Turns(turns) if turns is not None else None
         self.schema_version = self._migrate()
+        # The feature parts read on this store's one connection.
+        borrow = functools.partial(contextlib.nullcontext, self.conn)
+        self.wake = WakeReads(sql.SQLITE, borrow)
+        self.entities = EntityReads(sql.SQLITE, borrow, entity_sql.named)
+        self.reminders = ReminderReads(sql.SQLITE, borrow)
         self._writing = False
         self._wrote = False
         self._side: SQLiteStore | None = None
@@ -810,33 +811,6 @@ class SQLiteStore:
         ).fetchone()
         return _session(row) if row else None
 
-    def ritual(self, session_id: str) -> WakeRitual | None:
-        return wake_sql.ritual(self.conn, session_id)
-
-    def guesses(
-        self,
-        agent: str,
-        *,
-        wake: int | None = None,
-        memory_id: str | None = None,
-        session_id: str | None = None,
-        pending: bool | None = None,
-    ) -> list[WakeGuess]:
-        return wake_sql.guesses(
-            self.conn,
-            agent,
-            wake=wake,
-            memory_id=memory_id,
-            session_id=session_id,
-            pending=pending,
-        )
-
-    def guess_vectors(self, agent: str) -> dict[tuple[str, int], bytes]:
-        return wake_sql.guess_vectors(self.conn, agent)
-
-    def phrase_vector(self, key: str) -> bytes | None:
-        return wake_sql.phrase_vector(self.conn, key)
-
     def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
         return dump_sql.dump(self.conn, selection)
 
@@ -850,9 +824,6 @@ class SQLiteStore:
 
     def snapshot(self, dest: Path) -> Counts:
         return backup.snapshot(self.conn, dest)
-
-    def reminders(self, agent: str | None, include_dismissed: bool = False) -> list[Reminder]:
-        return reminders.reminders(sql.SQLITE, self.conn, agent, include_dismissed)
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         row = self.conn.execute(
@@ -881,20 +852,6 @@ class SQLiteStore:
             params,
         )
         return {str(r[0]): int(r[1]) for r in rows}
-
-    def entities(
-        self, viewer: str | None, kind: str | None = None, limit: int | None = None
-    ) -> list[Entity]:
-        return entity_sql.listing(self.conn, viewer, kind, limit)
-
-    def entity(self, alias: str, viewer: str | None) -> Entity | None:
-        return entity_sql.find(self.conn, alias, viewer)
-
-    def mentioned(self, aliases: Sequence[str], cap: int) -> list[EntityMatch]:
-        return entity_sql.mentioned(self.conn, aliases, cap)
-
-    def entities_of(self, memory_id: str, viewer: str | None) -> list[Entity]:
-        return entity_sql.of_memory(self.conn, memory_id, viewer)
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None

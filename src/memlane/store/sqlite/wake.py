@@ -30,8 +30,4 @@ SCHEMA = (
 )
 
 
-ritual = partial(shared.ritual, SQLITE)
-guesses = partial(shared.guesses, SQLITE)
-guess_vectors = partial(shared.guess_vectors, SQLITE)
-phrase_vector = partial(shared.phrase_vector, SQLITE)
 forget_memory = partial(shared.forget_memory, SQLITE)
