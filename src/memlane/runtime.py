@@ -345,7 +345,7 @@ class Runtime:
         """Refuse an unregistered category (looked up once per transaction)."""
         if category in self._categories:
             return
-        self._categories = {e.key for e in self.store.registry("categories")}
+        self._categories = {e.key for e in self.store.registries.entries("categories")}
         if category not in self._categories:
             near = difflib.get_close_matches(category, sorted(self._categories), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""

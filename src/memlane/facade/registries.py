@@ -20,7 +20,7 @@ class Registries:
 
     def registry(self, name: str) -> Entries:
         _check_registry(name)
-        return self.rt.store.registry(name)
+        return self.rt.store.registries.entries(name)
 
     def register(self, registry: str, key: str, **data: Any) -> RegistryEntry:
         """Add (or update) an entry of a registry: categories, agents, projects, applicability."""
@@ -39,7 +39,7 @@ class Registries:
         """Remove a registry entry; a category still used by any memory is refused."""
         _check_registry(name)
         if name == "categories":
-            used = self.rt.store.usage("category", key, None, everyone=True)
+            used = self.rt.store.registries.usage("category", key, None, everyone=True)
             if used:
                 raise Conflict(f"category {key!r} is used by {used} memories; it stays")
         with self.rt.transaction() as w:
@@ -56,10 +56,10 @@ class Registries:
 
     def usage(self, field: str, value: str) -> int:
         """How many memories this agent may see have `field` equal to `value`."""
-        return self.rt.store.usage(field, value, self.rt.agent)
+        return self.rt.store.registries.usage(field, value, self.rt.agent)
 
     def tags(self, category: str | None = None) -> dict[str, int]:
-        return self.rt.store.tag_counts(self.rt.agent, category)
+        return self.rt.store.registries.tag_counts(self.rt.agent, category)
 
     @staticmethod
     def types(name: str) -> Names:

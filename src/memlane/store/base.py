@@ -34,15 +34,11 @@ from memlane.model import (
     WakeRitual,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy loads only when vectors are used
     import numpy as np
     import numpy.typing as npt
 
-    from memlane.store.parts import (  # numpy loads only when vectors are used
-        EntityReads,
-        ReminderReads,
-        WakeReads,
-    )
+    from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeReads
 
     # A query vector for `Store.nearest`: floats, or a float32 (or float64) array.
     QueryVector: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
@@ -227,6 +223,7 @@ class Store(Protocol):
     wake: WakeReads
     entities: EntityReads
     reminders: ReminderReads
+    registries: RegistryReads
     # Opened for reading only (a file this process may not write): reads work, a write
     # fails with one Unavailable, and reads skip what they would count.
     read_only: bool
@@ -323,15 +320,6 @@ class Store(Protocol):
 
     def link_ends(self, number: int) -> tuple[str, str] | None:
         """(source, target) of the link numbered `number` ("l-<number>"), if stored."""
-
-    def registry(self, registry: str) -> list[RegistryEntry]: ...
-
-    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
-        """How many memories `viewer` may see (`everyone`: any) have `field` (category,
-        project, ...) equal to `value`."""
-
-    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
-        """Tags on live memories `viewer` may see, with counts."""
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None

@@ -1,7 +1,8 @@
 """The feature parts of a store: the reads one feature needs, written once for both
 backends over their `Dialect` and a way to borrow a connection.
 
-A store holds one of each (`store.wake`, `store.entities`, `store.reminders`); the
+A store holds one of each (`store.wake`, `store.entities`, `store.reminders`,
+`store.registries`); the
 Store contract (memlane.store.base) keeps the core reads and writes, which each
 backend implements itself.
 """
@@ -12,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from memlane.model import Entity, EntityMatch, Reminder, WakeGuess, WakeRitual
-from memlane.store.dialect import Dialect
+from memlane.model import Entity, EntityMatch, RegistryEntry, Reminder, WakeGuess, WakeRitual
+from memlane.store.dialect import Dialect, counts
 from memlane.store.dialect import entities as entity_sql
 from memlane.store.dialect import reminders as reminder_sql
 from memlane.store.dialect import wake as wake_sql
@@ -105,3 +106,25 @@ class ReminderReads:
         """The agent's reminders, soonest first (pending ones only unless asked)."""
         with self._borrow() as conn:
             return reminder_sql.reminders(self._d, conn, agent, include_dismissed)
+
+
+class RegistryReads:
+    """The registries (categories, agents, projects, applicability) and what uses them."""
+
+    def __init__(self, d: Dialect, borrow: Borrow) -> None:
+        self._d, self._borrow = d, borrow
+
+    def entries(self, name: str) -> list[RegistryEntry]:
+        """A registry's entries, by key."""
+        with self._borrow() as conn:
+            return counts.registry(self._d, conn, name)
+
+    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
+        """How many memories `viewer` may see (`everyone`: any) have `field` = `value`."""
+        with self._borrow() as conn:
+            return counts.usage(self._d, conn, field, value, viewer, everyone)
+
+    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
+        """Tags of the live memories `viewer` may see, with their counts, most used first."""
+        with self._borrow() as conn:
+            return counts.tag_counts(self._d, conn, viewer, category)

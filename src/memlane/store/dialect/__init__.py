@@ -65,6 +65,8 @@ class Dialect(msgspec.Struct, frozen=True):
     stores_nul: bool  # text may hold NUL characters (PostgreSQL's cannot)
     starts_with: ValueTest  # (column, prefix) -> (test with one mark, its value)
     contains: ValueTest  # (column, text) -> (test with one mark, its value)
+    tag_rows: str  # a memory m's tags as rows j(value), to join: json_each | jsonb_array_...
+    binary: str  # orders text by its bytes, as SQLite does: "" | ' COLLATE "C"'
     tags_any: Callable[[tuple[str, ...], Params], str]  # e.tags holds one of these
     no_tag_prefix: Callable[[tuple[str, ...], Params], str]  # no tag of e.tags starts so
 

@@ -9,9 +9,12 @@ every memory, with `everyone`.
 
 from __future__ import annotations
 
+import json
+
 from memlane.errors import Invalid
-from memlane.model import Kind, Stats, class_of
+from memlane.model import Kind, RegistryEntry, Stats, class_of
 from memlane.store.dialect import Connection, Dialect, Params
+from memlane.timeutil import from_text
 
 _LIVE = "m.superseded_at IS NULL AND m.valid_until IS NULL"
 _INVALIDATED = (
@@ -105,3 +108,28 @@ def usage(
         {"value": value, **_params(viewer, everyone)},
     ).fetchone()
     return int(row[0])
+
+
+def tag_counts(
+    d: Dialect, conn: Connection, viewer: str | None, category: str | None
+) -> dict[str, int]:
+    """How many live memories `viewer` may see carry each tag (of `category`), most
+    used first."""
+    rows = conn.execute(
+        f"SELECT j.value, COUNT(*) FROM memory m, {d.tag_rows} "
+        f"WHERE (m.visibility = 'public' OR m.owner = {d.text('viewer')}) "
+        "AND m.superseded_at IS NULL AND m.valid_until IS NULL "
+        f"AND ({d.text('cat')} IS NULL OR m.category = {d.text('cat')}) "
+        f"GROUP BY j.value ORDER BY COUNT(*) DESC, j.value{d.binary}",
+        {"viewer": viewer, "cat": category},
+    ).fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+def registry(d: Dialect, conn: Connection, name: str) -> list[RegistryEntry]:
+    """A registry's entries, by key."""
+    rows = conn.execute(
+        f"SELECT key, data, created_at FROM registry WHERE registry = {d.mark} ORDER BY key",
+        (name,),
+    ).fetchall()
+    return [RegistryEntry(name, r[0], json.loads(r[1]), from_text(r[2])) for r in rows]

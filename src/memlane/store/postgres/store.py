@@ -26,7 +26,6 @@ from memlane.model import (
     JournalEntry,
     Link,
     Record,
-    RegistryEntry,
     Session,
     Stats,
     Version,
@@ -36,7 +35,7 @@ from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
-from memlane.store.parts import EntityReads, ReminderReads, WakeReads
+from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeReads
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
@@ -166,6 +165,7 @@ class PostgresStore:
         self.wake = WakeReads(sql.POSTGRES, self._conn)
         self.entities = EntityReads(sql.POSTGRES, self._conn, entity_sql.named)
         self.reminders = ReminderReads(sql.POSTGRES, self._conn)
+        self.registries = RegistryReads(sql.POSTGRES, self._conn)
 
     # ---- connections and transactions ----------------------------------------------
 
@@ -655,30 +655,6 @@ class PostgresStore:
                 "SELECT source, target FROM link WHERE seq = %s", (number,)
             ).fetchone()
         return (str(row[0]), str(row[1])) if row else None
-
-    def registry(self, registry: str) -> list[RegistryEntry]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT key, data, created_at FROM registry WHERE registry = %s ORDER BY key",
-                (registry,),
-            ).fetchall()
-        return [RegistryEntry(registry, r[0], json.loads(r[1]), _parse_time(r[2])) for r in rows]
-
-    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
-        with self._conn() as conn:
-            return counts.usage(sql.POSTGRES, conn, field, value, viewer, everyone)
-
-    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT j.value, COUNT(*) FROM memory m, "
-                "jsonb_array_elements_text(m.tags::jsonb) j(value) "
-                "WHERE (m.visibility = 'public' OR m.owner = %(viewer)s::text) "
-                f"AND m.{_LIVE} AND (%(cat)s::text IS NULL OR m.category = %(cat)s::text) "
-                'GROUP BY j.value ORDER BY COUNT(*) DESC, j.value COLLATE "C"',
-                {"viewer": viewer, "cat": category},
-            ).fetchall()
-        return {str(r[0]): int(r[1]) for r in rows}
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None

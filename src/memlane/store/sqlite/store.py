@@ -28,7 +28,6 @@ from memlane.model import (
     LinkType,
     Mention,
     Record,
-    RegistryEntry,
     Session,
     Stats,
     Version,
@@ -40,7 +39,7 @@ from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
-from memlane.store.parts import EntityReads, ReminderReads, WakeReads
+from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeReads
 from memlane.store.sqlite import backup, faults, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
@@ -427,6 +426,7 @@ class SQLiteStore:
         self.wake = WakeReads(sql.SQLITE, borrow)
         self.entities = EntityReads(sql.SQLITE, borrow, entity_sql.named)
         self.reminders = ReminderReads(sql.SQLITE, borrow)
+        self.registries = RegistryReads(sql.SQLITE, borrow)
         self._writing = False
         self._wrote = False
         self._side: SQLiteStore | None = None
@@ -830,28 +830,6 @@ class SQLiteStore:
             "SELECT source, target FROM link WHERE rowid = ?", (number,)
         ).fetchone()
         return (str(row[0]), str(row[1])) if row else None
-
-    def registry(self, registry: str) -> list[RegistryEntry]:
-        rows = self.conn.execute(
-            "SELECT key, data, created_at FROM registry WHERE registry = ? ORDER BY key",
-            (registry,),
-        )
-        return [RegistryEntry(registry, r[0], json.loads(r[1]), _parse_time(r[2])) for r in rows]
-
-    def usage(self, field: str, value: str, viewer: str | None, *, everyone: bool = False) -> int:
-        return counts.usage(sql.SQLITE, self.conn, field, value, viewer, everyone)
-
-    def tag_counts(self, viewer: str | None, category: str | None = None) -> dict[str, int]:
-        where = "AND m.category = ?" if category else ""
-        params = (viewer, category) if category else (viewer,)
-        rows = self.conn.execute(
-            "SELECT j.value, COUNT(*) FROM memory m, json_each(m.tags) j "
-            "WHERE (m.visibility = 'public' OR m.owner = ?) "
-            f"AND m.superseded_at IS NULL AND m.valid_until IS NULL {where} "
-            "GROUP BY j.value ORDER BY COUNT(*) DESC, j.value",
-            params,
-        )
-        return {str(r[0]): int(r[1]) for r in rows}
 
     def journal_entries(
         self, memory_id: str | None = None, limit: int = 100, viewer: str | None = None
