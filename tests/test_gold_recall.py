@@ -48,7 +48,7 @@ from memlane.embed import Embedder, get_embedder
 from memlane.model import WriteStatus
 
 if TYPE_CHECKING:
-    from memlane.retrieve.recall import Extra
+    from memlane.retrieve.result import Extra
     from memlane.retrieve.score import Scored
 
 WRITER_CONTEXT = Context("alpha", "main")

@@ -21,7 +21,7 @@ from memlane import Context, Invalid, Memory
 from memlane.hooks import context, events, extract, gate, host, llm, state, transcript
 from memlane.hooks.transcript import ASSISTANT, USER, Turn
 from memlane.model import Kind, Record, Reminder, Taint, replace
-from memlane.retrieve.recall import RecallResult
+from memlane.retrieve.result import RecallResult
 from memlane.retrieve.score import Scored
 
 ROOT = Path(__file__).resolve().parent

@@ -53,7 +53,7 @@ from memlane.model import (
     WriteResult,
 )
 from memlane.retrieve.explain import Explanation
-from memlane.retrieve.recall import RecallResult
+from memlane.retrieve.result import RecallResult
 from memlane.runtime import Runtime
 from memlane.scope import Context
 

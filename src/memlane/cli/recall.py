@@ -15,7 +15,7 @@ from memlane.retrieve.present import defanged, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation
-    from memlane.retrieve.recall import Extra, RecallResult
+    from memlane.retrieve.result import Extra, RecallResult
 
 
 @in_section("recall")

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from memlane.retrieve.recall import RecallResult
+from memlane.retrieve.result import RecallResult
 from memlane.retrieve.score import Scored
 
 # The bar, tuned on the dev half of the gold set (bench/hook_gate.py --grid: 375 bars,

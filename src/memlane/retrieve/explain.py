@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import msgspec
 
 from memlane.model import Filters, Record
-from memlane.retrieve.recall import RecallResult
+from memlane.retrieve.result import RecallResult
 
 VERDICTS = (
     "not_in_store",

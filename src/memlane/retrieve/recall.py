@@ -14,9 +14,11 @@ import msgspec
 from memlane.model import Filters, Link, Record, replace
 from memlane.retrieve import lanes
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
-from memlane.retrieve.expand import LINK_BUDGET, Neighbour, neighbours
+from memlane.retrieve.expand import LINK_BUDGET, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
 from memlane.retrieve.mmr import diversify
+from memlane.retrieve.result import Extra
+from memlane.retrieve.result import RecallResult as RecallResult
 from memlane.retrieve.score import (
     DEFAULT_SHAPE,
     DEFAULT_WEIGHTS,
@@ -33,31 +35,6 @@ from memlane.store import Store
 if TYPE_CHECKING:
     from memlane.embed import Embedder
     from memlane.retrieve.served import Index
-
-
-class Extra(msgspec.Struct, frozen=True):
-    """A linked neighbour of a result, shown after the results (1-hop expansion)."""
-
-    record: Record
-    neighbour: Neighbour
-
-
-class RecallResult(msgspec.Struct, frozen=True):
-    """The memories that matter for a query, best first, within the budget."""
-
-    hits: tuple[Scored, ...]
-    omitted: int  # ranked within the limit but left out by the token budget
-    tokens_used: int
-    lanes: Mapping[str, int]  # candidates each lane brought
-    extras: tuple[Extra, ...] = ()  # linked neighbours of the hits, within the budget
-    # For --explain: every scored candidate (best first), the ids the caller's
-    # `admit` held back, and those the token budget left out.
-    candidates: tuple[Scored, ...] = ()
-    held_back: tuple[str, ...] = ()
-    budget_dropped: tuple[str, ...] = ()
-    # Lanes that could not run this time, with why (an embedder that is unusable or
-    # failed on the query): the results came from the others.
-    skipped: Mapping[str, str] = {}
 
 
 # Passive reads (hooks inject without being asked) hold back memories less sure than

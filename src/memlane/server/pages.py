@@ -15,7 +15,8 @@ from markdown_it import MarkdownIt
 from memlane.facade.graph import Neighbourhood
 from memlane.model import Record, Version
 from memlane.retrieve.present import changes, facts, interval, titled
-from memlane.retrieve.recall import RecallResult, why
+from memlane.retrieve.recall import why
+from memlane.retrieve.result import RecallResult
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
 

@@ -15,7 +15,7 @@ from memlane.model import Hit, Link, Record, WriteResult
 from memlane.retrieve.present import fenced, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
-    from memlane.retrieve.recall import Extra, RecallResult
+    from memlane.retrieve.result import Extra, RecallResult
 
 JSON = dict[str, Any]
 # What a passive read says when nothing cleared its gate.
