@@ -138,6 +138,10 @@ class SharedWrites:
             )
         return cursor.rowcount == 1
 
+    def _forget_wake(self, memory_id: str) -> None:
+        """A deleted memory's wake guesses and ritual steps (see dialect.wake)."""
+        wake.forget_memory(self.dialect, self._conn, memory_id)
+
     def put_ritual(self, ritual: WakeRitual) -> None:
         wake.put_ritual(self.dialect, self._conn, ritual)
 

@@ -24,7 +24,6 @@ from memlane.model import (
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
-from memlane.store.postgres import wake as wake_sql
 from memlane.store.postgres.schema import POLICY_LOCK
 from memlane.store.postgres.sql import MEMORY_COLUMNS, POSTGRES
 from memlane.store.sqlite.rows import (
@@ -192,7 +191,7 @@ class PostgresWriter(SharedWrites):
             "DELETE FROM memory WHERE id = %(id)s",
         ):
             self._conn.execute(statement, {"id": memory_id})
-        wake_sql.forget_memory(self._conn, memory_id)
+        self._forget_wake(memory_id)
         self._conn.execute(
             "DELETE FROM entity WHERE id = ANY(%s::text[]) "
             "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id)",

@@ -43,7 +43,6 @@ from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeR
 from memlane.store.sqlite import backup, faults, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
-from memlane.store.sqlite import wake as wake_sql
 from memlane.store.sqlite.faults import GuardedConnection
 from memlane.store.sqlite.rows import (
     COLUMNS,
@@ -183,7 +182,7 @@ class SQLiteWriter(SharedWrites):
         self._conn.execute("DELETE FROM mention WHERE memory_id = ?", (memory_id,))
         self._conn.execute("DELETE FROM embedding WHERE memory_id = ?", (memory_id,))
         self._conn.execute("DELETE FROM memory WHERE id = ?", (memory_id,))
-        wake_sql.forget_memory(self._conn, memory_id)
+        self._forget_wake(memory_id)
         # An entity only this memory named would keep its name in the file.
         self._conn.executemany(
             "DELETE FROM entity WHERE id = ? "
