@@ -14,8 +14,10 @@ import pytest
 
 import memlane
 from memlane import Graph, Memory, Registries, Transfer, Wake
+from memlane.facade.recall import Recall
 
-NAMESPACES = (Memory, Graph, Registries, Transfer, Wake)
+# Recall is private on Memory (`Memory._recall`): its flat read methods stand for it.
+NAMESPACES = (Memory, Graph, Recall, Registries, Transfer, Wake)
 # The embedder's type brings numpy with it; importing memlane for a read must not.
 # Hints naming it resolve once it is imported (see test_embedder_hints_resolve_...).
 LOADED_LATER = {"Embedder"}
@@ -46,8 +48,9 @@ def test_every_hint_resolves_at_run_time(cls: type) -> None:
     assert not failed
 
 
-def test_embedder_hints_resolve_with_the_embedder_passed() -> None:
-    for _, fn in _public(Memory):
+@pytest.mark.parametrize("cls", NAMESPACES, ids=lambda c: c.__name__)
+def test_embedder_hints_resolve_with_the_embedder_passed(cls: type) -> None:
+    for _, fn in _public(cls):
         if _names(" ".join(map(str, fn.__annotations__.values()))) & LOADED_LATER:
             typing.get_type_hints(fn, localns={"Embedder": memlane.Embedder})
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -16,18 +16,19 @@ from memlane.model import (
     BatchLine,
     BatchResult,
     Check,
+    EmbedOutcome,
     Filters,
-    Hit,
     Patch,
     Record,
     RegistryEntry,
     Stats,
     Version,
     WriteResult,
-    replace,
 )
+from memlane.retrieve.explain import Explanation
+from memlane.retrieve.result import RecallResult
 from memlane.scope import Context, detect_context
-from memlane.store import EMBED_PROFILE_META, open_store
+from memlane.store import open_store
 from memlane.timeutil import parse_instant, utcnow
 from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
 from memlane.write.settings import Limits
@@ -53,15 +54,16 @@ from memlane.facade.graph import Graph
 from memlane.facade.health import HealthOps
 from memlane.facade.lifecycle import LifecycleOps
 from memlane.facade.pack import PackOps
+from memlane.facade.recall import RECALL_LIMIT, Progress, Recall
 from memlane.facade.reflect import ReflectOps
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import MigrationReport, Transfer
-from memlane.facade.vectors import VectorOps
 from memlane.facade.wake import Wake
 from memlane.facade.writing import Writing
 from memlane.runtime import (
     ID_PREFIX,
     BatchItem,
+    Hits,
     Journal,
     Records,
     Versions,
@@ -90,7 +92,6 @@ def _moved(feature: str, name: str, old: str | None = None) -> Any:
 
 
 class Memory(
-    VectorOps,
     HealthOps,
     LifecycleOps,
     ConsolidateOps,
@@ -355,32 +356,97 @@ class Memory(
             **options,
         )
 
+    @cached_property
+    def _recall(self) -> Recall:
+        return Recall(self.rt)
+
+    def embed(
+        self,
+        memory_id: str | None = None,
+        *,
+        pending: bool = False,
+        all: bool = False,
+        long_only: int | None = None,
+        progress: Progress | None = None,
+    ) -> EmbedOutcome:
+        """Embed one memory, the pending ones, or all live ones (see Recall.embed)."""
+        return self._recall.embed(
+            memory_id, pending=pending, all=all, long_only=long_only, progress=progress
+        )
+
+    def reembed(
+        self, embedder: Embedder, dry_run: bool = False, progress: Progress | None = None
+    ) -> int:
+        """Re-embed every live memory with another profile (see Recall.reembed)."""
+        return self._recall.reembed(embedder, dry_run, progress)
+
+    def search(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        mode: str = "keyword",
+        *,
+        activate: bool = False,
+        **options: Any,
+    ) -> Hits:
+        """Search by keyword, vector or both (see Recall.search)."""
+        return self._recall.search(query, filters, mode, activate=activate, **options)
+
+    def recall(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        *,
+        limit: int = RECALL_LIMIT,
+        max_tokens: int | None = None,
+        passive: bool = False,
+        activate: bool = False,
+        count: bool = True,
+        **options: Any,
+    ) -> RecallResult:
+        """The few memories that matter for `query`, ranked and explained (see Recall.recall)."""
+        return self._recall.recall(
+            query,
+            filters,
+            limit=limit,
+            max_tokens=max_tokens,
+            passive=passive,
+            activate=activate,
+            count=count,
+            **options,
+        )
+
+    def surfaced(self, memory_ids: Sequence[str]) -> None:
+        """Count a passive showing of these memories (see Recall.surfaced)."""
+        self._recall.surfaced(memory_ids)
+
+    def explain(
+        self,
+        query: str,
+        target: str | None = None,
+        filters: Filters | None = None,
+        *,
+        limit: int = RECALL_LIMIT,
+        max_tokens: int | None = None,
+        passive: bool = False,
+        **options: Any,
+    ) -> Explanation:
+        """Why each target surfaced in a recall or not (see Recall.explain)."""
+        return self._recall.explain(
+            query, target, filters, limit=limit, max_tokens=max_tokens, passive=passive, **options
+        )
+
     def hidden_private_count(self, filters: Filters, query: str | None = None) -> int:
         """How many of the viewer's own private memories a public-only read hid."""
-        if self.agent is None or filters.include_private or filters.mine:
-            return 0
-        mine = replace(filters, mine=True, limit=None)
-        found = self.store.search(query, mine) if query else self.store.query(mine)
-        return len(found)
+        return self._recall.hidden_private_count(filters, query)
 
     def chunk_count(self, memory_id: str) -> int:
-        """How many chunk vectors a memory has under the store's embedding profile (0:
-        none, or a body short enough for its entry vector alone)."""
-        record = self.rt.read(self.store, memory_id)
-        profile = self.store.meta(EMBED_PROFILE_META)
-        if not profile:
-            return 0
-        return sum(1 for _, chunk, _ in self.store.vectors(profile, [record.id]) if chunk >= 0)
+        """How many chunk vectors a memory has under the store's embedding profile."""
+        return self._recall.chunk_count(memory_id)
 
     def elsewhere_count(self, filters: Filters, query: str | None = None) -> int:
-        """How many memories the same read finds in the scopes it did not read (0 when
-        it read every scope): what an empty answer from the wrong folder hides."""
-        if filters.scopes is None:
-            return 0
-        inside = set(filters.scopes)
-        everywhere = replace(filters, scopes=None, limit=None)
-        found = self.store.search(query, everywhere) if query else self.store.query(everywhere)
-        return sum(1 for item in found if _scope_of(item) not in inside)
+        """How many memories the same read finds in the scopes it did not read."""
+        return self._recall.elsewhere_count(filters, query)
 
     def history(self, memory_id: str) -> Versions:
         """Every content version, oldest first; the last one is current (valid_until None)."""
@@ -437,7 +503,3 @@ class Memory(
         """`doctor`'s checks of a store that could not be opened: the reason, and what
         a read-only look at its pages finds."""
         return health.diagnose(str(location), problem)
-
-
-def _scope_of(item: Record | Hit) -> str:
-    return item.record.scope if isinstance(item, Hit) else item.scope

@@ -17,8 +17,7 @@ from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_
 from memlane.retrieve.expand import LINK_BUDGET, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
 from memlane.retrieve.mmr import diversify
-from memlane.retrieve.result import Extra
-from memlane.retrieve.result import RecallResult as RecallResult
+from memlane.retrieve.result import Extra, RecallResult
 from memlane.retrieve.score import (
     DEFAULT_SHAPE,
     DEFAULT_WEIGHTS,

@@ -1,4 +1,5 @@
-"""Vectors and ranked reads: embed, reembed, search modes and recall."""
+"""The recall feature: embedding and the vector lane, search, recall and why a memory
+surfaced, and the counts a read shows beside its answer."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Conflict, Invalid, NotFound, Unavailable
-from memlane.facade.core import Core
 from memlane.lazy import lazy_module
-from memlane.model import EmbedOutcome, Filters, Record, replace
+from memlane.model import EmbedOutcome, Filters, Hit, Record, replace
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.filters import query_text, whole
-from memlane.retrieve.recall import RecallResult
-from memlane.runtime import Hits, passive_ok
+from memlane.retrieve.result import RecallResult
+from memlane.runtime import Hits, Runtime, passive_ok
+from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
@@ -32,8 +33,12 @@ RECALL_LIMIT = 10
 EXPLAIN_SEARCH = 500
 
 
-class VectorOps(Core):
-    """Embedding, the vector lane, search and recall."""
+class Recall:
+    """Embedding, the vector lane, search and recall, and the counts a read shows
+    beside its answer (the flat read methods of `Memory`)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def embed(
         self,
@@ -59,11 +64,11 @@ class VectorOps(Core):
             raise Invalid("embed takes exactly one of: an id, --pending, --all")
         embedder = self._need_embedder()
         if memory_id is not None:
-            records = [self.rt.read(self.store, memory_id)]
+            records = [self.rt.read(self.rt.store, memory_id)]
         elif pending:  # its report names them: only those this agent may see
             records = self.rt.unembedded(embedder.profile.signature)
         else:
-            records = self.list(scope="all", limit=0, include_private=self.agent is not None)
+            records = self.rt.list(scope="all", limit=0, include_private=self.rt.agent is not None)
         if long_only is not None:
             records = [r for r in records if _tokens(embedder, r) > long_only]
         return self._embed_all(embedder, records, progress)
@@ -78,7 +83,7 @@ class VectorOps(Core):
         error = None
         for start in range(0, len(records), embedding.EMBED_CHUNK):
             part = records[start : start + embedding.EMBED_CHUNK]
-            outcome = embedding.embed_records(self.store, embedder, part)
+            outcome = embedding.embed_records(self.rt.store, embedder, part)
             done += outcome.embedded
             failed += outcome.failed
             error = error or outcome.error
@@ -87,9 +92,9 @@ class VectorOps(Core):
         return EmbedOutcome(tuple(done), tuple(failed), error)
 
     def _need_embedder(self) -> Embedder:
-        if self.embedder is None:
-            raise Unavailable(f"cannot embed: {self.embed_problem or 'no embedding profile'}")
-        return self.embedder
+        if self.rt.embedder is None:
+            raise Unavailable(f"cannot embed: {self.rt.embed_problem or 'no embedding profile'}")
+        return self.rt.embedder
 
     def reembed(
         self, embedder: Embedder, dry_run: bool = False, progress: Progress | None = None
@@ -101,7 +106,7 @@ class VectorOps(Core):
         """
         from memlane.write import embedding
 
-        records = self.store.query(Filters(any_visibility=True, limit=None))
+        records = self.rt.store.query(Filters(any_visibility=True, limit=None))
         if dry_run:
             return len(records)
         documents: list[Embedded] = []
@@ -112,7 +117,7 @@ class VectorOps(Core):
             )
             if progress is not None:
                 progress(start + len(part), len(records))
-        with self.store.write() as w:
+        with self.rt.store.write() as w:
             w.drop_vectors()
             w.set_meta(embedding.PROFILE_KEY, embedder.profile.signature)
             embedding.put_documents(w, embedder, records, documents)
@@ -135,18 +140,18 @@ class VectorOps(Core):
         from memlane.retrieve import lanes
 
         query = query_text(query)
-        chosen = filters or self.filters(**options)
+        chosen = filters or self.rt.filters(**options)
         if mode not in lanes.MODES:
             raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
         if mode == "keyword":
-            hits = lanes.keyword(self.store, query, chosen)
+            hits = lanes.keyword(self.rt.store, query, chosen)
         else:
             index, embedder = self.rt.vector_lane()
             if mode == "vector":
-                hits = lanes.vector(self.store, index, embedder, query, chosen)
+                hits = lanes.vector(self.rt.store, index, embedder, query, chosen)
             else:
                 self.rt.entities_current()
-                hits = lanes.hybrid(self.store, index, embedder, query, chosen)
+                hits = lanes.hybrid(self.rt.store, index, embedder, query, chosen)
         if activate:
             self.rt.count([h.record.id for h in hits], "activation")
         return list(self._reread(hits))
@@ -173,16 +178,16 @@ class VectorOps(Core):
         from memlane.retrieve.recall import recall
 
         query, limit = query_text(query), whole(limit, "--limit", 1)
-        chosen = filters or self.filters(**options)
+        chosen = filters or self.rt.filters(**options)
         self.rt.entities_current()
         vector_lane, skipped = self._recall_vector_lane()
-        settings = replace(self.recall_settings, limit=limit, max_tokens=max_tokens)
+        settings = replace(self.rt.recall_settings, limit=limit, max_tokens=max_tokens)
         result = recall(
-            self.store,
+            self.rt.store,
             query,
             chosen,
             now=utcnow(),
-            context=self.context,
+            context=self.rt.context,
             options=settings,
             vector_lane=vector_lane,
             admit=partial(passive_ok, floor=settings.passive_floor) if passive else None,
@@ -210,8 +215,8 @@ class VectorOps(Core):
         configured there is nothing to say."""
         from memlane.retrieve.fuse import VECTOR
 
-        if self.embedder is None:
-            return None, {VECTOR: self.embed_problem} if self.embed_problem else {}
+        if self.rt.embedder is None:
+            return None, {VECTOR: self.rt.embed_problem} if self.rt.embed_problem else {}
         try:
             return self.rt.vector_lane(), {}
         except (Conflict, Unavailable) as exc:
@@ -241,7 +246,7 @@ class VectorOps(Core):
         or those whose title or body contains the text (at most EXPLAIN_TARGETS)."""
         from memlane.retrieve.explain import Explanation, judge
 
-        chosen = filters or self.filters(**options)
+        chosen = filters or self.rt.filters(**options)
         result = self.recall(
             query, chosen, limit=limit, max_tokens=max_tokens, passive=passive, count=False
         )
@@ -250,7 +255,7 @@ class VectorOps(Core):
             absent = "; ".join(
                 f"{lane} lane skipped: {why}" for lane, why in result.skipped.items()
             )
-        elif self.embedder is None:
+        elif self.rt.embedder is None:
             absent = "vector lane absent: no embedding profile"
         records: list[Record | None] = []
         if target is None:
@@ -262,8 +267,10 @@ class VectorOps(Core):
             passes = valid = False
             if record is not None:
                 alone = replace(chosen, ids=(record.id,), limit=None)
-                passes = bool(self.store.query(alone))
-                valid = chosen.as_of is None or self.store.get(record.id, chosen.as_of) is not None
+                passes = bool(self.rt.store.query(alone))
+                valid = (
+                    chosen.as_of is None or self.rt.store.get(record.id, chosen.as_of) is not None
+                )
             verdicts.append(
                 judge(
                     record,
@@ -283,26 +290,54 @@ class VectorOps(Core):
         from memlane.retrieve.explain import EXPLAIN_TARGETS
 
         try:
-            return [self.rt.read(self.store, target)]
+            return [self.rt.read(self.rt.store, target)]
         except (NotFound, Invalid):
             pass
         wanted = target.casefold().strip()
         if not wanted:
             return []
         everywhere = replace(
-            self.filters(scope="all", include_private=self.agent is not None),
+            self.rt.filters(scope="all", include_private=self.rt.agent is not None),
             include_superseded=True,
             limit=EXPLAIN_SEARCH,
         )
         seen: dict[str, Record] = {}
-        for record in (h.record for h in lanes.keyword(self.store, target, everywhere)):
+        for record in (h.record for h in lanes.keyword(self.rt.store, target, everywhere)):
             if wanted in f"{record.title}\n{record.body}".casefold():
                 seen.setdefault(record.id, record)
         return list(seen.values())[:EXPLAIN_TARGETS]
 
+    def hidden_private_count(self, filters: Filters, query: str | None = None) -> int:
+        """How many of the viewer's own private memories a public-only read hid."""
+        if self.rt.agent is None or filters.include_private or filters.mine:
+            return 0
+        mine = replace(filters, mine=True, limit=None)
+        found = self.rt.store.search(query, mine) if query else self.rt.store.query(mine)
+        return len(found)
+
+    def chunk_count(self, memory_id: str) -> int:
+        """How many chunk vectors a memory has under the store's embedding profile (0:
+        none, or a body short enough for its entry vector alone)."""
+        record = self.rt.read(self.rt.store, memory_id)
+        profile = self.rt.store.meta(EMBED_PROFILE_META)
+        if not profile:
+            return 0
+        return sum(1 for _, chunk, _ in self.rt.store.vectors(profile, [record.id]) if chunk >= 0)
+
+    def elsewhere_count(self, filters: Filters, query: str | None = None) -> int:
+        """How many memories the same read finds in the scopes it did not read (0 when
+        it read every scope): what an empty answer from the wrong folder hides."""
+        if filters.scopes is None:
+            return 0
+        inside = set(filters.scopes)
+        everywhere = replace(filters, scopes=None, limit=None)
+        store = self.rt.store
+        found = store.search(query, everywhere) if query else store.query(everywhere)
+        return sum(1 for item in found if _scope_of(item) not in inside)
+
     def _reread(self, items: Sequence[Any], sources: bool = True) -> tuple[Any, ...]:
         """Hits (or anything with a `record`) with their records as this agent reads
-        them (see Core._as_read)."""
+        them (see Runtime.as_read)."""
         read = self.rt.as_read([item.record for item in items], sources)
         return tuple(
             item if r is item.record else replace(item, record=r)
@@ -313,3 +348,7 @@ class VectorOps(Core):
 def _tokens(embedder: Embedder, record: Record) -> int:
     """How many of the profile's tokens the text embedded for `record` holds."""
     return len(embedder.token_spans(normalize.document_text(record)))
+
+
+def _scope_of(item: Record | Hit) -> str:
+    return item.record.scope if isinstance(item, Hit) else item.scope
