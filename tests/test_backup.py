@@ -28,7 +28,7 @@ def filled(mem: Memory) -> Memory:
 
 
 def test_a_snapshot_is_verified_and_holds_the_store(filled, tmp_path):
-    report = filled.backup(tmp_path / "snaps")
+    report = filled.admin.backup(tmp_path / "snaps")
     assert report.path is not None and report.path.parent == tmp_path / "snaps"
     assert report.counts == Counts(total=20, live=19)
     checked = verify(report.path, report.counts)
@@ -46,27 +46,27 @@ def test_retention_deletes_only_the_oldest_snapshot_files(filled, tmp_path):
     keep = [out / "notes.txt", out / "memlane.db.pre-restore-20260101T000000000000Z"]
     for path in keep:
         path.write_text("mine")
-    made = [filled.backup(out, retention=3).path for _ in range(5)]
+    made = [filled.admin.backup(out, retention=3).path for _ in range(5)]
     assert snapshots(out) == made[-3:]
     assert all(p.read_text() == "mine" for p in keep)
     with pytest.raises(Invalid):
-        filled.backup(out, retention=0)
+        filled.admin.backup(out, retention=0)
 
 
 def test_if_due_skips_a_fresh_snapshot(filled, tmp_path):
-    first = filled.backup(tmp_path, due_after=timedelta(hours=24))
+    first = filled.admin.backup(tmp_path, due_after=timedelta(hours=24))
     assert first.path is not None
-    again = filled.backup(tmp_path, due_after=timedelta(hours=24))
+    again = filled.admin.backup(tmp_path, due_after=timedelta(hours=24))
     assert again.path is None and again.skipped == "not due"
-    assert filled.backup(tmp_path, due_after=timedelta(microseconds=1)).path is not None
+    assert filled.admin.backup(tmp_path, due_after=timedelta(microseconds=1)).path is not None
 
 
 def test_one_backup_at_a_time(filled, tmp_path):
     with single_flight(tmp_path) as mine:
         assert mine
-        report = filled.backup(tmp_path)
+        report = filled.admin.backup(tmp_path)
     assert report.path is None and report.skipped == "lock" and snapshots(tmp_path) == []
-    assert filled.backup(tmp_path).path is not None  # released with the holder
+    assert filled.admin.backup(tmp_path).path is not None  # released with the holder
 
 
 def test_a_snapshot_that_fails_verification_is_deleted(filled, tmp_path, monkeypatch):
@@ -76,7 +76,7 @@ def test_a_snapshot_that_fails_verification_is_deleted(filled, tmp_path, monkeyp
 
     monkeypatch.setattr(backup_module, "verify", off_by_one)
     with pytest.raises(Unavailable, match="failed verification"):
-        filled.backup(tmp_path)
+        filled.admin.backup(tmp_path)
     assert snapshots(tmp_path) == []
 
 
@@ -95,20 +95,22 @@ def test_a_run_killed_mid_copy_leaves_no_file_under_a_snapshots_name(filled, tmp
 
     monkeypatch.setattr(filled.store, "snapshot", killed)
     with pytest.raises(_Killed):
-        filled.backup(tmp_path)
+        filled.admin.backup(tmp_path)
     assert snapshots(tmp_path) == []
     [draft] = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
     assert not SNAPSHOT.match(draft.name)
     monkeypatch.undo()
-    due = filled.backup(tmp_path, due_after=timedelta(hours=24))  # not taken for a snapshot
+    due = filled.admin.backup(tmp_path, due_after=timedelta(hours=24))  # not taken for a snapshot
     assert due.path is not None and verify(due.path, due.counts).ok
     assert not draft.exists()  # the next run removed the dead run's draft
-    check = next(c for c in filled.doctor(tmp_path, timedelta(hours=24)) if c.name == "backup")
+    check = next(
+        c for c in filled.admin.doctor(tmp_path, timedelta(hours=24)) if c.name == "backup"
+    )
     assert due.path.name in check.detail
 
 
 def test_verify_finds_a_damaged_file(filled, tmp_path):
-    path = filled.backup(tmp_path).path
+    path = filled.admin.backup(tmp_path).path
     damaged = tmp_path / "damaged.db"
     data = bytearray(path.read_bytes())
     page = 4096
@@ -133,7 +135,7 @@ def test_backups_during_concurrent_writes_are_consistent(db_path, tmp_path):
                 time.sleep(0.1)  # the writer is under way (a loaded machine starts it late)
             reports = []
             for _ in range(4):
-                reports.append(mem.backup(tmp_path / "snaps", retention=10))
+                reports.append(mem.admin.backup(tmp_path / "snaps", retention=10))
                 time.sleep(0.2)
     finally:
         writer.terminate()
@@ -156,7 +158,7 @@ with Memory.open(sys.argv[1], context=Context()) as mem:
 
 
 def test_restore_refuses_checks_and_keeps_what_it_replaces(filled, db_path, tmp_path):
-    snap = filled.backup(tmp_path).path
+    snap = filled.admin.backup(tmp_path).path
     later = filled.add("Written after the snapshot.").id
     with pytest.raises(Conflict, match="--force"):
         Memory.restore_snapshot(db_path, snap)
@@ -182,13 +184,13 @@ def test_restore_refuses_a_damaged_snapshot_and_a_held_maintenance_lock(filled, 
     with pytest.raises(Invalid, match="not a sound snapshot"):
         Memory.restore_snapshot(db_path, bad, force=True)
     assert db_path.read_bytes() == before
-    snap = filled.backup(tmp_path / "snaps").path
-    with filled.maintenance_lock("consolidate"), pytest.raises(Conflict, match="lock"):
+    snap = filled.admin.backup(tmp_path / "snaps").path
+    with filled.maintenance.lock("consolidate"), pytest.raises(Conflict, match="lock"):
         Memory.restore_snapshot(db_path, snap, force=True)
 
 
 def test_restore_into_a_new_place_needs_no_force(filled, tmp_path):
-    snap = filled.backup(tmp_path).path
+    snap = filled.admin.backup(tmp_path).path
     target = tmp_path / "fresh" / "memlane.db"
     report = Memory.restore_snapshot(target, snap)
     assert report.kept is None and report.counts == Counts(20, 19)
@@ -208,3 +210,12 @@ def test_cli_backup_and_restore(run, tmp_path, db_path):
     done = run("restore", "--from", path, "--force", "--json")
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["kept"]
+
+
+def test_the_admin_methods_old_names_still_work_with_a_warning(filled, tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"Memory\.backup is now Memory\.admin\.backup"):
+        report = filled.backup(tmp_path)
+    assert report.path is not None and report.counts == Counts(20, 19)
+    with pytest.warns(DeprecationWarning, match=r"Memory\.doctor is now Memory\.admin\.doctor"):
+        checks = filled.doctor(tmp_path)
+    assert [c.name for c in checks] == [c.name for c in filled.admin.doctor(tmp_path)]

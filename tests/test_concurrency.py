@@ -313,7 +313,7 @@ def _consolidate(location: str, barrier: Any) -> list[tuple[str | None, str | No
         out = []
         for _ in range(ROUNDS):
             barrier.wait(timeout=WAIT_S)
-            report = memory.consolidate(threshold=0.6, force=True)
+            report = memory.maintenance.consolidate(threshold=0.6, force=True)
             absorbed = report.plan.absorbed if report.plan else 0
             out.append((report.skipped, report.notice, os.getpid(), absorbed))
         return out
@@ -338,7 +338,7 @@ def test_two_consolidate_runs_at_once_one_runs_and_one_is_skipped(store: str) ->
         assert memory.store.meta(LOCK_META) == ""  # released
         [keeper] = [i for i in ids if memory.get(i).live]
         absorbed = sorted(i for i in ids if i != keeper)
-        assert sorted(memory.merged_from(keeper)) == absorbed
+        assert sorted(memory.maintenance.merged_from(keeper)) == absorbed
         assert memory.get(keeper).version == 2  # one merge, one new version
         for memory_id in ids:
             lines = [e for e in memory.journal(memory_id) if e.operation == "consolidate"]

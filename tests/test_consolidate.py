@@ -244,17 +244,20 @@ DISTINCT = [
 def _lineage(memory: Memory, keeper: str) -> str:
     """Every text the keeper's history holds: its versions and the rows it absorbed."""
     texts = [v.body for v in memory.history(keeper)]
-    texts += [memory.get(i.removesuffix(":truncated")).body for i in memory.merged_from(keeper)]
+    texts += [
+        memory.get(i.removesuffix(":truncated")).body
+        for i in memory.maintenance.merged_from(keeper)
+    ]
     return "\n".join(texts)
 
 
 def test_consolidation_never_loses_text(vmem):
     ids = _dupes(vmem, VARIANTS)
-    report = vmem.consolidate(threshold=0.6)
+    report = vmem.maintenance.consolidate(threshold=0.6)
     [merge] = report.plan.merges
     keeper = vmem.get(merge.keeper)
     absorbed = [i for i in ids if i != keeper.id]
-    assert sorted(vmem.merged_from(keeper.id)) == sorted(absorbed)
+    assert sorted(vmem.maintenance.merged_from(keeper.id)) == sorted(absorbed)
     for memory_id in absorbed:
         row = vmem.get(memory_id)
         assert row.superseded_by == keeper.id and "consolidated into" in row.supersede_reason
@@ -270,10 +273,10 @@ def test_with_the_size_cap_absorbed_text_stays_findable_in_the_lineage(db_path):
     with Memory.open(db_path, agent=AGENT, context=Context("proj", "main"), limits=limits) as m:
         long = " ".join(f"Keep log {n} for a week." for n in range(3))
         ids = _dupes(m, [f"{MIGRATE} Short one here.", f"{MIGRATE} {long}", f"{MIGRATE} Tiny."])
-        [merge] = m.consolidate(threshold=0.3).plan.merges
+        [merge] = m.maintenance.consolidate(threshold=0.3).plan.merges
         keeper = m.get(merge.keeper)
         assert keeper.id == ids[0] and len(keeper.body.encode()) <= 130
-        assert m.merged_from(keeper.id) == [f"{ids[1]}:truncated", ids[2]]
+        assert m.maintenance.merged_from(keeper.id) == [f"{ids[1]}:truncated", ids[2]]
         assert "Tiny" in keeper.body and "Keep log" not in keeper.body
         truncated = m.get(ids[1])
         assert truncated.superseded_by == keeper.id and "truncated" in truncated.supersede_reason
@@ -286,9 +289,9 @@ def test_a_dry_run_reports_exactly_what_the_real_run_does(vmem):
     _dupes(vmem, ["Always squash commits before merging.", "Never squash commits before merging."])
     vmem.add("Deploys freeze on Fridays.")
     before = (vmem.stats(), vmem.journal(limit=1000), vmem.store.meta(LAST_RUN_META))
-    dry = vmem.consolidate(threshold=0.6, dry_run=True)
+    dry = vmem.maintenance.consolidate(threshold=0.6, dry_run=True)
     assert (vmem.stats(), vmem.journal(limit=1000), vmem.store.meta(LAST_RUN_META)) == before
-    real = vmem.consolidate(threshold=0.6)
+    real = vmem.maintenance.consolidate(threshold=0.6)
     assert dry.plan == real.plan and real.plan.merges and real.plan.parked
     assert (dry.dry_run, real.dry_run) == (True, False)
     # What it said it would absorb is exactly what was superseded.
@@ -317,7 +320,7 @@ def test_the_cadence_gate_skips_and_force_bypasses(vmem, run):
     base = _dupes(vmem, DISTINCT)
     assert run("consolidate").exit_code == 0  # the first run is always due
     _dupes(vmem, [MIGRATE, MIGRATE + " Use a fresh database."])  # +20 %: due again
-    assert vmem.consolidate(threshold=0.6).skipped is None
+    assert vmem.maintenance.consolidate(threshold=0.6).skipped is None
     vmem.add("One more fact, about nothing in particular.")  # +~9 %: not due
     dry = run("consolidate", "--dry-run", "--json")
     assert dry.exit_code == 0 and dry.json()["skipped"] == "cadence"
@@ -335,17 +338,17 @@ def test_the_cadence_gate_skips_and_force_bypasses(vmem, run):
 
 def test_a_second_run_skips_with_a_notice_while_one_holds_the_lock(vmem, run, db_path):
     ids = _dupes(vmem, VARIANTS[:2])
-    with vmem.maintenance_lock("consolidate"):
+    with vmem.maintenance.lock("consolidate"):
         result = run("consolidate", "--threshold", "0.6", "--json")
         assert result.exit_code == 0 and result.json()["skipped"] == "lock"
         assert "holds the lock" in result.stderr or "held the lock" in result.stderr
         with Memory.open(db_path, agent=AGENT) as other:
-            assert other.organize(force=True).skipped == "lock"
-            with pytest.raises(Conflict), other.maintenance_lock():
+            assert other.maintenance.organize(force=True).skipped == "lock"
+            with pytest.raises(Conflict), other.maintenance.lock():
                 pass
         assert run("organize", "--dry-run").exit_code == 0
     assert all(vmem.get(i).live for i in ids)  # nothing was merged while locked
-    assert vmem.consolidate(threshold=0.6).plan.absorbed == 1  # released afterwards
+    assert vmem.maintenance.consolidate(threshold=0.6).plan.absorbed == 1  # released afterwards
 
 
 def test_a_crashed_runs_lock_expires(vmem):
@@ -354,7 +357,7 @@ def test_a_crashed_runs_lock_expires(vmem):
              "op": "consolidate"}  # fmt: skip
     with vmem.store.write() as w:
         w.set_meta(LOCK_META, json.dumps(stale))
-    report = vmem.consolidate(threshold=0.6)
+    report = vmem.maintenance.consolidate(threshold=0.6)
     assert report.skipped is None and report.plan.absorbed == 1
     assert any("stale lock" in w for w in report.warnings)
     assert vmem.store.meta(LOCK_META) == ""  # released
@@ -372,8 +375,8 @@ def test_a_killed_runs_lock_on_this_machine_is_taken_over_at_once(vmem):
             "op": "consolidate", "host": socket.gethostname()}  # fmt: skip
     with vmem.store.write() as w:
         w.set_meta(LOCK_META, json.dumps(held))
-    assert next(c for c in vmem.doctor() if c.name == "maintenance lock").status == "ok"
-    report = vmem.consolidate(threshold=0.6)
+    assert next(c for c in vmem.admin.doctor() if c.name == "maintenance lock").status == "ok"
+    report = vmem.maintenance.consolidate(threshold=0.6)
     assert report.skipped is None and report.plan.absorbed == 1
     assert any("stale lock" in w for w in report.warnings)
 
@@ -385,7 +388,7 @@ def test_a_live_or_remote_runs_fresh_lock_is_respected(vmem):
                 "host": host}  # fmt: skip
         with vmem.store.write() as w:
             w.set_meta(LOCK_META, json.dumps(held))
-        assert vmem.consolidate(threshold=0.6).skipped == "lock"
+        assert vmem.maintenance.consolidate(threshold=0.6).skipped == "lock"
 
 
 def test_scope_limits_what_is_consolidated(vmem, run):
@@ -402,8 +405,8 @@ def test_private_memories_never_fold_into_one_others_can_read(vmem, db_path):
     private = _dupes(vmem, [MIGRATE + " Use a fresh database."], private=True)
     with Memory.open(db_path, agent="bob", context=Context("proj", "main")) as bob:
         _dupes(bob, [MIGRATE + " Bob's own note."], private=True)
-        assert bob.consolidate(threshold=0.5).plan.merges == ()
-    report = vmem.consolidate(threshold=0.5, force=True)
+        assert bob.maintenance.consolidate(threshold=0.5).plan.merges == ()
+    report = vmem.maintenance.consolidate(threshold=0.5, force=True)
     assert report.plan.merges == ()
     assert vmem.get(public[0]).body == MIGRATE and vmem.get(private[0]).live
 
@@ -411,7 +414,7 @@ def test_private_memories_never_fold_into_one_others_can_read(vmem, db_path):
 def test_the_jaccard_path_works_without_vectors(mem):
     ids = _dupes(mem, ["Deploys freeze on Fridays after noon UTC.",
                        "Deploys freeze on Fridays after noon UTC!"])  # fmt: skip
-    report = mem.consolidate()
+    report = mem.maintenance.consolidate()
     assert report.plan.method is Method.JACCARD
     [merge] = report.plan.merges
     assert {merge.keeper, *merge.merged_from} == set(ids)
@@ -421,15 +424,15 @@ def test_the_keeper_is_the_most_used_memory(vmem):
     rarely, often = _dupes(vmem, VARIANTS[1:3])
     with vmem.store.write() as w:
         w.touch([often], "retrieval", utcnow())
-    [merge] = vmem.consolidate(threshold=0.6).plan.merges
+    [merge] = vmem.maintenance.consolidate(threshold=0.6).plan.merges
     assert merge.keeper == often and vmem.get(rarely).superseded_by == often
 
 
 def test_merged_from_survives_reopening_and_links_say_supersedes(vmem, db_path):
     _dupes(vmem, VARIANTS[:2])
-    [merge] = vmem.consolidate(threshold=0.6).plan.merges
+    [merge] = vmem.maintenance.consolidate(threshold=0.6).plan.merges
     with Memory.open(db_path, agent=AGENT) as again:
-        assert again.merged_from(merge.keeper) == list(merge.merged_from)
+        assert again.maintenance.merged_from(merge.keeper) == list(merge.merged_from)
         links = [x for x in again.store.links(merge.keeper) if x.source == merge.keeper]
         assert [x.type for x in links if x.target in merge.merged_from] == [LinkType.SUPERSEDES]
 
@@ -462,8 +465,8 @@ REDIS = [
 def test_organize_writes_one_summary_per_topic_and_refreshes_it_in_place(vmem):
     members = _dupes(vmem, REDIS)
     vmem.add("Deploys freeze on Fridays.")
-    dry = vmem.organize(dry_run=True)
-    real = vmem.organize()
+    dry = vmem.maintenance.organize(dry_run=True)
+    real = vmem.maintenance.organize()
     assert (dry.plan, dry.topics) == (real.plan, real.topics)
     [planned] = real.topics
     assert planned.action == "create" and set(planned.topic.members) == set(members)
@@ -474,11 +477,11 @@ def test_organize_writes_one_summary_per_topic_and_refreshes_it_in_place(vmem):
     derived = {x.target for x in vmem.store.links(summary_id) if x.type is LinkType.DERIVES}
     assert derived == set(members)
     # Again: the summary is not organized itself, and nothing changed, so nothing is written.
-    again = vmem.organize(force=True)
+    again = vmem.maintenance.organize(force=True)
     assert [t.action for t in again.topics] == ["unchanged"] and again.written == ()
     assert summary_id not in {m for t in again.topics for m in t.topic.members}
     vmem.add("Redis needs a password in production.")
-    third = vmem.organize(force=True)
+    third = vmem.maintenance.organize(force=True)
     assert [(t.action, t.summary_id) for t in third.topics] == [("update", summary_id)]
     assert "5 memories on Redis" in vmem.get(summary_id).body
     assert len(vmem.history(summary_id)) == 2
@@ -492,12 +495,12 @@ def test_organize_consolidates_its_working_set_first(vmem, run):
     assert body["plan"]["absorbed"] == 1 and [t["label"] for t in body["topics"]] == ["Redis"]
     assert sum(not vmem.get(i).live for i in ids) == 1
     # organize and consolidate share one clock.
-    assert vmem.consolidate().skipped == "cadence"
+    assert vmem.maintenance.consolidate().skipped == "cadence"
 
 
 def test_organize_keeps_private_topics_private(vmem, db_path):
     _dupes(vmem, REDIS, private=True)
-    [summary_id] = vmem.organize().written
+    [summary_id] = vmem.maintenance.organize().written
     summary = vmem.get(summary_id)
     assert (summary.visibility, summary.owner) == (Visibility.PRIVATE, AGENT)
     with Memory.open(db_path, agent="bob") as bob:
@@ -512,7 +515,7 @@ def test_organize_without_its_category_refuses_and_releases_the_lock(vmem, run):
     assert result.exit_code == 2 and "summary" in result.stderr
     assert vmem.stats() == before and vmem.store.meta(LOCK_META) == ""
     with pytest.raises(Invalid):
-        vmem.organize(working_set=-1)
+        vmem.maintenance.organize(working_set=-1)
 
 
 def test_a_keeper_at_its_tag_cap_still_carries_an_absorbed_injection_flag():
@@ -522,3 +525,18 @@ def test_a_keeper_at_its_tag_cap_still_carries_an_absorbed_injection_flag():
     assert "injection-risk" in merge.tags and len(merge.tags) == 3
     [merge] = plan([keeper, flagged], 0.5).merges
     assert merge.tags == ("t0", "t1", "t2", "injection-risk")  # under the cap: order kept
+
+
+def test_the_maintenance_methods_old_names_still_work_with_a_warning(mem):
+    with pytest.warns(
+        DeprecationWarning, match=r"Memory\.consolidate is now Memory\.maintenance\.consolidate"
+    ):
+        report = mem.consolidate(dry_run=True)
+    assert report.operation == "consolidate" and report.dry_run
+    with pytest.warns(
+        DeprecationWarning, match=r"Memory\.maintenance_lock is now Memory\.maintenance\.lock"
+    ):
+        held = mem.maintenance_lock("consolidate")
+    with held:
+        assert mem.maintenance.check().status == "warn"
+    assert mem.maintenance.check().status == "ok"

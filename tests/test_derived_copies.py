@@ -31,7 +31,7 @@ def test_a_topic_summary_quoting_a_flagged_member_is_flagged_and_never_passive(v
     members = _topic(vmem, REDIS)
     risky = vmem.add(ATTACK, allow_duplicate=True)
     assert INJECTION_TAG in vmem.get(risky.id).tags
-    [summary_id] = vmem.organize().written
+    [summary_id] = vmem.maintenance.organize().written
     summary = vmem.get(summary_id)
     assert INJECTION_TAG in summary.tags, summary.body
     assert {x.target for x in vmem.store.links(summary_id)} >= {*members, risky.id}
@@ -106,7 +106,7 @@ def test_forgetting_an_absorbed_memory_takes_its_text_out_of_the_keeper(vmem):
     keeper = vmem.add("Redis runs on port 6380 in staging.", importance=8).id
     absorbed = vmem.add(f"Redis runs on port 6380 in staging. {SECRET_LINE}",
                         allow_duplicate=True).id  # fmt: skip
-    vmem.consolidate(threshold=0.5)
+    vmem.maintenance.consolidate(threshold=0.5)
     assert SECRET_LINE in vmem.get(keeper).body and not vmem.get(absorbed).live
     done = vmem.forget(absorbed, reason="asked to")
     assert done.scrubbed == (keeper,)
@@ -118,7 +118,7 @@ def test_forgetting_an_absorbed_memory_takes_its_text_out_of_the_keeper(vmem):
 
 def test_forgetting_a_member_reaches_its_topic_summary_and_what_was_derived_from_that(vmem):
     members = _topic(vmem, [*REDIS, f"Redis staging note: {SECRET_LINE}"])
-    [summary_id] = vmem.organize().written
+    [summary_id] = vmem.maintenance.organize().written
     assert SECRET_LINE in vmem.get(summary_id).body
     digest = vmem.add(f"Digest. {SECRET_LINE} Redis restarts are routine.").id
     with vmem.rt.transaction() as w:

@@ -439,7 +439,7 @@ def aggregates(m: Memory) -> dict[str, Any]:
         "usage": m.registries.usage("source_agent", ALICE), "journal": m.journal(limit=1000),
         "export": list(m.transfer.export_jsonl(include_private=own, include_superseded=True)),
         "review": [r.id for r, _ in m.review(threshold=1.0, min_importance=1)],
-        "doctor": [c for c in m.doctor() if c.name in ("store", "vectors")],
+        "doctor": [c for c in m.admin.doctor() if c.name in ("store", "vectors")],
     }  # fmt: skip
 
 
@@ -493,7 +493,7 @@ def test_embed_pending_embeds_and_names_only_what_the_caller_may_see(alice, bob,
     pending = shared.private[4]
     done = bob.embed(pending=True)
     assert pending not in done.embedded
-    [check] = [c for c in alice.doctor() if c.name == "vectors"]
+    [check] = [c for c in alice.admin.doctor() if c.name == "vectors"]
     assert "1 memories without current vectors" in check.detail
     assert pending in alice.embed(pending=True).embedded
 

@@ -228,7 +228,7 @@ def test_private_ids_and_prefixes_are_not_found(reader, world):
         pytest.param(lambda m, i: m.embed(i), id="embed"),
         pytest.param(lambda m, i: m.graph.neighbourhood(i), id="neighbourhood"),
         pytest.param(lambda m, i: m.graph.entities_of(i), id="entities-of"),
-        pytest.param(lambda m, i: m.merged_from(i), id="merged-from"),
+        pytest.param(lambda m, i: m.maintenance.merged_from(i), id="merged-from"),
         pytest.param(lambda m, i: m.fact_session(i), id="fact-session"),
     ],
 )
@@ -518,7 +518,7 @@ def test_stats_count_only_what_the_reader_may_see(alice, reader, world):
     mine = alice.stats()  # the control: her own private memories count for her
     assert (mine.total, mine.live, mine.superseded, mine.versions, mine.links) == (8, 7, 1, 2, 3)
     assert_hidden(world, stats)
-    assert_hidden(world, reader.doctor())
+    assert_hidden(world, reader.admin.doctor())
     assert reader.registries.usage("source_agent", ALICE) == 1  # `audit`, her only public memory
     assert alice.registries.usage("source_agent", ALICE) == 7
 

@@ -229,7 +229,7 @@ def test_one_reflection_at_a_time_and_not_during_a_consolidation(
 ) -> None:
     add_notes(run)
     use_model(cli_env, "good")
-    with opened(db_path) as other, other.maintenance_lock("consolidate"):
+    with opened(db_path) as other, other.maintenance.lock("consolidate"):
         busy = run("reflect")
         assert busy.exit_code == 2 and busy.stderr.count("\n") == 1
         assert "consolidate" in busy.stderr

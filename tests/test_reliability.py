@@ -158,7 +158,7 @@ def test_eight_processes_for_twenty_seconds_and_a_backup_under_load(tmp_path):
     readers = [run(READER, str(LOAD_SECONDS)) for _ in range(READERS)]
     time.sleep(LOAD_SECONDS / 2)
     with Memory.open(db, agent="tester", context=Context("proj")) as mem:
-        snapshot = mem.backup(tmp_path / "snaps")
+        snapshot = mem.admin.backup(tmp_path / "snaps")
     results = [(p, *p.communicate(timeout=LOAD_SECONDS * 6)) for p in writers + readers]
     for proc, _, err in results:
         assert proc.returncode == 0, err

@@ -369,7 +369,7 @@ def test_a_new_store_is_owner_only(tmp_path):
         path = tmp_path / "new" / "deeper" / "memory.db"
         with Memory.open(path, context=Context()) as mem:
             mem.add("The staging host is db-7.")
-            snapshot = mem.backup(tmp_path / "snaps").path
+            snapshot = mem.admin.backup(tmp_path / "snaps").path
             modes = {p.name: p.stat().st_mode & 0o777 for p in path.parent.iterdir()}
         assert snapshot.stat().st_mode & 0o777 == 0o600
         assert snapshot.parent.stat().st_mode & 0o777 == 0o700

@@ -117,7 +117,7 @@ def test_doctor_on_a_whole_store_checks_pages_and_keyword_indexes(tmp_path):
     db = tmp_path / "m.db"
     _store(db, count=3)
     with Memory.open(db, agent="tester", context=Context()) as mem:
-        check = next(c for c in mem.doctor() if c.name == "integrity")
+        check = next(c for c in mem.admin.doctor() if c.name == "integrity")
     assert (check.status, check.detail) == ("ok", "pages, indexes and keyword indexes whole")
 
 
@@ -127,7 +127,7 @@ def test_a_damaged_keyword_index_is_found_by_doctor(tmp_path):
     with sqlite3.connect(db) as conn:  # the FTS index loses its rows; the memories stay
         conn.execute("DELETE FROM memory_fts_data WHERE id > 10")
     with Memory.open(db, agent="tester", context=Context()) as mem:
-        check = next(c for c in mem.doctor() if c.name == "integrity")
+        check = next(c for c in mem.admin.doctor() if c.name == "integrity")
     assert check.status == "fail" and "memory_fts" in check.detail
 
 

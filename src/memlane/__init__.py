@@ -17,12 +17,14 @@ from memlane.errors import (
     StoreDamaged,
     Unavailable,
 )
+from memlane.facade.admin import Admin
 from memlane.facade.backup import BackupReport, RestoreReport
 from memlane.facade.consolidate import MaintenanceReport
 from memlane.facade.forget import Forgotten
 from memlane.facade.graph import EntityMerge, Graph, Linked, Neighbourhood
+from memlane.facade.maintenance import Maintenance
 from memlane.facade.pack import ClosedSession
-from memlane.facade.reflect import Applied, Reflection
+from memlane.facade.reflect import Applied, Reflection, Writes
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import ImportReport, MigrationReport, Transfer
 from memlane.facade.wake import Wake
@@ -74,6 +76,7 @@ _LATER = {
 
 __all__ = [
     "CLEAR",
+    "Admin",
     "AmbiguousId",
     "AnchorPlan",
     "Applied",
@@ -101,6 +104,7 @@ __all__ = [
     "JournalEntry",
     "Link",
     "Linked",
+    "Maintenance",
     "MaintenanceReport",
     "MemlaneError",
     "Memory",
@@ -131,6 +135,7 @@ __all__ = [
     "Wake",
     "WakeGuess",
     "WriteResult",
+    "Writes",
 ]
 
 

@@ -46,16 +46,14 @@ else:  # the write policy loads with the first write: a read never runs it
     pipeline = lazy_module("memlane.write.pipeline")
     screen = lazy_module("memlane.write.screen")
 
-from memlane.facade import backup, health
-from memlane.facade.backup import BackupOps, RestoreReport
-from memlane.facade.consolidate import ConsolidateOps
+from memlane.facade.admin import Admin
+from memlane.facade.backup import RestoreReport, check_snapshot, put_in_place
 from memlane.facade.forget import Forgetting, Forgotten
 from memlane.facade.graph import Graph
-from memlane.facade.health import HealthOps
 from memlane.facade.lifecycle import LifecycleOps
+from memlane.facade.maintenance import Maintenance
 from memlane.facade.pack import PackOps
 from memlane.facade.recall import RECALL_LIMIT, Progress, Recall
-from memlane.facade.reflect import ReflectOps
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import MigrationReport, Transfer
 from memlane.facade.wake import Wake
@@ -92,12 +90,8 @@ def _moved(feature: str, name: str, old: str | None = None) -> Any:
 
 
 class Memory(
-    HealthOps,
     LifecycleOps,
-    ConsolidateOps,
     PackOps,
-    ReflectOps,
-    BackupOps,
 ):
     """Long-term memory over one store. Open with `Memory.open(path)`.
 
@@ -105,7 +99,8 @@ class Memory(
     forget, history, ...); the rest are grouped by feature and loaded on first use:
     `graph` (links and entities), `registries` (categories, agents, projects,
     applicability, tag counts, type lists), `wake` (called: the identity cascade; the
-    ritual and its guess log), `transfer` (export, import, migration).
+    ritual and its guess log), `transfer` (export, import, migration), `maintenance`
+    (consolidate, organize, reflect, and their lock), `admin` (doctor, backup).
     """
 
     @cached_property
@@ -135,6 +130,17 @@ class Memory(
     def transfer(self) -> Transfer:
         """Export and import (JSONL, CSV, Markdown) and migration to another store."""
         return Transfer(self.rt, self.add_batch)
+
+    @cached_property
+    def maintenance(self) -> Maintenance:
+        """Consolidate, organize and reflect (through this facade's writes), and the
+        maintenance lock their runs hold."""
+        return Maintenance(self.rt, writes=self._writing)
+
+    @cached_property
+    def admin(self) -> Admin:
+        """Self-checks (doctor) and verified backups of the store."""
+        return Admin(self.rt)
 
     def migrate_to(self, target: Memory, *, force: bool = False) -> MigrationReport:
         """Deprecated: use `Memory.transfer.migrate_to(target.transfer)`."""
@@ -176,6 +182,16 @@ class Memory(
     registry_entry = _moved("registries", "registry_entry")
     usage = _moved("registries", "usage")
     tags = _moved("registries", "tags")
+    consolidate = _moved("maintenance", "consolidate")
+    organize = _moved("maintenance", "organize")
+    merged_from = _moved("maintenance", "merged_from")
+    reflect = _moved("maintenance", "reflect")
+    proposals = _moved("maintenance", "proposals")
+    apply_proposals = _moved("maintenance", "apply_proposals")
+    maintenance_lock = _moved("maintenance", "lock", "maintenance_lock")
+    maintenance_check = _moved("maintenance", "check", "maintenance_check")
+    doctor = _moved("admin", "doctor")
+    backup = _moved("admin", "backup")
 
     @staticmethod
     def types(name: str) -> list[str]:
@@ -225,15 +241,15 @@ class Memory(
         only after a copy of it is kept beside it (outside the snapshot naming, so
         retention never deletes it). The restored store is verified again."""
         db, source = Path(path).expanduser(), Path(snapshot).expanduser()
-        checked = backup.check_snapshot(source)
+        checked = check_snapshot(source)
         kept = None
         if db.exists() and db.stat().st_size > 0:
             if not force:
                 raise Conflict(f"{db} exists; pass --force to replace it (a copy is kept)")
-            with cls.open(db, context=Context()) as current, current.maintenance_lock("restore"):
+            with cls.open(db, context=Context()) as current, current.rt.lock.held("restore"):
                 kept = db.with_name(f"{db.name}.pre-restore-{utcnow():%Y%m%dT%H%M%S%fZ}")
                 current.store.snapshot(kept)
-        return RestoreReport(db, source, backup.put_in_place(db, source, checked), kept)
+        return RestoreReport(db, source, put_in_place(db, source, checked), kept)
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
@@ -492,14 +508,8 @@ class Memory(
         """Forget every memory of one scope this agent may see (needs `confirm`)."""
         return self._forgetting.forget_scope(scope, confirm=confirm, reason=reason)
 
-    def doctor(
-        self, backup_dir: Path | None = None, backup_every: timedelta | None = None
-    ) -> list[Check]:
-        """Every self-check, the maintenance lock's included (see HealthOps.doctor)."""
-        return [*super().doctor(backup_dir, backup_every), self.maintenance_check()]
-
     @staticmethod
     def diagnose(location: str | Path, problem: MemlaneError) -> list[Check]:
         """`doctor`'s checks of a store that could not be opened: the reason, and what
         a read-only look at its pages finds."""
-        return health.diagnose(str(location), problem)
+        return Admin.diagnose(location, problem)

@@ -44,7 +44,7 @@ def backup_cmd(out_dir: Path | None, retention: int | None, if_due: bool, as_jso
     s = state().settings
     directory = out_dir or (Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None)
     due = timedelta(hours=s["backup_interval_hours"]) if if_due else None
-    report = memory().backup(directory, retention or s["backup_retention"], due)
+    report = memory().admin.backup(directory, retention or s["backup_retention"], due)
     if as_json:
         emit_json(
             {

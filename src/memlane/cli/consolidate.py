@@ -65,7 +65,7 @@ def consolidate_cmd(
     `status` (done, planned, skipped), `skipped` (lock, cadence), `notice`, and `plan` with
     `merges` (keeper, `merged_from`, each absorbed id, similarity, appended text, truncated)
     and `parked`."""
-    report = memory().consolidate(
+    report = memory().maintenance.consolidate(
         threshold, dry_run=dry_run, scope=scope, force=force, cadence=_cadence()
     )
     _render(report, as_json)
@@ -91,7 +91,9 @@ def organize_cmd(dry_run: bool, force: bool, as_json: bool) -> None:
     --dry-run are consolidate's (one clock for both). --json adds `topics` (label, scope,
     members, summary, and `action`: create, update or unchanged) and `written`."""
     size = state().settings["organize_working_set"]
-    report = memory().organize(dry_run=dry_run, force=force, cadence=_cadence(), working_set=size)
+    report = memory().maintenance.organize(
+        dry_run=dry_run, force=force, cadence=_cadence(), working_set=size
+    )
     _render(report, as_json)
 
 

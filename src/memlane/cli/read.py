@@ -422,7 +422,7 @@ def doctor_cmd(as_json: bool) -> None:
     if missing is None:
         backups = Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None
         try:
-            checks = memory().doctor(backups, timedelta(hours=s["backup_interval_hours"]))
+            checks = memory().admin.doctor(backups, timedelta(hours=s["backup_interval_hours"]))
         except MemlaneError as exc:  # a store that cannot be opened is diagnosed, not fatal
             checks = Memory.diagnose(state().location(), exc)
     else:  # nothing to check, and nothing is made to check it

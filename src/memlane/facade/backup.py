@@ -19,8 +19,8 @@ from pathlib import Path
 import msgspec
 
 from memlane.errors import Invalid, Unavailable
-from memlane.facade.core import Core
 from memlane.files import private_dirs
+from memlane.runtime import Runtime
 from memlane.store import Counts
 from memlane.store.sqlite.backup import (
     STAMP,
@@ -93,11 +93,14 @@ def single_flight(directory: Path) -> Iterator[bool]:
         os.close(fd)
 
 
-class BackupOps(Core):
+class Backups:
     """Verified snapshots of the store, kept to a retention count."""
 
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
     def _store_file(self) -> Path:
-        location = getattr(self.store, "location", None)
+        location = getattr(self.rt.store, "location", None)
         refuse_server_store(str(location))
         if not location or location == ":memory:":
             raise Invalid("backup works on a SQLite store file")
@@ -112,7 +115,7 @@ class BackupOps(Core):
         """Snapshot the store into `out_dir` (default: `backups/` beside the store),
         verify it, then delete the oldest snapshots beyond `retention`. With
         `due_after`, skip when the newest snapshot is younger than that."""
-        refuse_server_store(str(getattr(self.store, "location", "")))
+        refuse_server_store(str(getattr(self.rt.store, "location", "")))
         if retention < 1:
             raise Invalid("--retention must be at least 1")
         directory = out_dir or self._store_file().parent / "backups"
@@ -145,7 +148,7 @@ class BackupOps(Core):
         for left in path.parent.glob(f".memlane-*{DRAFT_SUFFIX}"):  # the lock is ours
             left.unlink(missing_ok=True)
         draft = path.with_name(f".{path.name}{DRAFT_SUFFIX}")
-        counts = self.store.snapshot(draft)
+        counts = self.rt.store.snapshot(draft)
         checked = verify(draft, counts)
         if not checked.ok:
             draft.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 """Consolidate and organize: fold live near-duplicates without losing text.
 
-The decisions are pure (lifecycle.consolidate, lifecycle.organize); this mixin reads
-the candidates, guards a run (one at a time, not too often) and writes the plan.
+The decisions are pure (lifecycle.consolidate, lifecycle.organize); `Consolidation`
+reads the candidates, guards a run (one at a time, not too often) and writes the plan.
 
 - Single flight: a run holds the maintenance lock (memlane.locking); a run that
   finds it held, from any process, is skipped with a notice (exit 0 at the CLI), so
@@ -11,9 +11,9 @@ the candidates, guards a run (one at a time, not too often) and writes the plan.
   and organize share the gate, the clock and the lock: one maintenance run at a time.
 - A dry run computes the same plan and stops before writing; it models both guards,
   so "would skip by cadence gate" is what a real run would then do.
-- `merged_from`: the store has no column for it, and this issue adds no migration, so
-  a keeper's provenance is its `supersedes` links whose reason starts "consolidated"
-  (`:truncated` appended when the text did not fit); `merged_from(id)` reads them.
+- `merged_from`: the store has no column for it, so a keeper's provenance is its
+  `supersedes` links whose reason starts "consolidated" (`:truncated` appended when
+  the text did not fit); `merged_from(id)` reads them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from memlane.errors import Invalid
-from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.locking import busy
 from memlane.model import (
@@ -39,7 +38,7 @@ from memlane.model import (
     Visibility,
     replace,
 )
-from memlane.runtime import new_id
+from memlane.runtime import Runtime, new_id
 from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
 
@@ -89,8 +88,11 @@ class _Work(msgspec.Struct, frozen=True):
     topics: tuple[TopicPlan, ...] = ()
 
 
-class ConsolidateOps(Core):
+class Consolidation:
     """Consolidate and organize: fold live near-duplicates without losing text."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def consolidate(
         self,
@@ -109,12 +111,12 @@ class ConsolidateOps(Core):
         if not 0.0 < alike <= 1.0:
             raise Invalid("--threshold must be above 0 and at most 1")
         cap = cons.MAX_CANDIDATES
-        filters = self.filters(
-            scope=scope or "all", limit=cap + 1, include_private=self.agent is not None
+        filters = self.rt.filters(
+            scope=scope or "all", limit=cap + 1, include_private=self.rt.agent is not None
         )
 
         def work() -> _Work:
-            found = [r for r in self.store.query(filters) if not org.is_summary_row(r)]
+            found = [r for r in self.rt.store.query(filters) if not org.is_summary_row(r)]
             return self._planned(found[:cap], alike, len(found) > cap)
 
         return self._run("consolidate", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
@@ -146,10 +148,10 @@ class ConsolidateOps(Core):
     def merged_from(self, memory_id: str) -> list[str]:
         """The memories consolidation folded into this one, first merged first; an id
         ends `:truncated` when its text did not fit and stays on its own row."""
-        record = self.rt.read(self.store, memory_id)
+        record = self.rt.read(self.rt.store, memory_id)
         out = [
             link.target + (cons.TRUNCATED if (link.reason or "").endswith(cons.TRUNCATED) else "")
-            for link in self.store.links(record.id)
+            for link in self.rt.store.links(record.id)
             if link.source == record.id
             and link.type is LinkType.SUPERSEDES
             and (link.reason or "").startswith(MERGED_LINK)
@@ -192,11 +194,11 @@ class ConsolidateOps(Core):
 
     def _gate(self, cadence: Cadence) -> str | None:
         return cons.cadence_skip(
-            self._last_run(), self.store.stats(None, everyone=True).live, utcnow(), cadence
+            self._last_run(), self.rt.store.stats(None, everyone=True).live, utcnow(), cadence
         )
 
     def _last_run(self) -> LastRun | None:
-        raw = self.store.meta(LAST_RUN_META)
+        raw = self.rt.store.meta(LAST_RUN_META)
         try:
             data = json.loads(raw) if raw else None
             return cons.LastRun(from_text(data["at"]), int(data["live"])) if data else None
@@ -206,7 +208,7 @@ class ConsolidateOps(Core):
     # ---- planning ---------------------------------------------------------------
 
     def _planned(self, records: Sequence[Record], threshold: float, capped: bool = False) -> _Work:
-        caps = cons.Caps(self.limits.body_bytes, self.limits.tags)
+        caps = cons.Caps(self.rt.limits.body_bytes, self.rt.limits.tags)
         vectors = self._entry_vectors([r.id for r in records])
         return _Work(
             cons.plan(records, threshold, vectors, caps, capped), {r.id: r for r in records}
@@ -215,14 +217,14 @@ class ConsolidateOps(Core):
     def _entry_vectors(self, ids: Sequence[str]) -> Vectors:
         """The current entry vectors of these memories under the store's own profile
         (no model is loaded to read them); {} when the store has none."""
-        profile = self.store.meta(EMBED_PROFILE_META)
+        profile = self.rt.store.meta(EMBED_PROFILE_META)
         if not ids or not profile:
             return {}
         import numpy as np
 
         return {
             memory_id: np.frombuffer(blob, dtype="<f4").astype(np.float32)
-            for memory_id, chunk, blob in self.store.vectors(profile, ids)
+            for memory_id, chunk, blob in self.rt.store.vectors(profile, ids)
             if chunk == -1
         }
 
@@ -231,8 +233,10 @@ class ConsolidateOps(Core):
         organize's summary rows."""
         limit = size
         while size:
-            filters = self.filters(scope="all", limit=limit, include_private=self.agent is not None)
-            found = self.store.query(filters)
+            filters = self.rt.filters(
+                scope="all", limit=limit, include_private=self.rt.agent is not None
+            )
+            found = self.rt.store.query(filters)
             kept = [r for r in found if not org.is_summary_row(r)]
             if len(kept) >= size or len(found) < limit:
                 return kept[:size]
@@ -256,11 +260,11 @@ class ConsolidateOps(Core):
     def _summary_rows(self) -> dict[str, Record]:
         filters = Filters(
             kinds=(Kind.SUMMARY,),
-            viewer=self.agent,
-            include_private=self.agent is not None,
+            viewer=self.rt.agent,
+            include_private=self.rt.agent is not None,
             limit=None,
         )
-        rows = self.store.query(filters)
+        rows = self.rt.store.query(filters)
         return {
             r.source_ref: r for r in rows if r.source_ref and r.source_ref.startswith(org.TOPIC_REF)
         }
@@ -276,7 +280,7 @@ class ConsolidateOps(Core):
             written = [self._write_topic(w, t) for t in work.topics if t.action != "unchanged"]
             stamp = {
                 "at": to_text(utcnow()),
-                "live": self.store.stats(None, everyone=True).live,
+                "live": self.rt.store.stats(None, everyone=True).live,
                 "by": report.operation,
             }
             w.set_meta(LAST_RUN_META, json.dumps(stamp))
@@ -309,7 +313,7 @@ class ConsolidateOps(Core):
         new = cons.merged_record(keeper, merge, normalize.dedup_hash)
         if new != keeper:
             why = f"consolidated: merged_from {', '.join(merge.merged_from)}"
-            self._commit_version(w, keeper, new, why)
+            self.rt.commit_version(w, keeper, new, why)
         now = utcnow()
         for absorbed in merge.absorbed:
             old = w.get(absorbed.id)
@@ -351,7 +355,7 @@ class ConsolidateOps(Core):
                 taint=topic.taint,
                 dedup_hash=normalize.dedup_hash(topic.title, topic.summary),
             )
-            summary = self._commit_version(w, old, new, "organize: topic refreshed")
+            summary = self.rt.commit_version(w, old, new, "organize: topic refreshed")
         for member in topic.members:
             w.add_link(Link(summary.id, member, LinkType.DERIVES, reason="organize topic"))
         self.rt.journal(w, "organize", summary.id)
@@ -371,8 +375,8 @@ class ConsolidateOps(Core):
             "taint": topic.taint.value,
             "tags": ["organize"],
         }
-        draft = drafting.build_draft(fields, self._write_context())
-        [record] = pipeline.land(w, [draft.record], new_id, self.agent)
+        draft = drafting.build_draft(fields, self.rt.write_context())
+        [record] = pipeline.land(w, [draft.record], new_id, self.rt.agent)
         return record
 
 

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from memlane.lazy import lazy_module
 from memlane.lifecycle.review import ReviewPolicy
-from memlane.model import Check, Filters, Record, Taint, WriteResult
+from memlane.model import Filters, Record, Taint, WriteResult
 from memlane.runtime import (
     BatchLines,
     Names,
@@ -139,11 +138,3 @@ class Core:
 
     def _commit_version(self, w: Writer, old: Record, new: Record, reason: str) -> Record:
         return self.rt.commit_version(w, old, new, reason)
-
-    def maintenance_lock(self, operation: str = "maintenance") -> AbstractContextManager[None]:
-        """Hold the maintenance lock (Conflict while another run holds it)."""
-        return self.rt.lock.held(operation)
-
-    def maintenance_check(self) -> Check:
-        """`doctor`: whether a maintenance run holds the lock now."""
-        return self.rt.lock.check()

@@ -15,9 +15,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from memlane.errors import MemlaneError, StoreDamaged
-from memlane.facade.core import Core
 from memlane.model import FAIL, OK, WARN, Check
-from memlane.runtime import ENTITY_META
+from memlane.runtime import ENTITY_META, Runtime
 from memlane.timeutil import utcnow
 
 # A store file others may read holds every memory in plain text.
@@ -31,14 +30,17 @@ _NOT_HERE = "n/a on PostgreSQL"
 _RESTORE = "memlane restore --from SNAPSHOT --force (a snapshot `memlane backup` made)"
 
 
-class HealthOps(Core):
+class Health:
     """Self-checks of the store and the recall lanes."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def doctor(
         self, backup_dir: Path | None = None, backup_every: timedelta | None = None
     ) -> list[Check]:
         """Each check once; a failed one never stops the others."""
-        if getattr(self.store, "pool", None) is not None:  # a database server's store
+        if getattr(self.rt.store, "pool", None) is not None:  # a database server's store
             return [
                 self._store_check(),
                 *self._server_checks(),
@@ -63,7 +65,7 @@ class HealthOps(Core):
         return [c for name, check in checks for c in _guarded(name, check)]
 
     def _integrity_check(self) -> Check:
-        problems = self.store.integrity()
+        problems = self.rt.store.integrity()
         if problems:
             return Check(
                 "integrity",
@@ -71,14 +73,14 @@ class HealthOps(Core):
                 f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
                 _RESTORE,
             )
-        if self.store.read_only:
+        if self.rt.store.read_only:
             return Check(
                 "integrity", OK, "pages and indexes whole (read-only: keyword indexes not checked)"
             )
         return Check("integrity", OK, "pages, indexes and keyword indexes whole")
 
     def _store_check(self) -> Check:
-        stats = self.store.stats(self.agent)
+        stats = self.rt.store.stats(self.rt.agent)
         return Check(
             "store",
             OK,
@@ -89,7 +91,7 @@ class HealthOps(Core):
     def _server_checks(self) -> list[Check]:
         """The server version, the vector extension, the indexes and the pool."""
         try:
-            with self.store.pool.connection() as conn:  # type: ignore[attr-defined]
+            with self.rt.store.pool.connection() as conn:  # type: ignore[attr-defined]
                 version = int(conn.execute("SHOW server_version_num").fetchone()[0])
                 shown = conn.execute("SHOW server_version").fetchone()[0]
                 row = conn.execute(
@@ -119,13 +121,13 @@ class HealthOps(Core):
         ]
 
     def _pool_check(self) -> Check:
-        stats = self.store.pool.get_stats()  # type: ignore[attr-defined]
+        stats = self.rt.store.pool.get_stats()  # type: ignore[attr-defined]
         detail = (
             f"{stats.get('pool_size', 0)} open (min {stats.get('pool_min')}, max "
             f"{stats.get('pool_max')}), {stats.get('pool_available', 0)} idle, "
             f"{stats.get('requests_waiting', 0)} waiting"
         )
-        if self.store.pool.closed:  # type: ignore[attr-defined]
+        if self.rt.store.pool.closed:  # type: ignore[attr-defined]
             return Check("pool", FAIL, f"closed: {detail}", "open the store again")
         if stats.get("requests_waiting", 0):
             return Check(
@@ -137,7 +139,7 @@ class HealthOps(Core):
         return Check("pool", OK, detail)
 
     def _location(self) -> Path | None:
-        location = str(getattr(self.store, "location", ""))
+        location = str(getattr(self.rt.store, "location", ""))
         return (
             Path(location)
             if location and location != ":memory:" and "://" not in location
@@ -159,7 +161,7 @@ class HealthOps(Core):
         return Check("permissions", OK, f"{path} is {stat.filemode(mode)} (yours only)")
 
     def _sqlite_check(self) -> Check:
-        conn = getattr(self.store, "conn", None)
+        conn = getattr(self.rt.store, "conn", None)
         if not isinstance(conn, sqlite3.Connection):
             return Check("sqlite", OK, "not a SQLite store")
         options = {r[0] for r in conn.execute("PRAGMA compile_options")}
@@ -170,7 +172,7 @@ class HealthOps(Core):
         )
         if missing:
             return Check("sqlite", FAIL, detail, "install a Python whose SQLite has FTS5")
-        if journal != "wal" and not self.store.read_only:  # a reader cannot change it
+        if journal != "wal" and not self.rt.store.read_only:  # a reader cannot change it
             return Check(
                 "sqlite",
                 WARN,
@@ -180,15 +182,15 @@ class HealthOps(Core):
         return Check("sqlite", OK, detail)
 
     def _vector_checks(self) -> list[Check]:
-        embedder = self.embedder
+        embedder = self.rt.embedder
         if embedder is None:
-            if self.embed_problem:  # one is configured, and it cannot be used
+            if self.rt.embed_problem:  # one is configured, and it cannot be used
                 return [
                     Check(
                         "vector lane",
                         FAIL,
-                        f"unusable: {self.embed_problem}",
-                        _command_in(self.embed_problem) or "memlane doctor --json",
+                        f"unusable: {self.rt.embed_problem}",
+                        _command_in(self.rt.embed_problem) or "memlane doctor --json",
                     )
                 ]
             why = "no embedding profile (MEMLANE_EMBED_PROFILE=none)"
@@ -203,7 +205,7 @@ class HealthOps(Core):
         from memlane.write import embedding
 
         try:
-            embedding.check_profile(self.store, embedder)
+            embedding.check_profile(self.rt.store, embedder)
         except MemlaneError as exc:
             return [Check("vector lane", FAIL, str(exc), _command_in(str(exc)))]
         profile = embedder.profile
@@ -221,15 +223,15 @@ class HealthOps(Core):
         """The vector index file beside the store: how far behind the vectors it is."""
         from memlane.retrieve.vectors import file_stamp, index_path
 
-        path = index_path(str(getattr(self.store, "location", "")))
-        if path is None or self.embedder is None or not path.exists():
+        path = index_path(str(getattr(self.rt.store, "location", "")))
+        if path is None or self.rt.embedder is None or not path.exists():
             return Check("vector index", OK, "built by the first vector search (no file yet)")
         stamp = file_stamp(path) or {}
-        if stamp.get("profile") != self.embedder.profile.signature:
+        if stamp.get("profile") != self.rt.embedder.profile.signature:
             return Check(
                 "vector index", WARN, f"{path} was built for another profile", f"rm {path}"
             )
-        behind = self.store.last_vector_change() - int(stamp.get("change", 0))
+        behind = self.rt.store.last_vector_change() - int(stamp.get("change", 0))
         caught = (
             "current"
             if behind <= 0
@@ -253,7 +255,7 @@ class HealthOps(Core):
     def _entity_check(self) -> Check:
         from memlane.graph.entities import EXTRACTOR_VERSION
 
-        recorded = self.store.meta(ENTITY_META)
+        recorded = self.rt.store.meta(ENTITY_META)
         if recorded == EXTRACTOR_VERSION:
             return Check("entity lane", OK, f"mentions current (extractor {EXTRACTOR_VERSION})")
         return Check(
@@ -266,7 +268,7 @@ class HealthOps(Core):
     def _review_check(self) -> Check:
         """How many memories `memlane review` lists here. Memories due are a chore, not
         damage: a warning that names the command, never a failure."""
-        due = self.review_due_count()
+        due = self.rt.review_due_count()
         if due:
             return Check(
                 "review",

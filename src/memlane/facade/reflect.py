@@ -14,21 +14,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from memlane.errors import Invalid, MemlaneError, NotFound
-from memlane.facade.core import Core
 from memlane.facade.graph import Graph
 from memlane.lazy import lazy_module
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model, Spent
 from memlane.lifecycle.review import due_for_review
 from memlane.model import Filters, Kind, LinkType, Record, Visibility, WriteResult
-from memlane.runtime import passive_ok
+from memlane.runtime import Runtime, passive_ok
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:
@@ -46,8 +44,8 @@ INSIGHT_CONFIDENCE = 0.5
 
 
 class Writes(Protocol):
-    """The facade's writes reflection goes through: the write policy (Memory defines
-    it; a mixin can only name it)."""
+    """The writes reflection goes through: the write policy's add, update, merge and
+    retire (the writing service is one)."""
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult: ...
 
@@ -60,8 +58,6 @@ class Writes(Protocol):
     ) -> WriteResult: ...
 
     def retire(self, memory_id: str, reason: str | None = None) -> Record: ...
-
-    def maintenance_lock(self, operation: str = ...) -> AbstractContextManager[None]: ...
 
 
 class Reflection(msgspec.Struct, frozen=True):
@@ -86,14 +82,16 @@ class Applied(msgspec.Struct, frozen=True):
     error: str | None = None
 
 
-class ReflectOps(Core):
-    """Reflection (see the module docstring)."""
+class Reflector:
+    """Reflection (see the module docstring); its writes go through `writes`."""
 
-    def _writes(self) -> Writes:
-        return cast(Writes, self)
+    def __init__(self, rt: Runtime, writes: Writes) -> None:
+        self.rt = rt
+        self._writes = writes
+        self._graph = Graph(rt)
 
     def _reflect_scope(self, scope: str | None) -> tuple[Filters, str]:
-        filters = self.filters(scope=scope, limit=0, include_private=self.agent is not None)
+        filters = self.rt.filters(scope=scope, limit=0, include_private=self.rt.agent is not None)
         key = ",".join(filters.scopes) if filters.scopes is not None else "all"
         return filters, key
 
@@ -101,7 +99,7 @@ class ReflectOps(Core):
         self, records: Sequence[Record], now: datetime, where: str
     ) -> tuple[list[Record], packing.Pack]:
         """The memories a pack may hold (what a passive read admits), and the pack."""
-        floor = self.recall_settings.passive_floor
+        floor = self.rt.recall_settings.passive_floor
         admitted = [r for r in records if passive_ok(r, floor)]
         return admitted, packing.pack(admitted, now, packing.PACK_MAX_BYTES, None, where)
 
@@ -122,8 +120,8 @@ class ReflectOps(Core):
             raise Invalid("--min-new must be >= 0, --batch-size and --days >= 1")
         now = utcnow()
         filters, key = self._reflect_scope(scope)
-        records = self.list(filters)
-        mark = policy.decode_mark(self.store.meta(f"{policy.WATERMARK_META}:{key}"))
+        records = self.rt.list(filters)
+        mark = policy.decode_mark(self.rt.store.meta(f"{policy.WATERMARK_META}:{key}"))
         since = now - timedelta(days=days) if days else None
         todo = policy.unreflected(records, mark, since)
         base = Reflection(scope=key, new=len(todo), reflected=0)
@@ -141,7 +139,7 @@ class ReflectOps(Core):
             )
         # Single flight, with consolidate and organize too: each rewrites memories a
         # batch may name. A run while another holds the lock is a Conflict.
-        with self._writes().maintenance_lock("reflect"):
+        with self.rt.lock.held("reflect"):
             return self._run_batches(model, base, filters, todo, batch_size, drain, now)
 
     def _run_batches(
@@ -159,7 +157,7 @@ class ReflectOps(Core):
         done, breach = 0, None
         while done < len(todo) and (drain or done == 0):
             batch = todo[done : done + batch_size]
-            records = self.list(filters)  # with the last batch's insights
+            records = self.rt.list(filters)  # with the last batch's insights
             admitted, pack = self._packed(records, now, base.scope)
             packed = [r for r in admitted if r.id in set(pack.ids)]
             ids, shown = [r.id for r in batch], list(pack.ids)
@@ -199,7 +197,7 @@ class ReflectOps(Core):
 
     def _store_insights(self, found: Sequence[policy.Insight], private: bool) -> list[str]:
         """The insights as memories, private when the model read private memories."""
-        written, writes = [], self._writes()
+        written, writes = [], self._writes
         for insight in found:
             result = writes.add(
                 insight.content,
@@ -214,7 +212,7 @@ class ReflectOps(Core):
             if not result.landed or result.id is None:
                 continue
             for source in dict.fromkeys(insight.sources):
-                Graph(self.rt).link(
+                self._graph.link(
                     result.id, source, LinkType.DERIVES.value, "reflection", reinforce=False
                 )
             written.append(result.id)
@@ -262,11 +260,11 @@ class ReflectOps(Core):
         diffs of its proposals quote them, and another agent applying or listing them
         would read them. Outcome: an agent lists and applies only its own proposals.
         """
-        mine = f":{self.agent}" if self.agent is not None else ""
+        mine = f":{self.rt.agent}" if self.rt.agent is not None else ""
         return f"{policy.PROPOSALS_META}:{key}{mine}"
 
     def _pending(self, key: str) -> list[policy.Proposal]:
-        raw = self.store.meta(self._proposals_key(key))
+        raw = self.rt.store.meta(self._proposals_key(key))
         if not raw:
             return []
         try:
@@ -282,7 +280,7 @@ class ReflectOps(Core):
         """Carry out the approved proposals (in the order given) through the write
         path; each leaves the pending list, done or failed with the reason."""
         key = self._reflect_scope(scope)[1]
-        with self._writes().maintenance_lock("reflect --apply"):
+        with self.rt.lock.held("reflect --apply"):
             return self._apply_pending(key, ids)
 
     def _apply_pending(self, key: str, ids: Sequence[str]) -> list[Applied]:
@@ -305,14 +303,14 @@ class ReflectOps(Core):
         return out
 
     def _apply(self, p: policy.Proposal) -> tuple[str, ...]:
-        reason, writes = f"reflection: {p.reason}", self._writes()
+        reason, writes = f"reflection: {p.reason}", self._writes
         if p.op == "retire":
             return tuple(writes.retire(memory_id, reason).id for memory_id in p.ids)
         content = p.content or ""
         # A model that read private memories wrote this text: it lands private.
         private: dict[str, Any] = {"private": True} if p.private else {}
         if p.op == "rewrite":
-            if p.private and self.rt.read(self.store, p.ids[0]).visibility is Visibility.PUBLIC:
+            if p.private and self.rt.read(self.rt.store, p.ids[0]).visibility is Visibility.PUBLIC:
                 raise Invalid(
                     "this rewrite was written from private memories; "
                     "it cannot replace a public memory's text"
@@ -332,7 +330,7 @@ class ReflectOps(Core):
         if added.id is None:
             return ()
         for source in p.ids:
-            Graph(self.rt).link(added.id, source, LinkType.DERIVES.value, reason, reinforce=False)
+            self._graph.link(added.id, source, LinkType.DERIVES.value, reason, reinforce=False)
         return (added.id,)
 
     def _findings(self, batch: list[Record], now: datetime) -> policy.Findings:
@@ -341,18 +339,18 @@ class ReflectOps(Core):
             (batch[leader].id, *(batch[j].id for j, _ in members))
             for leader, members in cons.clusters(batch, pairs)
         )
-        review = self.review_policy
+        review = self.rt.review_policy
         due = due_for_review(
             batch,
             now,
             review.threshold,
             review.min_importance,
-            self.recall_settings.shape.half_lives,
+            self.rt.recall_settings.shape.half_lives,
         )
         stale = tuple((r.id, round(p, 3)) for r, p in due)
         ids = [r.id for r in batch]
         contradicting: dict[str, list[str]] = {}
-        for link in self.store.links_touching(ids):
+        for link in self.rt.store.links_touching(ids):
             if link.type is LinkType.CONTRADICTS:
                 contradicting.setdefault(link.source, []).append(link.target)
         return policy.Findings(groups, stale, policy.contradictions(ids, contradicting))

@@ -1,0 +1,48 @@
+"""The administration namespace (`Memory.admin`): the self-checks of `doctor` and
+verified backups of the store."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from memlane.errors import MemlaneError
+from memlane.facade import health
+from memlane.facade.backup import DEFAULT_RETENTION, BackupReport, Backups
+from memlane.facade.health import Health
+from memlane.model import Check
+from memlane.runtime import Runtime
+
+
+class Admin:
+    """Health checks and backups of one store."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._health = Health(rt)
+        self._backups = Backups(rt)
+
+    def doctor(
+        self, backup_dir: Path | None = None, backup_every: timedelta | None = None
+    ) -> list[Check]:
+        """Every self-check once, the maintenance lock's last; a failed one never stops
+        the others. `backup_dir` and `backup_every`: where snapshots go and how old the
+        newest may be."""
+        return [*self._health.doctor(backup_dir, backup_every), self.rt.lock.check()]
+
+    @staticmethod
+    def diagnose(location: str | Path, problem: MemlaneError) -> list[Check]:
+        """`doctor`'s checks of a store that could not be opened: the reason, and what
+        a read-only look at its pages finds."""
+        return health.diagnose(str(location), problem)
+
+    def backup(
+        self,
+        out_dir: Path | None = None,
+        retention: int = DEFAULT_RETENTION,
+        due_after: timedelta | None = None,
+    ) -> BackupReport:
+        """Snapshot the store into `out_dir` (default: `backups/` beside the store),
+        verify it, then delete the oldest snapshots beyond `retention`. With
+        `due_after`, skip when the newest snapshot is younger than that."""
+        return self._backups.backup(out_dir, retention, due_after)
