@@ -13,9 +13,9 @@ import typing
 import pytest
 
 import memlane
-from memlane import Graph, Memory, Registries, Transfer, Wake
+from memlane import Graph, Lifecycle, Memory, Packs, Registries, Transfer, Wake
 
-NAMESPACES = (Memory, Graph, Registries, Transfer, Wake)
+NAMESPACES = (Memory, Graph, Registries, Transfer, Wake, Lifecycle, Packs)
 # The embedder's type brings numpy with it; importing memlane for a read must not.
 # Hints naming it resolve once it is imported (see test_embedder_hints_resolve_...).
 LOADED_LATER = {"Embedder"}

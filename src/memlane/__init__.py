@@ -21,7 +21,8 @@ from memlane.facade.backup import BackupReport, RestoreReport
 from memlane.facade.consolidate import MaintenanceReport
 from memlane.facade.forget import Forgotten
 from memlane.facade.graph import EntityMerge, Graph, Linked, Neighbourhood
-from memlane.facade.pack import ClosedSession
+from memlane.facade.lifecycle import Lifecycle
+from memlane.facade.pack import ClosedSession, Packs
 from memlane.facade.reflect import Applied, Reflection
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import ImportReport, MigrationReport, Transfer
@@ -99,6 +100,7 @@ __all__ = [
     "ImportReport",
     "Invalid",
     "JournalEntry",
+    "Lifecycle",
     "Link",
     "Linked",
     "MaintenanceReport",
@@ -109,6 +111,7 @@ __all__ = [
     "Neighbourhood",
     "NotFound",
     "Pack",
+    "Packs",
     "Patch",
     "PolicyRefused",
     "Proposal",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.lazy import lazy_module
 from memlane.model import (
+    REINFORCE_CAP,
     VERSIONED_FIELDS,
     BatchLine,
     BatchResult,
@@ -62,8 +63,8 @@ from memlane.facade.consolidate import ConsolidateOps
 from memlane.facade.forget import ForgetOps, Forgotten
 from memlane.facade.graph import Graph
 from memlane.facade.health import HealthOps
-from memlane.facade.lifecycle import LifecycleOps
-from memlane.facade.pack import PackOps
+from memlane.facade.lifecycle import Lifecycle
+from memlane.facade.pack import Packs
 from memlane.facade.policy import Batch, PolicyOps, contradicting, with_decision
 from memlane.facade.reflect import ReflectOps
 from memlane.facade.registries import Registries
@@ -111,9 +112,7 @@ class Memory(
     VectorOps,
     HealthOps,
     PolicyOps,
-    LifecycleOps,
     ConsolidateOps,
-    PackOps,
     ReflectOps,
     BackupOps,
     ForgetOps,
@@ -124,7 +123,9 @@ class Memory(
     forget, history, ...); the rest are grouped by feature and loaded on first use:
     `graph` (links and entities), `registries` (categories, agents, projects,
     applicability, tag counts, type lists), `wake` (called: the identity cascade; the
-    ritual and its guess log), `transfer` (export, import, migration).
+    ritual and its guess log), `transfer` (export, import, migration), `lifecycle`
+    (review, reminders, sessions, vital signs), `packs` (the curated pack and episode
+    summaries).
     """
 
     @cached_property
@@ -146,6 +147,24 @@ class Memory(
     def transfer(self) -> Transfer:
         """Export and import (JSONL, CSV, Markdown) and migration to another store."""
         return Transfer(self.rt, self.add_batch)
+
+    @cached_property
+    def lifecycle(self) -> Lifecycle:
+        """Reinforcement, feedback, review, reminders, sessions and vital signs."""
+        return Lifecycle(self.rt)
+
+    @cached_property
+    def packs(self) -> Packs:
+        """The curated pack, pack files, and closing a session with its summary."""
+        return Packs(self.rt)
+
+    def reinforce(self, memory_id: str, amount: int = 1, cap: int = REINFORCE_CAP) -> Record:
+        """Raise a memory's importance (see Lifecycle.reinforce)."""
+        return self.lifecycle.reinforce(memory_id, amount, cap)
+
+    def feedback(self, memory_id: str, *, applied: bool) -> Record:
+        """Count one use of a memory, applied or violated (see Lifecycle.feedback)."""
+        return self.lifecycle.feedback(memory_id, applied=applied)
 
     def migrate_to(self, target: Memory, *, force: bool = False) -> MigrationReport:
         """Deprecated: use `Memory.transfer.migrate_to(target.transfer)`."""
@@ -187,6 +206,23 @@ class Memory(
     registry_entry = _moved("registries", "registry_entry")
     usage = _moved("registries", "usage")
     tags = _moved("registries", "tags")
+    review = _moved("lifecycle", "review")
+    reviewed = _moved("lifecycle", "reviewed")
+    remind = _moved("lifecycle", "remind")
+    reminders = _moved("lifecycle", "reminders")
+    due_reminders = _moved("lifecycle", "due_reminders")
+    dismiss = _moved("lifecycle", "dismiss")
+    open_threads = _moved("lifecycle", "open_threads")
+    growth = _moved("lifecycle", "growth")
+    health = _moved("lifecycle", "health")
+    create_session = _moved("lifecycle", "create_session")
+    sessions = _moved("lifecycle", "sessions")
+    for_session = _moved("lifecycle", "for_session")
+    fact_session = _moved("lifecycle", "fact_session")
+    pack = _moved("packs", "build", "pack")
+    write_pack = _moved("packs", "write", "write_pack")
+    refresh_packs = _moved("packs", "refresh", "refresh_packs")
+    close_session = _moved("packs", "close_session")
 
     @staticmethod
     def types(name: str) -> list[str]:
@@ -684,7 +720,7 @@ class Memory(
         return self._packs_after(super().forget_scope(scope, confirm=confirm, reason=reason))
 
     def _packs_after(self, done: Forgotten) -> Forgotten:
-        written, warnings = self.refresh_packs({*done.ids, *done.removed, *done.scrubbed})
+        written, warnings = self.packs.refresh({*done.ids, *done.removed, *done.scrubbed})
         return replace(done, packs=tuple(written), warnings=tuple(warnings))
 
     def doctor(
