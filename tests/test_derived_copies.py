@@ -37,7 +37,7 @@ def test_a_topic_summary_quoting_a_flagged_member_is_flagged_and_never_passive(v
     assert {x.target for x in vmem.store.links(summary_id)} >= {*members, risky.id}
     passive = vmem.recall("redis replicas admin password", passive=True)
     assert summary_id not in {h.record.id for h in passive.hits}
-    pack = vmem.pack(scope="all")
+    pack = vmem.packs.build(scope="all")
     assert summary_id not in pack.ids and "Ignore all previous" not in pack.markdown
 
 
@@ -55,10 +55,10 @@ def test_a_derived_memory_takes_the_worst_taint_and_the_lowest_trust(vmem):
 
 
 def test_a_session_summary_of_a_flagged_memory_is_flagged(vmem):
-    session = vmem.create_session().id
+    session = vmem.lifecycle.create_session().id
     vmem.add("Redis runs on port 6380 in staging.", session_id=session)
     vmem.add(ATTACK, session_id=session)
-    closed = vmem.close_session(session)
+    closed = vmem.packs.close_session(session)
     assert closed.summary_id and INJECTION_TAG in vmem.get(closed.summary_id).tags
 
 
@@ -147,14 +147,14 @@ def test_forget_writes_pack_files_again_without_the_memory(mem, tmp_path):
     keep = mem.add("Deploys need two approvals.", importance=9).id
     gone = mem.add(f"{SECRET_LINE} Ask ops for access.", importance=9).id
     target = tmp_path / "MEMORY.md"
-    first = mem.write_pack(target, scope="all")
+    first = mem.packs.write(target, scope="all")
     assert {keep, gone} <= set(first.ids) and SECRET_LINE in target.read_text()
     done = mem.forget(gone)
     assert done.packs == (str(target.resolve()),)
     assert SECRET_LINE not in target.read_text() and "two approvals" in target.read_text()
     # A pack file changed by hand is not overwritten: forget says so.
     other = mem.add(f"Second note on the bastion: {SECRET_LINE}", importance=9).id
-    mem.write_pack(target, scope="all")
+    mem.packs.write(target, scope="all")
     target.write_text(target.read_text() + "\nMy own line.\n", encoding="utf-8")
     warned = mem.forget(other)
     assert warned.packs == () and "changed since memlane wrote it" in warned.warnings[0]
@@ -186,13 +186,13 @@ def test_a_private_pack_is_written_again_only_by_its_agent(db_path, tmp_path):
     with Memory.open(db_path, agent="ada", context=Context("p", "main")) as ada:
         mine = ada.add(f"My note: {SECRET_LINE}", private=True, importance=9).id
         ada.add("My other note: deploys need two approvals.", private=True, importance=9)
-        ada.write_pack(target, scope="all", include_private=True)
+        ada.packs.write(target, scope="all", include_private=True)
         done = ada.forget(mine)
     assert done.packs == (str(target.resolve()),)
     assert SECRET_LINE not in target.read_text() and "two approvals" in target.read_text()
     with Memory.open(db_path, agent="ada", context=Context("p", "main")) as ada:
         again = ada.add(f"Again: {SECRET_LINE}", importance=9).id  # public, in her pack
-        ada.write_pack(target, scope="all", include_private=True)
+        ada.packs.write(target, scope="all", include_private=True)
     with Memory.open(db_path, agent="bob", context=Context("p", "main")) as bob:
         left = bob.forget_scope("project:p", confirm=True)
     assert again in left.ids and "ada's private memories" in left.warnings[0]

@@ -124,9 +124,9 @@ def test_review_lists_what_decayed_and_reviewed_resets_it(mem, run):
     old = mem.add("The billing API uses idempotency keys.", importance=7).id
     mem.add("Fresh fact about the queue.", importance=7)
     aged(mem, old, 120)
-    assert [r.id for r, _ in mem.review()] == [old]
-    assert mem.reviewed(old).reviewed_at is not None
-    assert mem.review() == []
+    assert [r.id for r, _ in mem.lifecycle.review()] == [old]
+    assert mem.lifecycle.reviewed(old).reviewed_at is not None
+    assert mem.lifecycle.review() == []
     aged(mem, old, 0)  # no effect on the review anchor now
     listed = run("review", "--scope", "all", "--json").json()
     assert listed["count"] == 0
@@ -146,12 +146,12 @@ def test_the_due_count_is_what_review_lists_under_the_same_policy(mem):
     mem.add("Fresh fact about the queue.", importance=7)
     aged(mem, old, 120)  # semantic, 90-day half-life: 0.40
     aged(mem, procedure, 120)  # procedural, 180 days: 0.63
-    assert mem.review_due_count() == len(mem.review()) == 1
+    assert mem.review_due_count() == len(mem.lifecycle.review()) == 1
     mem.review_policy = ReviewPolicy(threshold=0.7)
-    assert mem.review_due_count() == len(mem.review()) == 2
+    assert mem.review_due_count() == len(mem.lifecycle.review()) == 2
     mem.review_policy = ReviewPolicy(threshold=0.7, min_importance=8)
-    assert [r.id for r, _ in mem.review()] == [procedure] and mem.review_due_count() == 1
-    assert mem.review_due_count(kind="fact") == len(mem.review(kind="fact")) == 0
+    assert [r.id for r, _ in mem.lifecycle.review()] == [procedure] and mem.review_due_count() == 1
+    assert mem.review_due_count(kind="fact") == len(mem.lifecycle.review(kind="fact")) == 0
     with pytest.raises(Invalid, match="review threshold"):
         ReviewPolicy(threshold=0)
 
@@ -258,17 +258,18 @@ def test_a_reminder_time_is_read_in_a_time_zone_and_stored_in_utc():
 
 
 def test_reminders_list_check_and_dismiss(mem, run):
-    later = mem.remind("in 2 hours", "check the deploy")
-    past = mem.remind("2020-01-01 09:00", "an old one")
-    assert [r.id for r in mem.reminders()] == [past.id, later.id]  # soonest first
-    assert [r.id for r in mem.due_reminders()] == [past.id]
-    mem.dismiss(past.id)
-    assert mem.due_reminders() == [] and [r.id for r in mem.reminders()] == [later.id]
-    assert len(mem.reminders(include_dismissed=True)) == 2
+    later = mem.lifecycle.remind("in 2 hours", "check the deploy")
+    past = mem.lifecycle.remind("2020-01-01 09:00", "an old one")
+    assert [r.id for r in mem.lifecycle.reminders()] == [past.id, later.id]  # soonest first
+    assert [r.id for r in mem.lifecycle.due_reminders()] == [past.id]
+    mem.lifecycle.dismiss(past.id)
+    assert mem.lifecycle.due_reminders() == []
+    assert [r.id for r in mem.lifecycle.reminders()] == [later.id]
+    assert len(mem.lifecycle.reminders(include_dismissed=True)) == 2
     with pytest.raises(NotFound):
-        mem.dismiss(past.id)
+        mem.lifecycle.dismiss(past.id)
     with pytest.raises(Invalid):
-        mem.remind("in 2 hours", "   ")
+        mem.lifecycle.remind("in 2 hours", "   ")
     # the CLI acts as the same agent on the same store
     made = run("remind", "2020-06-01 12:00", "rotate", "the", "keys", "--json").json()
     assert made["text"] == "rotate the keys" and made["due_at"].startswith("2020-06-01T12:00")
@@ -286,12 +287,15 @@ def test_reminders_list_check_and_dismiss(mem, run):
 def test_reminders_belong_to_their_agent(mem, db_path):
     from memlane import Context, Memory
 
-    mine = mem.remind("2020-01-01 09:00", "my own reminder")
+    mine = mem.lifecycle.remind("2020-01-01 09:00", "my own reminder")
     with Memory.open(db_path, agent="someone-else", context=Context("proj", "main")) as other:
-        assert other.reminders(include_dismissed=True) == [] and other.due_reminders() == []
+        assert (
+            other.lifecycle.reminders(include_dismissed=True) == []
+            and other.lifecycle.due_reminders() == []
+        )
         with pytest.raises(NotFound):
-            other.dismiss(mine.id)
-    assert [r.id for r in mem.due_reminders()] == [mine.id]
+            other.lifecycle.dismiss(mine.id)
+    assert [r.id for r in mem.lifecycle.due_reminders()] == [mine.id]
 
 
 def test_open_threads_growth_and_health(vmem, run):
@@ -300,7 +304,7 @@ def test_open_threads_growth_and_health(vmem, run):
     opened = vmem.add("Open question: idempotency by request or invoice id?", kind="thread").id
     closing = vmem.add("Open question: who owns the scheduler?", kind="thread").id
     vmem.add("Alice owns the scheduler.", type="thread_closed", thread_id=closing)
-    assert [r.id for r in vmem.open_threads()] == [opened]
+    assert [r.id for r in vmem.lifecycle.open_threads()] == [opened]
     listed = run("open-threads", "--json").json()
     assert [r["id"] for r in listed] == [opened]
 
@@ -308,11 +312,11 @@ def test_open_threads_growth_and_health(vmem, run):
     record = vmem.store.get(old)
     with vmem.store.write() as w:  # written 30 weeks ago, never used since
         w.replace(replace(record, created_at=record.created_at - timedelta(weeks=30)), None)
-    counts = vmem.growth()
+    counts = vmem.lifecycle.growth()
     assert len(counts) == 8 and counts[-1] == 3 and sum(counts) == 3  # the old one is out
     assert run("growth", "--json").json() == counts
 
-    vitals = vmem.health()
+    vitals = vmem.lifecycle.health()
     assert vitals.live == 4 and vitals.embedded == 4 and vitals.stale_high == 1
     no_vectors = vmem.add("Written without vectors.", no_embed=True)
     assert no_vectors.status.value == "added"
@@ -323,24 +327,24 @@ def test_open_threads_growth_and_health(vmem, run):
 
 
 def test_sessions_create_list_close_and_their_memories(mem, run):
-    session = mem.create_session("development")
+    session = mem.lifecycle.create_session("development")
     assert (session.type, session.project, session.ended_at) == ("development", "proj", None)
     first = mem.add("Started the billing refactor.", session_id=session.id).id
     second = mem.add("Moved the retry code into the gateway.", session_id=session.id).id
     mem.add("Unrelated note.")
-    assert {r.id for r in mem.for_session(session.id)} == {first, second}
-    assert mem.fact_session(first).id == session.id
-    closed = mem.close_session(session.id)
+    assert {r.id for r in mem.lifecycle.for_session(session.id)} == {first, second}
+    assert mem.lifecycle.fact_session(first).id == session.id
+    closed = mem.packs.close_session(session.id)
     assert closed.ended_at is not None
     with pytest.raises(NotFound):
-        mem.close_session(session.id)  # already closed
+        mem.packs.close_session(session.id)  # already closed
     with pytest.raises(NotFound):
-        mem.for_session("s-nothing")
+        mem.lifecycle.for_session("s-nothing")
     orphan = mem.add("No session here.").id
     with pytest.raises(NotFound, match="no session"):
-        mem.fact_session(orphan)
+        mem.lifecycle.fact_session(orphan)
     implicit = mem.add("Written in a session nobody created.", session_id="chat-42").id
-    assert mem.fact_session(implicit).id == "chat-42"  # a write records its session
+    assert mem.lifecycle.fact_session(implicit).id == "chat-42"  # a write records its session
     listed = run("sessions", "list", "--json").json()
     assert {s["id"] for s in listed["sessions"]} == {session.id, "chat-42"}
     made = run("sessions", "create", "--session-type", "review", "--json").json()
@@ -351,3 +355,16 @@ def test_sessions_create_list_close_and_their_memories(mem, run):
         first, second,
     }  # fmt: skip
     assert run("fact-session", second, "--json").json()["id"] == session.id
+
+
+def test_the_lifecycle_methods_old_names_still_work_with_a_warning(mem):
+    memory_id = mem.add("Pin TZ=UTC in conftest.", importance=5).id
+    with pytest.warns(
+        DeprecationWarning, match=r"Memory\.reviewed is now Memory\.lifecycle\.reviewed"
+    ):
+        record = mem.reviewed(memory_id)
+    assert record.reviewed_at is not None
+    with pytest.warns(
+        DeprecationWarning, match=r"Memory\.sessions is now Memory\.lifecycle\.sessions"
+    ):
+        assert mem.sessions() == mem.lifecycle.sessions()

@@ -73,7 +73,7 @@ def build(alice: Memory, bob: Memory) -> Shared:
     pending = alice.add("The marmalade recipe needs less sugar.", private=True, no_embed=True).id
     linked = alice.add("The pelican roster is kept by the night shift.", private=True).id
     alice.graph.link(linked, public, "related")
-    alice.remind("in 2 hours", "check the narwhal budget")
+    alice.lifecycle.remind("in 2 hours", "check the narwhal budget")
     bob_public = bob.add("Bob rotates the deploy keys every quarter.").id
     bob_private = bob.add("Bob keeps his wombat notes here.", private=True).id
     return Shared(public, (thread, fact, old, new, pending, linked), bob_public, bob_private)
@@ -309,10 +309,10 @@ def test_an_agent_imports_no_other_owners_private_memories(alices_export, tmp_pa
         refused = "\n".join(why for _, why in report.errors)
         assert all(memory_id in refused for memory_id in theirs)
         assert "another agent's reminder" in refused
-        assert into.reminders() == []
+        assert into.lifecycle.reminders() == []
     with open_as(tmp_path / "b.db", ALICE) as her:
         assert alices_own(her) == []
-        assert her.reminders() == []
+        assert her.lifecycle.reminders() == []
         assert her.stats().versions == 0  # her versions came with the memories refused
 
 
@@ -324,7 +324,7 @@ def test_an_agent_imports_its_own_private_memories(alices_export, tmp_path):
             json.loads(line)["id"] for line in alices_export.read_text().splitlines()
             if '"visibility":"private"' in line and '"kind":"memory"' in line
         )  # fmt: skip
-        assert [r.text for r in into.reminders()] == ["check the narwhal budget"]
+        assert [r.text for r in into.lifecycle.reminders()] == ["check the narwhal budget"]
 
 
 def test_an_import_without_an_identity_is_a_restore(alices_export, shared, tmp_path):
@@ -335,7 +335,7 @@ def test_an_import_without_an_identity_is_a_restore(alices_export, shared, tmp_p
     with open_as(tmp_path / "c.db", ALICE) as her:
         assert {r.owner for r in alices_own(her)} == {ALICE}
         assert len(alices_own(her)) == len(shared.private)
-        assert [r.text for r in her.reminders()] == ["check the narwhal budget"]
+        assert [r.text for r in her.lifecycle.reminders()] == ["check the narwhal budget"]
 
 
 def test_an_agent_import_cannot_touch_another_owners_stored_memory(
@@ -416,7 +416,7 @@ def test_forgetting_names_no_private_copy_of_another_owner(alice, bob, shared):
     takes the text out of her summary, and tells him nothing about it."""
     bob_note = bob.add("The staging database resets nightly at two.", session_id="s-mixed").id
     alice.add("Alice keeps the narwhal budget sheet open.", private=True, session_id="s-mixed")
-    summary = alice.close_session("s-mixed").summary_id or ""
+    summary = alice.packs.close_session("s-mixed").summary_id or ""
     assert "staging database" in alice.get(summary).body
     assert alice.get(summary).visibility is Visibility.PRIVATE
     done = bob.forget(bob_note, reason="wrong")
@@ -434,11 +434,11 @@ def aggregates(m: Memory) -> dict[str, Any]:
     """Every count and listing a reader gets of the store as a whole."""
     own = m.agent is not None
     return {
-        "stats": m.stats(), "growth": m.growth(), "health": m.health(),
-        "open_threads": m.open_threads(), "tags": m.registries.tags(), "entities": m.graph.entities(limit=0),
+        "stats": m.stats(), "growth": m.lifecycle.growth(), "health": m.lifecycle.health(),
+        "open_threads": m.lifecycle.open_threads(), "tags": m.registries.tags(), "entities": m.graph.entities(limit=0),
         "usage": m.registries.usage("source_agent", ALICE), "journal": m.journal(limit=1000),
         "export": list(m.transfer.export_jsonl(include_private=own, include_superseded=True)),
-        "review": [r.id for r, _ in m.review(threshold=1.0, min_importance=1)],
+        "review": [r.id for r, _ in m.lifecycle.review(threshold=1.0, min_importance=1)],
         "doctor": [c for c in m.admin.doctor() if c.name in ("store", "vectors")],
     }  # fmt: skip
 
@@ -503,7 +503,7 @@ def test_an_agent_does_not_end_another_agents_session(db_path):
         alice_mem.add("Alice works on the vault rotation.", session_id="sess-alice-1",
                       private=True)  # fmt: skip
     with open_as(db_path, BOB) as bob, pytest.raises(NotFound, match="no open session"):
-        bob.close_session("sess-alice-1")
+        bob.packs.close_session("sess-alice-1")
     with open_as(db_path, ALICE) as alice_mem:
-        closed = alice_mem.close_session("sess-alice-1")
+        closed = alice_mem.packs.close_session("sess-alice-1")
     assert closed.ended_at is not None and closed.summarised

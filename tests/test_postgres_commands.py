@@ -43,12 +43,12 @@ def _fill(location: str) -> None:
         old = ada.add("The API lives at api.example.com.", title="API host").id
         ada.supersede(old, "The API lives at api2.example.com.")
         ada.add("Ada's own note about Kubernetes.", private=True)
-        ada.remind("in 2 hours", "check the deploy")
+        ada.lifecycle.remind("in 2 hours", "check the deploy")
         assert first is not None
         ada.update(first, append=" Never pip.")
     with _open(location, agent="bob") as bob:
         bob.add("Bob keeps the staging password rotation notes.", private=True)
-        bob.remind("in 3 hours", "rotate staging keys")
+        bob.lifecycle.remind("in 3 hours", "rotate staging keys")
 
 
 def _exports(location: str) -> dict[str, list[str]]:

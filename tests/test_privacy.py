@@ -229,7 +229,7 @@ def test_private_ids_and_prefixes_are_not_found(reader, world):
         pytest.param(lambda m, i: m.graph.neighbourhood(i), id="neighbourhood"),
         pytest.param(lambda m, i: m.graph.entities_of(i), id="entities-of"),
         pytest.param(lambda m, i: m.maintenance.merged_from(i), id="merged-from"),
-        pytest.param(lambda m, i: m.fact_session(i), id="fact-session"),
+        pytest.param(lambda m, i: m.lifecycle.fact_session(i), id="fact-session"),
     ],
 )
 def test_reads_of_a_private_id_are_not_found(reader, world, call):
@@ -557,7 +557,7 @@ WRITES: list[Any] = [
     pytest.param(lambda m, w: m.forget(w.secret, "gone"), id="forget"),
     pytest.param(lambda m, w: m.reinforce(w.secret), id="reinforce"),
     pytest.param(lambda m, w: m.feedback(w.secret, applied=False), id="feedback"),
-    pytest.param(lambda m, w: m.reviewed(w.secret), id="reviewed"),
+    pytest.param(lambda m, w: m.lifecycle.reviewed(w.secret), id="reviewed"),
     pytest.param(lambda m, w: m.graph.link(w.audit, w.secret, "supports"), id="link-to"),
     pytest.param(lambda m, w: m.graph.link(w.secret, w.audit, "related"), id="link-from"),
     pytest.param(lambda m, w: m.graph.contradict(w.audit, w.secret, "no"), id="contradict"),

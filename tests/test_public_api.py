@@ -13,11 +13,22 @@ import typing
 import pytest
 
 import memlane
-from memlane import Admin, Graph, Maintenance, Memory, Registries, Transfer, Wake
+from memlane import Admin, Graph, Lifecycle, Maintenance, Memory, Packs, Registries, Transfer, Wake
 from memlane.facade.recall import Recall
 
 # Recall is private on Memory (`Memory._recall`): its flat read methods stand for it.
-NAMESPACES = (Memory, Graph, Recall, Registries, Transfer, Wake, Maintenance, Admin)
+NAMESPACES = (
+    Memory,
+    Graph,
+    Recall,
+    Registries,
+    Transfer,
+    Wake,
+    Lifecycle,
+    Packs,
+    Maintenance,
+    Admin,
+)
 # The embedder's type brings numpy with it; importing memlane for a read must not.
 # Hints naming it resolve once it is imported (see test_embedder_hints_resolve_...).
 LOADED_LATER = {"Embedder"}

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from memlane import Memory, Wake
+from memlane import Packs, Wake
 from memlane.lifecycle import pack, wake
 
 LATER = (
@@ -44,4 +44,4 @@ def test_the_lazily_loaded_defaults_match_their_modules():
     assert defaults["limit"].default == wake.DEFAULT_LIMIT
     assert defaults["days"].default == wake.DEFAULT_DAYS
     assert inspect.signature(Wake.begin).parameters["limit"].default == wake.DEFAULT_LIMIT
-    assert inspect.signature(Memory.pack).parameters["max_bytes"].default == pack.PACK_MAX_BYTES
+    assert inspect.signature(Packs.build).parameters["max_bytes"].default == pack.PACK_MAX_BYTES

@@ -452,16 +452,16 @@ def test_the_entities_a_memory_names_most_named_first(mem: Memory) -> None:
 
 
 def test_sessions(mem: Memory) -> None:
-    session = mem.create_session(type="work", project="proj")
+    session = mem.lifecycle.create_session(type="work", project="proj")
     added = mem.add("Found the flaky test cause.", session_id=session.id).id
-    assert [s.id for s in mem.sessions()] == [session.id]
-    assert [r.id for r in mem.for_session(session.id)] == [added]
-    mem.close_session(session.id, summary=False)
-    assert mem.sessions()[0].ended_at is not None
+    assert [s.id for s in mem.lifecycle.sessions()] == [session.id]
+    assert [r.id for r in mem.lifecycle.for_session(session.id)] == [added]
+    mem.packs.close_session(session.id, summary=False)
+    assert mem.lifecycle.sessions()[0].ended_at is not None
 
 
 def test_exact_duplicates_in_a_session_are_skipped(mem: Memory) -> None:
-    session = mem.create_session(type="work")
+    session = mem.lifecycle.create_session(type="work")
     first = mem.add("The build cache lives in /var/cache/ci.", session_id=session.id)
     again = mem.add("The build cache lives in /var/cache/ci.", session_id=session.id)
     assert again.skipped and again.duplicate_of == first.id
@@ -503,11 +503,11 @@ def test_journal(mem: Memory) -> None:
 
 
 def test_reminders(mem: Memory) -> None:
-    reminder = mem.remind("in 2 hours", "check the deploy")
-    assert [r.id for r in mem.reminders()] == [reminder.id]
-    mem.dismiss(reminder.id)
-    assert mem.reminders() == []
-    assert [r.id for r in mem.reminders(include_dismissed=True)] == [reminder.id]
+    reminder = mem.lifecycle.remind("in 2 hours", "check the deploy")
+    assert [r.id for r in mem.lifecycle.reminders()] == [reminder.id]
+    mem.lifecycle.dismiss(reminder.id)
+    assert mem.lifecycle.reminders() == []
+    assert [r.id for r in mem.lifecycle.reminders(include_dismissed=True)] == [reminder.id]
 
 
 # ---- export and import across backends ----------------------------------------------
@@ -516,7 +516,7 @@ def test_reminders(mem: Memory) -> None:
 def _full_store(mem: Memory, folder: Path) -> None:
     """Every kind an export carries (as tests/test_transfer.py's store)."""
     mem.registries.register("agents", "ada", description="Builder", domain="dev")
-    session = mem.create_session(type="work", project="proj")
+    session = mem.lifecycle.create_session(type="work", project="proj")
     x = mem.add("Ada Lovelace wrote the first program. Alice met Bob at Acme Corp.",
                 title="History", tags=["history", "people"], importance=7,
                 session_id=session.id, wake_phrases=["first program"], wake_order=2).id  # fmt: skip
@@ -529,7 +529,7 @@ def _full_store(mem: Memory, folder: Path) -> None:
     mem.invalidate(w, "fixed")
     mem.graph.link(x, z, "related", reason="same area")
     mem.reinforce(x)
-    mem.remind("in 2 hours", "check the deploy")
+    mem.lifecycle.remind("in 2 hours", "check the deploy")
     mem.add('Unicode: naïve café — 数据 🙂 "quoted" \\ backslash', title="Ünïcödé")
 
 
@@ -807,7 +807,7 @@ def _writer(url: str, agent: str, session_id: str, notes: int = NOTES) -> list[s
 def _write_concurrently(store: str, writers: int, notes: int) -> None:
     """`writers` processes at once; then every write is there and no fact is twice."""
     with _open(store, agent="team") as memory:
-        session = memory.create_session(type="work").id
+        session = memory.lifecycle.create_session(type="work").id
     args = [(store, f"w{n}", session, notes) for n in range(writers)]
     with multiprocessing.get_context("spawn").Pool(writers) as pool:
         written = pool.starmap(_writer, args)  # a writer's error fails the test here

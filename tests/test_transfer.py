@@ -26,7 +26,7 @@ def _full_store(db: Path) -> Memory:
     )
     mem.registries.register("agents", "ada", description="Builder", domain="dev")
     mem.registries.register("categories", "runbook", description="How we operate")
-    session = mem.create_session(type="work", project="proj")
+    session = mem.lifecycle.create_session(type="work", project="proj")
     x = mem.add("Ada Lovelace wrote the first program. Alice met Bob at Acme Corp.",
                 title="History", tags=["history", "people"], importance=7,
                 session_id=session.id, wake_phrases=["first program"], wake_order=2).id  # fmt: skip
@@ -43,7 +43,7 @@ def _full_store(db: Path) -> Memory:
     mem.graph.link(x, z, "related", reason="same area")
     mem.reinforce(x)
     mem.feedback(z, applied=True)
-    mem.remind("in 2 hours", "check the deploy")
+    mem.lifecycle.remind("in 2 hours", "check the deploy")
     mem.add('Unicode: naïve café — 数据 🙂 "quoted" \\ backslash', title="Ünïcödé")
     return mem
 
@@ -306,7 +306,7 @@ def _awkward_store(db: Path) -> None:
         mem.feedback(lesson, applied=True)
         mem.feedback(yaml_like, applied=False)
         mem.recall("café crème")
-        mem.remind("in 2 hours", "check the deploy")
+        mem.lifecycle.remind("in 2 hours", "check the deploy")
 
 
 def _export(run, db: Path, fmt: str, out: Path) -> dict[str, str]:

@@ -22,8 +22,9 @@ from memlane.facade.backup import BackupReport, RestoreReport
 from memlane.facade.consolidate import MaintenanceReport
 from memlane.facade.forget import Forgotten
 from memlane.facade.graph import EntityMerge, Graph, Linked, Neighbourhood
+from memlane.facade.lifecycle import Lifecycle
 from memlane.facade.maintenance import Maintenance
-from memlane.facade.pack import ClosedSession
+from memlane.facade.pack import ClosedSession, Packs
 from memlane.facade.reflect import Applied, Reflection, Writes
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import ImportReport, MigrationReport, Transfer
@@ -102,6 +103,7 @@ __all__ = [
     "ImportReport",
     "Invalid",
     "JournalEntry",
+    "Lifecycle",
     "Link",
     "Linked",
     "Maintenance",
@@ -113,6 +115,7 @@ __all__ = [
     "Neighbourhood",
     "NotFound",
     "Pack",
+    "Packs",
     "Patch",
     "PolicyRefused",
     "Proposal",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.lazy import lazy_module
 from memlane.model import (
+    REINFORCE_CAP,
     VERSIONED_FIELDS,
     BatchLine,
     BatchResult,
@@ -48,11 +49,12 @@ else:  # the write policy loads with the first write: a read never runs it
 
 from memlane.facade.admin import Admin
 from memlane.facade.backup import RestoreReport, check_snapshot, put_in_place
+from memlane.facade.core import Core
 from memlane.facade.forget import Forgetting, Forgotten
 from memlane.facade.graph import Graph
-from memlane.facade.lifecycle import LifecycleOps
+from memlane.facade.lifecycle import Lifecycle
 from memlane.facade.maintenance import Maintenance
-from memlane.facade.pack import PackOps
+from memlane.facade.pack import Packs
 from memlane.facade.recall import RECALL_LIMIT, Progress, Recall
 from memlane.facade.registries import Registries
 from memlane.facade.transfer import MigrationReport, Transfer
@@ -90,8 +92,7 @@ def _moved(feature: str, name: str, old: str | None = None) -> Any:
 
 
 class Memory(
-    LifecycleOps,
-    PackOps,
+    Core,
 ):
     """Long-term memory over one store. Open with `Memory.open(path)`.
 
@@ -99,13 +100,15 @@ class Memory(
     forget, history, ...); the rest are grouped by feature and loaded on first use:
     `graph` (links and entities), `registries` (categories, agents, projects,
     applicability, tag counts, type lists), `wake` (called: the identity cascade; the
-    ritual and its guess log), `transfer` (export, import, migration), `maintenance`
-    (consolidate, organize, reflect, and their lock), `admin` (doctor, backup).
+    ritual and its guess log), `transfer` (export, import, migration), `lifecycle`
+    (review, reminders, sessions, vital signs), `packs` (the curated pack and episode
+    summaries), `maintenance` (consolidate, organize, reflect, and their lock), `admin`
+    (doctor, backup).
     """
 
     @cached_property
     def _forgetting(self) -> Forgetting:
-        return Forgetting(self.rt, self.refresh_packs)
+        return Forgetting(self.rt, self.packs.refresh)
 
     @cached_property
     def _writing(self) -> Writing:
@@ -141,6 +144,24 @@ class Memory(
     def admin(self) -> Admin:
         """Self-checks (doctor) and verified backups of the store."""
         return Admin(self.rt)
+
+    @cached_property
+    def lifecycle(self) -> Lifecycle:
+        """Reinforcement, feedback, review, reminders, sessions and vital signs."""
+        return Lifecycle(self.rt)
+
+    @cached_property
+    def packs(self) -> Packs:
+        """The curated pack, pack files, and closing a session with its summary."""
+        return Packs(self.rt)
+
+    def reinforce(self, memory_id: str, amount: int = 1, cap: int = REINFORCE_CAP) -> Record:
+        """Raise a memory's importance (see Lifecycle.reinforce)."""
+        return self.lifecycle.reinforce(memory_id, amount, cap)
+
+    def feedback(self, memory_id: str, *, applied: bool) -> Record:
+        """Count one use of a memory, applied or violated (see Lifecycle.feedback)."""
+        return self.lifecycle.feedback(memory_id, applied=applied)
 
     def migrate_to(self, target: Memory, *, force: bool = False) -> MigrationReport:
         """Deprecated: use `Memory.transfer.migrate_to(target.transfer)`."""
@@ -192,6 +213,23 @@ class Memory(
     maintenance_check = _moved("maintenance", "check", "maintenance_check")
     doctor = _moved("admin", "doctor")
     backup = _moved("admin", "backup")
+    review = _moved("lifecycle", "review")
+    reviewed = _moved("lifecycle", "reviewed")
+    remind = _moved("lifecycle", "remind")
+    reminders = _moved("lifecycle", "reminders")
+    due_reminders = _moved("lifecycle", "due_reminders")
+    dismiss = _moved("lifecycle", "dismiss")
+    open_threads = _moved("lifecycle", "open_threads")
+    growth = _moved("lifecycle", "growth")
+    health = _moved("lifecycle", "health")
+    create_session = _moved("lifecycle", "create_session")
+    sessions = _moved("lifecycle", "sessions")
+    for_session = _moved("lifecycle", "for_session")
+    fact_session = _moved("lifecycle", "fact_session")
+    pack = _moved("packs", "build", "pack")
+    write_pack = _moved("packs", "write", "write_pack")
+    refresh_packs = _moved("packs", "refresh", "refresh_packs")
+    close_session = _moved("packs", "close_session")
 
     @staticmethod
     def types(name: str) -> list[str]:

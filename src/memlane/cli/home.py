@@ -25,7 +25,7 @@ def show_home() -> None:
     else:
         mem = current.memory()
         stats = mem.stats()
-        due = len(mem.due_reminders()) if mem.agent else 0
+        due = len(mem.lifecycle.due_reminders()) if mem.agent else 0
         review = mem.review_due_count()
         click.echo(
             f"store: {stats.path}: {stats.live} live of {stats.total} memories"

@@ -91,7 +91,7 @@ def review_cmd(limit: int | None, scope: str | None, tui: bool, as_json: bool) -
             fail("--tui needs a terminal; without it, review lists the memories due")
         run_browser("kind", scope, DEFAULT_LIMIT, review=True, review_limit=limit)
         return
-    due = memory().review(limit=limit, scope=scope)
+    due = memory().lifecycle.review(limit=limit, scope=scope)
     if as_json:
         emit_json(
             {
@@ -112,7 +112,7 @@ def review_cmd(limit: int | None, scope: str | None, tui: bool, as_json: bool) -
 @json_option
 def reviewed_cmd(memory_id: str, as_json: bool) -> None:
     """Mark a memory reviewed: its review curve starts again."""
-    record = memory().reviewed(memory_id)
+    record = memory().lifecycle.reviewed(memory_id)
     if as_json:
         emit_json(record_dict(record))
     else:
@@ -153,7 +153,7 @@ def remind_cmd(when: str, text: tuple[str, ...], timezone: str | None, as_json: 
     The reminder is this agent's (MEMLANE_AGENT). WHEN is natural language ("tomorrow at
     9am", "next monday", an ISO date and time) read in --tz (an IANA zone; UTC by default),
     stored in UTC and shown in local time."""
-    reminder = memory().remind(when, " ".join(text), timezone=timezone)
+    reminder = memory().lifecycle.remind(when, " ".join(text), timezone=timezone)
     if as_json:
         emit_json(reminder_dict(reminder))
     else:
@@ -171,7 +171,7 @@ def reminders() -> None:
 @json_option
 def reminders_list(include_dismissed: bool, as_json: bool) -> None:
     """Pending reminders, soonest first (--all: dismissed ones too)."""
-    found = memory().reminders(include_dismissed=include_dismissed)
+    found = memory().lifecycle.reminders(include_dismissed=include_dismissed)
     if as_json:
         emit_json({"reminders": [reminder_dict(r) for r in found], "count": len(found)})
         return
@@ -186,7 +186,7 @@ def reminders_list(include_dismissed: bool, as_json: bool) -> None:
 @json_option
 def reminders_dismiss(reminder_id: str, as_json: bool) -> None:
     """Dismiss a pending reminder."""
-    memory().dismiss(reminder_id)
+    memory().lifecycle.dismiss(reminder_id)
     if as_json:
         emit_json({"dismissed": reminder_id})
     else:
@@ -199,7 +199,7 @@ def reminders_check(as_json: bool) -> None:
     """The reminders that are due now (what a session-start hook calls).
 
     Nothing printed, exit 0, when none are due."""
-    due = memory().due_reminders()
+    due = memory().lifecycle.due_reminders()
     if as_json:
         emit_json({"due": [reminder_dict(r) for r in due], "count": len(due)})
         return
@@ -216,7 +216,7 @@ def open_threads_cmd(as_json: bool) -> None:
     Live memories you may see of kind `thread`, and those filed in the `thread` category
     (but the events that close a thread); `update --state closed` closes one. --json prints
     an array."""
-    found = memory().open_threads()
+    found = memory().lifecycle.open_threads()
     if as_json:
         emit_json([record_dict(r) for r in found])
         return
@@ -233,7 +233,7 @@ def growth_cmd(as_json: bool) -> None:
     """Memories written in each of the last 8 weeks, oldest first.
 
     --json prints an array of 8 integers."""
-    counts = memory().growth()
+    counts = memory().lifecycle.growth()
     if as_json:
         emit_json(counts)
         return
@@ -252,7 +252,7 @@ def health_cmd(as_json: bool) -> None:
     profile, the share with at least one anchor, how many were written as important
     (importance 7 or more) and have faded below 5 since, and `due_for_review`."""
     mem = memory()
-    vitals = mem.health()
+    vitals = mem.lifecycle.health()
     due = mem.review_due_count()
     embedded = _share(vitals.embedded, vitals.live)
     anchored = _share(vitals.anchored, vitals.live)
@@ -306,7 +306,7 @@ def sessions() -> None:
 @json_option
 def sessions_list(project: str | None, as_json: bool) -> None:
     """Sessions, newest first."""
-    found = memory().sessions(project)
+    found = memory().lifecycle.sessions(project)
     if as_json:
         emit_json({"sessions": [session_dict(s) for s in found], "count": len(found)})
         return
@@ -324,7 +324,7 @@ def sessions_create(session_type: str | None, project: str | None, as_json: bool
     """Open a new session; add memories to it with `memlane add --session-id ID`.
 
     A session id a write names is also recorded on its own, without this command."""
-    session = memory().create_session(session_type, project)
+    session = memory().lifecycle.create_session(session_type, project)
     if as_json:
         emit_json(session_dict(session))
     else:
@@ -347,7 +347,7 @@ def sessions_close(session_id: str, no_summary: bool, as_json: bool) -> None:
     as tainted as the memories it quotes, private when any of them is, and not itself a
     member of the session. --no-summary writes none; --json adds `summary_id` and
     `summarised` (the ids it links to)."""
-    closed = memory().close_session(session_id, summary=not no_summary)
+    closed = memory().packs.close_session(session_id, summary=not no_summary)
     if as_json:
         emit_json(
             {
@@ -372,7 +372,7 @@ def for_session_cmd(session_id: str, as_json: bool) -> None:
     """The memories of a session, newest first.
 
     Only those you may see."""
-    found = memory().for_session(session_id)
+    found = memory().lifecycle.for_session(session_id)
     if as_json:
         emit_json({"results": [record_dict(r) for r in found], "count": len(found)})
         return
@@ -386,7 +386,7 @@ def for_session_cmd(session_id: str, as_json: bool) -> None:
 @json_option
 def fact_session_cmd(memory_id: str, as_json: bool) -> None:
     """The session a memory came from."""
-    session = memory().fact_session(memory_id)
+    session = memory().lifecycle.fact_session(memory_id)
     if as_json:
         emit_json(session_dict(session))
     else:

@@ -54,9 +54,9 @@ def pack_cmd(
     header, or nothing to pack, is refused (exit 2) and writes nothing."""
     mem = memory()
     if out is None:
-        result = mem.pack(scope, max_bytes, max_tokens, include_private=include_private)
+        result = mem.packs.build(scope, max_bytes, max_tokens, include_private=include_private)
     else:
-        result = mem.write_pack(out, scope, max_bytes, max_tokens, include_private=include_private)
+        result = mem.packs.write(out, scope, max_bytes, max_tokens, include_private=include_private)
     if as_json:
         emit_json(_pack_dict(result, out))
         return

@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memlane.errors import Invalid, NotFound
-from memlane.facade.core import Core
 from memlane.lazy import lazy_module
 from memlane.lifecycle.review import ReviewPolicy
 from memlane.model import (
@@ -21,7 +20,7 @@ from memlane.model import (
     reinforced,
     replace,
 )
-from memlane.runtime import new_id
+from memlane.runtime import Runtime, new_id
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import days_between, utcnow
 
@@ -37,8 +36,12 @@ _SECOND_VIOLATION = 2
 GROWTH_WEEKS = 8
 
 
-class LifecycleOps(Core):
-    """Reinforcement and feedback: the writers of importance, activation and usage."""
+class Lifecycle:
+    """Reinforcement and usage feedback, review, reminders, sessions and the graph's
+    vital signs (`Memory.lifecycle`)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
 
     def reinforce(self, memory_id: str, amount: int = 1, cap: int = REINFORCE_CAP) -> Record:
         """Raise a memory's importance by `amount` (at most `cap`), reset its decay clock
@@ -81,7 +84,7 @@ class LifecycleOps(Core):
         """Live memories this agent may see that are due for review (see due_for_review),
         most decayed first; `threshold` and `min_importance` default to the review
         policy's; `options` are the shared filters (scope, kind, ...)."""
-        policy = self.review_policy
+        policy = self.rt.review_policy
         chosen = ReviewPolicy(
             policy.threshold if threshold is None else threshold,
             policy.min_importance if min_importance is None else min_importance,
@@ -117,8 +120,8 @@ class LifecycleOps(Core):
             text=body,
             due_at=due,
             created_at=now,
-            agent=self.agent,
-            project=self.context.project,
+            agent=self.rt.agent,
+            project=self.rt.context.project,
         )
         with self.rt.transaction() as w:
             w.put_reminder(reminder)
@@ -127,7 +130,7 @@ class LifecycleOps(Core):
 
     def reminders(self, *, include_dismissed: bool = False) -> list[Reminder]:
         """This agent's reminders, soonest first (pending only unless asked)."""
-        return self.store.reminders.of(self.agent, include_dismissed)
+        return self.rt.store.reminders.of(self.rt.agent, include_dismissed)
 
     def due_reminders(self) -> list[Reminder]:
         """This agent's pending reminders whose time has come: what a session-start
@@ -138,7 +141,7 @@ class LifecycleOps(Core):
     def dismiss(self, reminder_id: str) -> None:
         """Dismiss one of this agent's pending reminders."""
         with self.rt.transaction() as w:
-            if not w.dismiss_reminder(reminder_id.strip(), self.agent, utcnow()):
+            if not w.dismiss_reminder(reminder_id.strip(), self.rt.agent, utcnow()):
                 raise NotFound(f"no pending reminder {reminder_id!r}")
             self.rt.journal(w, "dismiss", None)
 
@@ -148,15 +151,15 @@ class LifecycleOps(Core):
         """Live threads still open (or never given a state) this agent may see, newest
         first: memories of kind thread, and those filed in the `thread` category (but
         the events that close a thread)."""
-        mine = self.agent is not None
+        mine = self.rt.agent is not None
         found = {
             r.id: r
-            for r in self.list(
-                self.filters(kind="thread", scope="all", limit=0, include_private=mine)
+            for r in self.rt.list(
+                self.rt.filters(kind="thread", scope="all", limit=0, include_private=mine)
             )
         }
-        filed = self.list(
-            self.filters(category="thread", scope="all", limit=0, include_private=mine)
+        filed = self.rt.list(
+            self.rt.filters(category="thread", scope="all", limit=0, include_private=mine)
         )
         found |= {r.id: r for r in filed if r.kind is not Kind.EVENT}
         threads = [r for r in found.values() if r.state in (None, State.OPEN)]
@@ -167,7 +170,7 @@ class LifecycleOps(Core):
         now = utcnow()
         since = now - timedelta(weeks=weeks)
         counts = [0] * weeks
-        for created in self.store.created_since(self.agent, since):
+        for created in self.rt.store.created_since(self.rt.agent, since):
             age = int(days_between(created, now) // 7)
             if 0 <= age < weeks:
                 counts[weeks - 1 - age] += 1
@@ -176,8 +179,8 @@ class LifecycleOps(Core):
     def health(self) -> Vitals:
         """Embedding and anchor coverage of the live memories this agent may see, and
         how many important ones have faded."""
-        profile = self.store.meta(EMBED_PROFILE_META)  # the store's, whoever reads it
-        return self.store.vitals(self.agent, profile, utcnow())
+        profile = self.rt.store.meta(EMBED_PROFILE_META)  # the store's, whoever reads it
+        return self.rt.store.vitals(self.rt.agent, profile, utcnow())
 
     # ---- sessions -------------------------------------------------------------------
 
@@ -187,36 +190,36 @@ class LifecycleOps(Core):
             id=f"s-{new_id().removeprefix('m-')}",
             started_at=utcnow(),
             type=type,
-            project=project or self.context.project,
-            agent=self.agent,
+            project=project or self.rt.context.project,
+            agent=self.rt.agent,
         )
         with self.rt.transaction() as w:
             w.put_session(session)
             self.rt.journal(w, "session.create", None)
         return session
 
-    # Closing a session writes its episode summary: see PackOps.close_session.
+    # Closing a session writes its episode summary: see Packs.close_session.
 
     def sessions(self, project: str | None = None) -> list[Session]:
-        return self.store.sessions(project)
+        return self.rt.store.sessions(project)
 
     def for_session(self, session_id: str) -> list[Record]:
         """The memories of a session this agent may see, newest first. The session is
         named by its id or an unambiguous part of it (its start, or what follows a
         prefix such as `s-`), as memory ids are."""
         sid = self._session_id(session_id)
-        filters = self.filters(
-            session_id=sid, scope="all", limit=0, include_private=self.agent is not None
+        filters = self.rt.filters(
+            session_id=sid, scope="all", limit=0, include_private=self.rt.agent is not None
         )
-        return self.list(filters)
+        return self.rt.list(filters)
 
     def _session_id(self, given: str) -> str:
         text = given.strip()
-        if text and self.store.session(text) is not None:
+        if text and self.rt.store.session(text) is not None:
             return text
         near = [
             s.id
-            for s in self.store.sessions(None)
+            for s in self.rt.store.sessions(None)
             if text and (s.id.startswith(text) or s.id.partition("-")[2].startswith(text))
         ]
         if len(near) == 1:
@@ -227,8 +230,8 @@ class LifecycleOps(Core):
 
     def fact_session(self, memory_id: str) -> Session:
         """The session a memory came from."""
-        record = self.rt.read(self.store, memory_id)
-        session = self.store.session(record.session_id) if record.session_id else None
+        record = self.rt.read(self.rt.store, memory_id)
+        session = self.rt.store.session(record.session_id) if record.session_id else None
         if session is None:
             raise NotFound(f"{record.id} belongs to no session")
         return session

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane.errors import Invalid, NotFound, Unavailable
-from memlane.facade.core import Core
 from memlane.files import replace_file
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -25,7 +24,7 @@ from memlane.model import (
     as_dict,
     worst_taint,
 )
-from memlane.runtime import Records, new_id, passive_ok
+from memlane.runtime import Records, Runtime, new_id, passive_ok
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 
@@ -44,7 +43,7 @@ else:  # the pure parts and the write policy load with the first pack or episode
 
 # What marks a memory as an episode's summary (with kind and category `summary`).
 EPISODE_TAG = "episode"
-# The store_meta key recording the pack files written (`write_pack`), so that
+# The store_meta key recording the pack files written (`Packs.write`), so that
 # forgetting a memory can write them again without it.
 PACKS_META = "packs"
 
@@ -69,10 +68,14 @@ class ClosedSession(Session, frozen=True):
     warnings: tuple[str, ...] = ()
 
 
-class PackOps(Core):
-    """The curated pack and episode summaries."""
+class Packs:
+    """The curated pack, the pack files written from it, and closing a session with its
+    episode summary (`Memory.packs`)."""
 
-    def pack(
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    def build(
         self,
         scope: str | Sequence[str] | None = None,
         max_bytes: int = 32768,  # lifecycle.pack.PACK_MAX_BYTES (a test keeps them equal)
@@ -88,16 +91,16 @@ class PackOps(Core):
         below the passive confidence floor. Packing counts as no use of a memory.
         """
         packing.check_budget(max_bytes, max_tokens)
-        filters = self.filters(scope=scope, limit=0, include_private=include_private)
-        floor = self.recall_settings.passive_floor
-        records = [r for r in self.list(filters) if passive_ok(r, floor)]
+        filters = self.rt.filters(scope=scope, limit=0, include_private=include_private)
+        floor = self.rt.recall_settings.passive_floor
+        records = [r for r in self.rt.list(filters) if passive_ok(r, floor)]
         where = ", ".join(filters.scopes) if filters.scopes is not None else "all scopes"
         result = packing.pack(records, utcnow(), max_bytes, max_tokens, where)
         if not result.ids and not result.omitted:
             raise Invalid(f"nothing to pack: no live memory in {where} belongs in a curated tier")
         return result
 
-    def write_pack(
+    def write(
         self,
         path: Path,
         scope: str | Sequence[str] | None = None,
@@ -106,12 +109,12 @@ class PackOps(Core):
         *,
         include_private: bool = False,
     ) -> packing.Pack:
-        """`pack` written to a file, replaced whole (an agent loading it never reads
+        """`build` written to a file, replaced whole (an agent loading it never reads
         half a pack), and recorded: forgetting a memory it holds writes it again. A pack
         holding private memories is created owner-only."""
-        result = self.pack(scope, max_bytes, max_tokens, include_private=include_private)
+        result = self.build(scope, max_bytes, max_tokens, include_private=include_private)
         _replace_file(path, result.markdown, private=include_private)
-        filters = self.filters(scope=scope, limit=0)
+        filters = self.rt.filters(scope=scope, limit=0)
         scopes = list(filters.scopes) if filters.scopes is not None else None
         self._record_pack(
             path,
@@ -120,14 +123,14 @@ class PackOps(Core):
                 max_bytes,
                 max_tokens,
                 include_private,
-                self.agent,
+                self.rt.agent,
                 list(result.ids),
                 _sha256(result.markdown),
             ),
         )
         return result
 
-    def refresh_packs(self, gone: Collection[str]) -> tuple[list[str], list[str]]:
+    def refresh(self, gone: Collection[str]) -> tuple[list[str], list[str]]:
         """The pack files written before that held one of `gone`, written again
         without it: (paths rewritten, warnings for those that could not be)."""
         written, warnings = [], []
@@ -135,12 +138,12 @@ class PackOps(Core):
             if not gone or not set(gone) & set(recorded.ids):
                 continue
             file = Path(path)
-            problem = _stale(file, recorded, self.agent)
+            problem = _stale(file, recorded, self.rt.agent)
             if problem:
                 warnings.append(f"{path}: {problem}; remove the forgotten text by hand")
                 continue
             try:
-                self.write_pack(
+                self.write(
                     file,
                     recorded.scopes,
                     recorded.max_bytes,
@@ -154,7 +157,7 @@ class PackOps(Core):
         return written, warnings
 
     def _packs(self) -> dict[str, PackFile]:
-        raw = self.store.meta(PACKS_META)
+        raw = self.rt.store.meta(PACKS_META)
         return msgspec.json.decode(raw, type=dict[str, PackFile]) if raw else {}
 
     def _record_pack(self, path: Path, recorded: PackFile | None) -> None:
@@ -172,7 +175,7 @@ class PackOps(Core):
         the session's live memories this agent may see, linked to each (`derives`);
         a session without any gets none."""
         sid = session_id.strip()
-        found = self.store.session(sid)
+        found = self.rt.store.session(sid)
         if found is None or found.ended_at is not None:
             raise NotFound(f"no open session {session_id!r}")
         members = self._session_members(sid)
@@ -180,8 +183,8 @@ class PackOps(Core):
         # in. Why: that would take the session's summary from the agents whose work it
         # was. Outcome: to it the session does not exist (an operator, with no identity
         # of its own, may end any; an agent that wrote in a shared session may too).
-        took_part = any(r.source_agent == self.agent for r in members)
-        if self.agent is not None and found.agent not in (None, self.agent) and not took_part:
+        took_part = any(r.source_agent == self.rt.agent for r in members)
+        if self.rt.agent is not None and found.agent not in (None, self.rt.agent) and not took_part:
             raise NotFound(f"no open session {session_id!r}")
         members = members if summary else []
         record = self._summary_record(sid, members) if members else None
@@ -190,14 +193,14 @@ class PackOps(Core):
                 raise NotFound(f"no open session {session_id!r}")
             self.rt.journal(w, "session.close", None)
             written = self._land_summary(w, sid, record, members) if record else None
-        return self._closed(sid, self._reembedded(written) if written else None, members)
+        return self._closed(sid, self.rt.reembedded(written) if written else None, members)
 
     def _session_members(self, session_id: str) -> Records:
         """The session's live memories this agent may see, in the order written."""
-        filters = self.filters(
-            session_id=session_id, scope="all", limit=0, include_private=self.agent is not None
+        filters = self.rt.filters(
+            session_id=session_id, scope="all", limit=0, include_private=self.rt.agent is not None
         )
-        return sorted(self.list(filters), key=lambda r: (r.created_at, r.id))
+        return sorted(self.rt.list(filters), key=lambda r: (r.created_at, r.id))
 
     def _summary_record(self, session_id: str, members: Records) -> Record | None:
         """The summary memory to write, through the capture policy; None when the
@@ -209,16 +212,16 @@ class PackOps(Core):
         from memlane.write.capture import capture, parse_mode  # its patterns: on write only
 
         captured = capture(
-            _summary_fields(session_id, text, quoted, members), parse_mode(self.capture_mode)
+            _summary_fields(session_id, text, quoted, members), parse_mode(self.rt.capture_mode)
         )
-        draft = drafting.build_draft(captured.fields, self._write_context())
+        draft = drafting.build_draft(captured.fields, self.rt.write_context())
         self.rt.check_category(draft.record.category)
         return draft.record
 
     def _land_summary(
         self, w: Writer, session_id: str, record: Record, members: Records
     ) -> WriteResult:
-        [landed] = pipeline.land(w, [record], new_id, self.agent)
+        [landed] = pipeline.land(w, [record], new_id, self.rt.agent)
         for member in members:
             w.add_link(
                 Link(
@@ -234,7 +237,7 @@ class PackOps(Core):
     def _closed(
         self, session_id: str, written: WriteResult | None, members: Sequence[Record]
     ) -> ClosedSession:
-        session = self.store.session(session_id)
+        session = self.rt.store.session(session_id)
         if session is None:  # deleted between the write and this read
             raise NotFound(f"no session {session_id!r}")
         if written is None:

@@ -84,7 +84,7 @@ class Outcome(msgspec.Struct, frozen=True):
 def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
     mem = open_memory()
     core, recent = remembered(mem)
-    due = mem.due_reminders()
+    due = mem.lifecycle.due_reminders()
     sections = [
         ("Reminders due", [context.reminder_item(r) for r in due]),
         ("Core", [context.memory_item(r) for r in core]),

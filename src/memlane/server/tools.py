@@ -395,6 +395,6 @@ def curated(mem: Memory, scopes: list[str] | None, budget: int) -> Pack | None:
     session with nothing to start from is not an error. Outcome: an empty context.
     """
     try:
-        return mem.pack(",".join(scopes) if scopes else None, max_tokens=budget)
+        return mem.packs.build(",".join(scopes) if scopes else None, max_tokens=budget)
     except Invalid:
         return None

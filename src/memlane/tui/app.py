@@ -214,7 +214,9 @@ class Actions:
 
     def reviewed(self, r: Record) -> None:
         self.confirmed(
-            f"Mark {r.id} ({r.title}) reviewed?", lambda: self.app.memory.reviewed(r.id), "reviewed"
+            f"Mark {r.id} ({r.title}) reviewed?",
+            lambda: self.app.memory.lifecycle.reviewed(r.id),
+            "reviewed",
         )
 
     def retire(self, r: Record) -> None:
@@ -318,7 +320,7 @@ class Review(Screen[None]):
         if (r := self._current()) is None:
             return
         if name == "confirm":
-            self.moving_on.run(lambda: self.browser.memory.reviewed(r.id), "reviewed")
+            self.moving_on.run(lambda: self.browser.memory.lifecycle.reviewed(r.id), "reviewed")
         elif name == "edit":
             self.staying.edit(r)
         else:
@@ -576,7 +578,7 @@ class Browser(App[None]):
             getattr(self.actions, name)(r)
 
     def action_review(self) -> None:
-        due = self.memory.review(limit=self.review_limit, scope=self.scope)
+        due = self.memory.lifecycle.review(limit=self.review_limit, scope=self.scope)
         self.push_screen(Review(due))
 
     def action_help(self) -> None:
