@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.lazy import lazy_module
@@ -23,19 +23,21 @@ from memlane.model import (
     Record,
     RegistryEntry,
     Stats,
+    Taint,
     Version,
     WriteResult,
 )
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.result import RecallResult
 from memlane.scope import Context, detect_context
-from memlane.store import open_store
+from memlane.store import Store, open_store
 from memlane.timeutil import parse_instant, utcnow
 from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
-from memlane.write.settings import Limits
+from memlane.write.settings import Limits, Thresholds
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallOptions
     from memlane.write import dedup, normalize, pipeline, screen
     from memlane.write import draft as drafting
     from memlane.write import patch as patching
@@ -49,7 +51,6 @@ else:  # the write policy loads with the first write: a read never runs it
 
 from memlane.facade.admin import Admin
 from memlane.facade.backup import RestoreReport, check_snapshot, put_in_place
-from memlane.facade.core import Core
 from memlane.facade.forget import Forgetting, Forgotten
 from memlane.facade.graph import Graph
 from memlane.facade.lifecycle import Lifecycle
@@ -60,12 +61,15 @@ from memlane.facade.registries import Registries
 from memlane.facade.transfer import MigrationReport, Transfer
 from memlane.facade.wake import Wake
 from memlane.facade.writing import Writing
+from memlane.lifecycle.review import ReviewPolicy
 from memlane.runtime import (
     ID_PREFIX,
     BatchItem,
     Hits,
     Journal,
+    Names,
     Records,
+    Runtime,
     Versions,
 )
 
@@ -91,9 +95,26 @@ def _moved(feature: str, name: str, old: str | None = None) -> Any:
     return moved
 
 
-class Memory(
-    Core,
-):
+T = TypeVar("T")
+# Return types named outside the class, whose `list` method would shadow the builtin.
+AnchorPlans = list[tuple[str, AnchorPlan]]
+Checks = list[Check]
+
+
+class _OnRuntime(Generic[T]):
+    """An attribute of the facade that is its runtime's, read and set through it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, facade: Any, owner: Any = None) -> T:
+        return cast(T, getattr(facade.rt, self.name))
+
+    def __set__(self, facade: Any, value: T) -> None:
+        setattr(facade.rt, self.name, value)
+
+
+class Memory:
     """Long-term memory over one store. Open with `Memory.open(path)`.
 
     The everyday operations are methods (add, get, update, recall, search, list,
@@ -105,6 +126,77 @@ class Memory(
     summaries), `maintenance` (consolidate, organize, reflect, and their lock), `admin`
     (doctor, backup).
     """
+
+    store: _OnRuntime[Store] = _OnRuntime()
+    agent: _OnRuntime[str | None] = _OnRuntime()
+    context: _OnRuntime[Context] = _OnRuntime()
+    limits: _OnRuntime[Limits] = _OnRuntime()
+    embed_problem: _OnRuntime[str | None] = _OnRuntime()
+    embed_on_write: _OnRuntime[bool] = _OnRuntime()
+    recall_settings: _OnRuntime[RecallOptions] = _OnRuntime()
+    write_policy: _OnRuntime[Thresholds] = _OnRuntime()
+    review_policy: _OnRuntime[ReviewPolicy] = _OnRuntime()
+    capture_mode: _OnRuntime[str] = _OnRuntime()
+    default_taint: _OnRuntime[Taint] = _OnRuntime()
+    redactions: _OnRuntime[list[tuple[str, str]]] = _OnRuntime()
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        agent: str | None = None,
+        context: Context | None = None,
+        limits: Limits | None = None,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
+        embed_problem: str | None = None,
+        embed_on_write: bool = True,
+    ) -> None:
+        """Memory over `store` (see Runtime for the other arguments)."""
+        self.rt = Runtime(
+            store,
+            agent=agent,
+            context=context,
+            limits=limits,
+            embedder=embedder,
+            embed_problem=embed_problem,
+            embed_on_write=embed_on_write,
+        )
+
+    def close(self) -> None:
+        self.rt.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, created on first use; None when there is none or it failed."""
+        return self.rt.embedder
+
+    def resolve(self, memory_id: str, scopes: Sequence[str] | None = None) -> str:
+        """The full id for an id or an unambiguous prefix (with or without `m-`); with
+        `scopes`, only their memories are candidates (any other is NotFound)."""
+        return self.rt.resolve(memory_id, scopes)
+
+    def in_scopes(self, ids: Sequence[str], scopes: Sequence[str]) -> set[str]:
+        """Those of `ids` that are memories in `scopes`, in any state."""
+        return self.rt.in_scopes(ids, scopes)
+
+    def filters(self, **options: Any) -> Filters:
+        """Filters from keyword options (see `retrieve.filters.make_filters`)."""
+        return self.rt.filters(**options)
+
+    def list(self, filters: Filters | None = None, **options: Any) -> Records:
+        """The memories the filters (or these keyword options) select, as read."""
+        return self.rt.list(filters, **options)
+
+    def review_due_count(self, **options: Any) -> int:
+        """How many memories `review` lists with the same `options` under the review
+        policy: the count stats, health, doctor and the home screen show. Reads only."""
+        return self.rt.review_due_count(**options)
 
     @cached_property
     def _forgetting(self) -> Forgetting:
@@ -232,7 +324,7 @@ class Memory(
     close_session = _moved("packs", "close_session")
 
     @staticmethod
-    def types(name: str) -> list[str]:
+    def types(name: str) -> Names:
         """Deprecated: use `Memory.registries.types` (or `Registries.types`)."""
         warnings.warn(
             "Memory.types is now Memory.registries.types; the old name goes in the next release",
@@ -369,7 +461,7 @@ class Memory(
         max_anchors: int = MAX_ANCHORS,
         dry_run: bool = False,
         fill: bool = False,
-    ) -> list[tuple[str, AnchorPlan]]:
+    ) -> AnchorPlans:
         """Anchor one memory (or every live one) to its nearest neighbours; the plans."""
         return self._writing.anchoring.auto_anchor(
             memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
@@ -547,7 +639,7 @@ class Memory(
         return self._forgetting.forget_scope(scope, confirm=confirm, reason=reason)
 
     @staticmethod
-    def diagnose(location: str | Path, problem: MemlaneError) -> list[Check]:
+    def diagnose(location: str | Path, problem: MemlaneError) -> Checks:
         """`doctor`'s checks of a store that could not be opened: the reason, and what
         a read-only look at its pages finds."""
         return Admin.diagnose(location, problem)
