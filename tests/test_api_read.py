@@ -17,8 +17,8 @@ import pytest
 from conftest import BACKEND, raw_sql, store_schema
 from memlane import AmbiguousId, Conflict, Context, Invalid, Memory, NotFound, SchemaTooNew
 from memlane.errors import Unavailable
-from memlane.facade.registries import Registries
 from memlane.model import Hit, Kind, Link, LinkType, Record
+from memlane.services.registries import Registries
 from memlane.timeutil import utcnow
 
 

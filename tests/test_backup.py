@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memlane import Conflict, Context, Invalid, Memory, Unavailable
-from memlane.facade import backup as backup_module
-from memlane.facade.backup import single_flight, snapshots
+from memlane.services import backup as backup_module
+from memlane.services.backup import single_flight, snapshots
 from memlane.store import Counts
 from memlane.store.sqlite.backup import SNAPSHOT, verify
 

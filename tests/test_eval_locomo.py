@@ -102,7 +102,7 @@ def test_keyword_search_and_recall_rank_a_conversation_alike_on_both_backends(
     from memlane.timeutil import utcnow
 
     now = utcnow()  # one instant for both runs: recency must not drift between them
-    monkeypatch.setattr("memlane.facade.recall.utcnow", lambda: now)
+    monkeypatch.setattr("memlane.services.recall.utcnow", lambda: now)
     seen: list[tuple[list[tuple[str, float]], list[tuple[str, float]]]] = []
 
     def both(mem: Memory, query: str, limit: int) -> list[str]:

@@ -17,18 +17,6 @@ from memlane.errors import (
     StoreDamaged,
     Unavailable,
 )
-from memlane.facade.admin import Admin
-from memlane.facade.backup import BackupReport, RestoreReport
-from memlane.facade.consolidate import MaintenanceReport
-from memlane.facade.forget import Forgotten
-from memlane.facade.graph import EntityMerge, Graph, Linked, Neighbourhood
-from memlane.facade.lifecycle import Lifecycle
-from memlane.facade.maintenance import Maintenance
-from memlane.facade.pack import ClosedSession, Packs
-from memlane.facade.reflect import Applied, Reflection, Writes
-from memlane.facade.registries import Registries
-from memlane.facade.transfer import ImportReport, MigrationReport, Transfer
-from memlane.facade.wake import Wake
 from memlane.lifecycle.llm import Model
 from memlane.memory import Memory
 from memlane.model import (
@@ -59,6 +47,18 @@ from memlane.retrieve.explain import Explanation
 from memlane.retrieve.result import RecallResult
 from memlane.runtime import Runtime
 from memlane.scope import Context
+from memlane.services.admin import Admin
+from memlane.services.backup import BackupReport, RestoreReport
+from memlane.services.consolidate import MaintenanceReport
+from memlane.services.forget import Forgotten
+from memlane.services.graph import EntityMerge, Graph, Linked, Neighbourhood
+from memlane.services.lifecycle import Lifecycle
+from memlane.services.maintenance import Maintenance
+from memlane.services.pack import ClosedSession, Packs
+from memlane.services.reflect import Applied, Reflection, Writes
+from memlane.services.registries import Registries
+from memlane.services.transfer import ImportReport, MigrationReport, Transfer
+from memlane.services.wake import Wake
 
 if TYPE_CHECKING:
     from memlane.embed import Embedder

@@ -1,7 +1,7 @@
 """Modules that load when first used, so every command does not pay for every feature.
 
-`memlane recall` from a hook must start fast; the facade's lifecycle mixins (wake,
-pack, consolidate) need their pure modules only when their own commands run.
+`memlane recall` from a hook must start fast; the lifecycle services (wake, pack,
+consolidate) need their pure modules only when their own commands run.
 """
 
 from __future__ import annotations

@@ -49,18 +49,6 @@ else:  # the write policy loads with the first write: a read never runs it
     pipeline = lazy_module("memlane.write.pipeline")
     screen = lazy_module("memlane.write.screen")
 
-from memlane.facade.admin import Admin
-from memlane.facade.backup import RestoreReport, check_snapshot, put_in_place
-from memlane.facade.forget import Forgetting, Forgotten
-from memlane.facade.graph import Graph
-from memlane.facade.lifecycle import Lifecycle
-from memlane.facade.maintenance import Maintenance
-from memlane.facade.pack import Packs
-from memlane.facade.recall import RECALL_LIMIT, Progress, Recall
-from memlane.facade.registries import Registries
-from memlane.facade.transfer import MigrationReport, Transfer
-from memlane.facade.wake import Wake
-from memlane.facade.writing import Writing
 from memlane.lifecycle.review import ReviewPolicy
 from memlane.runtime import (
     ID_PREFIX,
@@ -72,6 +60,18 @@ from memlane.runtime import (
     Runtime,
     Versions,
 )
+from memlane.services.admin import Admin
+from memlane.services.backup import RestoreReport, check_snapshot, put_in_place
+from memlane.services.forget import Forgetting, Forgotten
+from memlane.services.graph import Graph
+from memlane.services.lifecycle import Lifecycle
+from memlane.services.maintenance import Maintenance
+from memlane.services.pack import Packs
+from memlane.services.recall import RECALL_LIMIT, Progress, Recall
+from memlane.services.registries import Registries
+from memlane.services.transfer import MigrationReport, Transfer
+from memlane.services.wake import Wake
+from memlane.services.writing import Writing
 
 __all__ = ["Memory"]
 
@@ -228,7 +228,7 @@ class Memory:
 
     @cached_property
     def maintenance(self) -> Maintenance:
-        """Consolidate, organize and reflect (through this facade's writes), and the
+        """Consolidate, organize and reflect (through the writing service), and the
         maintenance lock their runs hold."""
         return Maintenance(self.rt, writes=self._writing)
 

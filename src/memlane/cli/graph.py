@@ -6,8 +6,8 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.render import plain, record_dict, record_line
-from memlane.facade.graph import SHOW_LIMIT
 from memlane.model import Entity, EntityKind
+from memlane.services.graph import SHOW_LIMIT
 
 
 def entity_dict(entity: Entity) -> dict[str, object]:

@@ -9,9 +9,9 @@ import click
 from memlane.cli.common import emit_json, in_section, json_option, memory, note
 from memlane.cli.read import filters_only
 from memlane.cli.render import record_dict
-from memlane.facade.recall import RECALL_LIMIT
 from memlane.model import Record, as_dict
 from memlane.retrieve.present import defanged, lane_warnings, provenance_marks
+from memlane.services.recall import RECALL_LIMIT
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation

@@ -8,9 +8,9 @@ import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, state
 from memlane.cli.render import registry_dict
-from memlane.facade.registries import Registries
 from memlane.model import TYPE_REGISTRIES, RegistryEntry
 from memlane.scope import load_aliases, save_alias
+from memlane.services.registries import Registries
 
 
 def _print_entries(entries: list[RegistryEntry], as_json: bool) -> None:

@@ -19,10 +19,10 @@ from memlane.cli.common import (
     state,
 )
 from memlane.cli.render import plain, record_dict, version_dict, write_dict
-from memlane.facade.forget import Forgotten
 from memlane.memory import Memory
 from memlane.model import CLEAR, MAX_IMPORTANCE, Patch, Record, WriteResult
 from memlane.retrieve.present import printable
+from memlane.services.forget import Forgotten
 
 
 def _report(result: WriteResult, as_json: bool, verb: str = "Updated entry") -> None:
@@ -261,7 +261,7 @@ prepend_cmd = _shortcut(
 
 
 def _restore_store(snapshot: Path, force: bool, as_json: bool) -> None:
-    from memlane.facade.backup import refuse_server_store
+    from memlane.services.backup import refuse_server_store
 
     s = state()
     refuse_server_store(str(s.db or s.settings["db"]), "restore --from")

@@ -22,8 +22,8 @@ from memlane.cli.common import (
     open_input,
 )
 from memlane.errors import Invalid, MemlaneError
-from memlane.facade.transfer import ImportReport
 from memlane.files import private_dirs, replace_file
+from memlane.services.transfer import ImportReport
 from memlane.write import inputs
 from memlane.write.frontmatter import split
 

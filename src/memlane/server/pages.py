@@ -12,11 +12,11 @@ from urllib.parse import urlencode
 
 from markdown_it import MarkdownIt
 
-from memlane.facade.graph import Neighbourhood
 from memlane.model import Record, Version
 from memlane.retrieve.present import changes, facts, interval, titled
 from memlane.retrieve.recall import why
 from memlane.retrieve.result import RecallResult
+from memlane.services.graph import Neighbourhood
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
 

@@ -11,11 +11,11 @@ from datetime import datetime
 
 import msgspec
 
-from memlane.facade.graph import Neighbourhood
 from memlane.memory import Memory
 from memlane.model import Record, Version
 from memlane.retrieve.present import changes, facts, interval, stamp, titled
 from memlane.retrieve.score import Scored
+from memlane.services.graph import Neighbourhood
 
 GROUPINGS = ("kind", "scope", "tag", "session")
 NO_TAG = "(no tag)"

@@ -7,11 +7,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from memlane.errors import MemlaneError
-from memlane.facade import health
-from memlane.facade.backup import DEFAULT_RETENTION, BackupReport, Backups
-from memlane.facade.health import Health
 from memlane.model import Check
 from memlane.runtime import Runtime
+from memlane.services import health
+from memlane.services.backup import DEFAULT_RETENTION, BackupReport, Backups
+from memlane.services.health import Health
 
 
 class Admin:

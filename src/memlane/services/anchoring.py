@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, MemlaneError
-from memlane.facade.policy import NEIGHBOURS, WritePolicy, key_words
 from memlane.lazy import lazy_module
 from memlane.model import Filters, Link, LinkType, Record, WriteResult, replace
 from memlane.runtime import Runtime
+from memlane.services.policy import NEIGHBOURS, WritePolicy, key_words
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 from memlane.write.anchors import (

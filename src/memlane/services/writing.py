@@ -2,9 +2,9 @@
 
 One add reads top to bottom: the capture policy on the fields (write.capture), a draft
 (write.draft), its vectors and stored neighbours read before the transaction
-(facade.policy), then in one transaction the exact-duplicate gate, the near-duplicate
+(services.policy), then in one transaction the exact-duplicate gate, the near-duplicate
 and contradiction decision (write.dedup), the row with its anchors and vectors
-(write.pipeline), and after it the automatic anchors (facade.anchoring). Revisions
+(write.pipeline), and after it the automatic anchors (services.anchoring). Revisions
 (update, restore, supersede, invalidate, retire, merge) keep the old content as a
 version or the old memory for audit.
 """
@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from memlane import runtime
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.facade.anchoring import Anchoring
-from memlane.facade.policy import Batch, WritePolicy, contradicting, with_decision
 from memlane.lazy import lazy_module
 from memlane.model import (
     BatchLine,
@@ -42,6 +40,8 @@ from memlane.runtime import (
     Records,
     Runtime,
 )
+from memlane.services.anchoring import Anchoring
+from memlane.services.policy import Batch, WritePolicy, contradicting, with_decision
 from memlane.store import Writer
 from memlane.timeutil import utcnow
 from memlane.write import inputs

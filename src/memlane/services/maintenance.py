@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
-from memlane.facade.consolidate import Consolidation, MaintenanceReport
-from memlane.facade.reflect import Applied, Reflection, Reflector, Writes
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model
 from memlane.model import Cadence, Check
 from memlane.runtime import Runtime
+from memlane.services.consolidate import Consolidation, MaintenanceReport
+from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 
 
 class Maintenance:
@@ -35,7 +35,7 @@ class Maintenance:
     ) -> MaintenanceReport:
         """Fold live near-duplicates (similarity >= `threshold`, 0.80 by default) this
         agent may see, in `scope` (every scope by default), into their best-used, most
-        confident member; `dry_run` writes nothing (see memlane.facade.consolidate)."""
+        confident member; `dry_run` writes nothing (see memlane.services.consolidate)."""
         return self._consolidation.consolidate(
             threshold, dry_run=dry_run, scope=scope, force=force, cadence=cadence
         )

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from memlane.errors import Invalid, MemlaneError, NotFound
-from memlane.facade.graph import Graph
 from memlane.lazy import lazy_module
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model, Spent
 from memlane.lifecycle.review import due_for_review
 from memlane.model import Filters, Kind, LinkType, Record, Visibility, WriteResult
 from memlane.runtime import Runtime, passive_ok
+from memlane.services.graph import Graph
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:
