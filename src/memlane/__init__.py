@@ -5,6 +5,7 @@ Everything a `Memory` method takes or returns can be imported from here.
 
 from typing import TYPE_CHECKING
 
+from memlane.embed.base import Embedder
 from memlane.errors import (
     AmbiguousId,
     Conflict,
@@ -61,7 +62,6 @@ from memlane.services.transfer import ImportReport, MigrationReport, Transfer
 from memlane.services.wake import Wake
 
 if TYPE_CHECKING:
-    from memlane.embed import Embedder
     from memlane.lifecycle.pack import Pack
     from memlane.lifecycle.reflect import Proposal
     from memlane.write.anchors import AnchorPlan
@@ -70,7 +70,6 @@ if TYPE_CHECKING:
 # needs (importing memlane for a read stays fast).
 _LATER = {
     "AnchorPlan": "memlane.write.anchors",
-    "Embedder": "memlane.embed",
     "Pack": "memlane.lifecycle.pack",
     "Proposal": "memlane.lifecycle.reflect",
 }

@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
+from memlane.embed.base import Embedder
 from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
 from memlane.lazy import lazy_module
 from memlane.model import (
@@ -35,8 +36,7 @@ from memlane.timeutil import parse_instant, utcnow
 from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
 from memlane.write.settings import Limits, Thresholds
 
-if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedder
+if TYPE_CHECKING:  # the models load only when vectors are used
     from memlane.retrieve.recall import RecallOptions
     from memlane.write import dedup, normalize, pipeline, screen
     from memlane.write import draft as drafting

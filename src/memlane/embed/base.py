@@ -9,24 +9,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
-from memlane.embed.chunk import (
-    CHUNK_OVERLAP,
-    CHUNK_TOKENS,
-    Span,
-    Vector,
-    chunk_text,
-    entry_vector,
-    word_spans,
-)
 from memlane.embed.profiles import Profile
 from memlane.errors import Invalid, Unavailable
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:  # numpy loads with the first embedding: naming the type needs none
+    from memlane.embed.chunk import Span, Vector, Vectors
 
 
 class Embedded(msgspec.Struct, frozen=True, eq=False):
@@ -74,6 +65,8 @@ class Embedder(ABC):
 
     def embed_many(self, texts: Sequence[str]) -> Vectors:
         """Texts -> an (n, dimension) array of unit rows, in the order given."""
+        import numpy as np
+
         checked = _check_texts(texts)
         out = np.empty((len(checked), self.dimension), dtype=np.float32)
         # Trigger: any multi-text call. Why: a batch is padded to its longest text, so
@@ -87,26 +80,36 @@ class Embedder(ABC):
 
     def token_spans(self, text: str) -> list[Span]:
         """Character spans of the tokens chunking counts: whitespace words by default."""
+        from memlane.embed.chunk import word_spans
+
         return word_spans(text)
 
     @property
     def chunk_tokens(self) -> int:
         """Window size for chunking: CHUNK_TOKENS, or less when the model reads fewer."""
+        from memlane.embed.chunk import CHUNK_TOKENS
+
         limit = self.profile.max_tokens
         return CHUNK_TOKENS if limit is None else min(CHUNK_TOKENS, limit)
 
     def chunks(self, text: str) -> list[str]:
         """`text` cut into overlapping windows of `chunk_tokens` tokens (itself if short)."""
+        from memlane.embed.chunk import CHUNK_OVERLAP, chunk_text
+
         size = self.chunk_tokens
         return chunk_text(text, self.token_spans(text), size, min(CHUNK_OVERLAP, size // 2))
 
     def embed_document(self, text: str) -> Embedded:
         """Chunk `text`, embed every chunk, and derive the entry vector."""
+        from memlane.embed.chunk import entry_vector
+
         chunks = self.chunks(text)
         vectors = self.embed_many(chunks)
         return Embedded(tuple(chunks), vectors, entry_vector(vectors))
 
     def _checked(self, vectors: object, count: int) -> Vectors:
+        import numpy as np
+
         expected = (count, self.dimension)
         if not isinstance(vectors, np.ndarray) or vectors.shape != expected:
             shape = getattr(vectors, "shape", type(vectors).__name__)

@@ -20,6 +20,7 @@ CHUNK_OVERLAP = 100
 
 Span = tuple[int, int]
 Vector = npt.NDArray[np.float32]
+Vectors = npt.NDArray[np.float32]  # (n, dimension) rows
 
 _WORD = re.compile(r"\S+")
 

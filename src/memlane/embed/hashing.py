@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from memlane.embed.base import Embedder, Vectors
+from memlane.embed.base import Embedder
+from memlane.embed.chunk import Vectors
 
 _WORD = re.compile(r"\w+")
 _PERSON = b"memlane-fh1"

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from memlane.embed.base import Embedder, Vectors
+from memlane.embed.base import Embedder
+from memlane.embed.chunk import Vectors
 from memlane.embed.profiles import Profile
 from memlane.errors import Invalid, Unavailable
 

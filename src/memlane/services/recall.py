@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from memlane.embed.base import Embedder
 from memlane.errors import Conflict, Invalid, NotFound, Unavailable
 from memlane.lazy import lazy_module
 from memlane.model import EmbedOutcome, Filters, Hit, Record, replace
@@ -18,7 +19,7 @@ from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedded, Embedder
+    from memlane.embed import Embedded
     from memlane.retrieve.served import Index
     from memlane.write import normalize
 else:  # the write policy loads with the first write: a read never runs it
