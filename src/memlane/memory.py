@@ -108,6 +108,8 @@ class _OnRuntime(Generic[T]):
         self.name = name
 
     def __get__(self, facade: Any, owner: Any = None) -> T:
+        if facade is None:  # read on the class: the descriptor itself
+            return cast(T, self)
         return cast(T, getattr(facade.rt, self.name))
 
     def __set__(self, facade: Any, value: T) -> None:
@@ -224,7 +226,7 @@ class Memory:
     @cached_property
     def transfer(self) -> Transfer:
         """Export and import (JSONL, CSV, Markdown) and migration to another store."""
-        return Transfer(self.rt, self.add_batch)
+        return Transfer(self.rt, self._writing.add_batch)
 
     @cached_property
     def maintenance(self) -> Maintenance:
