@@ -201,7 +201,7 @@ class Lifecycle:
     # Closing a session writes its episode summary: see Packs.close_session.
 
     def sessions(self, project: str | None = None) -> list[Session]:
-        return self.rt.store.sessions(project)
+        return self.rt.store.sessions.listing(project)
 
     def for_session(self, session_id: str) -> list[Record]:
         """The memories of a session this agent may see, newest first. The session is
@@ -215,11 +215,11 @@ class Lifecycle:
 
     def _session_id(self, given: str) -> str:
         text = given.strip()
-        if text and self.rt.store.session(text) is not None:
+        if text and self.rt.store.sessions.get(text) is not None:
             return text
         near = [
             s.id
-            for s in self.rt.store.sessions(None)
+            for s in self.rt.store.sessions.listing(None)
             if text and (s.id.startswith(text) or s.id.partition("-")[2].startswith(text))
         ]
         if len(near) == 1:
@@ -231,7 +231,7 @@ class Lifecycle:
     def fact_session(self, memory_id: str) -> Session:
         """The session a memory came from."""
         record = self.rt.read(self.rt.store, memory_id)
-        session = self.rt.store.session(record.session_id) if record.session_id else None
+        session = self.rt.store.sessions.get(record.session_id) if record.session_id else None
         if session is None:
             raise NotFound(f"{record.id} belongs to no session")
         return session

@@ -175,7 +175,7 @@ class Packs:
         the session's live memories this agent may see, linked to each (`derives`);
         a session without any gets none."""
         sid = session_id.strip()
-        found = self.rt.store.session(sid)
+        found = self.rt.store.sessions.get(sid)
         if found is None or found.ended_at is not None:
             raise NotFound(f"no open session {session_id!r}")
         members = self._session_members(sid)
@@ -237,7 +237,7 @@ class Packs:
     def _closed(
         self, session_id: str, written: WriteResult | None, members: Sequence[Record]
     ) -> ClosedSession:
-        session = self.rt.store.session(session_id)
+        session = self.rt.store.sessions.get(session_id)
         if session is None:  # deleted between the write and this read
             raise NotFound(f"no session {session_id!r}")
         if written is None:

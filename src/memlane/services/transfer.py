@@ -113,7 +113,7 @@ class Transfer:
                 viewers.setdefault(record.owner, None)
             if record.source_agent:
                 viewers.setdefault(record.source_agent, None)
-        viewers.update(dict.fromkeys(s.agent for s in self.rt.store.sessions() if s.agent))
+        viewers.update(dict.fromkeys(s.agent for s in self.rt.store.sessions.listing() if s.agent))
         viewers.update(dict.fromkeys(e.key for e in self.rt.store.registries.entries("agents")))
         merged: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in _ORDER}
         for viewer in viewers:

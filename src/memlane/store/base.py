@@ -38,7 +38,13 @@ if TYPE_CHECKING:  # numpy loads only when vectors are used
     import numpy as np
     import numpy.typing as npt
 
-    from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeReads
+    from memlane.store.parts import (
+        EntityReads,
+        RegistryReads,
+        ReminderReads,
+        SessionReads,
+        WakeReads,
+    )
 
     # A query vector for `Store.nearest`: floats, or a float32 (or float64) array.
     QueryVector: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
@@ -224,6 +230,7 @@ class Store(Protocol):
     entities: EntityReads
     reminders: ReminderReads
     registries: RegistryReads
+    sessions: SessionReads
     # Opened for reading only (a file this process may not write): reads work, a write
     # fails with one Unavailable, and reads skip what they would count.
     read_only: bool
@@ -298,11 +305,6 @@ class Store(Protocol):
     def links_touching(self, memory_ids: Sequence[str]) -> list[Link]:
         """Every link with one of these memories at either end, in one read, in the
         order `links` gives them."""
-
-    def sessions(self, project: str | None = None) -> list[Session]:
-        """Sessions, newest first (only this project's when given)."""
-
-    def session(self, session_id: str) -> Session | None: ...
 
     def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record of a selection as (kind, columns), in a fixed order, read at

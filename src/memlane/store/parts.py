@@ -2,7 +2,7 @@
 backends over their `Dialect` and a way to borrow a connection.
 
 A store holds one of each (`store.wake`, `store.entities`, `store.reminders`,
-`store.registries`); the
+`store.registries`, `store.sessions`); the
 Store contract (memlane.store.base) keeps the core reads and writes, which each
 backend implements itself.
 """
@@ -13,10 +13,19 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from memlane.model import Entity, EntityMatch, RegistryEntry, Reminder, WakeGuess, WakeRitual
+from memlane.model import (
+    Entity,
+    EntityMatch,
+    RegistryEntry,
+    Reminder,
+    Session,
+    WakeGuess,
+    WakeRitual,
+)
 from memlane.store.dialect import Dialect, counts
 from memlane.store.dialect import entities as entity_sql
 from memlane.store.dialect import reminders as reminder_sql
+from memlane.store.dialect import sessions as session_sql
 from memlane.store.dialect import wake as wake_sql
 
 # A connection to read on: the store's own (SQLite) or one from its pool (PostgreSQL).
@@ -128,3 +137,19 @@ class RegistryReads:
         """Tags of the live memories `viewer` may see, with their counts, most used first."""
         with self._borrow() as conn:
             return counts.tag_counts(self._d, conn, viewer, category)
+
+
+class SessionReads:
+    """The sessions memories were written in."""
+
+    def __init__(self, d: Dialect, borrow: Borrow) -> None:
+        self._d, self._borrow = d, borrow
+
+    def listing(self, project: str | None = None) -> list[Session]:
+        """Every session (of `project`), newest first."""
+        with self._borrow() as conn:
+            return session_sql.sessions(self._d, conn, project)
+
+    def get(self, session_id: str) -> Session | None:
+        with self._borrow() as conn:
+            return session_sql.session(self._d, conn, session_id)

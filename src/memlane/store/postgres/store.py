@@ -26,7 +26,6 @@ from memlane.model import (
     JournalEntry,
     Link,
     Record,
-    Session,
     Stats,
     Version,
     Vitals,
@@ -35,7 +34,13 @@ from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
-from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeReads
+from memlane.store.parts import (
+    EntityReads,
+    RegistryReads,
+    ReminderReads,
+    SessionReads,
+    WakeReads,
+)
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
@@ -54,7 +59,6 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 # max_connections (100 by default) bounds all processes.
 POOL_MIN, POOL_MAX = 1, 4
 POOL_TIMEOUT_S = 60.0
-_SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
 _ANCHORS = (
     "(SELECT COALESCE(json_agg(l.target ORDER BY l.created_at), '[]')::text FROM link l "
     "WHERE l.source = e.id AND l.type = 'anchor') AS anchors"
@@ -132,12 +136,6 @@ def _configure(conn: Conn) -> None:
     conn.commit()  # the pool wants the connection idle
 
 
-def _session(row: Any) -> Session:
-    return Session(
-        row[0], from_text(row[1]), row[2], row[3], row[4], from_text(row[5]) if row[5] else None
-    )
-
-
 class PostgresStore:
     """A memlane store in one PostgreSQL database (with the pgvector extension)."""
 
@@ -166,6 +164,7 @@ class PostgresStore:
         self.entities = EntityReads(sql.POSTGRES, self._conn, entity_sql.named)
         self.reminders = ReminderReads(sql.POSTGRES, self._conn)
         self.registries = RegistryReads(sql.POSTGRES, self._conn)
+        self.sessions = SessionReads(sql.POSTGRES, self._conn)
 
     # ---- connections and transactions ----------------------------------------------
 
@@ -612,22 +611,6 @@ class PostgresStore:
                 {"ids": list(memory_ids)},
             ).fetchall()
         return [_link(r) for r in rows]
-
-    def sessions(self, project: str | None = None) -> list[Session]:
-        where, params = ("WHERE project = %s", (project,)) if project else ("", ())
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM session {where} ORDER BY started_at DESC, id",
-                params,
-            ).fetchall()
-        return [_session(r) for r in rows]
-
-    def session(self, session_id: str) -> Session | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = %s", (session_id,)
-            ).fetchone()
-        return _session(row) if row else None
 
     def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._conn() as conn:

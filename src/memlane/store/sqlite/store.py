@@ -28,7 +28,6 @@ from memlane.model import (
     LinkType,
     Mention,
     Record,
-    Session,
     Stats,
     Version,
     Vitals,
@@ -39,7 +38,13 @@ from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
-from memlane.store.parts import EntityReads, RegistryReads, ReminderReads, WakeReads
+from memlane.store.parts import (
+    EntityReads,
+    RegistryReads,
+    ReminderReads,
+    SessionReads,
+    WakeReads,
+)
 from memlane.store.sqlite import backup, faults, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
@@ -283,13 +288,6 @@ class SQLiteWriter(SharedWrites):
 
 
 _LINK_COLUMNS = "source, target, type, score, reason, created_at, rowid"
-_SESSION_COLUMNS = "id, started_at, type, project, agent, ended_at"
-
-
-def _session(row: Any) -> Session:
-    return Session(
-        row[0], from_text(row[1]), row[2], row[3], row[4], from_text(row[5]) if row[5] else None
-    )
 
 
 # `health`'s stale high-resonance memories: written as important (raw importance 7 or
@@ -426,6 +424,7 @@ class SQLiteStore:
         self.entities = EntityReads(sql.SQLITE, borrow, entity_sql.named)
         self.reminders = ReminderReads(sql.SQLITE, borrow)
         self.registries = RegistryReads(sql.SQLITE, borrow)
+        self.sessions = SessionReads(sql.SQLITE, borrow)
         self._writing = False
         self._wrote = False
         self._side: SQLiteStore | None = None
@@ -795,20 +794,6 @@ class SQLiteStore:
             params,
         )
         return [_link(r) for r in rows]
-
-    def sessions(self, project: str | None = None) -> list[Session]:
-        where, params = ("WHERE project = ?", (project,)) if project else ("", ())
-        rows = self.conn.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM session {where} ORDER BY started_at DESC, id",
-            params,
-        )
-        return [_session(r) for r in rows]
-
-    def session(self, session_id: str) -> Session | None:
-        row = self.conn.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?", (session_id,)
-        ).fetchone()
-        return _session(row) if row else None
 
     def dump(self, selection: Selection) -> Iterator[tuple[str, dict[str, Any]]]:
         return dump_sql.dump(self.conn, selection)
