@@ -239,14 +239,14 @@ def _interleaved(location: str, later: Memory, first: str) -> Memory:
     """A writer whose policy reads its neighbours, then sees `first` land through
     another writer (`later` stays open), before its own transaction begins."""
     writer = _open(location)
-    look = writer._writing.policy.look
+    look = writer._policy.look
 
     def look_then_another_lands(drafts: Any) -> Any:
         seen = look(drafts)
         assert later.add(first, auto_anchor=False).landed
         return seen
 
-    writer._writing.policy.look = look_then_another_lands  # type: ignore[method-assign]
+    writer._policy.look = look_then_another_lands  # type: ignore[method-assign]
     return writer
 
 

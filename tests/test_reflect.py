@@ -15,8 +15,8 @@ import pytest
 
 from conftest import AGENT, CliResult
 from memlane import Context, Memory, NotFound
+from memlane.errors import Malformed
 from memlane.lifecycle import reflect as policy
-from memlane.lifecycle.llm import Malformed
 from memlane.model import Kind, LinkType
 
 FAKE = Path(__file__).parent / "fakes" / "reflect_llm.py"

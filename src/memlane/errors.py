@@ -100,3 +100,8 @@ def shown(value: Any, limit: int = 80) -> str:
     past `limit` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Malformed(ValueError):
+    """A model's answer that does not follow its schema (lifecycle.llm); the message
+    says where and why. Not a MemlaneError: the adapter asks again or gives up."""

@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
+from typing import Any, Generic, Self, TypeVar, cast
 
 from memlane.embed.base import Embedder
-from memlane.errors import Conflict, Invalid, MemlaneError, NotFound
-from memlane.lazy import lazy_module
+from memlane.errors import Invalid, MemlaneError, NotFound
+from memlane.lifecycle.review import ReviewPolicy
 from memlane.model import (
     REINFORCE_CAP,
     VERSIONED_FIELDS,
@@ -29,27 +29,8 @@ from memlane.model import (
     WriteResult,
 )
 from memlane.retrieve.explain import Explanation
+from memlane.retrieve.recall import RecallOptions
 from memlane.retrieve.result import RecallResult
-from memlane.scope import Context, detect_context
-from memlane.store import Store, open_store
-from memlane.timeutil import parse_instant, utcnow
-from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
-from memlane.write.settings import Limits, Thresholds
-
-if TYPE_CHECKING:  # the models load only when vectors are used
-    from memlane.retrieve.recall import RecallOptions
-    from memlane.write import dedup, normalize, pipeline, screen
-    from memlane.write import draft as drafting
-    from memlane.write import patch as patching
-else:  # the write policy loads with the first write: a read never runs it
-    dedup = lazy_module("memlane.write.dedup")
-    drafting = lazy_module("memlane.write.draft")
-    normalize = lazy_module("memlane.write.normalize")
-    patching = lazy_module("memlane.write.patch")
-    pipeline = lazy_module("memlane.write.pipeline")
-    screen = lazy_module("memlane.write.screen")
-
-from memlane.lifecycle.review import ReviewPolicy
 from memlane.runtime import (
     ID_PREFIX,
     BatchItem,
@@ -60,18 +41,25 @@ from memlane.runtime import (
     Runtime,
     Versions,
 )
+from memlane.scope import Context, detect_context
 from memlane.services.admin import Admin
-from memlane.services.backup import RestoreReport, check_snapshot, put_in_place
+from memlane.services.anchoring import Anchoring
+from memlane.services.backup import RestoreReport, restore_snapshot
 from memlane.services.forget import Forgetting, Forgotten
 from memlane.services.graph import Graph
 from memlane.services.lifecycle import Lifecycle
 from memlane.services.maintenance import Maintenance
 from memlane.services.pack import Packs
+from memlane.services.policy import WritePolicy
 from memlane.services.recall import RECALL_LIMIT, Progress, Recall
 from memlane.services.registries import Registries
 from memlane.services.transfer import MigrationReport, Transfer
 from memlane.services.wake import Wake
 from memlane.services.writing import Writing
+from memlane.store import Store, open_store
+from memlane.timeutil import parse_instant, utcnow
+from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
+from memlane.write.settings import Limits, Thresholds
 
 __all__ = ["Memory"]
 
@@ -205,8 +193,16 @@ class Memory:
         return Forgetting(self.rt, self.packs.refresh)
 
     @cached_property
+    def _policy(self) -> WritePolicy:
+        return WritePolicy(self.rt)
+
+    @cached_property
+    def _anchoring(self) -> Anchoring:
+        return Anchoring(self.rt, self._policy)
+
+    @cached_property
     def _writing(self) -> Writing:
-        return Writing(self.rt, self.registries.register)
+        return Writing(self.rt, self._policy, self._anchoring, self.registries.register)
 
     @cached_property
     def graph(self) -> Graph:
@@ -232,7 +228,7 @@ class Memory:
     def maintenance(self) -> Maintenance:
         """Consolidate, organize and reflect (through the writing service), and the
         maintenance lock their runs hold."""
-        return Maintenance(self.rt, writes=self._writing)
+        return Maintenance(self.rt, writes=self._writing, link=self.graph.link)
 
     @cached_property
     def admin(self) -> Admin:
@@ -368,20 +364,9 @@ class Memory:
     def restore_snapshot(
         cls, path: str | Path, snapshot: str | Path, *, force: bool = False
     ) -> RestoreReport:
-        """Replace the store at `path` with a verified snapshot. An existing store is
-        replaced only with `force`, never while a maintenance run holds its lock, and
-        only after a copy of it is kept beside it (outside the snapshot naming, so
-        retention never deletes it). The restored store is verified again."""
-        db, source = Path(path).expanduser(), Path(snapshot).expanduser()
-        checked = check_snapshot(source)
-        kept = None
-        if db.exists() and db.stat().st_size > 0:
-            if not force:
-                raise Conflict(f"{db} exists; pass --force to replace it (a copy is kept)")
-            with cls.open(db, context=Context()) as current, current.rt.lock.held("restore"):
-                kept = db.with_name(f"{db.name}.pre-restore-{utcnow():%Y%m%dT%H%M%S%fZ}")
-                current.store.snapshot(kept)
-        return RestoreReport(db, source, put_in_place(db, source, checked), kept)
+        """Replace the store at `path` with a verified snapshot, keeping a copy of the
+        store it replaces (see services.backup.restore_snapshot)."""
+        return restore_snapshot(Path(path), Path(snapshot), force=force)
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
@@ -465,7 +450,7 @@ class Memory:
         fill: bool = False,
     ) -> AnchorPlans:
         """Anchor one memory (or every live one) to its nearest neighbours; the plans."""
-        return self._writing.anchoring.auto_anchor(
+        return self._anchoring.auto_anchor(
             memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
         )
 

@@ -342,6 +342,9 @@ VERSIONED_FIELDS: tuple[str, ...] = (
     "source_ref",
     "dedup_hash",
 )
+# Who may see a memory: decided by its current row, never by an old version (a restore
+# or an as-of read never rolls it back).
+ACCESS_FIELDS = frozenset({"visibility", "owner"})
 
 
 class Version(msgspec.Struct, frozen=True):

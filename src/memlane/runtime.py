@@ -2,8 +2,9 @@
 where, the embedder and its vector index, id resolution, reading a memory as this
 agent may see it, write transactions and the read counters.
 
-Features (writing, recall, the graph, lifecycle, administration) hold a Runtime and
-never reach into one another through it; `Memory` composes them.
+Features (memlane.services: writing, recall, the graph, lifecycle, maintenance,
+administration) hold a Runtime and never reach into one another through it: a feature
+that needs another's work is given it when built, and `Memory` composes them.
 """
 
 from __future__ import annotations
@@ -63,8 +64,6 @@ REGISTRIES = ("categories", "agents", "projects", "applicability")
 # The store_meta key naming the extractor version that wrote the entity mentions.
 ENTITY_META = "entity_extractor"
 BatchItem = Mapping[str, Any] | str | bytes
-# Who may see a memory is never rolled back by restoring an older version.
-_ACCESS_FIELDS = frozenset({"visibility", "owner"})
 # Aliases: inside Memory, `list` names the method, not the builtin.
 Records = list[Record]
 Due = list[tuple[Record, float]]  # memories due for review, with their recall probability

@@ -176,7 +176,7 @@ def run(
     conversations: int | None = None,
     stores: Stores = sqlite_store,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one result row per scored question (see `Scores.add`); each conversation
+    """Yield one result row per scored question (see `score`); each conversation
     in a fresh store from `stores` (default: a SQLite file)."""
     samples = json.loads(data.read_text(encoding="utf-8"))
     for sample in samples[:conversations]:

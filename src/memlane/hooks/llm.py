@@ -22,10 +22,10 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from memlane.errors import Malformed as Malformed
 from memlane.hooks.transcript import Turn
 from memlane.lifecycle.llm import NESTED_ENV as NESTED_ENV
 from memlane.lifecycle.llm import Budget as Budget
-from memlane.lifecycle.llm import Malformed as Malformed
 from memlane.lifecycle.llm import Model, Runner, Spent
 from memlane.retrieve.budget import CHARS_PER_TOKEN, estimate_tokens
 

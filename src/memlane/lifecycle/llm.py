@@ -26,6 +26,7 @@ from typing import TypeVar
 
 import msgspec
 
+from memlane.errors import Malformed
 from memlane.retrieve.budget import estimate_tokens
 
 # A model's answer is read up to this size, so a runaway answer cannot flood anything.
@@ -34,10 +35,6 @@ MAX_OUTPUT_BYTES = 256 * 1024
 # agent host itself) does nothing, so a capture never captures itself.
 NESTED_ENV = "MEMLANE_IN_HOOK"
 T = TypeVar("T")
-
-
-class Malformed(ValueError):
-    """An answer that does not follow its schema; the message says where and why."""
 
 
 RETRY = """

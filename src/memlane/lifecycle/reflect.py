@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from memlane.lifecycle.llm import Malformed
+from memlane.errors import Malformed
 from memlane.model import Kind, Record
 
 WATERMARK_META = "reflect_watermark"

@@ -1,7 +1,7 @@
 """Why a memory did or did not surface in a recall: one verdict from a closed set. Pure.
 
-The facade re-runs the real pipeline (no writes) and hands its trace and the
-target's record here. Verdicts, in the order they are tested:
+`Recall.explain` (services.recall) re-runs the real pipeline (no writes) and hands
+its trace and the target's record here. Verdicts, in the order they are tested:
 
     not_in_store        no memory the reader may see has that id (or matches the text)
     found               presented at `rank`

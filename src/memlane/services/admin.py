@@ -9,17 +9,17 @@ from pathlib import Path
 from memlane.errors import MemlaneError
 from memlane.model import Check
 from memlane.runtime import Runtime
-from memlane.services import health
+from memlane.services import doctor
 from memlane.services.backup import DEFAULT_RETENTION, BackupReport, Backups
-from memlane.services.health import Health
+from memlane.services.doctor import Doctor
 
 
 class Admin:
-    """Health checks and backups of one store."""
+    """Self-checks and backups of one store."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self._health = Health(rt)
+        self._doctor = Doctor(rt)
         self._backups = Backups(rt)
 
     def doctor(
@@ -28,13 +28,13 @@ class Admin:
         """Every self-check once, the maintenance lock's last; a failed one never stops
         the others. `backup_dir` and `backup_every`: where snapshots go and how old the
         newest may be."""
-        return [*self._health.doctor(backup_dir, backup_every), self.rt.lock.check()]
+        return [*self._doctor.doctor(backup_dir, backup_every), self.rt.lock.check()]
 
     @staticmethod
     def diagnose(location: str | Path, problem: MemlaneError) -> list[Check]:
         """`doctor`'s checks of a store that could not be opened: the reason, and what
         a read-only look at its pages finds."""
-        return health.diagnose(str(location), problem)
+        return doctor.diagnose(str(location), problem)
 
     def backup(
         self,

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import msgspec
 
-from memlane.errors import Invalid, Unavailable
+from memlane.errors import Conflict, Invalid, Unavailable
 from memlane.files import private_dirs
+from memlane.locking import MaintenanceLock
 from memlane.runtime import Runtime
-from memlane.store import Counts
+from memlane.store import Counts, open_store
 from memlane.store.sqlite.backup import (
     STAMP,
     Verification,
@@ -165,6 +166,27 @@ def _retain(directory: Path, retention: int) -> tuple[Path, ...]:
     for path in old:
         path.unlink(missing_ok=True)
     return tuple(old)
+
+
+def restore_snapshot(path: Path, snapshot: Path, *, force: bool = False) -> RestoreReport:
+    """Replace the store at `path` with a verified snapshot. An existing store is
+    replaced only with `force`, never while a maintenance run holds its lock, and only
+    after a copy of it is kept beside it (outside the snapshot naming, so retention
+    never deletes it). The restored store is verified again."""
+    db, source = path.expanduser(), snapshot.expanduser()
+    checked = check_snapshot(source)
+    kept = None
+    if db.exists() and db.stat().st_size > 0:
+        if not force:
+            raise Conflict(f"{db} exists; pass --force to replace it (a copy is kept)")
+        current = open_store(db)
+        try:
+            with MaintenanceLock(current).held("restore"):
+                kept = db.with_name(f"{db.name}.pre-restore-{utcnow():%Y%m%dT%H%M%S%fZ}")
+                current.snapshot(kept)
+        finally:
+            current.close()
+    return RestoreReport(db, source, put_in_place(db, source, checked), kept)
 
 
 def put_in_place(db: Path, source: Path, checked: Verification) -> Counts | None:

@@ -43,13 +43,10 @@ from memlane.store import EMBED_PROFILE_META, Writer
 from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
-    from memlane.lifecycle.consolidate import Absorbed, LastRun, Merge, Plan, Vectors
-    from memlane.lifecycle.organize import Topic, TopicPlan
-
-
-if TYPE_CHECKING:
     from memlane.lifecycle import consolidate as cons
     from memlane.lifecycle import organize as org
+    from memlane.lifecycle.consolidate import Absorbed, LastRun, Merge, Plan, Vectors
+    from memlane.lifecycle.organize import Topic, TopicPlan
     from memlane.write import draft as drafting
     from memlane.write import normalize, pipeline
 else:  # the planning modules and the write path load with the first run: a recall never needs them

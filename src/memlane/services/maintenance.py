@@ -4,12 +4,12 @@ reflection, the runs that rewrite memories, one at a time under the maintenance 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model
-from memlane.model import Cadence, Check
+from memlane.model import Cadence, Check, Link
 from memlane.runtime import Runtime
 from memlane.services.consolidate import Consolidation, MaintenanceReport
 from memlane.services.reflect import Applied, Reflection, Reflector, Writes
@@ -17,12 +17,13 @@ from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 
 class Maintenance:
     """Consolidate, organize and reflect over the store, and the lock their runs hold.
-    Reflection's insights and approved proposals are written through `writes`."""
+    Reflection's insights and approved proposals are written through `writes` and tied
+    to their sources through `link`."""
 
-    def __init__(self, rt: Runtime, writes: Writes) -> None:
+    def __init__(self, rt: Runtime, writes: Writes, link: Callable[..., Link]) -> None:
         self.rt = rt
         self._consolidation = Consolidation(rt)
-        self._reflector = Reflector(rt, writes)
+        self._reflector = Reflector(rt, writes, link)
 
     def consolidate(
         self,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded
     from memlane.retrieve.served import Index
     from memlane.write import normalize
-else:  # the write policy loads with the first write: a read never runs it
+else:  # the document text of a memory, needed once vectors are made or compared
     normalize = lazy_module("memlane.write.normalize")
 
 

@@ -13,7 +13,7 @@ add, update, merge and retire, like any other write.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,9 +24,8 @@ from memlane.lazy import lazy_module
 from memlane.lifecycle import reflect as policy
 from memlane.lifecycle.llm import Model, Spent
 from memlane.lifecycle.review import due_for_review
-from memlane.model import Filters, Kind, LinkType, Record, Visibility, WriteResult
+from memlane.model import Filters, Kind, Link, LinkType, Record, Visibility, WriteResult
 from memlane.runtime import Runtime, passive_ok
-from memlane.services.graph import Graph
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:
@@ -83,12 +82,13 @@ class Applied(msgspec.Struct, frozen=True):
 
 
 class Reflector:
-    """Reflection (see the module docstring); its writes go through `writes`."""
+    """Reflection (see the module docstring); its writes go through `writes`, and
+    `link` (the graph's) ties an insight to its sources."""
 
-    def __init__(self, rt: Runtime, writes: Writes) -> None:
+    def __init__(self, rt: Runtime, writes: Writes, link: Callable[..., Link]) -> None:
         self.rt = rt
         self._writes = writes
-        self._graph = Graph(rt)
+        self._link = link
 
     def _reflect_scope(self, scope: str | None) -> tuple[Filters, str]:
         filters = self.rt.filters(scope=scope, limit=0, include_private=self.rt.agent is not None)
@@ -212,9 +212,7 @@ class Reflector:
             if not result.landed or result.id is None:
                 continue
             for source in dict.fromkeys(insight.sources):
-                self._graph.link(
-                    result.id, source, LinkType.DERIVES.value, "reflection", reinforce=False
-                )
+                self._link(result.id, source, LinkType.DERIVES.value, "reflection", reinforce=False)
             written.append(result.id)
         return written
 
@@ -330,7 +328,7 @@ class Reflector:
         if added.id is None:
             return ()
         for source in p.ids:
-            self._graph.link(added.id, source, LinkType.DERIVES.value, reason, reinforce=False)
+            self._link(added.id, source, LinkType.DERIVES.value, reason, reinforce=False)
         return (added.id,)
 
     def _findings(self, batch: list[Record], now: datetime) -> policy.Findings:

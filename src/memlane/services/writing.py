@@ -18,6 +18,7 @@ from memlane import runtime
 from memlane.errors import Conflict, Invalid, NotFound
 from memlane.lazy import lazy_module
 from memlane.model import (
+    ACCESS_FIELDS,
     BatchLine,
     BatchResult,
     Kind,
@@ -33,7 +34,6 @@ from memlane.model import (
     replace,
 )
 from memlane.runtime import (
-    _ACCESS_FIELDS,
     BATCH_CHUNK,
     REANALYZE_AFTER,
     BatchItem,
@@ -72,11 +72,13 @@ Register = Callable[..., RegistryEntry]
 class Writing:
     """Add, add in batches, update, restore, supersede, invalidate, retire and merge."""
 
-    def __init__(self, rt: Runtime, register: Register) -> None:
+    def __init__(
+        self, rt: Runtime, policy: WritePolicy, anchoring: Anchoring, register: Register
+    ) -> None:
         self.rt = rt
+        self.policy = policy
+        self.anchoring = anchoring
         self.register = register
-        self.policy = WritePolicy(rt)
-        self.anchoring = Anchoring(rt, self.policy)
 
     def add(self, content: str, title: str | None = None, **fields: Any) -> WriteResult:
         """Store one memory through the write policy; see `memlane add --help` for fields."""
@@ -401,7 +403,7 @@ class Writing:
             if number not in versions:
                 known = ", ".join(str(n) for n in sorted(versions)) or "none"
                 raise NotFound(f"{old.id} has no version {number} (earlier versions: {known})")
-            fields = {k: v for k, v in versions[number].fields.items() if k not in _ACCESS_FIELDS}
+            fields = {k: v for k, v in versions[number].fields.items() if k not in ACCESS_FIELDS}
             new = replace(old, **fields)
             final = self.rt.commit_version(w, old, new, f"restored version {number}")
         result = self.rt.reembedded(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memlane.model import VERSIONED_FIELDS, Filters
+from memlane.model import ACCESS_FIELDS, VERSIONED_FIELDS, Filters
 from memlane.store.dialect import Dialect, Params
 from memlane.timeutil import to_text
 
@@ -17,8 +17,6 @@ _ORDER = {
     "oldest": "e.created_at ASC, e.seq ASC",
     "importance": "e.importance DESC, e.updated_at DESC",
 }
-# Who may see a memory is decided by its current row, never by an old version.
-_ACCESS_FIELDS = frozenset({"visibility", "owner"})
 
 
 def _live_at(alias: str, at: str) -> str:
@@ -30,7 +28,7 @@ def _live_at(alias: str, at: str) -> str:
 
 
 def _version_column(name: str) -> str:
-    if name in _ACCESS_FIELDS:
+    if name in ACCESS_FIELDS:
         return f"m.{name}"
     if name == "version":
         return "v.number AS version"

@@ -121,7 +121,7 @@ _M001 = [
     "INSERT INTO store_meta(key, value) VALUES ('vector_epoch', '0'), ('entity_extractor', '1')",
     # Float32 vectors per memory, profile and chunk (-1: the entry vector). The column
     # has no fixed dimension; each dimension in use gets its own HNSW index over
-    # `vector::vector(dim)` (see store.PostgresWriter.put_vectors).
+    # `vector::vector(dim)` (see PostgresWriter.put_vectors).
     f"""CREATE TABLE embedding (
     memory_id {T} NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
     profile {T} NOT NULL, chunk BIGINT NOT NULL, dim BIGINT NOT NULL,

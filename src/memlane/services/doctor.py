@@ -30,7 +30,7 @@ _NOT_HERE = "n/a on PostgreSQL"
 _RESTORE = "memlane restore --from SNAPSHOT --force (a snapshot `memlane backup` made)"
 
 
-class Health:
+class Doctor:
     """Self-checks of the store and the recall lanes."""
 
     def __init__(self, rt: Runtime) -> None:
