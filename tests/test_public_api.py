@@ -108,3 +108,10 @@ def test_the_exports_are_what_all_lists_and_importing_memlane_stays_light() -> N
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_the_memory_class_hints_resolve_too() -> None:
+    """Its attributes (the runtime's, read through it) resolve, though the class has a
+    `list` method that would shadow the builtin in a hint."""
+    hints = typing.get_type_hints(Memory)
+    assert {"store", "agent", "recall_settings", "redactions"} <= set(hints)

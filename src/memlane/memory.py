@@ -87,6 +87,7 @@ T = TypeVar("T")
 # Return types named outside the class, whose `list` method would shadow the builtin.
 AnchorPlans = list[tuple[str, AnchorPlan]]
 Checks = list[Check]
+Redactions = list[tuple[str, str]]  # (field, kind) of each secret the store redacted
 
 
 class _OnRuntime(Generic[T]):
@@ -128,7 +129,7 @@ class Memory:
     review_policy: _OnRuntime[ReviewPolicy] = _OnRuntime()
     capture_mode: _OnRuntime[str] = _OnRuntime()
     default_taint: _OnRuntime[Taint] = _OnRuntime()
-    redactions: _OnRuntime[list[tuple[str, str]]] = _OnRuntime()
+    redactions: _OnRuntime[Redactions] = _OnRuntime()
 
     def __init__(
         self,

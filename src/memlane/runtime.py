@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from memlane.embed.base import Embedded, Embedder
 from memlane.errors import AmbiguousId, Conflict, Invalid, MemlaneError, NotFound, Unavailable
 from memlane.lifecycle.review import ReviewPolicy, due_for_review
 from memlane.locking import MaintenanceLock
@@ -38,16 +39,15 @@ from memlane.model import (
     replace,
 )
 from memlane.retrieve.filters import make_filters
+from memlane.retrieve.recall import RecallOptions
 from memlane.scope import Context
 from memlane.store import Store, Writer
 from memlane.timeutil import utcnow
+from memlane.write.draft import WriteContext
 from memlane.write.settings import Limits, Thresholds
 
-if TYPE_CHECKING:  # numpy and the models load only when vectors are used
-    from memlane.embed import Embedded, Embedder
-    from memlane.retrieve.recall import RecallOptions
+if TYPE_CHECKING:  # these bring numpy, which loads only when vectors are used
     from memlane.retrieve.served import Index
-    from memlane.write.draft import WriteContext
     from memlane.write.screen import ScreenedWriter
 
 ID_PREFIX = "m-"
@@ -79,12 +79,6 @@ BatchLines = list[BatchLine]
 def new_id() -> str:
     """A random id: 40 bits as 8 Crockford base32 characters (retried if ever taken)."""
     return ID_PREFIX + base64.b32encode(secrets.token_bytes(5)).decode("ascii").translate(_TO_ID)
-
-
-def _default_recall_settings() -> RecallOptions:
-    from memlane.retrieve.recall import RecallOptions
-
-    return RecallOptions()
 
 
 # Passive reads (hooks inject without being asked) hold back what could mislead a model.
@@ -159,7 +153,7 @@ class Runtime:
         self._entities_checked = False
         # How recall weighs and diversifies, and how alike a new memory must be to
         # restate or contradict another (interfaces set these from the settings).
-        self.recall_settings = _default_recall_settings()
+        self.recall_settings = RecallOptions()
         self.write_policy = Thresholds()
         self.review_policy = ReviewPolicy()  # when a memory is due for review
         self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
@@ -299,8 +293,6 @@ class Runtime:
 
     def write_context(self) -> WriteContext:
         """Who writes, where, when, under which limits: what a draft is built with."""
-        from memlane.write.draft import WriteContext
-
         return WriteContext(
             now=utcnow(),
             new_id=new_id,
