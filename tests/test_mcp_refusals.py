@@ -19,7 +19,7 @@ from memlane.embed import get_embedder
 from memlane.server.app import build_server
 from memlane.server.auth import Grant
 from memlane.server.backend import Backend
-from memlane.server.errors import CODES
+from memlane.server.tool_errors import CODES
 from memlane.write.settings import Limits
 from test_mcp import anyio_backend as anyio_backend  # the shared fixtures
 from test_mcp import backend as backend

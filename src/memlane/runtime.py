@@ -43,11 +43,11 @@ from memlane.retrieve.recall import RecallOptions
 from memlane.scope import Context
 from memlane.store import Store, Writer
 from memlane.timeutil import utcnow
-from memlane.write.draft import WriteContext
 from memlane.write.settings import Limits, Thresholds
 
-if TYPE_CHECKING:  # these bring numpy, which loads only when vectors are used
+if TYPE_CHECKING:  # numpy loads only when vectors are used, the write policy with a write
     from memlane.retrieve.served import Index
+    from memlane.write.draft import WriteContext
     from memlane.write.screen import ScreenedWriter
 
 ID_PREFIX = "m-"
@@ -293,6 +293,8 @@ class Runtime:
 
     def write_context(self) -> WriteContext:
         """Who writes, where, when, under which limits: what a draft is built with."""
+        from memlane.write.draft import WriteContext
+
         return WriteContext(
             now=utcnow(),
             new_id=new_id,

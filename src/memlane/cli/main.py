@@ -46,7 +46,7 @@ COMMANDS: dict[str, str] = {
     "merge": "revise:merge_cmd",
     "delete": "revise:delete_cmd",
     "forget": "revise:forget_cmd",
-    "entities": "graph:entities",
+    "entities": "entities:entities",
     "links": "links:links",
     "contradict": "links:contradict_cmd",
     "auto-anchor": "links:auto_anchor_cmd",

@@ -169,7 +169,7 @@ def import_mcp_memory_cmd(file: str, scope: str, capture_mode: str | None, as_js
     relation, or a relation to an entity neither the file nor the store has, refuses the
     file (exit 2) and writes nothing. Prints (or with --json returns) how many entities,
     observations and relations were added."""
-    from memlane.server.graph import KnowledgeGraph, parse_jsonl
+    from memlane.server.knowledge_graph import KnowledgeGraph, parse_jsonl
 
     entities, relations = parse_jsonl(read_text(file, "memory", inputs.FILE_CAP))
     where = parse_scope(scope)

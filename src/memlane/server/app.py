@@ -3,7 +3,7 @@ streamable HTTP, built on the official SDK (MCPServer).
 
 Every tool call passes `admit` first (the tool exists, the token may call it, its
 arguments are ones it takes and hold text of a size a memory may have), and whatever
-fails becomes one line, `<code>: <message>`, in `server.errors`: the one place. A
+fails becomes one line, `<code>: <message>`, in `server.tool_errors`: the one place. A
 request is read only up to a cap (the SDK's for HTTP bodies, `stdio.BoundedLines` on
 stdin).
 
@@ -33,7 +33,7 @@ from memlane.server.admit import admit, max_request_bytes
 from memlane.server.auth import EVERY_SCOPE, Grant, TokenTable
 from memlane.server.backend import Backend
 from memlane.server.compat import GraphTools
-from memlane.server.errors import tool_error
+from memlane.server.tool_errors import tool_error
 from memlane.server.tools import MemoryTools
 
 PATH = "/mcp"
@@ -58,7 +58,7 @@ def _version() -> str:
 
 class MemlaneServer(MCPServer[Any]):
     """The SDK's MCPServer over one Backend: each call admitted before its tool runs,
-    each failure the one-line tool error of `server.errors`."""
+    each failure the one-line tool error of `server.tool_errors`."""
 
     def __init__(self, backend: Backend, tools: Sequence[Tool], **options: Any) -> None:
         super().__init__("memlane", tools=list(tools), **options)
@@ -70,7 +70,7 @@ class MemlaneServer(MCPServer[Any]):
     ) -> CallToolResult | InputRequiredResult:
         """The SDK's call_tool (it validates the arguments and runs the tool), once
         `admit` lets the call through; every failure but a protocol error (MCPError)
-        raised as the tool error `server.errors` makes of it."""
+        raised as the tool error `server.tool_errors` makes of it."""
         try:
             grant = self.backend.grant_of(context or Context(mcp_server=self))
             admit(self._tools.get(name), name, arguments, grant, self.backend.max_text_bytes)

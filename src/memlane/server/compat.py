@@ -1,7 +1,7 @@
 """The nine tools of the official MCP memory server (modelcontextprotocol/servers,
 src/memory), with its names, argument and result shapes, descriptions and hints, so
 a client configured for that server works unchanged. The graph lives in memlane's
-store (see `memlane.server.graph`); each tool parses, calls one KnowledgeGraph
+store (see `memlane.server.knowledge_graph`); each tool parses, calls one KnowledgeGraph
 operation and renders what the official server returns: its JSON as text, and the
 same as structured content.
 """
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlane.memory import Memory
 from memlane.server.auth import Grant
 from memlane.server.backend import Backend
-from memlane.server.graph import Entity, KnowledgeGraph, Relation
+from memlane.server.knowledge_graph import Entity, KnowledgeGraph, Relation
 
 T = TypeVar("T")
 Ctx = Context[Any, Any]
