@@ -29,7 +29,7 @@ from memlane.lifecycle.consolidate import (
 from memlane.lifecycle.organize import TOPIC_REF, topics
 from memlane.locking import LOCK_META
 from memlane.model import Cadence, ContentType, Kind, LinkType, Record, Taint, Visibility
-from memlane.services.consolidate import LAST_RUN_META
+from memlane.services.maintenance import LAST_RUN_META
 from memlane.timeutil import to_text, utcnow
 from memlane.words import jaccard, tokens
 from memlane.write.draft import Limits

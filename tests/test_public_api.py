@@ -13,7 +13,18 @@ import typing
 import pytest
 
 import memlane
-from memlane import Admin, Graph, Lifecycle, Maintenance, Memory, Packs, Registries, Transfer, Wake
+from memlane import (
+    Admin,
+    Graph,
+    Lifecycle,
+    Maintenance,
+    Memory,
+    Packs,
+    Reflector,
+    Registries,
+    Transfer,
+    Wake,
+)
 from memlane.services.recall import Recall
 
 # Recall is private on Memory (`Memory._recall`): its flat read methods stand for it.
@@ -27,6 +38,7 @@ NAMESPACES = (
     Lifecycle,
     Packs,
     Maintenance,
+    Reflector,
     Admin,
 )
 

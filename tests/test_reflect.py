@@ -310,3 +310,11 @@ def test_answers_are_checked_against_the_schema_and_the_ids_shown() -> None:
             policy.parse(json.dumps(data), ["m-a1"], ["m-p1"])
     with pytest.raises(Malformed):
         policy.parse("I think these memories are about deploys.", ["m-a1"], [])
+
+
+def test_the_reflection_methods_old_names_still_work_with_a_warning(mem):
+    with pytest.warns(DeprecationWarning, match=r"Memory\.proposals is now Memory\.reflection\."):
+        assert mem.proposals() == []
+    with pytest.warns(DeprecationWarning, match=r"Memory\.reflect is now Memory\.reflection\."):
+        report = mem.reflect(None)
+    assert report.calls == 0  # no model: the deterministic findings only

@@ -50,13 +50,12 @@ from memlane.runtime import Runtime
 from memlane.scope import Context
 from memlane.services.admin import Admin
 from memlane.services.backup import BackupReport, RestoreReport
-from memlane.services.consolidate import MaintenanceReport
 from memlane.services.forget import Forgotten
 from memlane.services.graph import EntityMerge, Graph, Linked, Neighbourhood
 from memlane.services.lifecycle import Lifecycle
-from memlane.services.maintenance import Maintenance
+from memlane.services.maintenance import Maintenance, MaintenanceReport
 from memlane.services.pack import ClosedSession, Packs
-from memlane.services.reflect import Applied, Reflection, Writes
+from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 from memlane.services.registries import Registries
 from memlane.services.transfer import ImportReport, MigrationReport, Transfer
 from memlane.services.wake import Wake
@@ -121,6 +120,7 @@ __all__ = [
     "RecallResult",
     "Record",
     "Reflection",
+    "Reflector",
     "Registries",
     "RegistryEntry",
     "Reminder",

@@ -52,6 +52,7 @@ from memlane.services.maintenance import Maintenance
 from memlane.services.pack import Packs
 from memlane.services.policy import WritePolicy
 from memlane.services.recall import RECALL_LIMIT, Progress, Recall
+from memlane.services.reflect import Reflector
 from memlane.services.registries import Registries
 from memlane.services.transfer import MigrationReport, Transfer
 from memlane.services.wake import Wake
@@ -114,7 +115,7 @@ class Memory:
     applicability, tag counts, type lists), `wake` (called: the identity cascade; the
     ritual and its guess log), `transfer` (export, import, migration), `lifecycle`
     (review, reminders, sessions, vital signs), `packs` (the curated pack and episode
-    summaries), `maintenance` (consolidate, organize, reflect, and their lock), `admin`
+    summaries), `maintenance` (consolidate, organize, and their lock), `reflection`, `admin`
     (doctor, backup).
     """
 
@@ -227,9 +228,14 @@ class Memory:
 
     @cached_property
     def maintenance(self) -> Maintenance:
-        """Consolidate, organize and reflect (through the writing service), and the
-        maintenance lock their runs hold."""
-        return Maintenance(self.rt, writes=self._writing, link=self.graph.link)
+        """Consolidate and organize, and the maintenance lock their runs hold."""
+        return Maintenance(self.rt)
+
+    @cached_property
+    def reflection(self) -> Reflector:
+        """Insights and pack proposals from what was written since the last reflection,
+        through the writing service, tied to their sources by the graph's links."""
+        return Reflector(self.rt, writes=self._writing, link=self.graph.link)
 
     @cached_property
     def admin(self) -> Admin:
@@ -297,9 +303,9 @@ class Memory:
     consolidate = _moved("maintenance", "consolidate")
     organize = _moved("maintenance", "organize")
     merged_from = _moved("maintenance", "merged_from")
-    reflect = _moved("maintenance", "reflect")
-    proposals = _moved("maintenance", "proposals")
-    apply_proposals = _moved("maintenance", "apply_proposals")
+    reflect = _moved("reflection", "reflect")
+    proposals = _moved("reflection", "proposals")
+    apply_proposals = _moved("reflection", "apply_proposals")
     maintenance_lock = _moved("maintenance", "lock", "maintenance_lock")
     maintenance_check = _moved("maintenance", "check", "maintenance_check")
     doctor = _moved("admin", "doctor")

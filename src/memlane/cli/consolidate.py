@@ -10,7 +10,7 @@ from memlane.cli.common import emit_json, in_section, json_option, memory, note,
 from memlane.lifecycle.consolidate import DEFAULT_THRESHOLD, Absorbed, Merge, Plan
 from memlane.lifecycle.organize import TopicPlan
 from memlane.model import Cadence
-from memlane.services.consolidate import MaintenanceReport
+from memlane.services.maintenance import MaintenanceReport
 
 # Characters of appended text shown per absorbed memory in the text output.
 _PREVIEW = 70

@@ -124,7 +124,7 @@ def reflect_cmd(
         _apply(mem, list(apply_ids), scope, as_json)
         return
     if listing:
-        waiting = mem.maintenance.proposals(scope)
+        waiting = mem.reflection.proposals(scope)
         if as_json:
             emit_json({"proposals": [_proposal_dict(p) for p in waiting]})
             return
@@ -133,7 +133,7 @@ def reflect_cmd(
         if not waiting:
             note("no proposals are waiting")
         return
-    done = mem.maintenance.reflect(
+    done = mem.reflection.reflect(
         _model(), scope=scope, days=days, min_new=min_new, batch_size=batch_size, drain=drain
     )
     if as_json:
@@ -191,7 +191,7 @@ def _report(mem: Any, done: Any, scope: str | None) -> None:
 
 
 def _apply(mem: Any, ids: list[str], scope: str | None, as_json: bool) -> None:
-    applied = mem.maintenance.apply_proposals(ids, scope)
+    applied = mem.reflection.apply_proposals(ids, scope)
     if as_json:
         emit_json(
             {

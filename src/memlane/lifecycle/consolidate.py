@@ -1,5 +1,5 @@
 """Consolidation plans: which live near-duplicates fold into which keeper, and the text
-the keeper ends up with. Pure: the consolidation service (services.consolidate) reads
+the keeper ends up with. Pure: the consolidation service (services.maintenance) reads
 the records and vectors, this module
 decides, and the same `Plan` drives a dry run and a real one, so the two agree by
 construction.

@@ -2,8 +2,8 @@
 (memlane.runtime) and calls its pure policy.
 
 - Namespaces of `Memory`: graph, registries, wake, transfer, lifecycle, pack
-  (`Memory.packs`), maintenance, admin.
+  (`Memory.packs`), maintenance, reflect (`Memory.reflection`), admin.
 - Behind `Memory`'s everyday methods: writing (with the write policy in policy and the
   automatic anchors in anchoring), recall, forget.
-- Parts of a namespace: consolidate and reflect (maintenance), doctor and backup (admin).
+- Parts of a namespace: doctor and backup (admin).
 """
