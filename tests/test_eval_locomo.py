@@ -11,7 +11,16 @@ import pytest
 
 from memlane import Memory
 from memlane.errors import Invalid
-from memlane.evaluation.locomo import Question, Scores, parse_date, questions_of, score
+from memlane.evaluation.locomo import (
+    Question,
+    Scores,
+    Turn,
+    fold_mean,
+    memory_fields,
+    parse_date,
+    questions_of,
+    score,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 NO_DATA = f"needs the LoCoMo development split at {DATA} (../shared is not in a clone)"
@@ -53,6 +62,30 @@ def test_metrics_on_a_hand_made_ranking():
     assert scores.summary((1,))["mrr"] == 0.25
 
 
+def test_folds_are_the_conversations_and_their_mean_counts_each_once():
+    question = Question("c1", "q", 1, ("D1:1",))
+    hit, miss = score(question, ["D1:1"], k=10), score(question, ["D9:9"], k=10)
+    other = score(Question("c2", "q", 1, ("D1:1",)), ["D9:9", "D1:1"], k=10)
+    folds = Scores([hit, miss, other]).folds((1,))
+    assert list(folds) == ["c1", "c2"]
+    assert (folds["c1"]["mrr"], folds["c2"]["mrr"]) == (0.5, 0.5)
+    mean = fold_mean(folds)
+    assert mean["mrr"] == 0.5 and mean["folds"] == 2.0  # pooled it would be 1.5 / 3
+    assert (mean["r@10 min"], mean["r@10 max"]) == (0.5, 1.0)
+    assert fold_mean({}) == {}
+
+
+def test_a_turn_is_written_as_an_agent_writes_it():
+    turn = Turn(
+        "D2:7", "Caroline", "I went to a support group.", parse_date("1:56 pm on 8 May, 2023")
+    )
+    fields = memory_fields(turn)
+    assert "title" not in fields  # no date or speaker line added for the keywords
+    assert fields["content"] == "Caroline: I went to a support group."
+    assert fields["occurred_at"] == "2023-05-08T13:56:00"
+    assert fields["session_id"] == "locomo-D2" and fields["kind"] == "event"
+
+
 @pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
 def test_a_real_run_over_one_conversation(run, tmp_path):
     out = tmp_path / "rows.jsonl"
@@ -67,6 +100,7 @@ def test_a_real_run_over_one_conversation(run, tmp_path):
         "1",
         "--out",
         str(out),
+        "--folds",
         "--json",
     )
     assert result.exit_code == 0, result.stderr
@@ -76,6 +110,8 @@ def test_a_real_run_over_one_conversation(run, tmp_path):
     assert headline["questions"] == sum(1 for r in rows if r["category"] in (1, 2, 3, 4)) > 100
     # Keyword search alone must beat chance by far on its own conversation.
     assert headline["r@10"] > 0.4
+    [fold] = [v for name, v in report.items() if name.startswith("fold conv")]
+    assert fold == headline and report["fold mean"]["r@10"] == headline["r@10"]
 
 
 def _up_to_ties(ranked: list[tuple[str, float]]) -> dict[float, frozenset[str]]:

@@ -51,6 +51,12 @@ def eval_group() -> None:
     help="With --backend postgres: a server URL whose user may create "
     "databases (one per conversation, dropped afterwards).",
 )
+@click.option(
+    "--folds",
+    is_flag=True,
+    help="Also each conversation's headline figures and their unweighted mean (the "
+    "folds of leave-one-conversation-out cross-validation).",
+)
 @json_option
 def locomo_cmd(
     data: str,
@@ -60,14 +66,17 @@ def locomo_cmd(
     out: str | None,
     backend: str,
     pg_url: str | None,
+    folds: bool,
     as_json: bool,
 ) -> None:
     """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation).
 
     Retrieval quality on the LoCoMo development split: one store per conversation, one
-    memory per turn with its session date as `occurred_at`, every question a query. Prints
-    the figures for categories 1-4 together and for each category (5 separately); --out
-    writes one JSON line per question."""
+    memory per turn written as an agent writes it (its text, its session date as
+    `occurred_at`, its session), every question a query. Prints the figures for
+    categories 1-4 together and for each category (5 separately); --folds adds each
+    conversation's headline figures and their mean; --out writes one JSON line per
+    question."""
     stores: locomo.Stores = locomo.sqlite_store
     if backend == "postgres":
         if not pg_url:
@@ -103,6 +112,12 @@ def locomo_cmd(
         "headline (1-4)": scores.summary(locomo.HEADLINE),
         **{f"{c} {name}": scores.summary((c,)) for c, name in locomo.CATEGORY_NAMES.items()},
     }
+    mean = {}
+    if folds:
+        per_fold = scores.folds(locomo.HEADLINE)
+        mean = locomo.fold_mean(per_fold)
+        report.update({f"fold {name}": s for name, s in per_fold.items()})
+        report["fold mean"] = mean
     if as_json:
         emit_json(report)
         return
@@ -110,10 +125,13 @@ def locomo_cmd(
     click.echo(f"{'set':<18}{'n':>6}{'R@5':>8}{'R@10':>8}{'Hit@10':>8}{'nDCG@10':>9}{'MRR':>8}")
     for name, s in report.items():
         if isinstance(s, dict):
+            n = int(s["questions"]) if "questions" in s else int(s["folds"])
             click.echo(
-                f"{name:<18}{int(s['questions']):>6}{s['r@5']:>8.3f}{s['r@10']:>8.3f}"
+                f"{name:<18}{n:>6}{s['r@5']:>8.3f}{s['r@10']:>8.3f}"
                 f"{s['hit@10']:>8.3f}{s['ndcg@10']:>9.3f}{s['mrr']:>8.3f}"
             )
+    if mean:
+        click.echo(f"R@10 across folds: {mean['r@10 min']:.3f} to {mean['r@10 max']:.3f}")
 
 
 @eval_group.command("extract")

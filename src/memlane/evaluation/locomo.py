@@ -11,7 +11,7 @@ import json
 import math
 import re
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -82,6 +82,26 @@ class Scores(msgspec.Struct):
         out = {key: sum(r[key] for r in rows) / len(rows) if rows else 0.0 for key in keys}
         return {**out, "questions": float(len(rows))}
 
+    def folds(self, categories: Sequence[int]) -> dict[str, dict[str, float]]:
+        """The summary of each conversation: with leave-one-conversation-out tuning,
+        each is a held-out fold's figures."""
+        names = dict.fromkeys(r["conversation"] for r in self.rows)
+        return {
+            name: Scores([r for r in self.rows if r["conversation"] == name]).summary(categories)
+            for name in names
+        }
+
+
+def fold_mean(folds: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The unweighted mean of the folds' figures (each conversation counts once), and
+    the spread of R@10 across them (the smallest and the largest)."""
+    if not folds:
+        return {}
+    keys = ("r@5", "r@10", "hit@10", "mrr", "ndcg@10")
+    mean = {key: sum(f[key] for f in folds.values()) / len(folds) for key in keys}
+    tens = [f["r@10"] for f in folds.values()]
+    return {**mean, "folds": float(len(folds)), "r@10 min": min(tens), "r@10 max": max(tens)}
+
 
 def _recall(ranks: list[int], gold: set[str], k: int) -> float:
     return sum(1 for r in ranks if r <= k) / len(gold)
@@ -129,10 +149,10 @@ def questions_of(sample: dict[str, Any], known: set[str]) -> list[Question]:
 
 
 def memory_fields(turn: Turn) -> dict[str, Any]:
-    """One turn as a memory: the date and speaker in the title, so keywords reach them;
-    its LoCoMo session as its session."""
+    """One turn as a memory, written as an agent writes one: its text (speaker first),
+    when it happened, its LoCoMo session as its session, and nothing else (no title:
+    how memlane indexes event time and speakers is memlane's own business)."""
     return {
-        "title": f"{turn.speaker} on {turn.when.day} {turn.when:%B %Y}",
         "content": f"{turn.speaker}: {turn.text}",
         "kind": "event",
         "occurred_at": turn.when.isoformat(),
