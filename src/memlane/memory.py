@@ -1,4 +1,5 @@
-"""The `Memory` facade: every operation an interface can ask of memlane."""
+"""`Memory`: the one object the interfaces work with. It holds a runtime (memlane.runtime)
+and composes the feature services (memlane.services) over it."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ Redactions = list[tuple[str, str]]  # (field, kind) of each secret the store red
 
 
 class _OnRuntime(Generic[T]):
-    """An attribute of the facade that is its runtime's, read and set through it."""
+    """An attribute of `Memory` that is its runtime's, read and set through it."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -115,8 +116,8 @@ class Memory:
     applicability, tag counts, type lists), `wake` (called: the identity cascade; the
     ritual and its guess log), `transfer` (export, import, migration), `lifecycle`
     (review, reminders, sessions, vital signs), `packs` (the curated pack and episode
-    summaries), `maintenance` (consolidate, organize, and their lock), `reflection`, `admin`
-    (doctor, backup).
+    summaries), `maintenance` (consolidate, organize, and their lock), `reflection`
+    (insights and pack proposals), `admin` (doctor, backup).
     """
 
     store: _OnRuntime[Store] = _OnRuntime()
