@@ -15,6 +15,7 @@ from memlane.evaluation.locomo import (
     Question,
     Scores,
     Turn,
+    cross_validate,
     fold_mean,
     memory_fields,
     parse_date,
@@ -73,6 +74,33 @@ def test_folds_are_the_conversations_and_their_mean_counts_each_once():
     assert mean["mrr"] == 0.5 and mean["folds"] == 2.0  # pooled it would be 1.5 / 3
     assert (mean["r@10 min"], mean["r@10 max"]) == (0.5, 1.0)
     assert fold_mean({}) == {}
+
+
+def test_cross_validation_chooses_each_fold_on_the_others():
+    def rows(conversation: str, hit: bool) -> list[dict]:
+        question = Question(conversation, "q", 1, ("D1:1",))
+        return [score(question, ["D1:1"] if hit else ["D9:9"], k=10)]
+
+    # "a" finds c1 and c2, "b" only c3. Held out c3, "a" wins the others and scores 0
+    # on c3; held out c1 (or c2), the two tie on the others and the first is chosen.
+    a = Scores([*rows("c1", True), *rows("c2", True), *rows("c3", False)])
+    b = Scores([*rows("c1", False), *rows("c2", False), *rows("c3", True)])
+    held = {h.conversation: h for h in cross_validate({"a": a, "b": b})}
+    assert {c: h.chosen for c, h in held.items()} == {"c1": "a", "c2": "a", "c3": "a"}
+    assert held["c3"].figures["r@10"] == 0.0 and held["c1"].figures["r@10"] == 1.0
+    assert cross_validate({}) == []
+
+
+def test_a_bad_grid_is_refused_in_one_line(run, tmp_path):
+    data = tmp_path / "tiny.json"
+    data.write_text("[]")
+    for spec in ("mmr_lambda", "nonsense=1,2", "lane_weights=1", "mmr_lambda=high"):
+        result = run("eval", "locomo", "--data", str(data), "--grid", spec)
+        assert result.exit_code == 2 and "--grid" in result.stderr, (spec, result.stderr)
+    result = run(
+        "eval", "locomo", "--data", str(data), "--grid", "mmr_lambda=1", "--mode", "keyword"
+    )
+    assert result.exit_code == 2
 
 
 def test_a_turn_is_written_as_an_agent_writes_it():
@@ -181,3 +209,16 @@ def test_the_vector_lane_ranks_a_conversation_alike_on_both_backends(pg_server: 
     differ = [a["question"] for a, b in zip(on_sqlite, on_postgres, strict=True)
               if a["retrieved"] != b["retrieved"]]  # fmt: skip
     assert differ == []
+
+
+@pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
+def test_a_grid_over_one_conversation_reports_its_settings_and_the_held_out_fold(run):
+    grid = ("--grid", "mmr_lambda=0.9,none")
+    result = run("eval", "locomo", "--data", str(DATA), "--conversations", "1", *grid, "--json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert list(report["settings"]) == ["mmr_lambda=0.9", "mmr_lambda=None"]
+    [held] = report["held out"]
+    assert held["chosen"] == "mmr_lambda=0.9"  # no other fold to choose on: the first
+    chosen = report["settings"][held["chosen"]]
+    assert held["figures"]["r@10"] == chosen["r@10"] == report["held-out mean"]["r@10"]

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import msgspec
@@ -13,6 +15,10 @@ import msgspec
 from memlane.cli.common import emit_json, fail, in_section, json_option, recall_settings, state
 from memlane.evaluation import locomo
 from memlane.memory import Memory
+
+if TYPE_CHECKING:
+    from memlane.embed import Embedder
+    from memlane.retrieve.recall import RecallOptions
 
 
 @in_section("admin")
@@ -52,6 +58,14 @@ def eval_group() -> None:
     "databases (one per conversation, dropped afterwards).",
 )
 @click.option(
+    "--grid",
+    multiple=True,
+    metavar="NAME=V1,V2",
+    help="Cross-validate recall settings (repeatable; every combination is tried): a "
+    "RecallOptions number such as mmr_lambda or session_share, and its values. Prints, "
+    "for each conversation, the settings chosen on the others and their figures on it.",
+)
+@click.option(
     "--folds",
     is_flag=True,
     help="Also each conversation's headline figures and their unweighted mean (the "
@@ -66,6 +80,7 @@ def locomo_cmd(
     out: str | None,
     backend: str,
     pg_url: str | None,
+    grid: tuple[str, ...],
     folds: bool,
     as_json: bool,
 ) -> None:
@@ -87,6 +102,11 @@ def locomo_cmd(
     )
 
     tuning = recall_settings(state().settings)
+    if grid:
+        if mode != "recall":
+            raise click.UsageError("--grid tunes recall: leave --mode at recall")
+        _cross_validate(Path(data), tuning, grid, embedder, k, conversations, stores, as_json)
+        return
 
     def search(mem: Memory, query: str, limit: int) -> list[str]:
         if mode == "recall":
@@ -132,6 +152,74 @@ def locomo_cmd(
             )
     if mean:
         click.echo(f"R@10 across folds: {mean['r@10 min']:.3f} to {mean['r@10 max']:.3f}")
+
+
+def _grid_settings(base: RecallOptions, grid: Sequence[str]) -> dict[str, RecallOptions]:
+    """Every combination of the --grid values, by a name listing them."""
+    axes = []
+    for spec in grid:
+        name, _, values = spec.partition("=")
+        default = getattr(base, name.strip(), ...)
+        if not values or isinstance(default, (Mapping, msgspec.Struct)) or default is ...:
+            raise click.BadParameter(
+                f"{spec!r}: give NAME=V1,V2 for a number of the recall settings",
+                param_hint="--grid",
+            )
+        try:
+            parsed = [None if v.strip() == "none" else float(v) for v in values.split(",")]
+        except ValueError:
+            raise click.BadParameter(
+                f"{spec!r}: values are numbers or none", param_hint="--grid"
+            ) from None
+        whole = isinstance(default, int) and not isinstance(default, bool)
+        axes.append([(name.strip(), int(v) if whole and v is not None else v) for v in parsed])
+    return {
+        " ".join(f"{n}={v}" for n, v in combo): msgspec.structs.replace(base, **dict(combo))
+        for combo in itertools.product(*axes)
+    }
+
+
+def _cross_validate(
+    data: Path,
+    base: RecallOptions,
+    grid: Sequence[str],
+    embedder: Embedder | None,
+    k: int,
+    conversations: int | None,
+    stores: locomo.Stores,
+    as_json: bool,
+) -> None:
+    settings = _grid_settings(base, grid)
+
+    def searching(options: RecallOptions) -> locomo.Search:
+        def search(mem: Memory, query: str, limit: int) -> list[str]:
+            mem.recall_settings = options
+            hits = mem.recall(query, limit=limit, scope="all", count=False).hits
+            return [h.record.id for h in hits]
+
+        return search
+
+    searches = {name: searching(options) for name, options in settings.items()}
+    results = {name: locomo.Scores() for name in settings}
+    for name, row in locomo.run_grid(data, searches, embedder, k, conversations, stores):
+        results[name].rows.append(row)
+    held = locomo.cross_validate(results)
+    mean = locomo.fold_mean({h.conversation: h.figures for h in held})
+    pooled = {name: s.summary(locomo.HEADLINE) for name, s in results.items()}
+    if as_json:
+        held_out = [msgspec.to_builtins(h) for h in held]
+        emit_json({"settings": pooled, "held out": held_out, "held-out mean": mean})
+        return
+    click.echo(f"{'settings':<40}{'R@10':>8}{'MRR':>8}   (all conversations pooled)")
+    for name, s in pooled.items():
+        click.echo(f"{name:<40}{s['r@10']:>8.3f}{s['mrr']:>8.3f}")
+    click.echo(f"{'held out':<12}{'chosen on the others':<40}{'R@10':>8}{'MRR':>8}")
+    for h in held:
+        click.echo(
+            f"{h.conversation:<12}{h.chosen:<40}{h.figures['r@10']:>8.3f}{h.figures['mrr']:>8.3f}"
+        )
+    if mean:
+        click.echo(f"{'mean':<52}{mean['r@10']:>8.3f}{mean['mrr']:>8.3f}")
 
 
 @eval_group.command("extract")

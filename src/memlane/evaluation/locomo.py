@@ -198,6 +198,21 @@ def run(
 ) -> Iterator[dict[str, Any]]:
     """Yield one result row per scored question (see `score`); each conversation
     in a fresh store from `stores` (default: a SQLite file)."""
+    for _, row in run_grid(data, {"": search}, embedder, k, conversations, stores):
+        yield row
+
+
+def run_grid(
+    data: Path,
+    searches: Mapping[str, Search],
+    embedder: Embedder | None = None,
+    k: int = 10,
+    conversations: int | None = None,
+    stores: Stores = sqlite_store,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`run` for several named searches (settings to compare) over the same stores:
+    each conversation is written once and every search asks every question; yields
+    (search name, result row)."""
     samples = json.loads(data.read_text(encoding="utf-8"))
     for sample in samples[:conversations]:
         turns = turns_of(sample)
@@ -210,5 +225,36 @@ def run(
                 raise Invalid(f"{sample['sample_id']}: {batch.failed[0].error}")
             dia_of = {mid: t.dia_id for mid, t in zip(batch.ids, turns, strict=True) if mid}
             for question in questions_of(sample, {t.dia_id for t in turns}):
-                ranked = [dia_of[m] for m in search(mem, question.text, k) if m in dia_of]
-                yield score(question, ranked, k)
+                for name, search in searches.items():
+                    ranked = [dia_of[m] for m in search(mem, question.text, k) if m in dia_of]
+                    yield name, score(question, ranked, k)
+
+
+class HeldOut(msgspec.Struct, frozen=True):
+    """One fold of leave-one-conversation-out: the settings chosen on the other
+    conversations, and how they do on this one."""
+
+    conversation: str
+    chosen: str
+    figures: dict[str, float]
+
+
+def cross_validate(
+    results: Mapping[str, Scores], categories: Sequence[int] = HEADLINE
+) -> list[HeldOut]:
+    """For each conversation, the settings (a key of `results`) whose fold mean of
+    (R@10 + MRR) / 2 over the other conversations is best, and their figures on it.
+    The mean of these held-out figures is what the settings are expected to do on a
+    conversation nobody tuned on."""
+    folds = {name: scores.folds(categories) for name, scores in results.items()}
+    conversations = list(next(iter(folds.values()), {}))
+    out = []
+    for held in conversations:
+
+        def trained(name: str, held: str = held) -> float:
+            others = [f for c, f in folds[name].items() if c != held]
+            return sum(f["r@10"] + f["mrr"] for f in others) / (2 * len(others) or 1)
+
+        chosen = max(folds, key=trained)  # first of equals: the order given
+        out.append(HeldOut(held, chosen, folds[chosen][held]))
+    return out
