@@ -14,10 +14,8 @@ from memlane.errors import Invalid
 from memlane.evaluation.locomo import (
     Question,
     Scores,
-    Turn,
     cross_validate,
     fold_mean,
-    memory_fields,
     parse_date,
     questions_of,
     score,
@@ -101,17 +99,6 @@ def test_a_bad_grid_is_refused_in_one_line(run, tmp_path):
         "eval", "locomo", "--data", str(data), "--grid", "mmr_lambda=1", "--mode", "keyword"
     )
     assert result.exit_code == 2
-
-
-def test_a_turn_is_written_as_an_agent_writes_it():
-    turn = Turn(
-        "D2:7", "Caroline", "I went to a support group.", parse_date("1:56 pm on 8 May, 2023")
-    )
-    fields = memory_fields(turn)
-    assert "title" not in fields  # no date or speaker line added for the keywords
-    assert fields["content"] == "Caroline: I went to a support group."
-    assert fields["occurred_at"] == "2023-05-08T13:56:00"
-    assert fields["session_id"] == "locomo-D2" and fields["kind"] == "event"
 
 
 @pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
