@@ -27,7 +27,7 @@ import pytest
 from conftest import create_database
 from memlane import Context, Memory
 from memlane.embed import get_embedder
-from memlane.embed.chunk import CHUNK_OVERLAP, CHUNK_TOKENS
+from memlane.embed.base import CHUNK_OVERLAP, CHUNK_TOKENS
 from memlane.errors import Unavailable
 from memlane.model import Filters
 from memlane.store import terms

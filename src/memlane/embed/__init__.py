@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memlane.embed.base import Embedded, Embedder
+from memlane.embed.base import CHUNK_OVERLAP, CHUNK_TOKENS, Embedded, Embedder
 from memlane.embed.factory import get_embedder
 from memlane.embed.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 
 if TYPE_CHECKING:
     from memlane.embed.chunk import (
-        CHUNK_OVERLAP,
-        CHUNK_TOKENS,
         Vector,
         Vectors,
         chunk_text,
@@ -32,8 +30,6 @@ if TYPE_CHECKING:
 # Names of memlane.embed.chunk (numpy), loaded when first asked for.
 _CHUNK = frozenset(
     {
-        "CHUNK_OVERLAP",
-        "CHUNK_TOKENS",
         "Vector",
         "Vectors",
         "chunk_text",

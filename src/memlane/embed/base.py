@@ -16,6 +16,11 @@ import msgspec
 from memlane.embed.profiles import Profile
 from memlane.errors import Invalid, Unavailable
 
+#: Window and overlap in tokens. The overlap keeps a sentence that straddles
+#: a boundary whole in at least one chunk.
+CHUNK_TOKENS = 400
+CHUNK_OVERLAP = 100
+
 if TYPE_CHECKING:  # numpy loads with the first embedding: naming the type needs none
     from memlane.embed.chunk import Span, Vector, Vectors
 
@@ -87,14 +92,12 @@ class Embedder(ABC):
     @property
     def chunk_tokens(self) -> int:
         """Window size for chunking: CHUNK_TOKENS, or less when the model reads fewer."""
-        from memlane.embed.chunk import CHUNK_TOKENS
-
         limit = self.profile.max_tokens
         return CHUNK_TOKENS if limit is None else min(CHUNK_TOKENS, limit)
 
     def chunks(self, text: str) -> list[str]:
         """`text` cut into overlapping windows of `chunk_tokens` tokens (itself if short)."""
-        from memlane.embed.chunk import CHUNK_OVERLAP, chunk_text
+        from memlane.embed.chunk import chunk_text
 
         size = self.chunk_tokens
         return chunk_text(text, self.token_spans(text), size, min(CHUNK_OVERLAP, size // 2))

@@ -13,10 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-#: Window and overlap in tokens. The overlap keeps a sentence that straddles
-#: a boundary whole in at least one chunk.
-CHUNK_TOKENS = 400
-CHUNK_OVERLAP = 100
+from memlane.embed.base import CHUNK_OVERLAP, CHUNK_TOKENS
 
 Span = tuple[int, int]
 Vector = npt.NDArray[np.float32]

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from memlane.embed.base import Embedder
-from memlane.embed.chunk import CHUNK_TOKENS, Span, Vectors
+from memlane.embed.base import CHUNK_TOKENS, Embedder
+from memlane.embed.chunk import Span, Vectors
 from memlane.embed.deps import require
 from memlane.embed.profiles import Profile
 from memlane.embed.verify import verify_sha256
