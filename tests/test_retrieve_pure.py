@@ -126,6 +126,20 @@ def test_convex_lane_of_equal_scores_gives_each_its_whole_weight():
     assert [(f.id, f.score) for f in fused] == [("x", 0.6), ("y", 0.6)]
 
 
+def test_exact_ties_fall_by_content_so_other_ids_rank_the_same_memories_alike():
+    """Two stores holding the same memories under other ids: the content key (a dedup
+    hash) orders a tie, whatever the ids; without one, the id does."""
+    even = {BM25: 0.5, VECTOR: 0.5}
+    first = convex({BM25: [("x", 1.0)], VECTOR: [("y", 1.0)]}, even, {"x": "h2", "y": "h1"})
+    other = convex({BM25: [("q", 1.0)], VECTOR: [("p", 1.0)]}, even, {"q": "h1", "p": "h2"})
+    assert [f.id for f in first] == ["y", "x"] and [f.id for f in other] == ["q", "p"]
+    assert [f.id for f in convex({BM25: [("y", 1.0)], VECTOR: [("x", 1.0)]}, even)] == ["x", "y"]
+    assert [f.id for f in rrf({BM25: ["a"], VECTOR: ["b"]}, content={"a": "z", "b": "c"})] == [
+        "b",
+        "a",
+    ]
+
+
 def test_convex_empty_lanes_and_repeats():
     assert convex({}) == []
     assert convex({BM25: [], VECTOR: []}) == []

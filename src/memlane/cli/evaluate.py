@@ -87,9 +87,9 @@ def locomo_cmd(
     """R@5, R@10, Hit@10, nDCG@10 and MRR per category, no LLM (one store per conversation).
 
     Retrieval quality on the LoCoMo development split: one store per conversation, one
-    memory per turn with its session date as `occurred_at` (and in its title), its
-    session, every question a query. Prints the figures for
-    categories 1-4 together and for each category (5 separately); --folds adds each
+    memory per turn written as an agent writes one (what was said and by whom, its
+    session date as `occurred_at`, its session), every question a query. Prints the
+    figures for categories 1-4 together and for each category (5 separately); --folds adds each
     conversation's headline figures and their mean; --out writes one JSON line per
     question."""
     stores: locomo.Stores = locomo.sqlite_store

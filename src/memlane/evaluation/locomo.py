@@ -149,10 +149,10 @@ def questions_of(sample: dict[str, Any], known: set[str]) -> list[Question]:
 
 
 def memory_fields(turn: Turn) -> dict[str, Any]:
-    """One turn as a memory: the date and speaker in the title, so keywords reach them;
-    its LoCoMo session as its session."""
+    """One turn as a memory, written as an agent writes one: what was said, by whom,
+    when it happened (its event time, not a date in the text) and its LoCoMo session
+    as its session."""
     return {
-        "title": f"{turn.speaker} on {turn.when.day} {turn.when:%B %Y}",
         "content": f"{turn.speaker}: {turn.text}",
         "kind": "event",
         "occurred_at": turn.when.isoformat(),

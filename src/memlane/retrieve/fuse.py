@@ -4,7 +4,7 @@ default), or Reciprocal Rank Fusion. Pure functions of ranked (id, score) lists.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -47,11 +47,25 @@ class Fused(msgspec.Struct, frozen=True):
         return min(self.ranks.values())
 
 
-def rrf(lanes: Mapping[str, Sequence[str]], k: int = RRF_K) -> list[Fused]:
+def ordered(fused: Iterable[Fused], content: Mapping[str, str] | None = None) -> list[Fused]:
+    """Best first: score, then best rank in any lane, then the memory's content key
+    (`content`: id -> e.g. its dedup hash), then id.
+
+    Why content before id: ids are random, so two stores holding the same memories
+    would otherwise break exact ties (a session's turns lifted alike, equal BM25) each
+    its own way, and recall over one conversation would differ from store to store.
+    """
+    keys = content or {}
+    return sorted(fused, key=lambda f: (-f.score, f.best_rank, keys.get(f.id, ""), f.id))
+
+
+def rrf(
+    lanes: Mapping[str, Sequence[str]], k: int = RRF_K, content: Mapping[str, str] | None = None
+) -> list[Fused]:
     """Fuse ranked id lists: score(id) = sum over lanes of 1 / (k + rank in that lane).
 
-    An id repeated within a lane counts once, at its best rank. Order: score, then
-    best rank in any lane, then id, so equal inputs always give equal outputs.
+    An id repeated within a lane counts once, at its best rank. Order: `ordered`, so
+    equal inputs always give equal outputs.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise Invalid(f"RRF k must be a whole number >= 1, not {k!r}")
@@ -59,21 +73,19 @@ def rrf(lanes: Mapping[str, Sequence[str]], k: int = RRF_K) -> list[Fused]:
     for lane, ids in lanes.items():
         for rank, memory_id in enumerate(ids, start=1):
             ranks.setdefault(memory_id, {}).setdefault(lane, rank)
-    fused = [_fused(memory_id, lane_ranks, k) for memory_id, lane_ranks in ranks.items()]
-    fused.sort(key=lambda f: (-f.score, f.best_rank, f.id))
-    return fused
+    return ordered((_fused(i, lane_ranks, k) for i, lane_ranks in ranks.items()), content)
 
 
 def convex(
     lanes: Mapping[str, Sequence[tuple[str, float]]],
     weights: Mapping[str, float] = LANE_WEIGHTS,
+    content: Mapping[str, str] | None = None,
 ) -> list[Fused]:
     """Fuse ranked (id, score) lists: score(id) = sum over lanes of weight x its min-max
     normalised score in that lane (the lane's best 1, its worst 0, absent 0).
 
     A lane whose candidates all score the same gives each of them 1. An id repeated
-    within a lane counts once, at its best rank. Order as in `rrf`: score, then best
-    rank in any lane, then id.
+    within a lane counts once, at its best rank. Order: `ordered`.
     """
     ranks: dict[str, dict[str, int]] = {}
     shares: dict[str, dict[str, float]] = {}
@@ -90,12 +102,11 @@ def convex(
             ranks[memory_id][lane] = rank
             unit = (score - low) / (high - low) if high > low else 1.0
             shares.setdefault(memory_id, {})[lane] = weights[lane] * unit
-    fused = [
+    fused = (
         Fused(memory_id, math.fsum(shares[memory_id].values()), lane_ranks, shares[memory_id])
         for memory_id, lane_ranks in ranks.items()
-    ]
-    fused.sort(key=lambda f: (-f.score, f.best_rank, f.id))
-    return fused
+    )
+    return ordered(fused, content)
 
 
 def _fused(memory_id: str, lane_ranks: dict[str, int], k: int) -> Fused:

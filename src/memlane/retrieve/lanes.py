@@ -215,7 +215,8 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
     """Memories naming the entities the query names, rarest names weighing most.
 
     A memory scores the sum over the query's entities it mentions of
-    1 / log2(1 + memories naming that entity); ties go to the most recent.
+    1 / log2(1 + memories naming that entity); ties go to the most recent, then by
+    content (fuse.ordered says why).
 
     An entity named by more memories than the lane returns tells none of them apart
     (on LoCoMo a cap of 1000 instead of the lane's 50 costs many points of MRR); the
@@ -239,7 +240,9 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
     # The filters' room: `filters.limit` is already the fusion pool (see gather).
     best = sorted(weight, key=lambda i: -weight[i])[: cap * OVERFETCH]
     found = store.query(replace(filters, ids=tuple(best), limit=None))
-    found.sort(key=lambda r: (-weight[r.id], -(r.occurred_at or r.created_at).timestamp()))
+    found.sort(
+        key=lambda r: (-weight[r.id], -(r.occurred_at or r.created_at).timestamp(), r.dedup_hash)
+    )
     chosen = found[: filters.limit] if filters.limit else found
     return [Hit(r, weight[r.id], i + 1) for i, r in enumerate(chosen)]
 
@@ -293,7 +296,9 @@ def gather(
                 failed[VECTOR] = str(exc)
     records = {h.record.id: h.record for hits in found.values() for h in hits}
     fused = convex(
-        {lane: [(h.record.id, h.score) for h in hits] for lane, hits in found.items()}, weights
+        {lane: [(h.record.id, h.score) for h in hits] for lane, hits in found.items()},
+        weights,
+        {i: r.dedup_hash for i, r in records.items()},
     )
     return Gathered(found, records, fused, failed)
 

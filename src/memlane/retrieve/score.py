@@ -180,7 +180,8 @@ def score_candidates(
     cue: TimeCue = NO_CUE,
     shape: Shape = DEFAULT_SHAPE,
 ) -> list[Scored]:
-    """Score the fused candidates that have a record, best first (ties: relevance, then id).
+    """Score the fused candidates that have a record, best first (ties: relevance, then
+    content and id, as fuse.ordered).
 
     Relevance is normalized over these candidates, so a fused id without a record
     (filtered out after the lanes ran) neither scores nor shifts the others.
@@ -190,7 +191,7 @@ def score_candidates(
     top = max((f.score for f in present), default=0.0)
     setting = _Setting(now, context, weights, cue, top, shape)
     scored = [_score(f, records[f.id], relevance[f.id], setting) for f in present]
-    scored.sort(key=lambda s: (-s.score, -s.relevance, s.record.id))
+    scored.sort(key=lambda s: (-s.score, -s.relevance, s.record.dedup_hash, s.record.id))
     return scored
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from memlane.graph.entities import STOPWORDS
 from memlane.model import Filters, Record, replace
-from memlane.retrieve.fuse import Fused
+from memlane.retrieve.fuse import Fused, ordered
 from memlane.store import Store
 from memlane.words import tokens
 
@@ -78,5 +78,4 @@ def with_neighbours(
             ranks[NEIGHBOUR] = min(rank, ranks.get(NEIGHBOUR, rank))
             shares[NEIGHBOUR] = lift - own + shares.get(NEIGHBOUR, 0.0)
             out[memory_id] = Fused(memory_id, lift, ranks, shares)
-    ordered = sorted(out.values(), key=lambda f: (-f.score, f.best_rank, f.id))
-    return ordered, known
+    return ordered(out.values(), {i: r.dedup_hash for i, r in known.items()}), known

@@ -763,7 +763,7 @@ class SQLiteStore:
         query = f"WITH hits AS ({hits}) " + sql.select_sql(
             filters, [], params, join=join, extra="h.score AS score, ", columns=columns
         )
-        query += " ORDER BY h.score, e.updated_at DESC"
+        query += " ORDER BY h.score, e.updated_at DESC, e.seq DESC"
         if filters.limit is not None:
             query += " LIMIT :limit"
             params["limit"] = filters.limit
