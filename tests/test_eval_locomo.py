@@ -16,6 +16,7 @@ from memlane.evaluation.locomo import (
     Scores,
     cross_validate,
     fold_mean,
+    off_topic,
     parse_date,
     questions_of,
     score,
@@ -87,6 +88,60 @@ def test_cross_validation_chooses_each_fold_on_the_others():
     assert {c: h.chosen for c, h in held.items()} == {"c1": "a", "c2": "a", "c3": "a"}
     assert held["c3"].figures["r@10"] == 0.0 and held["c1"].figures["r@10"] == 1.0
     assert cross_validate({}) == []
+
+
+def test_off_topic_questions_count_as_silence_not_as_recall():
+    own = score(Question("c1", "q", 1, ("D1:1",)), ["D1:1"], k=10)
+    asked = Question("c2", "other", 1, ("D1:1",))
+    quiet, noisy = off_topic(asked, "c1", []), off_topic(asked, "c1", ["D3:4"])
+    summary = Scores([own, quiet, noisy, noisy]).summary((1,))
+    assert summary["r@10"] == 1.0 and summary["questions"] == 1.0
+    assert (summary["silent"], summary["off-topic"]) == (pytest.approx(1 / 3), 3.0)
+    assert "silent" not in Scores([own]).summary((1,))
+    assert fold_mean(Scores([own, quiet]).folds((1,)))["silent"] == 1.0
+
+
+def test_tuning_for_silence_takes_the_quietest_settings_within_the_cost_of_the_best():
+    def rows(conversation: str, hit: float, silent: int) -> list[dict]:
+        question = Question(conversation, "q", 1, ("D1:1", "D1:2"))
+        found = ["D1:1", "D1:2"][: int(hit * 2)]
+        asked = Question("other", "q", 1, ("D1:1",))
+        return [score(question, found, k=10)] + [
+            off_topic(asked, conversation, [] if i < silent else ["D1:1"]) for i in range(4)
+        ]
+
+    # "loud" finds everything and says nothing is off; "quiet" silences most off-topic
+    # questions and loses half a fold's recall; "floor" silences half and loses nothing.
+    loud = Scores([r for c in ("c1", "c2", "c3") for r in rows(c, 1.0, 0)])
+    quiet = Scores([r for c in ("c1", "c2", "c3") for r in rows(c, 0.5, 4)])
+    floor = Scores([r for c in ("c1", "c2", "c3") for r in rows(c, 1.0, 2)])
+    results = {"loud": loud, "quiet": quiet, "floor": floor}
+    chosen = {h.chosen for h in cross_validate(results, objective="silence")}
+    assert chosen == {"floor"}
+    assert {h.chosen for h in cross_validate(results)} == {"loud"}  # quality: the first best
+    with pytest.raises(Invalid, match="objective"):
+        cross_validate(results, objective="loudness")
+
+
+@pytest.mark.skipif(not DATA.exists(), reason=NO_DATA)
+def test_each_store_is_asked_the_other_conversations_questions(run, tmp_path):
+    out = tmp_path / "rows.jsonl"
+    result = run("eval", "locomo", "--data", str(DATA), "--conversations", "2",
+                 "--mode", "keyword", "--folds", "--out", str(out), "--json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    first, second = (v for name, v in report.items() if name.startswith("fold conv"))
+    assert (first["off-topic"], second["off-topic"]) == (second["questions"], first["questions"])
+    # Keyword search is silent only when no word of the question matches.
+    asked = [json.loads(line) for line in out.read_text().splitlines()]
+    asked = [r for r in asked if r.get("off_topic") and r["category"] in (1, 2, 3, 4)]
+    assert {r["asked_of"] != r["conversation"] for r in asked} == {True}
+    silent = sum(r["silent"] for r in asked) / len(asked)
+    assert report["headline (1-4)"]["silent"] == pytest.approx(silent)
+    assert silent < 0.2
+    quiet = run("eval", "locomo", "--data", str(DATA), "--conversations", "2",
+                "--mode", "keyword", "--no-off-topic", "--json")  # fmt: skip
+    assert "silent" not in json.loads(quiet.stdout)["headline (1-4)"]
 
 
 def test_a_bad_grid_is_refused_in_one_line(run, tmp_path):

@@ -436,3 +436,26 @@ def test_the_http_address_defaults_to_loopback() -> None:
     assert _address(":8765") == ("127.0.0.1", 8765)
     assert _address("0.0.0.0:80") == ("0.0.0.0", 80)
     assert _address("[::1]:9000") == ("::1", 9000)
+
+
+async def test_recall_and_search_say_that_nothing_relevant_was_found(db_path: Path) -> None:
+    """A store whose relevance floor (the recall_min_score setting) nothing clears:
+    recall answers with nothing and says why; a search by meaning finds nothing."""
+    from memlane.retrieve.recall import RecallOptions
+
+    def floored() -> Memory:
+        memory = opener(db_path)()
+        memory.recall_settings = RecallOptions(min_score=0.3)
+        return memory
+
+    with Backend(floored) as backend:
+        async with Client(build_server(backend)) as client:
+            await call(client, "remember", content="Refunds are processed within five days.")
+            asked = "xylophone quantum banana"
+            recalled = await call(client, "recall", query=asked)
+            assert recalled["results"] == [] and recalled["abstained"] is True
+            assert recalled["note"].startswith("nothing relevant found: the nearest memory")
+            searched = await call(client, "search", query=asked, mode="vector")
+            assert searched["results"] == [] and searched["note"] == "nothing found"
+            answered = await call(client, "recall", query="refunds processed within five days")
+            assert answered["results"] and "abstained" not in answered

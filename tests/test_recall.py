@@ -242,3 +242,35 @@ def test_unset_recall_settings_keep_the_librarys_defaults():
     assert recall_settings(config.resolve({})) == RecallOptions()
     off = recall_settings(config.resolve({"MEMLANE_RECALL_MMR_LAMBDA": "off"}))
     assert off.mmr_lambda == 1.0  # score alone, as lambda 1 means
+
+
+def test_a_question_about_a_time_alone_finds_the_memories_of_that_time(mem):
+    """Event time is searchable by itself: no word of the question is in the memories
+    of that week, and no title carries a date."""
+    from datetime import timedelta
+
+    from memlane.timeutil import utcnow
+
+    now = utcnow()
+    week_ago = now - timedelta(days=7)
+    then = mem.add(
+        "Shipped the billing rewrite to production.", occurred_at=week_ago.isoformat()
+    ).id
+    mem.add("Planned the offsite agenda.", occurred_at=(now - timedelta(days=60)).isoformat())
+    mem.add("Happened to notice the lunch menu changed last month.")
+    result = mem.recall("what happened last week?", limit=3)
+    assert result.hits[0].record.id == then
+    # Without the window, nothing the question says reaches that memory.
+    assert then not in [c.record.id for c in mem.recall("what happened?", limit=3).candidates]
+
+
+def test_a_time_cue_adds_the_window_matches_the_store_wide_pool_left_out(mem):
+    """Sixty newer memories say "deploy" more often than the one from May 2023 does: the
+    store-wide keyword pool (50) leaves it out, the window's search makes it a candidate."""
+    for i in range(60):
+        mem.add(f"Deploy note {i}: deploy, deploy again, deploy checks pass.")
+    may = mem.add("We paused the deploy for the audit.", occurred_at="2023-05-10T09:00:00").id
+    timed = mem.recall("why did the deploy stop in May 2023?", limit=5)
+    untimed = mem.recall("why did the deploy stop?", limit=5)
+    assert may in [c.record.id for c in timed.candidates]
+    assert may not in [c.record.id for c in untimed.candidates]

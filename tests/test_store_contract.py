@@ -592,6 +592,40 @@ def test_migrations_are_recorded_and_idempotent(pg_url: str) -> None:
     assert [r[0] for r in rows] == list(range(1, LATEST + 1))
 
 
+def test_a_time_window_reads_the_event_time_index_on_both_backends(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """--since/--until (and a recall's time cue) compare a memory's event time, else
+    when it was written: an index on that expression answers a window without a scan."""
+    import sqlite3
+    from datetime import datetime
+
+    from memlane.store.postgres import PostgresStore
+    from memlane.store.sqlite.schema import EVENT_TIME
+
+    may, june = datetime(2023, 5, 1), datetime(2023, 6, 1)
+    sqlite_path = tmp_path / "s.db"
+    for location in (str(sqlite_path), pg_url):
+        with Memory.open(location, context=Context()) as mem:
+            inside = mem.add("The launch party", occurred_at="2023-05-08T19:00:00").id
+            mem.add("The retrospective", occurred_at="2023-06-02T10:00:00")
+            window = mem.filters(scope="all", since=may, until=june)
+            assert [r.id for r in mem.store.query(window)] == [inside]
+    with sqlite3.connect(sqlite_path) as conn:
+        plan = conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT id FROM memory e WHERE {EVENT_TIME} >= ? AND "
+            f"{EVENT_TIME} < ?",
+            ("2023-05-01", "2023-06-01"),
+        ).fetchall()
+    assert "USING INDEX memory_event_time" in str(plan)
+    PostgresStore(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        found = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_event_time'"
+        ).fetchone()
+    assert found is not None and "COALESCE(occurred_at, created_at)" in found[0]
+
+
 def _word_counts(url: str) -> tuple[dict[str, int], dict[str, int], int, int]:
     """The kept word statistics and a recount: (kept, counted, kept total, memories)."""
     with psycopg.connect(url) as conn:
@@ -741,6 +775,7 @@ def test_migration_4_gives_an_existing_stores_memories_their_terms(pg_store: str
             conn.execute(f"ALTER TABLE {table} ADD COLUMN fts tsvector")
         conn.execute("DROP FUNCTION memlane_terms_stale()")
         conn.execute("DROP TABLE term_df, term_total, sighting")
+        conn.execute("DROP INDEX memory_event_time")
         conn.execute("CREATE TABLE fts_term (term text)")
         conn.execute("CREATE TABLE fts_count (n bigint)")
         for operation in ("insert", "update", "delete"):

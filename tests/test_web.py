@@ -273,3 +273,23 @@ def test_in_chromium_search_open_a_memory_and_expand_a_graph_node(
     # The labels are drawn: hiding them changes the picture where they stand.
     changed = ImageChops.difference(image, Image.open(io.BytesIO(unlabelled)).convert("RGB"))
     assert changed.getbbox() is not None
+
+
+def test_search_says_that_nothing_relevant_was_found(db_path: Path, seeded: dict[str, str]) -> None:
+    from memlane.embed import get_embedder
+    from memlane.retrieve.recall import RecallOptions
+
+    def floored() -> Memory:
+        memory = Memory.open(
+            db_path, agent=AGENT, context=Context("proj", "main"), embedder=get_embedder("hash")
+        )
+        memory.embed(all=True)
+        memory.recall_settings = RecallOptions(min_score=0.3)
+        return memory
+
+    with TestClient(build_app(floored), base_url=LOCAL) as c:
+        page = c.get("/", params={"q": "xylophone quantum banana"})
+        assert page.status_code == 200
+        assert "Nothing relevant found" in page.text and "below the floor 0.30" in page.text
+        assert 'href="/memory/' not in page.text
+        assert f'href="/memory/{seeded["deploy"]}"' in c.get("/", params={"q": "deploy"}).text

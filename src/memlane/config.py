@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from memlane.embed.profiles import MINILM
 from memlane.errors import Invalid
 
 if TYPE_CHECKING:  # the core loads only when an interface opens a Memory
@@ -264,6 +265,15 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "recall: the memories written just before and after the best five in their "
         "session are lifted to this share of their score (default 0.5; 0: off).",
+        _share,
+    ),
+    Setting(
+        "recall_min_score",
+        "MEMLANE_RECALL_MIN_SCORE",
+        lambda: None,
+        "recall and search by meaning answer with nothing when the query's nearest memory "
+        "is less alike than this (cosine; default: the embedding profile's calibrated "
+        f"floor, {MINILM.relevance_floor} for minilm; 0: always answer).",
         _share,
     ),
     Setting(
@@ -611,6 +621,7 @@ def recall_settings(s: Mapping[str, Any]) -> RecallOptions:
         "mmr_lambda": s["recall_mmr_lambda"],
         "link_budget": s["recall_link_budget"],
         "session_share": s["recall_session_share"],
+        "min_score": s["recall_min_score"],
     }
     return RecallOptions(
         weights=weights,

@@ -157,6 +157,16 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout only.")(fn)
 
 
+def min_score_option(fn: F) -> F:
+    """--min-score: the relevance floor of a read by meaning (see retrieve.abstain)."""
+    return click.option(
+        "--min-score",
+        type=click.FloatRange(0.0, 1.0),
+        help="Relevance floor: nothing when the nearest memory is less alike (cosine; "
+        "default: the recall_min_score setting, else the embedding profile's floor; 0: off).",
+    )(fn)
+
+
 def read_text(source: str, what: str, cap: int | None = None) -> str:
     """Text from a regular file, or stdin for `-`, read with a cap (the largest memory
     body unless told): past it, or from a device or a FIFO, a usage error."""

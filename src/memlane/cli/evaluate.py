@@ -66,6 +66,22 @@ def eval_group() -> None:
     "for each conversation, the settings chosen on the others and their figures on it.",
 )
 @click.option(
+    "--objective",
+    type=click.Choice(locomo.OBJECTIVES),
+    default="quality",
+    show_default=True,
+    help="With --grid, what the settings are chosen for: quality ((R@10 + MRR) / 2), or "
+    "silence (the most off-topic questions answered with nothing within 0.01 of the "
+    "best R@10; to tune min_score).",
+)
+@click.option(
+    "--off-topic/--no-off-topic",
+    default=True,
+    show_default=True,
+    help="Also ask each store the other conversations' questions (1-4), and report the "
+    "share answered with nothing.",
+)
+@click.option(
     "--folds",
     is_flag=True,
     help="Also each conversation's headline figures and their unweighted mean (the "
@@ -81,6 +97,8 @@ def locomo_cmd(
     backend: str,
     pg_url: str | None,
     grid: tuple[str, ...],
+    objective: str,
+    off_topic: bool,
     folds: bool,
     as_json: bool,
 ) -> None:
@@ -105,7 +123,8 @@ def locomo_cmd(
     if grid:
         if mode != "recall":
             raise click.UsageError("--grid tunes recall: leave --mode at recall")
-        _cross_validate(Path(data), tuning, grid, embedder, k, conversations, stores, as_json)
+        asking = locomo.Asking(k, conversations, stores, off_topic)
+        _cross_validate(Path(data), tuning, grid, embedder, asking, objective, as_json)
         return
 
     def search(mem: Memory, query: str, limit: int) -> list[str]:
@@ -118,18 +137,19 @@ def locomo_cmd(
     scores = locomo.Scores()
     sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
     try:
-        for row in locomo.run(Path(data), search, embedder, k, conversations, stores):
+        for row in locomo.run(Path(data), search, embedder, k, conversations, stores, off_topic):
             scores.rows.append(row)
             if sink:
                 sink.write(json.dumps(row) + "\n")
     finally:
         if sink:
             sink.close()
+    headline = scores.summary(locomo.HEADLINE)
     report = {
         "mode": mode,
         "backend": backend,
         "profile": embedder.profile.signature if embedder else None,
-        "headline (1-4)": scores.summary(locomo.HEADLINE),
+        "headline (1-4)": headline,
         **{f"{c} {name}": scores.summary((c,)) for c, name in locomo.CATEGORY_NAMES.items()},
     }
     mean = {}
@@ -142,14 +162,20 @@ def locomo_cmd(
         emit_json(report)
         return
     click.echo(f"LoCoMo retrieval, mode {mode}, profile {report['profile']}, backend {backend}")
-    click.echo(f"{'set':<18}{'n':>6}{'R@5':>8}{'R@10':>8}{'Hit@10':>8}{'nDCG@10':>9}{'MRR':>8}")
+    header = f"{'set':<18}{'n':>6}{'R@5':>8}{'R@10':>8}{'Hit@10':>8}{'nDCG@10':>9}{'MRR':>8}"
+    click.echo(header + (f"{'silent':>8}" if off_topic else ""))
     for name, s in report.items():
         if isinstance(s, dict):
             n = int(s["questions"]) if "questions" in s else int(s["folds"])
+            silent = f"{s['silent']:>8.3f}" if "silent" in s else ""
             click.echo(
                 f"{name:<18}{n:>6}{s['r@5']:>8.3f}{s['r@10']:>8.3f}"
-                f"{s['hit@10']:>8.3f}{s['ndcg@10']:>9.3f}{s['mrr']:>8.3f}"
+                f"{s['hit@10']:>8.3f}{s['ndcg@10']:>9.3f}{s['mrr']:>8.3f}{silent}"
             )
+    if off_topic:
+        asked = int(headline.get("off-topic", 0))
+        click.echo(f"silent: the share of {asked} off-topic questions (another conversation's)")
+        click.echo("answered with nothing")
     if mean:
         click.echo(f"R@10 across folds: {mean['r@10 min']:.3f} to {mean['r@10 max']:.3f}")
 
@@ -184,9 +210,8 @@ def _cross_validate(
     base: RecallOptions,
     grid: Sequence[str],
     embedder: Embedder | None,
-    k: int,
-    conversations: int | None,
-    stores: locomo.Stores,
+    asking: locomo.Asking,
+    objective: str,
     as_json: bool,
 ) -> None:
     settings = _grid_settings(base, grid)
@@ -201,25 +226,39 @@ def _cross_validate(
 
     searches = {name: searching(options) for name, options in settings.items()}
     results = {name: locomo.Scores() for name in settings}
-    for name, row in locomo.run_grid(data, searches, embedder, k, conversations, stores):
+    rows = locomo.run_grid(
+        data,
+        searches,
+        embedder,
+        asking.k,
+        asking.conversations,
+        asking.stores,
+        asking.off_topic,
+    )
+    for name, row in rows:
         results[name].rows.append(row)
-    held = locomo.cross_validate(results)
+    held = locomo.cross_validate(results, objective=objective)
     mean = locomo.fold_mean({h.conversation: h.figures for h in held})
     pooled = {name: s.summary(locomo.HEADLINE) for name, s in results.items()}
     if as_json:
         held_out = [msgspec.to_builtins(h) for h in held]
         emit_json({"settings": pooled, "held out": held_out, "held-out mean": mean})
         return
-    click.echo(f"{'settings':<40}{'R@10':>8}{'MRR':>8}   (all conversations pooled)")
+
+    def silent(figures: Mapping[str, float]) -> str:
+        return f"{figures['silent']:>8.3f}" if "silent" in figures else ""
+
+    click.echo(f"{'settings':<40}{'R@10':>8}{'MRR':>8}{'silent':>8}   (all conversations pooled)")
     for name, s in pooled.items():
-        click.echo(f"{name:<40}{s['r@10']:>8.3f}{s['mrr']:>8.3f}")
-    click.echo(f"{'held out':<12}{'chosen on the others':<40}{'R@10':>8}{'MRR':>8}")
+        click.echo(f"{name:<40}{s['r@10']:>8.3f}{s['mrr']:>8.3f}{silent(s)}")
+    click.echo(f"{'held out':<12}{'chosen on the others':<40}{'R@10':>8}{'MRR':>8}{'silent':>8}")
     for h in held:
+        f = h.figures
         click.echo(
-            f"{h.conversation:<12}{h.chosen:<40}{h.figures['r@10']:>8.3f}{h.figures['mrr']:>8.3f}"
+            f"{h.conversation:<12}{h.chosen:<40}{f['r@10']:>8.3f}{f['mrr']:>8.3f}{silent(f)}"
         )
     if mean:
-        click.echo(f"{'mean':<52}{mean['r@10']:>8.3f}{mean['mrr']:>8.3f}")
+        click.echo(f"{'mean':<52}{mean['r@10']:>8.3f}{mean['mrr']:>8.3f}{silent(mean)}")
 
 
 @eval_group.command("extract")

@@ -18,6 +18,7 @@ from memlane.cli.common import (
     in_section,
     json_option,
     memory,
+    min_score_option,
     note,
     state,
 )
@@ -234,9 +235,16 @@ def list_cmd(as_json: bool, **options: Any) -> None:
 )
 @click.option("--semantic", is_flag=True, help="Same as --mode vector.")
 @click.option("--activate", is_flag=True, help="Reset the decay clock of what is returned.")
+@min_score_option
 @json_option
 def search_cmd(
-    query: str, mode: str, semantic: bool, activate: bool, as_json: bool, **options: Any
+    query: str,
+    mode: str,
+    semantic: bool,
+    activate: bool,
+    min_score: float | None,
+    as_json: bool,
+    **options: Any,
 ) -> None:
     """Search titles, bodies and tags by keyword, by meaning, or both; any text is safe.
 
@@ -254,10 +262,13 @@ def search_cmd(
     --mode hybrid fuses the keyword, vector and entity lanes as `recall` does. Text output
     is fenced (`<memlane-search>`), each memory with its provenance marks (`[UNTRUSTED
     WEB]`, `[UNTRUSTED TOOL]`, `[INJECTION RISK]`, `[STALE SOURCE: ...]`). --activate marks
-    the results as consumed on purpose: their decay clocks reset."""
+    the results as consumed on purpose: their decay clocks reset. By meaning (vector,
+    hybrid), a search finds nothing when the nearest memory is below the relevance floor
+    (--min-score; see `recall`)."""
     mem = memory()
     filters = mem.filters(**options)
-    hits = mem.search(query, filters, mode="vector" if semantic else mode, activate=activate)
+    chosen = "vector" if semantic else mode
+    hits = mem.search(query, filters, mode=chosen, activate=activate, min_score=min_score)
     if as_json:
         emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
     elif hits:

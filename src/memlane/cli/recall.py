@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, memory, note
+from memlane.cli.common import (
+    emit_json,
+    in_section,
+    json_option,
+    memory,
+    min_score_option,
+    note,
+)
 from memlane.cli.read import filters_only
 from memlane.cli.render import record_dict
 from memlane.model import Record, as_dict
@@ -14,6 +21,7 @@ from memlane.retrieve.present import defanged, lane_warnings, provenance_marks
 from memlane.services.recall import RECALL_LIMIT
 
 if TYPE_CHECKING:
+    from memlane.retrieve.abstain import Evidence
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.result import Extra, RecallResult
 
@@ -38,6 +46,7 @@ if TYPE_CHECKING:
     "--explain", is_flag=True, help="Say why each result (or --target) surfaced; writes nothing."
 )
 @click.option("--target", help="With --explain: a memory id, or text its title or body contains.")
+@min_score_option
 @json_option
 def recall_cmd(
     query: str,
@@ -46,6 +55,7 @@ def recall_cmd(
     activate: bool,
     explain: bool,
     target: str | None,
+    min_score: float | None,
     as_json: bool,
     limit: int,
     **options: Any,
@@ -72,6 +82,12 @@ def recall_cmd(
     the same filters, never take a result's place, and are the first to go under
     --max-tokens.
 
+    Recall answers with nothing when nothing is near enough: when the query's nearest memory
+    is less alike (cosine) than the relevance floor (--min-score, MEMLANE_RECALL_MIN_SCORE,
+    else the embedding profile's calibrated floor), or than the floor plus a margin when the
+    query names someone or something no memory mentions. It says so (JSON `abstained`, and
+    `evidence`: the nearest memory's similarity, the floor, the unknown names).
+
     An explicit recall counts in `retrieval_count`; --passive (what hooks run) counts in
     `surfaced_count` and holds back untrusted-web, injection-risk and low-confidence (below
     0.25) memories; --activate resets the decay clocks of what it returns.
@@ -79,15 +95,21 @@ def recall_cmd(
     --explain runs the same pipeline, writes nothing, and gives one verdict per result, or
     per --target (an id, or text a memory's title or body contains; one verdict per match):
     `found` (at rank), `linked`, `omitted_by_budget`, `held_back` (a passive read),
-    `below_limit`, `not_valid_at_as_of`, `superseded`, `out_of_scope`, `filtered_out`,
-    `not_in_pool` (no lane found it; says when the vector lane is absent and why) or
+    `abstained` (nothing was near enough), `below_limit`, `not_valid_at_as_of`, `superseded`,
+    `out_of_scope`, `filtered_out`, `not_in_pool` (no lane found it; says when the vector lane is absent and why) or
     `not_in_store` (nothing you may see matches)."""
     if target is not None and not explain:
         raise click.UsageError("--target needs --explain")
     mem = memory()
     if explain:
         explained = mem.explain(
-            query, target, limit=limit, max_tokens=max_tokens, passive=passive, **options
+            query,
+            target,
+            limit=limit,
+            max_tokens=max_tokens,
+            passive=passive,
+            min_score=min_score,
+            **options,
         )
         _print(query, explained.result, max_tokens, as_json, explained)
         return
@@ -97,6 +119,7 @@ def recall_cmd(
         max_tokens=max_tokens,
         passive=passive,
         activate=activate,
+        min_score=min_score,
         **options,
     )
     _print(query, result, max_tokens, as_json)
@@ -130,6 +153,8 @@ def _print(
             "tokens_used": result.tokens_used,
             "lanes": dict(result.lanes),
             "warnings": lane_warnings(result.skipped),
+            "abstained": result.abstained,
+            "evidence": None if result.evidence is None else evidence_dict(result.evidence),
         }
         if explained is not None:
             payload["explain"] = {
@@ -140,7 +165,9 @@ def _print(
             }
         emit_json(payload)
         return
-    if not result.hits:
+    if result.abstained and result.evidence is not None:
+        note(f"nothing relevant found: {result.evidence.reason()}")
+    elif not result.hits:
         note("nothing recalled")
     else:
         click.echo("<memlane-recall>")
@@ -184,6 +211,16 @@ def _print(
 def _body(record: Record) -> None:
     if record.body != record.title:
         click.echo("  " + defanged(record.body).replace("\n", "\n  "))
+
+
+def evidence_dict(evidence: Evidence) -> dict[str, Any]:
+    """A recall's evidence as JSON: the nearest memory's similarity, the floor, and the
+    names no memory mentions."""
+    return {
+        "similarity": None if evidence.similarity is None else round(evidence.similarity, 6),
+        "floor": None if evidence.floor is None else round(evidence.floor, 6),
+        "unknown_names": list(evidence.unknown),
+    }
 
 
 def _extra_dict(extra: Extra) -> dict[str, Any]:

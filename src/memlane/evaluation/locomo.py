@@ -71,16 +71,37 @@ def score(question: Question, ranked: Sequence[str], k: int) -> dict[str, Any]:
     }
 
 
+def off_topic(question: Question, conversation: str, ranked: Sequence[str]) -> dict[str, Any]:
+    """Another conversation's question asked of this one's store: answered well with
+    nothing."""
+    return {
+        "conversation": conversation,
+        "question": question.text,
+        "category": question.category,
+        "off_topic": True,
+        "asked_of": question.conversation,
+        "silent": not ranked,
+    }
+
+
 class Scores(msgspec.Struct):
     """Per-question result rows, averaged by `summary`."""
 
     rows: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
     def summary(self, categories: Sequence[int]) -> dict[str, float]:
-        rows = [r for r in self.rows if r["category"] in categories]
+        """The mean of each metric over the questions of `categories`, and, when other
+        conversations' questions were asked too, the share of them answered with
+        nothing (`silent`, over `off-topic` questions)."""
+        rows = [r for r in self.rows if r["category"] in categories and not r.get("off_topic")]
         keys = ("r@5", "r@10", "hit@10", "mrr", "ndcg@10")
         out = {key: sum(r[key] for r in rows) / len(rows) if rows else 0.0 for key in keys}
-        return {**out, "questions": float(len(rows))}
+        out["questions"] = float(len(rows))
+        asked = [r for r in self.rows if r["category"] in categories and r.get("off_topic")]
+        if asked:
+            out["silent"] = sum(1 for r in asked if r["silent"]) / len(asked)
+            out["off-topic"] = float(len(asked))
+        return out
 
     def folds(self, categories: Sequence[int]) -> dict[str, dict[str, float]]:
         """The summary of each conversation: with leave-one-conversation-out tuning,
@@ -97,7 +118,8 @@ def fold_mean(folds: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     the spread of R@10 across them (the smallest and the largest)."""
     if not folds:
         return {}
-    keys = ("r@5", "r@10", "hit@10", "mrr", "ndcg@10")
+    keys = ["r@5", "r@10", "hit@10", "mrr", "ndcg@10"]
+    keys += ["silent"] if all("silent" in f for f in folds.values()) else []
     mean = {key: sum(f[key] for f in folds.values()) / len(folds) for key in keys}
     tens = [f["r@10"] for f in folds.values()]
     return {**mean, "folds": float(len(folds)), "r@10 min": min(tens), "r@10 max": max(tens)}
@@ -195,10 +217,14 @@ def run(
     k: int = 10,
     conversations: int | None = None,
     stores: Stores = sqlite_store,
+    off_topic_questions: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one result row per scored question (see `score`); each conversation
-    in a fresh store from `stores` (default: a SQLite file)."""
-    for _, row in run_grid(data, {"": search}, embedder, k, conversations, stores):
+    """Yield one result row per scored question (see `score`) and, with
+    `off_topic_questions`, per question of another conversation (see `off_topic`);
+    each conversation in a fresh store from `stores` (default: a SQLite file)."""
+    for _, row in run_grid(
+        data, {"": search}, embedder, k, conversations, stores, off_topic_questions
+    ):
         yield row
 
 
@@ -209,12 +235,18 @@ def run_grid(
     k: int = 10,
     conversations: int | None = None,
     stores: Stores = sqlite_store,
+    off_topic_questions: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """`run` for several named searches (settings to compare) over the same stores:
     each conversation is written once and every search asks every question; yields
-    (search name, result row)."""
-    samples = json.loads(data.read_text(encoding="utf-8"))
-    for sample in samples[:conversations]:
+    (search name, result row). With `off_topic`, each store is also asked the other
+    conversations' questions of categories 1-4 (see `off_topic`)."""
+    samples = json.loads(data.read_text(encoding="utf-8"))[:conversations]
+    asked: dict[str, list[Question]] = {}
+    for sample in samples:
+        known = {t.dia_id for t in turns_of(sample)}
+        asked[sample["sample_id"]] = questions_of(sample, known)
+    for sample in samples:
         turns = turns_of(sample)
         with (
             stores(sample["sample_id"]) as location,
@@ -224,10 +256,48 @@ def run_grid(
             if batch.failed:
                 raise Invalid(f"{sample['sample_id']}: {batch.failed[0].error}")
             dia_of = {mid: t.dia_id for mid, t in zip(batch.ids, turns, strict=True) if mid}
-            for question in questions_of(sample, {t.dia_id for t in turns}):
+            for question in asked[sample["sample_id"]]:
                 for name, search in searches.items():
                     ranked = [dia_of[m] for m in search(mem, question.text, k) if m in dia_of]
                     yield name, score(question, ranked, k)
+            others = [
+                q
+                for other, questions in asked.items()
+                if other != sample["sample_id"] and off_topic_questions
+                for q in questions
+                if q.category in HEADLINE
+            ]
+            for question in others:
+                for name, search in searches.items():
+                    found = search(mem, question.text, k)
+                    yield name, off_topic(question, sample["sample_id"], found)
+
+
+class Asking(msgspec.Struct, frozen=True):
+    """How the questions are asked: results kept, conversations, where the stores
+    live, and whether each store is asked the others' questions too."""
+
+    k: int = 10
+    conversations: int | None = None
+    stores: Stores = sqlite_store
+    off_topic: bool = True
+
+
+def _best(trained: Mapping[str, Mapping[str, float]], objective: str) -> str:
+    """The settings best on their training folds' mean figures (see cross_validate);
+    the first of equals, in the order given (and the first when there is no other
+    fold to train on)."""
+    if not all(trained.values()):
+        return next(iter(trained))
+
+    def quality(name: str) -> float:
+        return (trained[name]["r@10"] + trained[name]["mrr"]) / 2
+
+    if objective == "quality":
+        return max(trained, key=quality)
+    best = max(figures["r@10"] for figures in trained.values())
+    near = [n for n, figures in trained.items() if figures["r@10"] >= best - SILENCE_COST]
+    return max(near, key=lambda n: (trained[n].get("silent", 0.0), quality(n)))
 
 
 class HeldOut(msgspec.Struct, frozen=True):
@@ -239,22 +309,34 @@ class HeldOut(msgspec.Struct, frozen=True):
     figures: dict[str, float]
 
 
+# What answering off-topic questions with nothing may cost in R@10.
+SILENCE_COST = 0.01
+OBJECTIVES = ("quality", "silence")
+
+
 def cross_validate(
-    results: Mapping[str, Scores], categories: Sequence[int] = HEADLINE
+    results: Mapping[str, Scores],
+    categories: Sequence[int] = HEADLINE,
+    objective: str = "quality",
 ) -> list[HeldOut]:
-    """For each conversation, the settings (a key of `results`) whose fold mean of
-    (R@10 + MRR) / 2 over the other conversations is best, and their figures on it.
-    The mean of these held-out figures is what the settings are expected to do on a
-    conversation nobody tuned on."""
+    """For each conversation, the settings (a key of `results`) best on the other
+    conversations, and their figures on it. The mean of these held-out figures is what
+    the settings are expected to do on a conversation nobody tuned on.
+
+    Best, for `objective` "quality": the highest fold mean of (R@10 + MRR) / 2. For
+    "silence" (tuning when recall answers with nothing): the most off-topic questions
+    answered with nothing among the settings within SILENCE_COST of the best R@10, then
+    quality."""
+    if objective not in OBJECTIVES:
+        raise Invalid(f"unknown objective {objective!r}; choose from: {', '.join(OBJECTIVES)}")
     folds = {name: scores.folds(categories) for name, scores in results.items()}
     conversations = list(next(iter(folds.values()), {}))
     out = []
     for held in conversations:
-
-        def trained(name: str, held: str = held) -> float:
-            others = [f for c, f in folds[name].items() if c != held]
-            return sum(f["r@10"] + f["mrr"] for f in others) / (2 * len(others) or 1)
-
-        chosen = max(folds, key=trained)  # first of equals: the order given
+        trained = {
+            name: fold_mean({c: f for c, f in by.items() if c != held})
+            for name, by in folds.items()
+        }
+        chosen = _best(trained, objective)
         out.append(HeldOut(held, chosen, folds[chosen][held]))
     return out

@@ -9,6 +9,8 @@ its trace and the target's record here. Verdicts, in the order they are tested:
     omitted_by_budget   ranked within the limit, left out by --max-tokens
     held_back           a passive read holds it back (untrusted web, injection risk,
                         confidence below the floor)
+    abstained           a candidate, but nothing was near enough to the query: recall
+                        answered with nothing (see retrieve.abstain)
     below_limit         a candidate, ranked below the last presented result
     not_valid_at_as_of  --as-of names an instant outside its validity
     superseded          not live (superseded, retired or invalidated) in a live read
@@ -32,6 +34,7 @@ VERDICTS = (
     "linked",
     "omitted_by_budget",
     "held_back",
+    "abstained",
     "below_limit",
     "not_valid_at_as_of",
     "superseded",
@@ -101,7 +104,8 @@ def judge(
 
 
 def _in_trace(memory_id: str, result: RecallResult) -> Verdict | None:
-    """found / linked / omitted_by_budget / held_back / below_limit, from the trace."""
+    """found / linked / omitted_by_budget / held_back / abstained / below_limit, from
+    the trace."""
     for rank, hit in enumerate(result.hits, start=1):
         if hit.record.id == memory_id:
             return Verdict(memory_id, "found", rank, hit.score, _lanes(hit.ranks))
@@ -117,6 +121,8 @@ def _in_trace(memory_id: str, result: RecallResult) -> Verdict | None:
             return Verdict(memory_id, "omitted_by_budget", rank, cand.score, "--max-tokens")
         if memory_id in result.held_back:
             return Verdict(memory_id, "held_back", rank, cand.score, "passive read")
+        if result.abstained and result.evidence is not None:
+            return Verdict(memory_id, "abstained", rank, cand.score, result.evidence.reason())
         last = result.hits[-1].score if result.hits else None
         cut = f"; last result scored {last:.4f}" if last is not None else ""
         detail = f"candidate #{rank} ({_lanes(cand.ranks)}){cut}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from memlane.errors import EmbeddingFailed, MemlaneError
-from memlane.graph.entities import query_aliases
+from memlane.graph.entities import extract, query_aliases
 from memlane.model import EntityKind, Filters, Hit, Record, replace
 from memlane.retrieve.fuse import BM25, ENTITY, LANE_WEIGHTS, VECTOR, Fused, convex
 from memlane.store import SEARCH_STEPS, Store
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # keyword search must not pay for numpy
     from memlane.embed.chunk import Vector
     from memlane.retrieve.served import Index
     from memlane.retrieve.vectors import Matrix, VectorHit
+    from memlane.retrieve.when import Window
 
     # A nearest-memories search a worker thread may run: rows caught up beforehand, or
     # the store's own index (it takes a connection of its own).
@@ -247,6 +248,22 @@ def entity(store: Store, query: str, filters: Filters) -> list[Hit]:
     return [Hit(r, weight[r.id], i + 1) for i, r in enumerate(chosen)]
 
 
+def unknown_names(store: Store, query: str, filters: Filters) -> tuple[str, ...]:
+    """The names the query gives (people, projects, files, handles: see
+    graph.entities.extract) that no memory the filters let through holds: neither as
+    words (an all-words keyword search reading at most one match) nor as an entity
+    alias ("memory_store" names `MemoryStore`)."""
+    one = replace(filters, limit=1)
+    found = [m for m in extract(query) if m.kind is not EntityKind.TAG]
+    unknown = {m.alias: m.name for m in found if not store.search_scores(m.name, one, "all")}
+    if unknown:
+        for match in store.entities.mentioned(list(unknown), MIN_POOL):
+            seen = replace(filters, ids=match.memory_ids, limit=1)
+            if match.alias in unknown and (match.common or store.admitted(seen)):
+                del unknown[match.alias]
+    return tuple(dict.fromkeys(unknown.values()))
+
+
 class Gathered(msgspec.Struct, frozen=True):
     """What the lanes found for one query, and their fusion."""
 
@@ -254,6 +271,41 @@ class Gathered(msgspec.Struct, frozen=True):
     records: dict[str, Record]
     fused: list[Fused]
     failed: dict[str, str] = {}  # lane -> why it could not run this time
+
+    @property
+    def similarity(self) -> float | None:
+        """The cosine of the nearest memory the vector lane let through (None: the lane
+        did not run or found nothing)."""
+        nearest = self.found.get(VECTOR)
+        return nearest[0].score if nearest else None
+
+
+def in_window(
+    store: Store, query: str, filters: Filters, window: Window, found: list[Hit]
+) -> list[Hit]:
+    """The keyword lane's `found` with the matches among the memories of the query's
+    time window (their event time, else when they were written) added, by BM25.
+
+    Trigger: a query that names a time ("in May 2023", "last week"). Why: a memory of
+    that time that shares one word with the query can rank below the lane's pool among
+    all the store's matches, and a query about a time alone ("what happened last
+    week?") shares no word with the memories it asks for. Outcome: the window's
+    matches join the lane (at their own BM25); when no word matches there, the window's
+    newest memories join it at the lane's lowest score, and the ranker's time fit
+    (score.time_fit) favours what lies inside the window.
+    """
+    since, until = window
+    inside = replace(filters, since=since, until=until)
+    extra = keyword(store, query, inside, fill=True)
+    if not extra:
+        low = min((h.score for h in found), default=0.0)
+        extra = [Hit(r, low, 0) for r in store.query(replace(inside, order="recent"))]
+    best = {h.record.id: h for h in found}
+    for hit in extra:
+        if hit.record.id not in best or hit.score > best[hit.record.id].score:
+            best[hit.record.id] = hit
+    ranked = sorted(best.values(), key=lambda h: -h.score)
+    return [Hit(h.record, h.score, i + 1) for i, h in enumerate(ranked)]
 
 
 def gather(
@@ -263,11 +315,13 @@ def gather(
     limit: int | None,
     vector_lane: tuple[Index, Embedder] | None,
     weights: Mapping[str, float] = LANE_WEIGHTS,
+    window: Window | None = None,
 ) -> Gathered:
     """Run the keyword and entity lanes (and the vector lane when given) over-fetching
     for `limit`, and fuse their scores (fuse.convex with these lane weights). A lane
     weighted 0 does not run; a vector lane whose query cannot be embedded is left out
-    and named in `failed`, and the other lanes still answer."""
+    and named in `failed`, and the other lanes still answer. `window`: the query's time
+    cue, whose memories the keyword lane also searches (see `in_window`)."""
     pool = replace(filters, limit=pool_size(limit))
     found: dict[str, list[Hit]] = {}
     failed: dict[str, str] = {}
@@ -283,6 +337,8 @@ def gather(
         try:
             if weights.get(BM25, 0.0) > 0:
                 found[BM25] = keyword(store, query, pool, fill=True)
+                if window is not None:
+                    found[BM25] = in_window(store, query, pool, window, found[BM25])
             if weights.get(ENTITY, 0.0) > 0:
                 found[ENTITY] = entity(store, query, pool)
         finally:
@@ -305,11 +361,13 @@ def gather(
 
 def hybrid(
     store: Store, index: Index, embedder: Embedder, query: str, filters: Filters
-) -> list[Hit]:
+) -> tuple[list[Hit], float | None]:
     """Keyword and vector lanes fused by their normalised scores (a search asked for
-    meaning fails when the query cannot be embedded; recall goes on without it)."""
+    meaning fails when the query cannot be embedded; recall goes on without it), and
+    the nearest memory's cosine (Gathered.similarity)."""
     lanes = gather(store, query, filters, filters.limit, (index, embedder))
     if VECTOR in lanes.failed:
         raise EmbeddingFailed(lanes.failed[VECTOR])
     chosen = lanes.fused[: filters.limit] if filters.limit else lanes.fused
-    return [Hit(lanes.records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]
+    hits = [Hit(lanes.records[f.id], f.score, i + 1) for i, f in enumerate(chosen)]
+    return hits, lanes.similarity

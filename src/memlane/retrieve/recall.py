@@ -13,6 +13,7 @@ import msgspec
 
 from memlane.model import Filters, Link, Record, replace
 from memlane.retrieve import lanes
+from memlane.retrieve.abstain import UNKNOWN_NAME_MARGIN, Evidence, judge
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
 from memlane.retrieve.expand import LINK_BUDGET, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
@@ -68,6 +69,11 @@ class RecallOptions(msgspec.Struct, frozen=True):
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None or 1: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
+    # The relevance floor: the cosine the query's nearest memory must reach, or recall
+    # answers with nothing (None or 0: none; the interfaces default it to the
+    # embedding profile's calibrated floor). See retrieve.abstain.
+    min_score: float | None = None
+    unknown_name_margin: float = UNKNOWN_NAME_MARGIN
 
 
 def why(scored: Scored) -> str:
@@ -103,7 +109,13 @@ def recall(
     `skipped`: lanes the caller could not offer, with why (told in the result with
     any lane that fails here).
     """
-    found = lanes.gather(store, query, filters, options.limit, vector_lane, options.lane_weights)
+    cue = time_cue(query, now)
+    found = lanes.gather(
+        store, query, filters, options.limit, vector_lane, options.lane_weights, cue.window
+    )
+    evidence = judged(
+        store, query, filters, found.similarity, options.min_score, options.unknown_name_margin
+    )
     fused, records = with_neighbours(
         store, filters, found.fused, found.records, options.session_share
     )
@@ -113,11 +125,13 @@ def recall(
         now=now,
         context=context,
         weights=options.weights,
-        cue=time_cue(query, now),
+        cue=cue,
         shape=options.shape,
     )
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
+    if evidence is not None and evidence.silent:
+        shown = []
     if options.mmr_lambda is None or options.mmr_lambda >= 1.0:  # score alone
         ranked = shown[: options.limit]
     else:
@@ -137,7 +151,27 @@ def recall(
         held_back=tuple(held),
         budget_dropped=tuple(s.record.id for s in packed.omitted),
         skipped={**(skipped or {}), **found.failed},
+        evidence=evidence,
     )
+
+
+def judged(
+    store: Store,
+    query: str,
+    filters: Filters,
+    similarity: float | None,
+    min_score: float | None,
+    margin: float = UNKNOWN_NAME_MARGIN,
+) -> Evidence | None:
+    """The query's evidence when a floor is asked (see retrieve.abstain; None: none).
+    The names it gives are looked up only when they decide: the nearest memory between
+    the floor and the floor plus the margin."""
+    if not min_score:
+        return None
+    unknown: tuple[str, ...] = ()
+    if similarity is not None and min_score <= similarity < min_score + margin:
+        unknown = lanes.unknown_names(store, query, filters)
+    return judge(similarity, min_score, unknown, margin)
 
 
 def _neighbours(

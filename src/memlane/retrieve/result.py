@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import msgspec
 
 from memlane.model import Record
+from memlane.retrieve.abstain import Evidence
 from memlane.retrieve.expand import Neighbour
 from memlane.retrieve.score import Scored
 
@@ -35,3 +36,11 @@ class RecallResult(msgspec.Struct, frozen=True):
     # Lanes that could not run this time, with why (an embedder that is unusable or
     # failed on the query): the results came from the others.
     skipped: Mapping[str, str] = {}
+    # How near the store came to an answer, and the floor it had to reach (None: no
+    # floor was asked); when below it, no hits and no extras.
+    evidence: Evidence | None = None
+
+    @property
+    def abstained(self) -> bool:
+        """True when recall said that nothing relevant was found."""
+        return self.evidence is not None and self.evidence.silent

@@ -87,6 +87,9 @@ def search_page(query: str, result: RecallResult | None) -> str:
             f"<td>{escape(r.kind.value)}</td><td>{escape(r.scope)}</td>"
             f'<td class="parts">{parts}</td></tr>'
         )
+    if result.abstained and result.evidence is not None:
+        said = f"<p>Nothing relevant found for <b>{escape(query)}</b>: "
+        return layout(f"recall {query}", said + f"{escape(result.evidence.reason())}.</p>", query)
     found = f"<p>{len(result.hits)} results for <b>{escape(query)}</b>"
     found += f" ({result.omitted} left out by the budget)</p>" if result.omitted else "</p>"
     table = (

@@ -54,7 +54,8 @@ def memory(record: Record) -> JSON:
 
 def hits(query: str, found: Sequence[Hit]) -> JSON:
     results = [{**memory(h.record), "score": round(h.score, 4)} for h in found]
-    return {"query": query, "count": len(results), "results": results}
+    said = {} if results else {"note": "nothing found"}
+    return {"query": query, "count": len(results), "results": results, **said}
 
 
 def recalled(query: str, result: RecallResult) -> JSON:
@@ -70,7 +71,15 @@ def recalled(query: str, result: RecallResult) -> JSON:
         "held_back": len(result.held_back),
         "tokens_used": result.tokens_used,
         **({"warnings": lane_warnings(result.skipped)} if result.skipped else {}),
+        **_abstained(result),
     }
+
+
+def _abstained(result: RecallResult) -> JSON:
+    """What an agent reads when recall answered with nothing, and why (else nothing)."""
+    if not result.abstained or result.evidence is None:
+        return {}
+    return {"abstained": True, "note": f"nothing relevant found: {result.evidence.reason()}"}
 
 
 def _extra(extra: Extra) -> JSON:

@@ -200,7 +200,7 @@ class MemoryTools:
         with why it was chosen (keyword, meaning, named entities, recency, importance).
         Use it before answering anything that may depend on earlier sessions:
         decisions, conventions, preferences, past mistakes. Linked memories follow the
-        results."""
+        results. When nothing stored is near enough, it says so (abstained)."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)

@@ -133,12 +133,16 @@ class Recall:
         mode: str = "keyword",
         *,
         activate: bool = False,
+        min_score: float | None = None,
         **options: Any,
     ) -> Hits:
         """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
         (nearest by meaning) or `hybrid` (both, fused by their normalised scores).
-        `activate`: the results were consumed on purpose, so their decay clocks reset."""
+        `activate`: the results were consumed on purpose, so their decay clocks reset.
+        A search by meaning finds nothing when the nearest memory is below the relevance
+        floor (`min_score`, as in `recall`); a keyword search matches words, so none applies."""
         from memlane.retrieve import lanes
+        from memlane.retrieve.recall import judged
 
         query = query_text(query)
         chosen = filters or self.rt.filters(**options)
@@ -148,11 +152,17 @@ class Recall:
             hits = lanes.keyword(self.rt.store, query, chosen)
         else:
             index, embedder = self.rt.vector_lane()
+            floor = self.min_score(min_score)
             if mode == "vector":
                 hits = lanes.vector(self.rt.store, index, embedder, query, chosen)
+                nearest = hits[0].score if hits else None
             else:
                 self.rt.entities_current()
-                hits = lanes.hybrid(self.rt.store, index, embedder, query, chosen)
+                hits, nearest = lanes.hybrid(self.rt.store, index, embedder, query, chosen)
+            margin = self.rt.recall_settings.unknown_name_margin
+            evidence = judged(self.rt.store, query, chosen, nearest, floor, margin)
+            if evidence is not None and evidence.silent:
+                hits = []
         if activate:
             self.rt.count([h.record.id for h in hits], "activation")
         return list(self._reread(hits))
@@ -167,6 +177,7 @@ class Recall:
         passive: bool = False,
         activate: bool = False,
         count: bool = True,
+        min_score: float | None = None,
         **options: Any,
     ) -> RecallResult:
         """The few memories that matter for `query`, ranked and explained.
@@ -175,6 +186,8 @@ class Recall:
         surfaced_count only, and never surface injection-risk, untrusted-web or
         low-confidence memories. `activate` also resets their decay clocks. `count`
         False writes nothing (evaluations: popularity must not feed back into them).
+        `min_score`: the relevance floor (see `min_score`); when the nearest memory is
+        below it, the result has no hits and `abstained` is true.
         """
         from memlane.retrieve.recall import recall
 
@@ -182,7 +195,12 @@ class Recall:
         chosen = filters or self.rt.filters(**options)
         self.rt.entities_current()
         vector_lane, skipped = self._recall_vector_lane()
-        settings = replace(self.rt.recall_settings, limit=limit, max_tokens=max_tokens)
+        settings = replace(
+            self.rt.recall_settings,
+            limit=limit,
+            max_tokens=max_tokens,
+            min_score=self.min_score(min_score),
+        )
         result = recall(
             self.rt.store,
             query,
@@ -208,6 +226,18 @@ class Recall:
             # what explain reads: anchors filtered, no file checked (none is shown)
             candidates=self._reread(result.candidates, sources=False),
         )
+
+    def min_score(self, asked: float | None = None) -> float | None:
+        """The relevance floor a read uses: the one asked, else the recall_min_score
+        setting, else the embedding profile's calibrated floor (0: none)."""
+        if asked is not None:
+            if not 0.0 <= asked <= 1.0:
+                raise Invalid(f"--min-score must be between 0 and 1, not {asked}")
+            return asked
+        if self.rt.recall_settings.min_score is not None:
+            return self.rt.recall_settings.min_score
+        embedder = self.rt.embedder
+        return embedder.profile.relevance_floor if embedder is not None else None
 
     def _recall_vector_lane(self) -> tuple[tuple[Index, Embedder] | None, dict[str, str]]:
         """The vector lane recall may use, or why it may not: an embedder configured but
@@ -240,6 +270,7 @@ class Recall:
         limit: int = RECALL_LIMIT,
         max_tokens: int | None = None,
         passive: bool = False,
+        min_score: float | None = None,
         **options: Any,
     ) -> Explanation:
         """Re-run recall exactly (writing nothing) and say why each target surfaced or
@@ -249,7 +280,13 @@ class Recall:
 
         chosen = filters or self.rt.filters(**options)
         result = self.recall(
-            query, chosen, limit=limit, max_tokens=max_tokens, passive=passive, count=False
+            query,
+            chosen,
+            limit=limit,
+            max_tokens=max_tokens,
+            passive=passive,
+            count=False,
+            min_score=min_score,
         )
         absent = None
         if result.skipped:

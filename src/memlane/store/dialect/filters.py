@@ -187,7 +187,7 @@ def _time_clauses(
     d: Dialect, since: datetime | None, until: datetime | None, params: Params
 ) -> list[str]:
     out = []
-    when = "COALESCE(e.occurred_at, e.created_at)"
+    when = "COALESCE(e.occurred_at, e.created_at)"  # indexed: memory_event_time
     if since is not None:
         params["since"] = to_text(since)
         out.append(f"{when} >= {d.param('since')}")

@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 
 from memlane.errors import SchemaTooNew
-from memlane.store.sqlite.schema import DEFAULT_CATEGORIES
+from memlane.store.sqlite.schema import DEFAULT_CATEGORIES, EVENT_TIME
 from memlane.timeutil import to_text, utcnow
 
 Migration = Callable[[psycopg.Cursor[tuple[Any, ...]]], None]
@@ -465,6 +465,12 @@ def m006_sightings(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
     cur.execute("CREATE INDEX sighting_session ON sighting(session_id)")
 
 
+def m007_event_time(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """When a memory happened (its event time, else when it was written): what time
+    windows (--since/--until, a recall's time cue) read, without a scan of every row."""
+    cur.execute(f"CREATE INDEX memory_event_time ON memory (({EVENT_TIME}))")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "stemming_like_sqlite", m002_stemming_like_sqlite),
@@ -472,6 +478,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (4, "terms_like_sqlite", m004_terms_like_sqlite),
     (5, "no_statistics_for_rows_without_terms", m005_no_statistics_for_rows_without_terms),
     (6, "sightings", m006_sightings),
+    (7, "event_time", m007_event_time),
 )
 LATEST = MIGRATIONS[-1][0]
 

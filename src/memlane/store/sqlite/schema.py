@@ -357,6 +357,16 @@ def m010_sightings(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX sighting_session ON sighting(session_id)")
 
 
+# A memory's event time, else when it was written: what --since/--until compare.
+EVENT_TIME = "COALESCE(occurred_at, created_at)"
+
+
+def m011_event_time(conn: sqlite3.Connection) -> None:
+    # When a memory happened (its event time, else when it was written): what time
+    # windows (--since/--until, a recall's time cue) read, without a scan of every row.
+    conn.execute(f"CREATE INDEX memory_event_time ON memory({EVENT_TIME})")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -368,6 +378,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (8, "wake", m008_wake),
     (9, "journal_detail", m009_journal_detail),
     (10, "sightings", m010_sightings),
+    (11, "event_time", m011_event_time),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -1,0 +1,77 @@
+"""When recall says that nothing relevant was found instead of filling its limit.
+
+Fusion scores are relative (each lane's min-max over its own pool), so the best of an
+unrelated store still scores 1. The vector lane's cosine is absolute: a query whose
+nearest memory is far from it has no answer in the store. A query that names someone
+or something no memory mentions (another person, another project's file) is more
+likely asked of the wrong store, and must be nearer still to be answered.
+
+Measured with `memlane eval locomo`, where each conversation's store is also asked
+every other conversation's questions (see `silence` there).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+# How much nearer the best match must be when the query names what no memory mentions.
+# Cross-validated on the LoCoMo dev conversations (`memlane eval locomo --grid
+# unknown_name_margin=0.3,0.4,0.5 --objective silence`, every held-out fold chose
+# this): conversations of one genre are alike in meaning, so their people's names are
+# what tells another conversation's questions apart; a turn nearer than the floor
+# plus this still answers a question that names a place or a book its conversation
+# never did.
+UNKNOWN_NAME_MARGIN = 0.5
+
+
+class Evidence(msgspec.Struct, frozen=True):
+    """How sure recall is that the store holds an answer, and the floor it had to reach.
+
+    `similarity`: the cosine of the query's nearest memory the filters let through
+    (None: no vector lane, so no floor applies). `unknown`: names the query gives
+    that no memory it may see mentions. `floor`: what `similarity` had to reach
+    (None: no floor).
+    """
+
+    similarity: float | None
+    floor: float | None
+    unknown: tuple[str, ...] = ()
+
+    @property
+    def silent(self) -> bool:
+        """True when nothing in the store is near enough to answer."""
+        if self.similarity is None or self.floor is None:
+            return False
+        return self.similarity < self.floor
+
+    def reason(self) -> str:
+        """One line saying why recall answered with nothing (or how near it came)."""
+        if self.similarity is None:
+            return "no vector lane: no relevance floor applies"
+        line = f"the nearest memory is {self.similarity:.2f} alike"
+        if self.floor is not None:
+            relation = "below" if self.silent else "at or above"
+            line += f", {relation} the floor {self.floor:.2f}"
+        if self.unknown:
+            line += f" (raised: no memory mentions {', '.join(self.unknown)})"
+        return line
+
+
+def floor_for(
+    min_score: float | None, unknown: tuple[str, ...], margin: float = UNKNOWN_NAME_MARGIN
+) -> float | None:
+    """The similarity the nearest memory must reach: `min_score` (None or 0: no floor),
+    plus `margin` when the query names what no memory mentions."""
+    if not min_score:
+        return None
+    return min_score + margin if unknown else min_score
+
+
+def judge(
+    similarity: float | None,
+    min_score: float | None,
+    unknown: tuple[str, ...],
+    margin: float = UNKNOWN_NAME_MARGIN,
+) -> Evidence:
+    """The evidence of one query (see Evidence)."""
+    return Evidence(similarity, floor_for(min_score, unknown, margin), unknown)
