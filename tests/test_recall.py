@@ -192,6 +192,15 @@ def test_a_session_neighbour_on_another_topic_is_not_lifted(mem):
     assert all("pip" not in mem.get(i).body for i in found)
 
 
+def test_a_query_naming_a_speaker_ranks_their_lines_before_the_others(mem):
+    # Keyword lane only: the question John asks shares every word with the query, the
+    # answer Maria gives only some; the query asks about Maria.
+    mem.add("John: What kind of yoga do you practise these days, Maria?", session_id="s1")
+    answer = mem.add("Maria: Aerial yoga, mostly.", session_id="s1").id
+    mem.add("John: I finally fixed the car.", session_id="s2")
+    assert mem.recall("What yoga does Maria practise these days?").hits[0].record.id == answer
+
+
 def test_recall_settings_come_from_the_environment(run, cli_env):
     run("add", "Which region should the staging cluster run in?", "--session-id", "s1")
     run("add", "Frankfurt, because of the data residency rules.", "--session-id", "s1")

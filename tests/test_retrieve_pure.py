@@ -31,6 +31,7 @@ from memlane.retrieve.score import (
     score_candidates,
     trust,
 )
+from memlane.retrieve.speaker import named, prefer_named, speaker
 from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_cue, time_fit
 from memlane.words import jaccard, tokens
 
@@ -638,3 +639,51 @@ def test_time_fit():
     assert time_fit(dated, when) == 1.0
     assert time_fit(undated, when) == 0.8
     assert time_fit(undated, NO_CUE) == 1.0
+
+
+# ---- named speakers ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said_by"),
+    [
+        ("Maria: I just started aerial yoga.", "Maria"),
+        ("Dr. Chen: take two a day.", "Dr. Chen"),
+        ("Jean-Luc Picard: engage.", "Jean-Luc Picard"),
+        ("maria: lower case is no speaker", None),
+        ("Use uv: it is faster.", None),  # four words before the colon
+        ("Deploys freeze at 3:00 on Fridays.", None),
+        ("Note:the colon needs a space after it", None),
+    ],
+)
+def test_speaker(text, said_by):
+    assert speaker(text) == said_by
+
+
+def test_named_speakers_are_whole_words_in_any_case():
+    speakers = frozenset({"Maria", "John", "Al"})
+    assert named("What yoga has maria practised?", speakers) == {"Maria"}
+    assert named("Did Maria and John meet?", speakers) == {"Maria", "John"}
+    assert named("Which algorithm did we pick?", speakers) == frozenset()
+
+
+def test_a_named_speakers_lines_pass_the_others_lines():
+    records = {
+        "ask": rec("ask", body="John: What kind of yoga do you practise, Maria?"),
+        "answer": rec("answer", body="Maria: Aerial yoga, mostly."),
+        "note": rec("note", body="Yoga studio opens at nine."),
+    }
+    fused = [
+        Fused("ask", 0.9, {BM25: 1}, {BM25: 0.6, VECTOR: 0.3}),
+        Fused("note", 0.7, {BM25: 2}, {BM25: 0.7}),
+        Fused("answer", 0.5, {BM25: 3}, {BM25: 0.5}),
+    ]
+    out = prefer_named(fused, records, "What yoga does Maria practise?", 0.3)
+    assert [f.id for f in out] == ["note", "answer", "ask"]
+    ask = out[2]
+    assert ask.score == pytest.approx(0.27)
+    assert ask.contributions == pytest.approx({BM25: 0.18, VECTOR: 0.09})
+    assert ask.ranks == {BM25: 1}
+    # Off at 1, and nothing moves when the query names no speaker.
+    assert prefer_named(fused, records, "What yoga does Maria practise?", 1.0) == fused
+    assert prefer_named(fused, records, "Which yoga classes are there?", 0.3) == fused

@@ -1,6 +1,6 @@
-"""The recall pipeline: lanes -> fusion -> session neighbours -> composite
-score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no embedder)
-contributes nothing.
+"""The recall pipeline: lanes -> fusion -> session neighbours -> named speaker ->
+composite score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no
+embedder) contributes nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from memlane.retrieve.score import (
     score_candidates,
 )
 from memlane.retrieve.session import NEIGHBOUR_SHARE, with_neighbours
+from memlane.retrieve.speaker import OTHER_SPEAKER_SHARE, prefer_named
 from memlane.retrieve.when import time_cue
 from memlane.scope import Context
 from memlane.store import Store
@@ -68,6 +69,7 @@ class RecallOptions(msgspec.Struct, frozen=True):
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None or 1: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
+    speaker_share: float = OTHER_SPEAKER_SHARE  # others' lines when a speaker is named (1: off)
 
 
 def why(scored: Scored) -> str:
@@ -107,6 +109,10 @@ def recall(
     fused, records = with_neighbours(
         store, filters, found.fused, found.records, options.session_share
     )
+    # After the session lift, so that a neighbour lifted beside the named speaker's line
+    # and said by someone else falls behind too: before it, the other side's replies
+    # come back lifted, and LoCoMo's R@10 ends below no preference at all.
+    fused = prefer_named(fused, records, query, options.speaker_share)
     scored = score_candidates(
         fused,
         records,
