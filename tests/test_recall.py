@@ -201,6 +201,17 @@ def test_a_query_naming_a_speaker_ranks_their_lines_before_the_others(mem):
     assert mem.recall("What yoga does Maria practise these days?").hits[0].record.id == answer
 
 
+def test_a_memory_that_asks_ranks_after_one_that_answers(mem):
+    # Keyword lane only: the question and the answer hold every word of the query, the
+    # shorter question more densely.
+    mem.add("Which restaurant for the team dinner?")
+    answer = mem.add(
+        "The team dinner is at the restaurant Luigi's, two streets from the office."
+    ).id
+    mem.add("Dinner leftovers go in the fridge.")
+    assert mem.recall("team dinner restaurant").hits[0].record.id == answer
+
+
 def test_recall_settings_come_from_the_environment(run, cli_env):
     run("add", "Which region should the staging cluster run in?", "--session-id", "s1")
     run("add", "Frankfurt, because of the data residency rules.", "--session-id", "s1")

@@ -16,6 +16,7 @@ from memlane.retrieve.budget import (
     pack,
     pack_results,
 )
+from memlane.retrieve.dialogue import asks, defer_questions, named, prefer_named, speaker
 from memlane.retrieve.fuse import BM25, ENTITY, VECTOR, Fused, convex, normalized, rrf
 from memlane.retrieve.mmr import cosine, diversify, mmr, similarity_by_id
 from memlane.retrieve.score import (
@@ -31,7 +32,6 @@ from memlane.retrieve.score import (
     score_candidates,
     trust,
 )
-from memlane.retrieve.speaker import named, prefer_named, speaker
 from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_cue, time_fit
 from memlane.words import jaccard, tokens
 
@@ -687,3 +687,33 @@ def test_a_named_speakers_lines_pass_the_others_lines():
     # Off at 1, and nothing moves when the query names no speaker.
     assert prefer_named(fused, records, "What yoga does Maria practise?", 1.0) == fused
     assert prefer_named(fused, records, "Which yoga classes are there?", 0.3) == fused
+
+
+@pytest.mark.parametrize(
+    ("text", "asking"),
+    [
+        ("Maria: What kind of yoga is it?", True),
+        ('He asked "which region?"', True),
+        ("Which region (staging?) ", True),
+        ("Wow, what a view! I went hiking there.", False),
+        ("Is it ready? It is now.", False),
+    ],
+)
+def test_asks(text, asking):
+    assert asks(text) == asking
+
+
+def test_a_memory_that_asks_falls_behind_one_that_states():
+    records = {
+        "ask": rec("ask", body="Which region should the staging cluster run in?"),
+        "tell": rec("tell", body="The staging cluster runs in Frankfurt."),
+    }
+    fused = [
+        Fused("ask", 1.0, {BM25: 1}, {BM25: 0.6, VECTOR: 0.4}),
+        Fused("tell", 0.7, {BM25: 2}, {BM25: 0.7}),
+    ]
+    out = defer_questions(fused, records, 0.6)
+    assert [f.id for f in out] == ["tell", "ask"]
+    assert out[1].score == pytest.approx(0.6)
+    assert out[1].contributions == pytest.approx({BM25: 0.36, VECTOR: 0.24})
+    assert defer_questions(fused, records, 1.0) == fused

@@ -1,4 +1,4 @@
-"""The recall pipeline: lanes -> fusion -> session neighbours -> named speaker ->
+"""The recall pipeline: lanes -> fusion -> session neighbours -> dialogue lines ->
 composite score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no
 embedder) contributes nothing.
 """
@@ -14,6 +14,12 @@ import msgspec
 from memlane.model import Filters, Link, Record, replace
 from memlane.retrieve import lanes
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
+from memlane.retrieve.dialogue import (
+    OTHER_SPEAKER_SHARE,
+    QUESTION_SHARE,
+    defer_questions,
+    prefer_named,
+)
 from memlane.retrieve.expand import LINK_BUDGET, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
 from memlane.retrieve.mmr import diversify
@@ -27,7 +33,6 @@ from memlane.retrieve.score import (
     score_candidates,
 )
 from memlane.retrieve.session import NEIGHBOUR_SHARE, with_neighbours
-from memlane.retrieve.speaker import OTHER_SPEAKER_SHARE, prefer_named
 from memlane.retrieve.when import time_cue
 from memlane.scope import Context
 from memlane.store import Store
@@ -70,6 +75,7 @@ class RecallOptions(msgspec.Struct, frozen=True):
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
     speaker_share: float = OTHER_SPEAKER_SHARE  # others' lines when a speaker is named (1: off)
+    question_share: float = QUESTION_SHARE  # memories ending with a question (1: off)
 
 
 def why(scored: Scored) -> str:
@@ -113,6 +119,8 @@ def recall(
     # and said by someone else falls behind too: before it, the other side's replies
     # come back lifted, and LoCoMo's R@10 ends below no preference at all.
     fused = prefer_named(fused, records, query, options.speaker_share)
+    # After the session lift too: a question lifts its reply by its full score.
+    fused = defer_questions(fused, records, options.question_share)
     scored = score_candidates(
         fused,
         records,
