@@ -183,6 +183,14 @@ def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
     assert "found by session #1" in why(lifted)
 
 
+def test_a_question_lifts_its_reply_though_they_share_no_word(mem):
+    asked = mem.add("Sam: What are your dogs called?", session_id="s1").id
+    reply = mem.add("Maria: Max and Daisy.", session_id="s1").id
+    mem.add("Maria: The vet opens at nine.", session_id="s2")
+    found = {h.record.id: h for h in mem.recall("dogs called").hits}
+    assert asked in found and set(found[reply].ranks) == {"session"}
+
+
 def test_a_session_neighbour_on_another_topic_is_not_lifted(mem):
     promise = mem.add("Promised the mobile team a sandbox for refunds.", session_id="s1").id
     mem.add("Use uv instead of pip in this repo.", session_id="s1")

@@ -74,6 +74,7 @@ class RecallOptions(msgspec.Struct, frozen=True):
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None or 1: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
+    session_replies: bool = True  # a seed that asks lifts neighbours sharing no word
     speaker_share: float = OTHER_SPEAKER_SHARE  # others' lines when a speaker is named (1: off)
     question_share: float = QUESTION_SHARE  # memories ending with a question (1: off)
 
@@ -113,7 +114,7 @@ def recall(
     """
     found = lanes.gather(store, query, filters, options.limit, vector_lane, options.lane_weights)
     fused, records = with_neighbours(
-        store, filters, found.fused, found.records, options.session_share
+        store, filters, found.fused, found.records, options.session_share, options.session_replies
     )
     # After the session lift, so that a neighbour lifted beside the named speaker's line
     # and said by someone else falls behind too: before it, the other side's replies
