@@ -183,6 +183,14 @@ def test_recall_lifts_the_session_neighbours_of_what_it_found(mem):
     assert "found by session #1" in why(lifted)
 
 
+def test_a_question_lifts_its_reply_though_they_share_no_word(mem):
+    asked = mem.add("Sam: What are your dogs called?", session_id="s1").id
+    reply = mem.add("Maria: Max and Daisy.", session_id="s1").id
+    mem.add("Maria: The vet opens at nine.", session_id="s2")
+    found = {h.record.id: h for h in mem.recall("dogs called").hits}
+    assert asked in found and set(found[reply].ranks) == {"session"}
+
+
 def test_a_session_neighbour_on_another_topic_is_not_lifted(mem):
     promise = mem.add("Promised the mobile team a sandbox for refunds.", session_id="s1").id
     mem.add("Use uv instead of pip in this repo.", session_id="s1")
@@ -190,6 +198,26 @@ def test_a_session_neighbour_on_another_topic_is_not_lifted(mem):
     found = [h.record.id for h in mem.recall("refunds sandbox").hits]
     assert found[0] == promise
     assert all("pip" not in mem.get(i).body for i in found)
+
+
+def test_a_query_naming_a_speaker_ranks_their_lines_before_the_others(mem):
+    # Keyword lane only: the question John asks shares every word with the query, the
+    # answer Maria gives only some; the query asks about Maria.
+    mem.add("John: What kind of yoga do you practise these days, Maria?", session_id="s1")
+    answer = mem.add("Maria: Aerial yoga, mostly.", session_id="s1").id
+    mem.add("John: I finally fixed the car.", session_id="s2")
+    assert mem.recall("What yoga does Maria practise these days?").hits[0].record.id == answer
+
+
+def test_a_memory_that_asks_ranks_after_one_that_answers(mem):
+    # Keyword lane only: the question and the answer hold every word of the query, the
+    # shorter question more densely.
+    mem.add("Which restaurant for the team dinner?")
+    answer = mem.add(
+        "The team dinner is at the restaurant Luigi's, two streets from the office."
+    ).id
+    mem.add("Dinner leftovers go in the fridge.")
+    assert mem.recall("team dinner restaurant").hits[0].record.id == answer
 
 
 def test_recall_settings_come_from_the_environment(run, cli_env):

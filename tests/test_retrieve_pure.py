@@ -16,6 +16,7 @@ from memlane.retrieve.budget import (
     pack,
     pack_results,
 )
+from memlane.retrieve.dialogue import asks, defer_questions, named, prefer_named, speaker
 from memlane.retrieve.fuse import BM25, ENTITY, VECTOR, Fused, convex, normalized, rrf
 from memlane.retrieve.mmr import cosine, diversify, mmr, similarity_by_id
 from memlane.retrieve.score import (
@@ -638,3 +639,83 @@ def test_time_fit():
     assert time_fit(dated, when) == 1.0
     assert time_fit(undated, when) == 0.8
     assert time_fit(undated, NO_CUE) == 1.0
+
+
+# ---- named speakers ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said_by"),
+    [
+        ("Maria: I just started aerial yoga.", "Maria"),
+        ("Dr. Chen: take two a day.", "Dr. Chen"),
+        ("Jean-Luc Picard: engage.", "Jean-Luc Picard"),
+        ("maria: lower case is no speaker", None),
+        ("Use uv: it is faster.", None),  # four words before the colon
+        ("Deploys freeze at 3:00 on Fridays.", None),
+        ("Note:the colon needs a space after it", None),
+    ],
+)
+def test_speaker(text, said_by):
+    assert speaker(text) == said_by
+
+
+def test_named_speakers_are_whole_words_written_as_the_speaker_is():
+    speakers = frozenset({"Maria", "John", "Al", "Decision"})
+    assert named("What yoga has Maria practised?", speakers) == {"Maria"}
+    assert named("Did Maria and John meet?", speakers) == {"Maria", "John"}
+    assert named("Which algorithm did we pick?", speakers) == frozenset()
+    # A note headed "Decision:" is not said by anyone a question about a decision names.
+    assert named("Which decision did we make on caching?", speakers) == frozenset()
+
+
+def test_a_named_speakers_lines_pass_the_others_lines():
+    records = {
+        "ask": rec("ask", body="John: What kind of yoga do you practise, Maria?"),
+        "answer": rec("answer", body="Maria: Aerial yoga, mostly."),
+        "note": rec("note", body="Yoga studio opens at nine."),
+    }
+    fused = [
+        Fused("ask", 0.9, {BM25: 1}, {BM25: 0.6, VECTOR: 0.3}),
+        Fused("note", 0.7, {BM25: 2}, {BM25: 0.7}),
+        Fused("answer", 0.5, {BM25: 3}, {BM25: 0.5}),
+    ]
+    out = prefer_named(fused, records, "What yoga does Maria practise?", 0.3)
+    assert [f.id for f in out] == ["note", "answer", "ask"]
+    ask = out[2]
+    assert ask.score == pytest.approx(0.27)
+    assert ask.contributions == pytest.approx({BM25: 0.18, VECTOR: 0.09})
+    assert ask.ranks == {BM25: 1}
+    # Off at 1, and nothing moves when the query names no speaker.
+    assert prefer_named(fused, records, "What yoga does Maria practise?", 1.0) == fused
+    assert prefer_named(fused, records, "Which yoga classes are there?", 0.3) == fused
+
+
+@pytest.mark.parametrize(
+    ("text", "asking"),
+    [
+        ("Maria: What kind of yoga is it?", True),
+        ('He asked "which region?"', True),
+        ("Which region (staging?) ", True),
+        ("Wow, what a view! I went hiking there.", False),
+        ("Is it ready? It is now.", False),
+    ],
+)
+def test_asks(text, asking):
+    assert asks(text) == asking
+
+
+def test_a_memory_that_asks_falls_behind_one_that_states():
+    records = {
+        "ask": rec("ask", body="Which region should the staging cluster run in?"),
+        "tell": rec("tell", body="The staging cluster runs in Frankfurt."),
+    }
+    fused = [
+        Fused("ask", 1.0, {BM25: 1}, {BM25: 0.6, VECTOR: 0.4}),
+        Fused("tell", 0.7, {BM25: 2}, {BM25: 0.7}),
+    ]
+    out = defer_questions(fused, records, 0.6)
+    assert [f.id for f in out] == ["tell", "ask"]
+    assert out[1].score == pytest.approx(0.6)
+    assert out[1].contributions == pytest.approx({BM25: 0.36, VECTOR: 0.24})
+    assert defer_questions(fused, records, 1.0) == fused

@@ -1,6 +1,6 @@
-"""The recall pipeline: lanes -> fusion -> session neighbours -> composite
-score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no embedder)
-contributes nothing.
+"""The recall pipeline: lanes -> fusion -> session neighbours -> dialogue lines ->
+composite score -> MMR -> 1-hop link expansion -> budget. A lane that is absent (no
+embedder) contributes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,12 @@ from memlane.model import Filters, Link, Record, replace
 from memlane.retrieve import lanes
 from memlane.retrieve.abstain import UNKNOWN_NAME_MARGIN, Evidence, judge
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
+from memlane.retrieve.dialogue import (
+    OTHER_SPEAKER_SHARE,
+    QUESTION_SHARE,
+    defer_questions,
+    prefer_named,
+)
 from memlane.retrieve.expand import LINK_BUDGET, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
 from memlane.retrieve.mmr import diversify
@@ -69,6 +75,9 @@ class RecallOptions(msgspec.Struct, frozen=True):
     mmr_lambda: float | None = RECALL_MMR_LAMBDA  # None or 1: no diversity re-ranking
     link_budget: int = LINK_BUDGET  # linked neighbours shown after the results (0: none)
     session_share: float = NEIGHBOUR_SHARE  # lift of session neighbours (0: none)
+    session_replies: bool = True  # a seed that asks lifts neighbours sharing no word
+    speaker_share: float = OTHER_SPEAKER_SHARE  # others' lines when a speaker is named (1: off)
+    question_share: float = QUESTION_SHARE  # memories ending with a question (1: off)
     # The relevance floor: the cosine the query's nearest memory must reach, or recall
     # answers with nothing (None or 0: none; the interfaces default it to the
     # embedding profile's calibrated floor). See retrieve.abstain.
@@ -117,8 +126,14 @@ def recall(
         store, query, filters, found.similarity, options.min_score, options.unknown_name_margin
     )
     fused, records = with_neighbours(
-        store, filters, found.fused, found.records, options.session_share
+        store, filters, found.fused, found.records, options.session_share, options.session_replies
     )
+    # After the session lift, so that a neighbour lifted beside the named speaker's line
+    # and said by someone else falls behind too: before it, the other side's replies
+    # come back lifted, and LoCoMo's R@10 ends below no preference at all.
+    fused = prefer_named(fused, records, query, options.speaker_share)
+    # After the session lift too: a question lifts its reply by its full score.
+    fused = defer_questions(fused, records, options.question_share)
     scored = score_candidates(
         fused,
         records,
