@@ -144,10 +144,26 @@ def test_each_store_is_asked_the_other_conversations_questions(run, tmp_path):
     assert "silent" not in json.loads(quiet.stdout)["headline (1-4)"]
 
 
+def test_a_grid_may_name_one_lanes_fusion_weight():
+    from memlane.cli.evaluate import _grid_settings
+    from memlane.retrieve.recall import RecallOptions
+
+    base = RecallOptions()
+    settings = _grid_settings(base, ["lane_weights.bm25=0.5,0.7", "mmr_lambda=none"])
+    assert list(settings) == [
+        "lane_weights.bm25=0.5 mmr_lambda=None",
+        "lane_weights.bm25=0.7 mmr_lambda=None",
+    ]
+    chosen = settings["lane_weights.bm25=0.7 mmr_lambda=None"]
+    assert chosen.lane_weights == {**base.lane_weights, "bm25": 0.7}
+    assert chosen.mmr_lambda is None and base.lane_weights["bm25"] == 0.6
+
+
 def test_a_bad_grid_is_refused_in_one_line(run, tmp_path):
     data = tmp_path / "tiny.json"
     data.write_text("[]")
-    for spec in ("mmr_lambda", "nonsense=1,2", "lane_weights=1", "mmr_lambda=high"):
+    for spec in ("mmr_lambda", "nonsense=1,2", "lane_weights=1", "mmr_lambda=high",
+                 "lane_weights.nope=1", "lane_weights.bm25"):  # fmt: skip
         result = run("eval", "locomo", "--data", str(data), "--grid", spec)
         assert result.exit_code == 2 and "--grid" in result.stderr, (spec, result.stderr)
     result = run(

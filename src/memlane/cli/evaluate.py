@@ -62,8 +62,9 @@ def eval_group() -> None:
     multiple=True,
     metavar="NAME=V1,V2",
     help="Cross-validate recall settings (repeatable; every combination is tried): a "
-    "RecallOptions number such as mmr_lambda or session_share, and its values. Prints, "
-    "for each conversation, the settings chosen on the others and their figures on it.",
+    "RecallOptions number such as mmr_lambda or session_share, or one lane's fusion "
+    "weight (lane_weights.bm25, .vector, .entity), and its values. Prints, for each "
+    "conversation, the settings chosen on the others and their figures on it.",
 )
 @click.option(
     "--objective",
@@ -181,14 +182,20 @@ def locomo_cmd(
 
 
 def _grid_settings(base: RecallOptions, grid: Sequence[str]) -> dict[str, RecallOptions]:
-    """Every combination of the --grid values, by a name listing them."""
+    """Every combination of the --grid values, by a name listing them. A name is a
+    number of RecallOptions, or `lane_weights.LANE` for one lane's fusion weight."""
     axes = []
     for spec in grid:
         name, _, values = spec.partition("=")
-        default = getattr(base, name.strip(), ...)
+        name = name.strip()
+        field, _, lane = name.partition(".")
+        default = getattr(base, field, ...)
+        if lane and isinstance(default, Mapping) and lane in default:
+            default = default[lane]
         if not values or isinstance(default, (Mapping, msgspec.Struct)) or default is ...:
             raise click.BadParameter(
-                f"{spec!r}: give NAME=V1,V2 for a number of the recall settings",
+                f"{spec!r}: give NAME=V1,V2 for a number of the recall settings "
+                "(or lane_weights.LANE)",
                 param_hint="--grid",
             )
         try:
@@ -198,11 +205,20 @@ def _grid_settings(base: RecallOptions, grid: Sequence[str]) -> dict[str, Recall
                 f"{spec!r}: values are numbers or none", param_hint="--grid"
             ) from None
         whole = isinstance(default, int) and not isinstance(default, bool)
-        axes.append([(name.strip(), int(v) if whole and v is not None else v) for v in parsed])
+        axes.append([(name, int(v) if whole and v is not None else v) for v in parsed])
     return {
-        " ".join(f"{n}={v}" for n, v in combo): msgspec.structs.replace(base, **dict(combo))
+        " ".join(f"{n}={v}" for n, v in combo): _with(base, dict(combo))
         for combo in itertools.product(*axes)
     }
+
+
+def _with(base: RecallOptions, values: Mapping[str, float | None]) -> RecallOptions:
+    """`base` with these settings (`lane_weights.LANE` names one lane's weight)."""
+    lanes = {n.partition(".")[2]: v for n, v in values.items() if n.startswith("lane_weights.")}
+    changes: dict[str, Any] = {n: v for n, v in values.items() if "." not in n}
+    if lanes:
+        changes["lane_weights"] = {**base.lane_weights, **lanes}
+    return msgspec.structs.replace(base, **changes)
 
 
 def _cross_validate(
