@@ -67,13 +67,13 @@ def recall_cmd(
     keyword 0.6, vector 0.4, entity 0.2; the keyword lane fills its pool with all-words
     matches, then all-but-one, then any-word). The memories written just before and after
     the best five in the same session are lifted to half their score when they share a
-    content word with it (any, when it ends with a question). When the query names the
-    speaker of dialogue lines ("Maria: ..."), the lines said by others keep 0.3 of their
+    content word with it (any, when it ends with a question). When the query names (as
+    written) the speaker of dialogue lines ("Maria: ..."), the lines said by others keep 0.3 of their
     score; a memory that ends with a question keeps 0.6 of its score (its answer follows
     it). Then a composite score (relevance, importance, confidence x trust, recency by
     memory class, popularity) times the scope boost (branch 1.0, project 0.85, global 0.7,
     other projects 0.3 with `--scope all`); time cues in the query ("last week", "in May
-    2023"); MMR diversity (lambda 0.9); and --max-tokens packing of whole results, where
+    2023"), whose memories (by event time) the keyword lane also searches; MMR diversity (lambda 0.9); and --max-tokens packing of whole results, where
     decisions and constraints are the last to go. The weights are settings
     (MEMLANE_RECALL_WEIGHTS and the other recall settings).
 
