@@ -186,7 +186,7 @@ class Recall:
         surfaced_count only, and never surface injection-risk, untrusted-web or
         low-confidence memories. `activate` also resets their decay clocks. `count`
         False writes nothing (evaluations: popularity must not feed back into them).
-        `min_score`: the relevance floor (see `min_score`); when the nearest memory is
+        `min_score`: the relevance floor (see Recall.min_score); when the nearest memory is
         below it, the result has no hits and `abstained` is true.
         """
         from memlane.retrieve.recall import recall
