@@ -239,8 +239,8 @@ def run_grid(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """`run` for several named searches (settings to compare) over the same stores:
     each conversation is written once and every search asks every question; yields
-    (search name, result row). With `off_topic`, each store is also asked the other
-    conversations' questions of categories 1-4 (see `off_topic`)."""
+    (search name, result row). With `off_topic_questions`, each store is also asked
+    the other conversations' questions of categories 1-4 (see `off_topic`)."""
     samples = json.loads(data.read_text(encoding="utf-8"))[:conversations]
     asked: dict[str, list[Question]] = {}
     for sample in samples:
@@ -263,14 +263,19 @@ def run_grid(
             others = [
                 q
                 for other, questions in asked.items()
-                if other != sample["sample_id"] and off_topic_questions
+                if other != sample["sample_id"]
                 for q in questions
                 if q.category in HEADLINE
             ]
-            for question in others:
+            for question in others if off_topic_questions else []:
                 for name, search in searches.items():
                     found = search(mem, question.text, k)
                     yield name, off_topic(question, sample["sample_id"], found)
+
+
+# What answering off-topic questions with nothing may cost in R@10.
+SILENCE_COST = 0.01
+OBJECTIVES = ("quality", "silence")
 
 
 class Asking(msgspec.Struct, frozen=True):
@@ -307,11 +312,6 @@ class HeldOut(msgspec.Struct, frozen=True):
     conversation: str
     chosen: str
     figures: dict[str, float]
-
-
-# What answering off-topic questions with nothing may cost in R@10.
-SILENCE_COST = 0.01
-OBJECTIVES = ("quality", "silence")
 
 
 def cross_validate(

@@ -7,7 +7,7 @@ or something no memory mentions (another person, another project's file) is more
 likely asked of the wrong store, and must be nearer still to be answered.
 
 Measured with `memlane eval locomo`, where each conversation's store is also asked
-every other conversation's questions (see `silence` there).
+every other conversation's questions (see `off_topic` there).
 """
 
 from __future__ import annotations
