@@ -208,3 +208,24 @@ def test_minilm_answers_a_paraphrase_and_nothing_for_an_unrelated_question(db_pa
         paraphrase = mem.recall("how long until a customer gets their money back?")
         assert not paraphrase.abstained and paraphrase.hits[0].record.id == ids[1]
         assert mem.recall("which database do invoices live in?").hits[0].record.id == ids[0]
+
+
+def test_an_acronym_is_not_an_unknown_name(vmem):
+    """ "RDS" names a technology a memory of the same topic need not spell out."""
+    vmem.add("Change infrastructure only through Terraform, never by hand.")
+    filters = vmem.filters(scope="all")
+    assert (
+        lanes.unknown_names(vmem.store, "resize the RDS instance in the AWS console", filters) == ()
+    )
+
+
+def test_a_name_raises_the_floor_of_an_explicit_recall_but_not_of_a_hooks_read(vmem):
+    """A hook's gate weighs how much of the prompt a memory covers, names included."""
+    ids = _fill(vmem)
+    asked = "Did Zorblat say refunds are processed within five business days?"
+    explicit = vmem.recall(asked, min_score=0.3, count=False)
+    assert explicit.evidence is not None and explicit.evidence.unknown == ("Zorblat",)
+    assert 0.3 <= explicit.evidence.similarity < 0.3 + UNKNOWN_NAME_MARGIN
+    assert explicit.abstained
+    passive = vmem.recall(asked, min_score=0.3, passive=True, count=False)
+    assert not passive.abstained and passive.hits[0].record.id == ids[1]

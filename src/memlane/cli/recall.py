@@ -88,7 +88,8 @@ def recall_cmd(
     Recall answers with nothing when nothing is near enough: when the query's nearest memory
     is less alike (cosine) than the relevance floor (--min-score, MEMLANE_RECALL_MIN_SCORE,
     else the embedding profile's calibrated floor), or than the floor plus a margin when the
-    query names someone or something no memory mentions. It says so (JSON `abstained`, and
+    query names someone or something no memory mentions (not an acronym, and not on a
+    --passive read, whose gate weighs names itself). It says so (JSON `abstained`, and
     `evidence`: the nearest memory's similarity, the floor, the unknown names).
 
     An explicit recall counts in `retrieval_count`; --passive (what hooks run) counts in

@@ -4,7 +4,8 @@ Fusion scores are relative (each lane's min-max over its own pool), so the best 
 unrelated store still scores 1. The vector lane's cosine is absolute: a query whose
 nearest memory is far from it has no answer in the store. A query that names someone
 or something no memory mentions (another person, another project's file) is more
-likely asked of the wrong store, and must be nearer still to be answered.
+likely asked of the wrong store, and must be nearer still to be answered (an
+explicit read: a hook's gate weighs the prompt's names itself, see services.recall).
 
 Measured with `memlane eval locomo`, where each conversation's store is also asked
 every other conversation's questions (see `off_topic` there).

@@ -252,9 +252,14 @@ def unknown_names(store: Store, query: str, filters: Filters) -> tuple[str, ...]
     """The names the query gives (people, projects, files, handles: see
     graph.entities.extract) that no memory the filters let through holds: neither as
     words (an all-words keyword search reading at most one match) nor as an entity
-    alias ("memory_store" names `MemoryStore`)."""
+    alias ("memory_store" names `MemoryStore`).
+
+    An acronym ("RDS", "AWS") is left out: it names a technology, which a memory of the
+    same topic may well not spell out ("resize the RDS instance" and a rule to change
+    infrastructure only through Terraform), not a person or a project of another store.
+    """
     one = replace(filters, limit=1)
-    found = [m for m in extract(query) if m.kind is not EntityKind.TAG]
+    found = [m for m in extract(query) if m.kind is not EntityKind.TAG and not _acronym(m.name)]
     unknown = {m.alias: m.name for m in found if not store.search_scores(m.name, one, "all")}
     if unknown:
         for match in store.entities.mentioned(list(unknown), MIN_POOL):
@@ -262,6 +267,12 @@ def unknown_names(store: Store, query: str, filters: Filters) -> tuple[str, ...]
             if match.alias in unknown and (match.common or store.admitted(seen)):
                 del unknown[match.alias]
     return tuple(dict.fromkeys(unknown.values()))
+
+
+def _acronym(name: str) -> bool:
+    """A name written in capitals and digits only (at least two letters)."""
+    letters = [c for c in name if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters) and " " not in name
 
 
 class Gathered(msgspec.Struct, frozen=True):

@@ -201,6 +201,11 @@ class Recall:
             max_tokens=max_tokens,
             min_score=self.min_score(min_score),
         )
+        if passive:
+            # A hook's gate weighs how much of the prompt a memory covers
+            # (hooks.gate), names included; raising the floor for a name too would
+            # silence prompts that name a tool or a label their memory does not.
+            settings = replace(settings, unknown_name_margin=0.0)
         result = recall(
             self.rt.store,
             query,
