@@ -290,6 +290,6 @@ def test_search_says_that_nothing_relevant_was_found(db_path: Path, seeded: dict
     with TestClient(build_app(floored), base_url=LOCAL) as c:
         page = c.get("/", params={"q": "xylophone quantum banana"})
         assert page.status_code == 200
-        assert "Nothing relevant found" in page.text and "below the floor 0.30" in page.text
+        assert "Nothing relevant found" in page.text and "below the floor 0.300" in page.text
         assert 'href="/memory/' not in page.text
         assert f'href="/memory/{seeded["deploy"]}"' in c.get("/", params={"q": "deploy"}).text

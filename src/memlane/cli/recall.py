@@ -170,7 +170,11 @@ def _print(
         emit_json(payload)
         return
     if result.abstained and result.evidence is not None:
-        note(f"nothing relevant found: {result.evidence.reason()}")
+        # On stdout, fenced as results are: an agent reading them learns that the
+        # store was asked and holds nothing near enough, not that the read failed.
+        click.echo("<memlane-recall>")
+        click.echo(f"(nothing relevant found: {result.evidence.reason()})")
+        click.echo("</memlane-recall>")
     elif not result.hits:
         note("nothing recalled")
     else:
@@ -207,6 +211,8 @@ def _print(
         click.echo("explain:")
         if explained.absent_lanes:
             click.echo(f"  {explained.absent_lanes}")
+        if result.abstained and result.evidence is not None:
+            click.echo(f"  abstained: {result.evidence.reason()}")
         for v in explained.verdicts:
             rank = f" #{v.rank}" if v.rank is not None else ""
             click.echo(f"  {v.id or '-'}: {v.reason}{rank}  {v.detail}".rstrip())
