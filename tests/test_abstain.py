@@ -231,3 +231,13 @@ def test_a_name_raises_the_floor_of_an_explicit_recall_but_not_of_a_hooks_read(v
     assert explicit.abstained
     passive = vmem.recall(asked, min_score=0.5, passive=True, count=False)
     assert not passive.abstained and passive.hits[0].record.id == ids[1]
+
+
+def test_a_memory_holding_every_word_of_the_query_is_evidence_whatever_the_cosine(vmem):
+    vmem.add("We build the web UI assets with Vite, never webpack.")
+    worded = vmem.recall("how do we build the web UI assets?", min_score=0.99, count=False)
+    assert not worded.abstained and worded.hits
+    assert worded.evidence is not None and worded.evidence.worded
+    assert "holds every word" in worded.evidence.reason()
+    missing = vmem.recall("how do we build the web UI fonts?", min_score=0.99, count=False)
+    assert missing.abstained and not missing.evidence.worded

@@ -89,7 +89,8 @@ def recall_cmd(
     is less alike (cosine) than the relevance floor (--min-score, MEMLANE_RECALL_MIN_SCORE,
     else the embedding profile's calibrated floor), or than the floor plus a margin when the
     query names someone or something no memory mentions (not an acronym, and not on a
-    --passive read, whose gate weighs names itself). It says so (JSON `abstained`, and
+    --passive read, whose gate weighs names itself); a memory holding every word of the
+    query answers whatever its cosine. It says so (JSON `abstained`, and
     `evidence`: the nearest memory's similarity, the floor, the unknown names).
 
     An explicit recall counts in `retrieval_count`; --passive (what hooks run) counts in

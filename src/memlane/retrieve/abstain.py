@@ -38,13 +38,21 @@ class Evidence(msgspec.Struct, frozen=True):
     similarity: float | None
     floor: float | None
     unknown: tuple[str, ...] = ()
+    # A memory holds every word of the query: evidence whatever the cosine ("how do we
+    # build the web UI assets?" and a note on building the web UI's assets with Vite).
+    worded: bool = False
+
+    @property
+    def below(self) -> bool:
+        """True when the nearest memory is less alike than the floor."""
+        if self.similarity is None or self.floor is None:
+            return False
+        return self.similarity < self.floor
 
     @property
     def silent(self) -> bool:
         """True when nothing in the store is near enough to answer."""
-        if self.similarity is None or self.floor is None:
-            return False
-        return self.similarity < self.floor
+        return self.below and not self.worded
 
     def reason(self) -> str:
         """One line saying why recall answered with nothing (or how near it came)."""
@@ -52,8 +60,10 @@ class Evidence(msgspec.Struct, frozen=True):
             return "no vector lane: no relevance floor applies"
         line = f"the nearest memory is {self.similarity:.3f} alike"
         if self.floor is not None:
-            relation = "below" if self.silent else "at or above"
+            relation = "below" if self.below else "at or above"
             line += f", {relation} the floor {self.floor:.3f}"
+        if self.worded:
+            line += ", but a memory holds every word of the query"
         if self.unknown:
             line += f" (raised: no memory mentions {', '.join(self.unknown)})"
         return line

@@ -179,14 +179,18 @@ def judged(
     margin: float = UNKNOWN_NAME_MARGIN,
 ) -> Evidence | None:
     """The query's evidence when a floor is asked (see retrieve.abstain; None: none).
-    The names it gives are looked up only when they decide: the nearest memory between
-    the floor and the floor plus the margin."""
+    The names it gives are looked up only when they decide (the nearest memory between
+    the floor and the floor plus the margin), and whether a memory holds every word of
+    the query only when it is below the floor (one keyword search reading one match)."""
     if not min_score:
         return None
     unknown: tuple[str, ...] = ()
     if similarity is not None and min_score <= similarity < min_score + margin:
         unknown = lanes.unknown_names(store, query, filters)
-    return judge(similarity, min_score, unknown, margin)
+    evidence = judge(similarity, min_score, unknown, margin)
+    if evidence.below and store.search_scores(query, replace(filters, limit=1), "all"):
+        return replace(evidence, worded=True)
+    return evidence
 
 
 def _neighbours(
