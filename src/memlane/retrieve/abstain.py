@@ -20,7 +20,7 @@ import msgspec
 # silence`) every held-out fold chose the largest: conversations of one genre are alike
 # in meaning, and their people's names are what tells another conversation's questions
 # apart. A coding agent's questions name tools, cards and places their memories need
-# not ("Can I store a Visa card number?" against a rule on card numbers, cosine 0.58),
+# not ("Can I store a Visa card number?" against a rule on card numbers),
 # so the margin is the grid's smallest, which answers those and still silences most of
 # LoCoMo's off-topic questions.
 UNKNOWN_NAME_MARGIN = 0.3
