@@ -16,7 +16,7 @@ from memlane.retrieve.budget import (
     pack,
     pack_results,
 )
-from memlane.retrieve.dialogue import asks, defer_questions, named, prefer_named, speaker
+from memlane.retrieve.dialogue import asks, named, speaker, weigh_lines
 from memlane.retrieve.fuse import BM25, ENTITY, VECTOR, Fused, convex, normalized, rrf
 from memlane.retrieve.mmr import cosine, diversify, mmr, similarity_by_id
 from memlane.retrieve.score import (
@@ -680,15 +680,15 @@ def test_a_named_speakers_lines_pass_the_others_lines():
         Fused("note", 0.7, {BM25: 2}, {BM25: 0.7}),
         Fused("answer", 0.5, {BM25: 3}, {BM25: 0.5}),
     ]
-    out = prefer_named(fused, records, "What yoga does Maria practise?", 0.3)
+    out = weigh_lines(fused, records, "What yoga does Maria practise?", 0.3, 1.0)
     assert [f.id for f in out] == ["note", "answer", "ask"]
     ask = out[2]
     assert ask.score == pytest.approx(0.27)
     assert ask.contributions == pytest.approx({BM25: 0.18, VECTOR: 0.09})
     assert ask.ranks == {BM25: 1}
     # Off at 1, and nothing moves when the query names no speaker.
-    assert prefer_named(fused, records, "What yoga does Maria practise?", 1.0) == fused
-    assert prefer_named(fused, records, "Which yoga classes are there?", 0.3) == fused
+    assert weigh_lines(fused, records, "What yoga does Maria practise?", 1.0, 1.0) == fused
+    assert weigh_lines(fused, records, "Which yoga classes are there?", 0.3, 1.0) == fused
 
 
 @pytest.mark.parametrize(
@@ -714,8 +714,8 @@ def test_a_memory_that_asks_falls_behind_one_that_states():
         Fused("ask", 1.0, {BM25: 1}, {BM25: 0.6, VECTOR: 0.4}),
         Fused("tell", 0.7, {BM25: 2}, {BM25: 0.7}),
     ]
-    out = defer_questions(fused, records, 0.6)
+    out = weigh_lines(fused, records, "", 1.0, 0.6)
     assert [f.id for f in out] == ["tell", "ask"]
     assert out[1].score == pytest.approx(0.6)
     assert out[1].contributions == pytest.approx({BM25: 0.36, VECTOR: 0.24})
-    assert defer_questions(fused, records, 1.0) == fused
+    assert weigh_lines(fused, records, "", 1.0, 1.0) == fused

@@ -63,47 +63,35 @@ def asks(text: str) -> bool:
     return text.rstrip(_CLOSING).endswith("?")
 
 
-def prefer_named(
+def weigh_lines(
     fused: Sequence[Fused],
     records: Mapping[str, Record],
     query: str,
-    share: float,
+    speaker_share: float,
+    question_share: float,
 ) -> list[Fused]:
-    """The candidates with those said by a speaker the query does not name scaled to
-    `share` of their score (and of each lane's part of it), best first again.
-
-    Trigger: the query names a speaker of one of the candidates. Outcome: the others'
-    lines fall behind the named speaker's; share 1: off. A candidate without a record
-    or without a speaker keeps its score.
+    """The candidates with their scores (and each lane's part of them) scaled, best
+    first again (fuse.ordered): to `speaker_share` for a line said by a speaker the
+    query does not name, when it names one of the candidates' speakers, and to
+    `question_share` for a memory that ends with a question; both when both hold.
+    A share of 1 is off; a candidate without a record keeps its score.
     """
     said = {f.id: speaker(records[f.id].body) for f in fused if f.id in records}
     asked = named(query, frozenset(s for s in said.values() if s is not None))
-    if share >= 1.0 or not asked:
-        return list(fused)
-    scaled = {i for i, by in said.items() if by is not None and by not in asked}
-    return _scaled(fused, records, scaled, share)
-
-
-def defer_questions(
-    fused: Sequence[Fused], records: Mapping[str, Record], share: float
-) -> list[Fused]:
-    """The candidates whose memory ends with a question scaled to `share` of their
-    score (and of each lane's part of it), best first again; share 1: off."""
-    if share >= 1.0:
-        return list(fused)
-    scaled = {f.id for f in fused if f.id in records and asks(records[f.id].body)}
-    return _scaled(fused, records, scaled, share)
-
-
-def _scaled(
-    fused: Sequence[Fused], records: Mapping[str, Record], ids: set[str], share: float
-) -> list[Fused]:
-    """`fused` with the candidates `ids` names scaled to `share`, in order (fuse.ordered)."""
-    if not ids:
+    factor: dict[str, float] = {}
+    for memory_id, by in said.items():
+        share = 1.0
+        if speaker_share < 1.0 and asked and by is not None and by not in asked:
+            share *= speaker_share
+        if question_share < 1.0 and asks(records[memory_id].body):
+            share *= question_share
+        if share < 1.0:
+            factor[memory_id] = share
+    if not factor:
         return list(fused)
     out = [
-        Fused(f.id, f.score * share, f.ranks, {k: v * share for k, v in f.contributions.items()})
-        if f.id in ids
+        Fused(f.id, f.score * k, f.ranks, {lane: v * k for lane, v in f.contributions.items()})
+        if (k := factor.get(f.id, 1.0)) < 1.0
         else f
         for f in fused
     ]

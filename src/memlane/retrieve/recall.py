@@ -18,8 +18,7 @@ from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_
 from memlane.retrieve.dialogue import (
     OTHER_SPEAKER_SHARE,
     QUESTION_SHARE,
-    defer_questions,
-    prefer_named,
+    weigh_lines,
 )
 from memlane.retrieve.expand import LINK_BUDGET, neighbours
 from memlane.retrieve.fuse import LANE_WEIGHTS
@@ -128,12 +127,11 @@ def recall(
     fused, records = with_neighbours(
         store, filters, found.fused, found.records, options.session_share, options.session_replies
     )
-    # After the session lift, so that a neighbour lifted beside the named speaker's line
-    # and said by someone else falls behind too: before it, the other side's replies
-    # come back lifted, and LoCoMo's R@10 ends below no preference at all.
-    fused = prefer_named(fused, records, query, options.speaker_share)
-    # After the session lift too: a question lifts its reply by its full score.
-    fused = defer_questions(fused, records, options.question_share)
+    # After the session lift: a neighbour lifted beside the named speaker's line and
+    # said by someone else falls behind too (before it, the other side's replies come
+    # back lifted, and LoCoMo's R@10 ends below no preference at all), and a question
+    # lifts its reply by its full score before it falls behind.
+    fused = weigh_lines(fused, records, query, options.speaker_share, options.question_share)
     scored = score_candidates(
         fused,
         records,

@@ -77,7 +77,7 @@ def with_neighbours(
             # not lifted, at the cost of a point of R@10 on LoCoMo.
             # Unless the seed asks: a reply need not repeat the question's words ("What
             # are your dogs called?" - "Max and Daisy."), and the question falls behind
-            # it (dialogue.defer_questions). Cross-validated on the LoCoMo dev
+            # it (dialogue.weigh_lines). Cross-validated on the LoCoMo dev
             # conversations (`memlane eval locomo --grid session_replies=0,1`): every
             # held-out fold chose it.
             asking = replies and asks(records[seed.id].body)
