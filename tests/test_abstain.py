@@ -38,6 +38,9 @@ def test_the_floor_rises_by_the_margin_only_for_a_query_naming_what_no_memory_me
     assert floor_for(0.4, ()) == 0.4
     assert floor_for(0.4, ("Maria",)) == pytest.approx(0.4 + UNKNOWN_NAME_MARGIN)
     assert floor_for(None, ("Maria",)) is None and floor_for(0.0, ()) is None
+    # A high floor is raised at most halfway to 1, so a named query can still be met.
+    assert floor_for(0.8, ("Maria",)) == pytest.approx(0.9)
+    assert floor_for(0.7, ("Maria",), margin=0.1) == pytest.approx(0.8)
 
 
 def test_evidence_is_silent_below_its_floor_and_says_why():
@@ -241,3 +244,38 @@ def test_a_memory_holding_every_word_of_the_query_is_evidence_whatever_the_cosin
     assert "holds every word" in worded.evidence.reason()
     missing = vmem.recall("how do we build the web UI fonts?", min_score=0.99, count=False)
     assert missing.abstained and not missing.evidence.worded
+
+
+def test_a_time_window_holding_memories_is_evidence_unless_the_query_names_a_stranger(vmem):
+    vmem.add("Shipped the billing rewrite to production.", occurred_at="2025-05-14T10:00:00Z")
+    dated = vmem.recall("anything notable in May 2025?", min_score=0.99, count=False)
+    assert not dated.abstained and dated.hits
+    assert dated.evidence is not None and dated.evidence.dated
+    assert "lie in the time the query names" in dated.evidence.reason()
+    # An empty window is no evidence, nor is a window asked about someone unknown.
+    empty = vmem.recall("anything notable in May 2019?", min_score=0.99, count=False)
+    assert empty.abstained and not empty.evidence.dated
+    named = vmem.recall("what did Zorblat ship in May 2025?", min_score=0.99, count=False)
+    assert named.abstained and named.evidence.unknown == ("Zorblat",)
+
+
+def test_a_clitic_is_not_a_keyword(vmem):
+    """ "what's" asks for no "s": it must not match every "daughter's"."""
+    vmem.add("My daughter's recital is on Friday evening.")
+    assert vmem.search("what's new", mode="keyword") == []
+    assert vmem.search("daughter's recital", mode="keyword")
+
+
+def test_a_search_says_why_it_found_nothing_in_text_and_json(run):
+    for note in NOTES:
+        assert run("add", note).exit_code == 0
+    text = run("search", OFF_TOPIC, "--mode", "hybrid", "--min-score", "0.3")
+    assert text.exit_code == 0 and "<memlane-search>" in text.stdout
+    assert "(nothing relevant found: the nearest memory is" in text.stdout
+    data = json.loads(
+        run("search", OFF_TOPIC, "--mode", "vector", "--min-score", "0.3", "--json").stdout
+    )
+    assert data["abstained"] is True and data["results"] == []
+    assert data["evidence"]["floor"] == 0.3 and "below the floor" in data["evidence"]["reason"]
+    words = json.loads(run("search", "refunds", "--json").stdout)
+    assert words["abstained"] is False and words["evidence"] is None and words["results"]

@@ -455,7 +455,14 @@ async def test_recall_and_search_say_that_nothing_relevant_was_found(db_path: Pa
             recalled = await call(client, "recall", query=asked)
             assert recalled["results"] == [] and recalled["abstained"] is True
             assert recalled["note"].startswith("nothing relevant found: the nearest memory")
+            assert recalled["evidence"]["floor"] == 0.3 and recalled["evidence"]["similarity"] < 0.3
             searched = await call(client, "search", query=asked, mode="vector")
-            assert searched["results"] == [] and searched["note"] == "nothing found"
+            assert searched["results"] == [] and searched["abstained"] is True
+            assert searched["note"].startswith("nothing relevant found")
             answered = await call(client, "recall", query="refunds processed within five days")
             assert answered["results"] and "abstained" not in answered
+            # The caller moves the floor: 0 turns it off.
+            unfloored = await call(client, "recall", query=asked, min_score=0)
+            assert unfloored["results"] and "abstained" not in unfloored
+            none = await call(client, "search", query="zzyzx", mode="keyword")
+            assert none["note"] == "nothing found" and "abstained" not in none

@@ -44,7 +44,7 @@ REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {"query": "x", "limit": SECRET}, "invalid: limit: expected an integer"),
     ("recall", {}, "invalid: query: required, but not given"),
     ("recall", {"query": "x", "bogus": 1},
-     "invalid: bogus: not an argument of this tool (it takes: query, scope, limit, max_tokens)"),
+     "invalid: bogus: not an argument of this tool (it takes: query, scope, limit, max_tokens, min_score)"),
     ("read_graph", {"depth": 2}, "invalid: depth: not an argument of this tool "
      "(it takes: no arguments)"),
     ("remember", {"content": 5}, "invalid: content: expected a string"),

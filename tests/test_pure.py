@@ -191,6 +191,12 @@ def test_find_replace_several_matches_names_both_ways_out():
         ("repeat repeat", "all", '"repeat"'),
         ("café", "all", '"café"'),
         (
+            "what's a good recipe for banana bread?",
+            "all",
+            '"good" AND "recipe" AND "banana" AND "bread"',
+        ),
+        ("Alice’s laptop won't boot", "all", '"Alice" AND "laptop" AND "won" AND "boot"'),
+        (
             "proxy port config",
             "most",
             '("proxy" AND "port") OR ("proxy" AND "config") OR ("port" AND "config")',

@@ -582,6 +582,12 @@ def day(y: int, m: int, d: int) -> datetime:
         ("last Friday", day(2023, 6, 9), day(2023, 6, 10)),
         ("last Wednesday", day(2023, 6, 7), day(2023, 6, 8)),
         ("on Wednesday", day(2023, 6, 14), day(2023, 6, 15)),
+        ("what changed in the last 7 days", day(2023, 6, 7), day(2023, 6, 15)),
+        ("over the past two weeks", day(2023, 5, 31), day(2023, 6, 15)),
+        ("the previous 3 months", day(2023, 3, 14), day(2023, 6, 15)),
+        ("anything from the past month", day(2023, 5, 14), day(2023, 6, 15)),
+        ("past year", day(2022, 6, 14), day(2023, 6, 15)),
+        ("the last couple of days", day(2023, 6, 12), day(2023, 6, 15)),
     ],
 )
 def test_time_cues_become_windows(query, start, end):
@@ -617,6 +623,15 @@ def test_no_cue(query):
 
 def test_the_first_cue_wins():
     assert time_cue("yesterday, not in May 2023", WEDNESDAY).phrase == "yesterday"
+
+
+def test_a_trailing_month_ends_on_the_last_day_of_a_shorter_month():
+    now = datetime(2023, 3, 31, 12, 0, tzinfo=UTC)
+    assert time_cue("the past month", now).window == (day(2023, 2, 28), day(2023, 4, 1))
+    assert time_cue("the last 1 year", datetime(2024, 2, 29, tzinfo=UTC)).window == (
+        day(2023, 2, 28),
+        day(2024, 3, 1),
+    )
 
 
 def test_windows_follow_the_time_zone_of_now():

@@ -45,7 +45,7 @@ from memlane.model import (
     WriteResult,
 )
 from memlane.retrieve.explain import Explanation
-from memlane.retrieve.result import RecallResult
+from memlane.retrieve.result import RecallResult, Searched
 from memlane.runtime import Runtime
 from memlane.scope import Context
 from memlane.services.admin import Admin
@@ -127,6 +127,7 @@ __all__ = [
     "RestoreReport",
     "Runtime",
     "SchemaTooNew",
+    "Searched",
     "Session",
     "Stats",
     "StoreDamaged",

@@ -31,7 +31,7 @@ from memlane.model import (
 )
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.recall import RecallOptions
-from memlane.retrieve.result import RecallResult
+from memlane.retrieve.result import RecallResult, Searched
 from memlane.runtime import (
     ID_PREFIX,
     BatchItem,
@@ -532,6 +532,18 @@ class Memory:
     ) -> Hits:
         """Search by keyword, vector or both (see Recall.search)."""
         return self._recall.search(query, filters, mode, activate=activate, **options)
+
+    def searched(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        mode: str = "keyword",
+        *,
+        activate: bool = False,
+        **options: Any,
+    ) -> Searched:
+        """A search with its evidence (see Recall.searched)."""
+        return self._recall.searched(query, filters, mode, activate=activate, **options)
 
     def recall(
         self,

@@ -28,6 +28,7 @@ from memlane.cli.render import (
     plain,
     record_dict,
     record_line,
+    said_nothing,
     show_record,
     version_dict,
 )
@@ -268,12 +269,23 @@ def search_cmd(
     mem = memory()
     filters = mem.filters(**options)
     chosen = "vector" if semantic else mode
-    hits = mem.search(query, filters, mode=chosen, activate=activate, min_score=min_score)
+    found = mem.searched(query, filters, mode=chosen, activate=activate, min_score=min_score)
+    hits, evidence = found.hits, found.evidence
     if as_json:
-        emit_json({"query": query, "results": [hit_dict(h) for h in hits], "count": len(hits)})
+        emit_json(
+            {
+                "query": query,
+                "results": [hit_dict(h) for h in hits],
+                "count": len(hits),
+                "abstained": found.abstained,
+                "evidence": None if evidence is None else evidence.to_json(),
+            }
+        )
     elif hits:
         lines = [record_line(hit.record, hit.score) for hit in hits]
         click.echo("\n".join(fenced("search", lines)))
+    elif found.abstained and evidence is not None:
+        said_nothing("search", evidence)
     else:
         _nothing(mem, filters, query)
     _hint_hidden(mem, filters, query)

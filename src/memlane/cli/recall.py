@@ -15,13 +15,12 @@ from memlane.cli.common import (
     note,
 )
 from memlane.cli.read import filters_only
-from memlane.cli.render import record_dict
+from memlane.cli.render import record_dict, said_nothing
 from memlane.model import Record, as_dict
 from memlane.retrieve.present import defanged, lane_warnings, provenance_marks
 from memlane.services.recall import RECALL_LIMIT
 
 if TYPE_CHECKING:
-    from memlane.retrieve.abstain import Evidence
     from memlane.retrieve.explain import Explanation
     from memlane.retrieve.result import Extra, RecallResult
 
@@ -68,12 +67,13 @@ def recall_cmd(
     matches, then all-but-one, then any-word). The memories written just before and after
     the best five in the same session are lifted to half their score when they share a
     content word with it (any, when it ends with a question). When the query names (as
-    written) the speaker of dialogue lines ("Maria: ..."), the lines said by others keep 0.3 of their
-    score; a memory that ends with a question keeps 0.6 of its score (its answer follows
-    it). Then a composite score (relevance, importance, confidence x trust, recency by
+    written) the speaker of dialogue lines ("Maria: ..."), the lines said by others keep
+    0.3 of their score; a memory that ends with a question keeps 0.6 of its score (its
+    answer follows it). Then a composite score (relevance, importance, confidence x trust, recency by
     memory class, popularity) times the scope boost (branch 1.0, project 0.85, global 0.7,
     other projects 0.3 with `--scope all`); time cues in the query ("last week", "in May
-    2023"), whose memories (by event time) the keyword lane also searches; MMR diversity (lambda 0.9); and --max-tokens packing of whole results, where
+    2023", "the past 7 days"), whose memories (by event time) the keyword lane also
+    searches; MMR diversity (lambda 0.9); and --max-tokens packing of whole results, where
     decisions and constraints are the last to go. The weights are settings
     (MEMLANE_RECALL_WEIGHTS and the other recall settings).
 
@@ -89,9 +89,11 @@ def recall_cmd(
     is less alike (cosine) than the relevance floor (--min-score, MEMLANE_RECALL_MIN_SCORE,
     else the embedding profile's calibrated floor), or than the floor plus a margin when the
     query names someone or something no memory mentions (not an acronym, and not on a
-    --passive read, whose gate weighs names itself); a memory holding every word of the
-    query answers whatever its cosine. It says so (JSON `abstained`, and
-    `evidence`: the nearest memory's similarity, the floor, the unknown names).
+    --passive read, whose gate weighs names itself). A memory holding every word of the
+    query answers whatever its cosine, and so do the memories of a time the query names
+    ("in May 2025", "the last 7 days") when it names no one unknown. It says so (JSON
+    `abstained`, and `evidence`: the nearest memory's similarity, the floor, the unknown
+    names, what else counted, and the reason).
 
     An explicit recall counts in `retrieval_count`; --passive (what hooks run) counts in
     `surfaced_count` and holds back untrusted-web, injection-risk and low-confidence (below
@@ -159,7 +161,7 @@ def _print(
             "lanes": dict(result.lanes),
             "warnings": lane_warnings(result.skipped),
             "abstained": result.abstained,
-            "evidence": None if result.evidence is None else evidence_dict(result.evidence),
+            "evidence": None if result.evidence is None else result.evidence.to_json(),
         }
         if explained is not None:
             payload["explain"] = {
@@ -171,11 +173,7 @@ def _print(
         emit_json(payload)
         return
     if result.abstained and result.evidence is not None:
-        # On stdout, fenced as results are: an agent reading them learns that the
-        # store was asked and holds nothing near enough, not that the read failed.
-        click.echo("<memlane-recall>")
-        click.echo(f"(nothing relevant found: {result.evidence.reason()})")
-        click.echo("</memlane-recall>")
+        said_nothing("recall", result.evidence)
     elif not result.hits:
         note("nothing recalled")
     else:
@@ -222,16 +220,6 @@ def _print(
 def _body(record: Record) -> None:
     if record.body != record.title:
         click.echo("  " + defanged(record.body).replace("\n", "\n  "))
-
-
-def evidence_dict(evidence: Evidence) -> dict[str, Any]:
-    """A recall's evidence as JSON: the nearest memory's similarity, the floor, and the
-    names no memory mentions."""
-    return {
-        "similarity": None if evidence.similarity is None else round(evidence.similarity, 6),
-        "floor": None if evidence.floor is None else round(evidence.floor, 6),
-        "unknown_names": list(evidence.unknown),
-    }
 
 
 def _extra_dict(extra: Extra) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version, WriteResult
+from memlane.retrieve.abstain import Evidence
 
 # These live in retrieve.present (the hooks and the MCP server fence memories too);
 # re-exported for the CLI's modules.
@@ -35,6 +36,12 @@ def record_dict(record: Record) -> dict[str, Any]:
     out["memory_class"] = record.memory_class.value
     out["live"] = record.live
     return out
+
+
+def said_nothing(kind: str, evidence: Evidence) -> None:
+    """An answer of nothing on stdout, fenced as results are: an agent reading it learns
+    that the store was asked and holds nothing near enough, not that the read failed."""
+    click.echo("\n".join(fenced(kind, [f"(nothing relevant found: {evidence.reason()})"])))
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:

@@ -41,6 +41,9 @@ class Evidence(msgspec.Struct, frozen=True):
     # A memory holds every word of the query: evidence whatever the cosine ("how do we
     # build the web UI assets?" and a note on building the web UI's assets with Vite).
     worded: bool = False
+    # The query names a time ("anything notable in May 2025?") and memories lie in it:
+    # evidence too, unless the query also names what no memory mentions.
+    dated: bool = False
 
     @property
     def below(self) -> bool:
@@ -52,7 +55,7 @@ class Evidence(msgspec.Struct, frozen=True):
     @property
     def silent(self) -> bool:
         """True when nothing in the store is near enough to answer."""
-        return self.below and not self.worded
+        return self.below and not (self.worded or self.dated)
 
     def reason(self) -> str:
         """One line saying why recall answered with nothing (or how near it came)."""
@@ -64,19 +67,40 @@ class Evidence(msgspec.Struct, frozen=True):
             line += f", {relation} the floor {self.floor:.3f}"
         if self.worded:
             line += ", but a memory holds every word of the query"
+        elif self.dated:
+            line += ", but memories lie in the time the query names"
         if self.unknown:
             line += f" (raised: no memory mentions {', '.join(self.unknown)})"
         return line
+
+    def to_json(self) -> dict[str, object]:
+        """The evidence as JSON: the nearest memory's similarity, the floor, the names no
+        memory mentions, the other evidence found below the floor, and the verdict."""
+        return {
+            "similarity": None if self.similarity is None else round(self.similarity, 6),
+            "floor": None if self.floor is None else round(self.floor, 6),
+            "unknown_names": list(self.unknown),
+            "worded": self.worded,
+            "dated": self.dated,
+            "reason": self.reason(),
+        }
 
 
 def floor_for(
     min_score: float | None, unknown: tuple[str, ...], margin: float = UNKNOWN_NAME_MARGIN
 ) -> float | None:
     """The similarity the nearest memory must reach: `min_score` (None or 0: no floor),
-    plus `margin` when the query names what no memory mentions."""
+    `raised` when the query names what no memory mentions."""
     if not min_score:
         return None
-    return min_score + margin if unknown else min_score
+    return raised(min_score, margin) if unknown else min_score
+
+
+def raised(min_score: float, margin: float = UNKNOWN_NAME_MARGIN) -> float:
+    """The floor for a query naming what no memory mentions: `min_score` plus `margin`,
+    but never past halfway from `min_score` to 1 (a floor of 1 would refuse every such
+    query, whatever the store holds)."""
+    return min(min_score + margin, (1.0 + min_score) / 2)
 
 
 def judge(

@@ -13,7 +13,7 @@ import msgspec
 
 from memlane.model import Filters, Link, Record, replace
 from memlane.retrieve import lanes
-from memlane.retrieve.abstain import UNKNOWN_NAME_MARGIN, Evidence, judge
+from memlane.retrieve.abstain import UNKNOWN_NAME_MARGIN, Evidence, judge, raised
 from memlane.retrieve.budget import estimate_tokens, pack, pack_results, result_text
 from memlane.retrieve.dialogue import (
     OTHER_SPEAKER_SHARE,
@@ -33,7 +33,7 @@ from memlane.retrieve.score import (
     score_candidates,
 )
 from memlane.retrieve.session import NEIGHBOUR_SHARE, with_neighbours
-from memlane.retrieve.when import time_cue
+from memlane.retrieve.when import Window, time_cue
 from memlane.scope import Context
 from memlane.store import Store
 
@@ -122,7 +122,13 @@ def recall(
         store, query, filters, options.limit, vector_lane, options.lane_weights, cue.window
     )
     evidence = judged(
-        store, query, filters, found.similarity, options.min_score, options.unknown_name_margin
+        store,
+        query,
+        filters,
+        found.similarity,
+        options.min_score,
+        options.unknown_name_margin,
+        cue.window,
     )
     fused, records = with_neighbours(
         store, filters, found.fused, found.records, options.session_share, options.session_replies
@@ -175,19 +181,32 @@ def judged(
     similarity: float | None,
     min_score: float | None,
     margin: float = UNKNOWN_NAME_MARGIN,
+    window: Window | None = None,
 ) -> Evidence | None:
     """The query's evidence when a floor is asked (see retrieve.abstain; None: none).
     The names it gives are looked up only when they decide (the nearest memory between
-    the floor and the floor plus the margin), and whether a memory holds every word of
-    the query only when it is below the floor (one keyword search reading one match)."""
+    the floor and the raised floor); below the floor, whether a memory holds every word
+    of the query (one keyword search reading one match), then, for a query naming a
+    time `window` and no unknown name, whether the window holds a memory (one read of
+    one row)."""
     if not min_score:
         return None
     unknown: tuple[str, ...] = ()
-    if similarity is not None and min_score <= similarity < min_score + margin:
+    if similarity is not None and min_score <= similarity < raised(min_score, margin):
         unknown = lanes.unknown_names(store, query, filters)
     evidence = judge(similarity, min_score, unknown, margin)
-    if evidence.below and store.search_scores(query, replace(filters, limit=1), "all"):
+    if not evidence.below:
+        return evidence
+    one = replace(filters, limit=1)
+    if store.search_scores(query, one, "all"):
         return replace(evidence, worded=True)
+    if window is None:
+        return evidence
+    if similarity is not None and similarity < min_score:  # its names not read yet
+        evidence = judge(similarity, min_score, lanes.unknown_names(store, query, filters), margin)
+    since, until = window
+    if not evidence.unknown and store.query(replace(one, since=since, until=until)):
+        return replace(evidence, dated=True)
     return evidence
 
 

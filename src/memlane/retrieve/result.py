@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from memlane.model import Record
+from memlane.model import Hit, Record
 from memlane.retrieve.abstain import Evidence
 from memlane.retrieve.expand import Neighbour
 from memlane.retrieve.score import Scored
@@ -43,4 +43,16 @@ class RecallResult(msgspec.Struct, frozen=True):
     @property
     def abstained(self) -> bool:
         """True when recall said that nothing relevant was found."""
+        return self.evidence is not None and self.evidence.silent
+
+
+class Searched(msgspec.Struct, frozen=True):
+    """What a search found, and (by meaning, with a floor) how near the store came."""
+
+    hits: list[Hit]
+    evidence: Evidence | None = None
+
+    @property
+    def abstained(self) -> bool:
+        """True when a search by meaning found nothing near enough."""
         return self.evidence is not None and self.evidence.silent

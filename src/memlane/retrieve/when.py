@@ -1,12 +1,14 @@
 """Time cues in a recall query, read without a model: a window and a "when?" flag.
 
 "yesterday", "last week", "in May 2023", "on 8 May 2023", "2023-05-08", "two weeks
-ago" become a half-open window [start, end) in the time zone of the `now` given;
+ago", "the last 7 days" become a half-open window [start, end) in the time zone of the
+`now` given;
 "when did ...", "what date ..." mark a question about time, so the ranker can
 favour memories that carry an event time (`occurred_at`).
 
 Calendar semantics, one rule for all: "last X" is "1 X ago", and "N X ago" is the
-whole calendar day / week (Monday to Monday) / month / year that holds now - N X.
+whole calendar day / week (Monday to Monday) / month / year that holds now - N X;
+"the last N X" and "the past X" are the span from the day that was N X ago through today.
 The first cue in reading order wins. Only the standard library: a fixed table of
 patterns answers the same on every machine, gives windows rather than instants,
 and cannot mistake "may" or "second" in ordinary prose for dates.
@@ -118,6 +120,19 @@ def _units_ago(now: datetime, unit: str, n: int) -> Window:
     return _year(now, today.year - n)
 
 
+def _trailing(now: datetime, unit: str, n: int) -> Window:
+    """From the calendar day n units before today through the end of today."""
+    today = now.date()
+    if unit in ("day", "week"):
+        first = today - timedelta(days=n * (7 if unit == "week" else 1))
+    else:
+        months = today.year * 12 + (today.month - 1) - n * (12 if unit == "year" else 1)
+        year, month = months // 12, months % 12 + 1
+        last_day = (date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)).day
+        first = date(year, month, min(today.day, last_day))
+    return _midnight(now, first), _midnight(now, today + timedelta(days=1))
+
+
 def _latest_month(now: datetime, month: int) -> Window:
     """The most recent such month that has begun: "in May" asked in March means last May."""
     year = now.year if month <= now.month else now.year - 1
@@ -192,6 +207,14 @@ _PATTERNS: tuple[tuple[re.Pattern[str], _Resolver], ...] = tuple(
         (
             rf"\b{_NUMBER}\s+{_UNIT}\s+ago\b",
             lambda m, now: _units_ago(now, m["unit"].lower(), _number(m)),
+        ),
+        (
+            rf"\b(?:the\s+)?(?:last|past|previous)\s+{_NUMBER}\s+{_UNIT}\b",
+            lambda m, now: _trailing(now, m["unit"].lower(), _number(m)),
+        ),
+        (
+            r"\b(?:the\s+)?past\s+(?P<unit>day|week|month|year)\b",
+            lambda m, now: _trailing(now, m["unit"].lower(), 1),
         ),
         (r"\b(?P<which>last|previous|this|next)\s+(?P<unit>day|week|month|year)\b", _relative),
         (rf"\b(?P<which>last|on)\s+{_WEEKDAY}\b", _weekday),

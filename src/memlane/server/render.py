@@ -6,16 +6,15 @@ sure, where from); the full record stays with `memlane show --json`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memlane.lifecycle.pack import Pack
-from memlane.model import Hit, Link, Record, WriteResult
+from memlane.model import Link, Record, WriteResult
 from memlane.retrieve.present import fenced, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
-    from memlane.retrieve.result import Extra, RecallResult
+    from memlane.retrieve.result import Extra, RecallResult, Searched
 
 JSON = dict[str, Any]
 # What a passive read says when nothing cleared its gate.
@@ -52,9 +51,9 @@ def memory(record: Record) -> JSON:
     return out
 
 
-def hits(query: str, found: Sequence[Hit]) -> JSON:
-    results = [{**memory(h.record), "score": round(h.score, 4)} for h in found]
-    said = {} if results else {"note": "nothing found"}
+def hits(query: str, found: Searched) -> JSON:
+    results = [{**memory(h.record), "score": round(h.score, 4)} for h in found.hits]
+    said = _abstained(found) or ({} if results else {"note": "nothing found"})
     return {"query": query, "count": len(results), "results": results, **said}
 
 
@@ -75,11 +74,15 @@ def recalled(query: str, result: RecallResult) -> JSON:
     }
 
 
-def _abstained(result: RecallResult) -> JSON:
-    """What an agent reads when recall answered with nothing, and why (else nothing)."""
+def _abstained(result: RecallResult | Searched) -> JSON:
+    """What an agent reads when a read answered with nothing, and why (else nothing)."""
     if not result.abstained or result.evidence is None:
         return {}
-    return {"abstained": True, "note": f"nothing relevant found: {result.evidence.reason()}"}
+    return {
+        "abstained": True,
+        "note": f"nothing relevant found: {result.evidence.reason()}",
+        "evidence": result.evidence.to_json(),
+    }
 
 
 def _extra(extra: Extra) -> JSON:

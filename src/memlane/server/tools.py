@@ -78,6 +78,10 @@ Mode = Annotated[
     _about("keyword (words), vector (meaning) or hybrid (both)."),
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=200, description="Most results.")]
+MinScore = Annotated[
+    float | None,
+    Field(ge=0, le=1, description="Relevance floor (cosine); 0: none. Default: calibrated."),
+]
 Reason = Annotated[str | None, _about("Why, in a few words.")]
 NewText = Annotated[str | None, _about("New full text.")]
 Appended = Annotated[str | None, _about("Text to add at the end.")]
@@ -195,6 +199,7 @@ class MemoryTools:
         scope: ReadScope = None,
         limit: Limit = 10,
         max_tokens: MaxTokens = None,
+        min_score: MinScore = None,
     ) -> JSON:
         """Find the few memories that matter for a question or task, best first, each
         with why it was chosen (keyword, meaning, named entities, recency, importance).
@@ -204,9 +209,10 @@ class MemoryTools:
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)
-            return render.recalled(
-                query, mem.recall(query, limit=limit, max_tokens=max_tokens, scope=scopes)
+            found = mem.recall(
+                query, limit=limit, max_tokens=max_tokens, min_score=min_score, scope=scopes
             )
+            return render.recalled(query, found)
 
         return await self._answer(ctx, work)
 
@@ -223,7 +229,7 @@ class MemoryTools:
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)
-            return render.hits(query, mem.search(query, mode=mode, scope=scopes, limit=limit))
+            return render.hits(query, mem.searched(query, mode=mode, scope=scopes, limit=limit))
 
         return await self._answer(ctx, work)
 

@@ -13,7 +13,7 @@ from memlane.lazy import lazy_module
 from memlane.model import EmbedOutcome, Filters, Hit, Record, replace
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.filters import query_text, whole
-from memlane.retrieve.result import RecallResult
+from memlane.retrieve.result import RecallResult, Searched
 from memlane.runtime import Hits, Runtime, passive_ok
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import utcnow
@@ -136,11 +136,28 @@ class Recall:
         min_score: float | None = None,
         **options: Any,
     ) -> Hits:
+        """What `searched` finds, without its evidence."""
+        found = self.searched(
+            query, filters, mode, activate=activate, min_score=min_score, **options
+        )
+        return found.hits
+
+    def searched(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        mode: str = "keyword",
+        *,
+        activate: bool = False,
+        min_score: float | None = None,
+        **options: Any,
+    ) -> Searched:
         """Search: `keyword` (BM25: all words, else all but one, else any word), `vector`
         (nearest by meaning) or `hybrid` (both, fused by their normalised scores).
         `activate`: the results were consumed on purpose, so their decay clocks reset.
         A search by meaning finds nothing when the nearest memory is below the relevance
-        floor (`min_score`, as in `recall`); a keyword search matches words, so none applies."""
+        floor (`min_score`, as in `recall`), and says how near it came (`evidence`); a
+        keyword search matches words, so none applies."""
         from memlane.retrieve import lanes
         from memlane.retrieve.recall import judged
 
@@ -148,6 +165,7 @@ class Recall:
         chosen = filters or self.rt.filters(**options)
         if mode not in lanes.MODES:
             raise Invalid(f"invalid search mode {mode!r}; choose from: {', '.join(lanes.MODES)}")
+        evidence = None
         if mode == "keyword":
             hits = lanes.keyword(self.rt.store, query, chosen)
         else:
@@ -165,7 +183,7 @@ class Recall:
                 hits = []
         if activate:
             self.rt.count([h.record.id for h in hits], "activation")
-        return list(self._reread(hits))
+        return Searched(list(self._reread(hits)), evidence)
 
     def recall(
         self,

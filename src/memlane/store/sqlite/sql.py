@@ -28,6 +28,9 @@ STOPWORDS = frozenset(
 )
 # Tokens as FTS5's unicode61 tokenizer sees them; a trailing * asks for a prefix.
 _TOKEN = re.compile(r"[^\W_]+\*?")
+# An English clitic after an apostrophe ("what's", "don't", "we'll"): the tokenizer
+# splits it off as a word of its own, which would match every "daughter's" and "it's".
+_CLITIC = re.compile(r"(?<=[^\W_])['’](?:s|t|d|ll|m|re|ve)\b", re.IGNORECASE)
 
 
 def fts_query(text: str, match: str = "all") -> str | None:
@@ -54,7 +57,7 @@ def fts_terms(text: str) -> list[str]:
     """The distinct FTS5 terms of user text, each quoted (`"word"`, or `"word"*` for a
     prefix), in the order they first appear."""
     text = text.encode("utf-8", "ignore").decode("utf-8")  # drop undecodable input
-    tokens = _TOKEN.findall(text)
+    tokens = _TOKEN.findall(_CLITIC.sub("", text))
     # Trigger: a natural-language query ("where do we configure the proxy").
     # Why: words like "the" match most memories, so every match would be ranked.
     # Outcome: they are dropped, unless the query has nothing else.
