@@ -76,9 +76,15 @@ def test_claude_code_round_trip_leaves_existing_files_byte_identical(memlane, ho
         "hook session-start --host claude-code"
     )
     for event, name in (("UserPromptSubmit", "user-prompt"), ("PreCompact", "pre-compact"),
-                        ("Stop", "stop"), ("SessionEnd", "session-end")):  # fmt: skip
+                        ("Stop", "stop"), ("SessionEnd", "session-end"),
+                        ("SubagentStart", "subagent-start")):  # fmt: skip
         [group] = hooks[event]
         assert group["hooks"][0]["command"].endswith(f"hook {name} --host claude-code")
+    # Before a tool runs: only for the tools that run a command or write a file, and
+    # beside the user's own PreToolUse hook.
+    [mine] = [g for g in hooks["PreToolUse"] if "memlane" in g["hooks"][0]["command"]]
+    assert mine["matcher"] == "Bash|Edit|Write|MultiEdit|NotebookEdit"
+    assert mine["hooks"][0]["command"].endswith("hook pre-tool --host claude-code")
     servers = json.loads(claude_json.read_text())["mcpServers"]
     assert servers["docs"] == {"command": "docs-server"}
     assert servers["memlane"]["args"][-1] == "serve"
@@ -119,7 +125,15 @@ def test_codex_keeps_comments_and_turns_hooks_on(memlane, home):
     assert text.startswith(CODEX_TOML)  # comments, layout and the other server kept
     assert "[mcp_servers.memlane]" in text and "codex_hooks = true" in text
     hooks = json.loads((home / ".codex" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "Stop"}
+    assert set(hooks) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "SubagentStart",
+        "PreCompact",
+        "Stop",
+    }
+    assert hooks["PreToolUse"][0]["matcher"] == "Bash"  # the shell tool only
     assert memlane("uninstall", "codex")[0] == 0
     assert config.read_text() == CODEX_TOML
     assert not (home / ".codex" / "hooks.json").exists()

@@ -26,9 +26,9 @@ from memlane.hooks.host import CLAUDE_CODE, MAX_PAYLOAD_BYTES
 )
 @json_option
 def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
-    """Answer a host's hook EVENT (session-start, user-prompt, pre-compact, stop,
-    session-end): its JSON on stdin, its JSON on stdout. Always exits 0; errors go to the
-    hooks log.
+    """Answer a host's hook EVENT (session-start, user-prompt, pre-tool, subagent-start,
+    pre-compact, stop, session-end): its JSON on stdin, its JSON on stdout. Always exits
+    0; errors go to the hooks log.
 
     What `install` registers with the host (Claude Code's hook contract, which Codex shares;
     Codex has no session-end). --json prints memlane's account instead: `output` (the host's
@@ -56,6 +56,15 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
       that command under its budget (MEMLANE_LLM_MAX_CALLS, MEMLANE_LLM_MAX_TOKENS,
       MEMLANE_LLM_TIMEOUT); the transcript goes in pieces of at most 8,000 tokens, and
       what the command never saw goes to the cue extractor.
+    - pre-tool (registered for the tools that run a command or write a file) injects a
+      `<memlane-tool>` block of at most 2 rules (lessons, constraints, conventions,
+      preferences) that name what the call touches: a file it names, or two of the
+      command's words (its program unless it only reads, as ls, cat or grep do;
+      subcommands, options, plain arguments; never the words of a quoted message). It
+      never asks the host to deny or hold the call, and stays silent otherwise.
+    - subagent-start reads the delegated task (the payload's prompt, else the newest
+      Task or agent call in the parent's transcript) as user-prompt reads a prompt, for
+      the subagent's context.
 
     MEMLANE_LLM_CMD's answer must be JSON lines `{"kind", "content", "title"?, "importance"?
     1-10, "tags"? at most 8, "entities"? at most 8}` (kinds: decision, preference,

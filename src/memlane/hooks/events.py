@@ -4,6 +4,11 @@
   within the injection budget.
 - user-prompt: a passive recall on the prompt (and the session's recent tool
   operations); only what clears the gate (hooks.gate) is injected.
+- pre-tool: the rules (lessons, constraints, conventions, preferences) that name what
+  a shell command or a file edit is about to touch (hooks.tool); silence otherwise,
+  and never a decision to deny the call.
+- subagent-start: the delegated task read as a prompt is, for the subagent's fresh
+  context.
 - stop: the new turns since the last capture, through the cue-phrase extractor (cheap:
   the host waits for a Stop hook).
 - pre-compact, session-end: the same, or with `MEMLANE_LLM_CMD` set, the command under
@@ -23,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane.errors import MemlaneError, Unavailable
-from memlane.hooks import context, extract, gate, llm, state, transcript
+from memlane.hooks import context, extract, gate, llm, state, tool, transcript
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
 from memlane.model import Record
@@ -180,6 +185,55 @@ def recent_ops(event: Event) -> list[str]:
         return transcript.recent_ops(event.transcript_path)
     except OSError:
         return []
+
+
+# ---- before a tool runs, and a subagent's start ----------------------------------------
+
+# Rules recall brings for the call's anchors, for hooks.tool to weigh.
+TOOL_RECALL_LIMIT = 10
+
+
+def pre_tool(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """The rules that bear on the tool call about to run (see hooks.tool)."""
+    about = tool.subject(event.tool_name or "", event.tool_input or {}, event.cwd)
+    if about is None or about.empty or options.budget <= 0:
+        return Outcome("not-a-touch")
+    mem = open_memory()
+    # No relevance floor: the query is a list of anchors, not a sentence, and
+    # hooks.tool asks for stronger evidence than any cosine.
+    result = mem.recall(
+        about.query,
+        passive=True,
+        count=False,
+        limit=TOOL_RECALL_LIMIT,
+        min_score=0.0,
+        kind=[k.value for k in tool.RULE_KINDS],
+    )
+    chosen = tool.bearing(about, [h.record for h in result.hits])
+    details = {"anchors": len(about.files) + len(about.words), "hits": len(result.hits)}
+    if not chosen:
+        return Outcome("below-bar", details=details)
+    items = [context.memory_item(r) for r in chosen]
+    made = context.block("tool", context.TOOL_HEADER, [(None, items)], options.budget)
+    if made.text is None:
+        return Outcome("budget-drop", details=details)
+    mem.surfaced(made.ids)
+    return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
+
+
+def subagent_start(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """The delegated task read as a prompt (user_prompt), for the subagent's context,
+    which holds none of what its parent was shown. The task is the event's prompt when
+    the host sends one, else the newest subagent call in the parent's transcript."""
+    task = event.prompt
+    if not task and event.transcript_path:
+        try:
+            task = transcript.delegated_task(event.transcript_path)
+        except OSError:
+            task = None
+    if not task:
+        return Outcome("no-task")
+    return user_prompt(msgspec.structs.replace(event, prompt=task), open_memory, options)
 
 
 # ---- capture ---------------------------------------------------------------------------

@@ -5,11 +5,15 @@ Claude Code and Codex share the shape (Codex adopted Claude Code's contract):
 - every event: `session_id`, `transcript_path` (null on Codex when there is none),
   `cwd`, `hook_event_name`; Codex adds `model`, `turn_id`, `permission_mode`;
 - SessionStart: `source` (startup, resume, clear, compact); UserPromptSubmit:
-  `prompt`; PreCompact: `trigger` (manual, auto); Stop: `stop_hook_active`, and on
-  Codex `last_assistant_message`; SessionEnd (Claude Code only): `reason`.
-- Only SessionStart and UserPromptSubmit read context back:
-  `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": "..."}}`. The
-  other events are decision events whose schema has no such field (Claude Code
+  `prompt`; PreToolUse: `tool_name`, `tool_input` (a shell tool's `command`, a string
+  or on Codex an argv list; an edit's `file_path`; Codex's `apply_patch` its patch in
+  `input`); SubagentStart: the delegated task, when the host sends it, in `prompt`;
+  PreCompact: `trigger` (manual, auto); Stop: `stop_hook_active`, and on Codex
+  `last_assistant_message`; SessionEnd (Claude Code only): `reason`.
+- SessionStart, UserPromptSubmit, PreToolUse and SubagentStart read context back:
+  `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": "..."}}`
+  (PreToolUse never with a permission decision: memlane informs, it never denies).
+  The other events are decision events whose schema has no such field (Claude Code
   rejects it on Stop and PreCompact), so they get `{}`, as does a silent hook.
 """
 
@@ -24,17 +28,19 @@ from memlane.errors import Invalid
 
 CLAUDE_CODE, CODEX = "claude-code", "codex"
 HOSTS = (CLAUDE_CODE, CODEX)
-SESSION_START, USER_PROMPT, PRE_COMPACT, STOP, SESSION_END = (
+SESSION_START, USER_PROMPT, PRE_TOOL, SUBAGENT_START = (
     "session-start",
     "user-prompt",
-    "pre-compact",
-    "stop",
-    "session-end",
+    "pre-tool",
+    "subagent-start",
 )
-EVENTS = (SESSION_START, USER_PROMPT, PRE_COMPACT, STOP, SESSION_END)
+PRE_COMPACT, STOP, SESSION_END = ("pre-compact", "stop", "session-end")
+EVENTS = (SESSION_START, USER_PROMPT, PRE_TOOL, SUBAGENT_START, PRE_COMPACT, STOP, SESSION_END)
 HOST_EVENT = {
     SESSION_START: "SessionStart",
     USER_PROMPT: "UserPromptSubmit",
+    PRE_TOOL: "PreToolUse",
+    SUBAGENT_START: "SubagentStart",
     PRE_COMPACT: "PreCompact",
     STOP: "Stop",
     SESSION_END: "SessionEnd",
@@ -42,7 +48,7 @@ HOST_EVENT = {
 # Events each host sends (Codex has no session end) and those whose answer may carry
 # context for the model.
 HOST_EVENTS = {CLAUDE_CODE: frozenset(EVENTS), CODEX: frozenset(EVENTS) - {SESSION_END}}
-INJECTING = frozenset({SESSION_START, USER_PROMPT})
+INJECTING = frozenset({SESSION_START, USER_PROMPT, PRE_TOOL, SUBAGENT_START})
 # A payload larger than this, in UTF-8 bytes, is not a hook event (a prompt is capped
 # well below); stdin is read no further than one byte past it.
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
@@ -61,6 +67,8 @@ class Event(msgspec.Struct, frozen=True):
     trigger: str | None = None  # PreCompact
     reason: str | None = None  # SessionEnd
     stop_hook_active: bool = False  # Stop: the host is already continuing for a hook
+    tool_name: str | None = None  # PreToolUse
+    tool_input: dict[str, Any] | None = None  # PreToolUse
 
 
 def check(name: str, host: str) -> None:
@@ -90,6 +98,9 @@ def parse(name: str, host: str, text: str) -> Event:
     prompt = payload.get("prompt")
     if name == USER_PROMPT and not isinstance(prompt, str):
         raise Invalid("UserPromptSubmit payload has no prompt")
+    tool_input = payload.get("tool_input")
+    if name == PRE_TOOL and not (_text(payload, "tool_name") and isinstance(tool_input, dict)):
+        raise Invalid("PreToolUse payload has no tool_name and tool_input object")
     return Event(
         name=name,
         host=host,
@@ -101,6 +112,8 @@ def parse(name: str, host: str, text: str) -> Event:
         trigger=_text(payload, "trigger"),
         reason=_text(payload, "reason"),
         stop_hook_active=payload.get("stop_hook_active") is True,
+        tool_name=_text(payload, "tool_name"),
+        tool_input=tool_input if isinstance(tool_input, dict) else None,
     )
 
 

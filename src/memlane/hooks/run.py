@@ -21,7 +21,15 @@ import msgspec
 from memlane import config
 from memlane.errors import Invalid
 from memlane.hooks import host, llm, state
-from memlane.hooks.events import Options, Outcome, capture, session_start, user_prompt
+from memlane.hooks.events import (
+    Options,
+    Outcome,
+    capture,
+    pre_tool,
+    session_start,
+    subagent_start,
+    user_prompt,
+)
 
 if TYPE_CHECKING:
     from memlane.memory import Memory
@@ -30,6 +38,8 @@ Handler = Callable[[host.Event, Callable[[], "Memory"], Options], Outcome]
 HANDLERS: dict[str, Handler] = {
     host.SESSION_START: session_start,
     host.USER_PROMPT: user_prompt,
+    host.PRE_TOOL: pre_tool,
+    host.SUBAGENT_START: subagent_start,
     host.PRE_COMPACT: capture,
     host.STOP: capture,
     host.SESSION_END: capture,

@@ -244,3 +244,52 @@ def recent_ops(path: str | Path, tail: int = OPS_TAIL_BYTES, keep: int = OPS_KEE
     _, ops = parse(line for line, _ in _whole_lines(data[first:] + b"\n"))
     newest = list(dict.fromkeys(reversed(ops)))[:keep]
     return list(reversed(newest))
+
+
+# Tool calls that hand a task to a subagent (Claude Code's Task/Agent, a Codex agent
+# spawn), and the input fields that hold the task, most telling first.
+_DELEGATING = re.compile(r"^task$|agent", re.IGNORECASE)
+_TASK_FIELDS = ("prompt", "message", "task", "description")
+
+
+def delegated_task(path: str | Path, tail: int = OPS_TAIL_BYTES) -> str | None:
+    """The task of the newest subagent call in the last `tail` bytes of a transcript
+    (either format); None when there is none."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - tail))
+        data = handle.read(tail)
+    lines = [line for line, _ in _whole_lines(data + b"\n")]
+    for line in reversed(lines):
+        for name, given in _calls(line):
+            if _DELEGATING.search(name) and isinstance(given, dict):
+                for field in _TASK_FIELDS:
+                    if isinstance(given.get(field), str) and given[field].strip():
+                        return str(given[field])
+    return None
+
+
+def _calls(line: str) -> list[tuple[str, Any]]:
+    """The tool calls of one transcript line: (name, input)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return []
+    if not isinstance(entry, dict):
+        return []
+    payload = entry.get("payload")
+    if entry.get("type") == "response_item" and isinstance(payload, dict):
+        if payload.get("type") != "function_call":
+            return []
+        try:
+            arguments = json.loads(str(payload.get("arguments") or "{}"))
+        except ValueError:
+            return []
+        return [(str(payload.get("name", "")), arguments)]
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [
+        (str(block.get("name", "")), block.get("input"))
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]

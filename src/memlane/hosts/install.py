@@ -40,11 +40,19 @@ HOOK_TIMEOUT = 30
 CLAUDE_EVENTS = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "user-prompt",
+    "PreToolUse": "pre-tool",
+    "SubagentStart": "subagent-start",
     "PreCompact": "pre-compact",
     "Stop": "stop",
     "SessionEnd": "session-end",
 }
 CODEX_EVENTS = {k: v for k, v in CLAUDE_EVENTS.items() if k != "SessionEnd"}
+# The tools a PreToolUse hook is started for: those that run a command or write a file
+# (hooks.tool); reads and searches never start it. Codex's hook sees its shell tool only.
+TOOL_MATCHERS = {
+    "claude-code": {"PreToolUse": "Bash|Edit|Write|MultiEdit|NotebookEdit"},
+    "codex": {"PreToolUse": "Bash"},
+}
 MANIFEST = "installs.json"
 
 
@@ -90,7 +98,7 @@ def targets(host: str, scope: str, home: Path, project: Path, run: Sequence[str]
     server = {"command": run[0], "args": [*run[1:], "serve"]}
 
     def hooks(doc: Doc, added: Added, where: str) -> None:
-        merge_hooks(doc, hook, HOOK_TIMEOUT, added, where)
+        merge_hooks(doc, hook, HOOK_TIMEOUT, added, where, TOOL_MATCHERS[host])
 
     def mcp_json(doc: Doc, added: Added, where: str) -> None:
         entry = {"type": "stdio", **server} if scope == "user" else server

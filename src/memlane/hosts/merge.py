@@ -56,10 +56,16 @@ def _table(doc: Doc, path: Sequence[str], added: Added, where: str) -> Doc:
 
 
 def merge_hooks(
-    doc: Doc, events: Mapping[str, str], timeout: int, added: Added, where: str
+    doc: Doc,
+    events: Mapping[str, str],
+    timeout: int,
+    added: Added,
+    where: str,
+    matchers: Mapping[str, str] | None = None,
 ) -> None:
     """One command hook per event (event name -> command), unless that exact command
-    is already configured for the event."""
+    is already configured for the event; under its matcher (the tools it runs for)
+    where `matchers` names one."""
     hooks = _table(doc, ["hooks"], added, where)
     for event, command in events.items():
         if event not in hooks:
@@ -70,7 +76,11 @@ def merge_hooks(
             raise Invalid(f"{where}: `hooks.{event}` is not a list; left as is")
         if command in _commands(groups):
             continue
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+        group: dict[str, Any] = (
+            {"matcher": matchers[event]} if matchers and event in matchers else {}
+        )
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        groups.append(group)
         added.hooks.setdefault(event, []).append(command)
 
 

@@ -1,0 +1,212 @@
+"""The PreToolUse lane: what a tool call touches (hooks.tool), the rules shown before
+it runs, silence otherwise, and never a decision to deny. The gold set is
+tests/pretool_gold.py; `python tests/test_pretool.py` prints its figures."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlane import Context, Memory
+from memlane.hooks import host, tool
+from memlane.hooks.events import Options, pre_tool
+from memlane.model import Kind
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from pretool_gold import CASES, MEMORIES  # noqa: E402
+
+# What the lane must reach on its gold set: precision first (a hazard shown on every
+# call teaches the agent to skip them), and most of the rules that bear on a call.
+MIN_PRECISION = 0.9
+MIN_RECALL = 0.7
+
+
+# ---- what a call touches (pure) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "files", "words"),
+    [
+        ("git push --force origin main", set(), {"git", "push", "forc", "origin", "main"}),
+        ("cd web && npm install lodash", set(), {"npm", "instal", "lodash"}),
+        ("DATABASE_URL=x uv run alembic upgrade head", set(), {"alembi", "upgrad", "head"}),
+        ("python -m pytest -n auto tests/db", {"db"}, {"pytest", "auto"}),
+        ('git commit -m "fix the deploy script"', set(), {"git", "commit"}),
+        ("sudo -E make release VERSION=1.2", set(), {"make", "releas"}),
+        ("kubectl apply -f k8s/deploy.yaml", {"deploy.yaml"}, {"kubect", "apply"}),
+        ("ls -la src/api; cat README.md | head", set(), set()),
+        ("rm -rf src/ data/", {"data"}, {"rm", "rf"}),
+    ],
+)
+def test_a_command_touches_its_programs_words_and_files(command, files, words):
+    about = tool.subject("Bash", {"command": command})
+    assert about is not None and about.files == files and about.words == words
+
+
+def test_an_argv_through_a_shell_is_read_as_its_script():
+    about = tool.subject("shell", {"command": ["bash", "-lc", "git push --force"]})
+    assert about is not None and {"git", "push", "forc"} <= about.words
+
+
+def test_a_file_tool_touches_the_file_and_its_telling_directories():
+    about = tool.subject("Edit", {"file_path": "/home/u/proj/alembic/versions/3f_add.py"},
+                         "/home/u/proj")  # fmt: skip
+    assert about is not None and about.files == {"3f_add.py"}
+    assert about.words == {"alembi", "versio"}
+    patch = "*** Begin Patch\n*** Update File: src/app/settings.py\n@@\n-a\n+b\n*** End Patch"
+    patched = tool.subject("apply_patch", {"input": patch})
+    assert patched is not None and patched.files == {"settings.py"}
+
+
+def test_a_tool_that_touches_nothing_has_no_subject():
+    assert tool.subject("Read", {"file_path": "x.py"}) is None
+    assert tool.subject("Bash", {"command": 3}) is None
+    assert tool.subject("Bash", {"command": "ls"}).empty  # type: ignore[union-attr]
+
+
+# ---- the gold set, through the hook's handler ------------------------------------------
+
+
+def gold_store(path: Path) -> dict[str, str]:
+    """The gold memories in a project store (hash vectors); memory id -> key."""
+    from memlane.embed import get_embedder
+
+    with Memory.open(path, agent="tester", context=Context("proj"),
+                     embedder=get_embedder("hash")) as mem:  # fmt: skip
+        keys = {}
+        for key, (kind, text) in MEMORIES.items():
+            keys[mem.add(text, kind=kind, scope="project:proj").id or ""] = key
+        return keys
+
+
+def measure(path: Path, keys: dict[str, str], split: str | None = None) -> dict[str, Any]:
+    """Precision and recall of the lane's injections over the gold calls (of `split`)."""
+    from memlane.embed import get_embedder
+
+    shown = right = expected = 0
+    misses: list[str] = []
+    for case_split, call, want in CASES:
+        if split and case_split != split:
+            continue
+        event = host.Event(host.PRE_TOOL, host.CLAUDE_CODE, cwd="/repo", **call)
+        with Memory.open(path, agent="tester", context=Context("proj"),
+                         embedder=get_embedder("hash")) as mem:  # fmt: skip
+            outcome = pre_tool(event, lambda m=mem: m, Options())
+        got = {keys[i] for i in outcome.injected}
+        shown, right, expected = (
+            shown + len(got),
+            right + len(got & set(want)),
+            expected + len(want),
+        )
+        if got != set(want):
+            misses.append(f"{call['tool_input']}: expected {want}, injected {sorted(got)}")
+    return {
+        "precision": right / shown if shown else 1.0,
+        "recall": right / expected if expected else 1.0,
+        "calls": sum(1 for s, _, _ in CASES if not split or s == split),
+        "misses": misses,
+    }
+
+
+@pytest.fixture(scope="module")
+def gold(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    path = tmp_path_factory.mktemp("pretool") / "store.db"
+    return path, gold_store(path)
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_lane_is_precise_on_its_gold_set(gold, split):
+    figures = measure(*gold, split=split)
+    assert figures["precision"] >= MIN_PRECISION, figures["misses"]
+    assert figures["recall"] >= MIN_RECALL, figures["misses"]
+
+
+def test_the_gold_store_holds_rules_and_the_facts_that_must_stay_out():
+    kinds = {Kind(kind) for kind, _ in MEMORIES.values()}
+    assert kinds & tool.RULE_KINDS and kinds - tool.RULE_KINDS
+
+
+# ---- the hook, end to end ------------------------------------------------------------
+
+
+def test_a_recorded_pre_tool_call_gets_its_rule_and_no_decision(run, db_path, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    from memlane.embed import get_embedder
+
+    with Memory.open(db_path, agent="tester", context=Context("proj"),
+                     embedder=get_embedder("hash")) as mem:  # fmt: skip
+        rule = mem.add(MEMORIES["force-push"][1], kind="lesson", scope="project:proj").id
+        mem.add(MEMORIES["fact-git"][1], kind="fact", scope="project:proj")
+    for host_name in host.HOSTS:
+        data = json.loads((ROOT / "hook_payloads" / host_name / "pre-tool.json").read_text())
+        data["cwd"] = str(project)
+        done = run("hook", "pre-tool", "--host", host_name, input=json.dumps(data))
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        assert answer["hookEventName"] == "PreToolUse" and "permissionDecision" not in answer
+        assert (
+            rule in answer["additionalContext"] and "protected" not in answer["additionalContext"]
+        )
+        quiet = {**data, "tool_input": {"command": "git status"}}
+        assert json.loads(run("hook", "pre-tool", "--host", host_name,
+                              input=json.dumps(quiet)).stdout) == {}  # fmt: skip
+
+
+def test_a_pre_tool_payload_without_its_tool_is_refused_quietly(run, tmp_path):
+    bad = {"hook_event_name": "PreToolUse", "cwd": str(tmp_path), "tool_name": "Bash"}
+    done = run("hook", "pre-tool", input=json.dumps(bad))
+    assert done.exit_code == 0 and json.loads(done.stdout) == {}
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = Path(folder) / "store.db"
+        ids = gold_store(store)
+        for name in ("dev", "test", None):
+            result = measure(store, ids, name)
+            print(f"{name or 'all':5} calls {result['calls']:3}  precision "
+                  f"{result['precision']:.3f}  recall {result['recall']:.3f}")  # fmt: skip
+            for miss in result["misses"]:
+                print("   ", miss)
+
+
+# ---- a subagent's start ----------------------------------------------------------------
+
+
+def _task_line(prompt: str) -> str:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "Task",
+             "input": {"description": "Ship it", "prompt": prompt}}  # fmt: skip
+    return json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [block]}})
+
+
+def test_a_subagent_gets_the_context_of_the_task_its_parent_gave_it(run, db_path, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    from memlane.embed import get_embedder
+
+    friday = "Never deploy to production on Fridays; the on-call rotation is thin."
+    with Memory.open(db_path, agent="tester", context=Context("proj"),
+                     embedder=get_embedder("hash")) as mem:  # fmt: skip
+        rule = mem.add(friday, kind="constraint", importance=8, scope="project:proj").id
+    chat = project / "transcript.jsonl"
+    chat.write_text(
+        _task_line("Look at the flaky login test.") + "\n"
+        + _task_line("Deploy the hotfix to production this Friday afternoon.") + "\n"
+    )  # fmt: skip
+    data = {"session_id": "s1", "transcript_path": str(chat), "cwd": str(project),
+            "hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "general"}  # fmt: skip
+    done = run("hook", "subagent-start", input=json.dumps(data))
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "SubagentStart" and rule in answer["additionalContext"]
+    chat.write_text(_task_line("Look at the flaky login test.") + "\n")
+    assert json.loads(run("hook", "subagent-start", input=json.dumps(data)).stdout) == {}
+    assert json.loads(run("hook", "subagent-start", input=json.dumps(
+        {**data, "transcript_path": None})).stdout) == {}  # fmt: skip
