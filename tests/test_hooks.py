@@ -358,6 +358,26 @@ def test_stop_captures_cue_phrases_through_the_write_policy(run, db_path, projec
     assert entry["reason"] == "captured" and len(entry["captured"]) == len(records)
 
 
+def test_session_end_closes_the_session_with_its_episode_summary(run, db_path, project, hook_dir):
+    copy_transcript("claude-code", project)
+    data = payload("claude-code", "session-end", project)
+    assert hook(run, "session-end", data).exit_code == 0
+    sid = data["session_id"]
+    [entry] = log_entries(hook_dir)
+    assert entry["reason"] == "captured" and entry["details"]["closed"] == sid
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        [session] = [s for s in mem.lifecycle.sessions() if s.id == sid]
+        assert session.ended_at is not None
+        summary = mem.get(entry["details"]["summary"])
+        assert summary.kind is Kind.SUMMARY and summary.title.startswith(f"Session {sid}")
+        # As tainted as the captures it quotes: a hook's capture is a tool's word.
+        assert summary.taint is Taint.UNTRUSTED_TOOL
+    # Ending it again (a host retrying) closes nothing and fails nothing.
+    again = hook(run, "session-end", data)
+    assert again.exit_code == 0 and log_entries(hook_dir)[1]["reason"] == "nothing-new"
+    assert "closed" not in log_entries(hook_dir)[1].get("details", {})
+
+
 def test_capture_reads_each_line_once(run, db_path, project, hook_dir):
     path = copy_transcript("claude-code", project)
     data = payload("claude-code", "stop", project)

@@ -55,7 +55,8 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     - pre-compact and session-end capture the same way, or with MEMLANE_LLM_CMD set, with
       that command under its budget (MEMLANE_LLM_MAX_CALLS, MEMLANE_LLM_MAX_TOKENS,
       MEMLANE_LLM_TIMEOUT); the transcript goes in pieces of at most 8,000 tokens, and
-      what the command never saw goes to the cue extractor.
+      what the command never saw goes to the cue extractor. session-end then closes the
+      session and writes its episode summary (`sessions close`).
     - pre-tool (registered for the tools that run a command or write a file) injects a
       `<memlane-tool>` block of at most 2 rules (lessons, constraints, conventions,
       preferences) that name what the call touches: a file it names, or two of the

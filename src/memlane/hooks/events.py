@@ -12,7 +12,9 @@
 - stop: the new turns since the last capture, through the cue-phrase extractor (cheap:
   the host waits for a Stop hook).
 - pre-compact, session-end: the same, or with `MEMLANE_LLM_CMD` set, the command under
-  its budget (turns it never saw still go through the extractor).
+  its budget (turns it never saw still go through the extractor); session-end then
+  closes the session and writes its episode summary (Packs.close_session: extractive,
+  as tainted as the memories it quotes).
 
 Every capture lands through `Memory.add` (the write policy: redaction, injection
 tagging, dedup), tainted untrusted_tool. Each session keeps a cursor per capture mode,
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memlane.errors import MemlaneError, Unavailable
+from memlane.errors import MemlaneError, NotFound, Unavailable
 from memlane.hooks import context, extract, gate, llm, state, tool, transcript
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
@@ -290,6 +292,21 @@ def capture_transcript(
         return Outcome("capture-failed", captured=wrote.landed, details=details)
     reason = "captured" if wrote.landed else "nothing-new"
     return Outcome(reason, captured=wrote.landed, details=details)
+
+
+def session_end(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """The capture, then the session closed with its episode summary. A session that
+    wrote no memory has no row to close; one closed already stays as it is."""
+    captured = capture(event, open_memory, options)
+    if not event.session_id or captured.reason == "capture-failed":
+        return captured
+    mem = open_memory()
+    try:
+        closed = mem.packs.close_session(event.session_id)
+    except NotFound:
+        return captured
+    summary = {"closed": closed.id, "summary": closed.summary_id}
+    return msgspec.structs.replace(captured, details={**captured.details, **summary})
 
 
 def from_cue(candidate: extract.Candidate) -> dict[str, Any]:

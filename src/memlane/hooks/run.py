@@ -26,6 +26,7 @@ from memlane.hooks.events import (
     Outcome,
     capture,
     pre_tool,
+    session_end,
     session_start,
     subagent_start,
     user_prompt,
@@ -42,7 +43,7 @@ HANDLERS: dict[str, Handler] = {
     host.SUBAGENT_START: subagent_start,
     host.PRE_COMPACT: capture,
     host.STOP: capture,
-    host.SESSION_END: capture,
+    host.SESSION_END: session_end,
 }
 
 
