@@ -66,6 +66,12 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     - subagent-start reads the delegated task (the payload's prompt, else the newest
       Task or agent call in the parent's transcript) as user-prompt reads a prompt, for
       the subagent's context.
+    - stop, after its capture, reads the transcript since the last Stop for a tool call
+      that failed and later succeeded (a shell command by its program and subcommand, an
+      edit by its file; Claude Code's `is_error`, Codex's exit code) and, when there is
+      one, asks the agent once to save what fixed it as a lesson grounded in its signal
+      (the host's block decision, with the request as its reason); never while the host
+      is already continuing for a hook.
 
     MEMLANE_LLM_CMD's answer must be JSON lines `{"kind", "content", "title"?, "importance"?
     1-10, "tags"? at most 8, "entities"? at most 8}` (kinds: decision, preference,

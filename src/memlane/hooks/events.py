@@ -10,7 +10,8 @@
 - subagent-start: the delegated task read as a prompt is, for the subagent's fresh
   context.
 - stop: the new turns since the last capture, through the cue-phrase extractor (cheap:
-  the host waits for a Stop hook).
+  the host waits for a Stop hook); then, when a tool call failed and later succeeded
+  since the last Stop, the agent is asked once to save what fixed it (hooks.reflect).
 - pre-compact, session-end: the same, or with `MEMLANE_LLM_CMD` set, the command under
   its budget (turns it never saw still go through the extractor); session-end then
   closes the session and writes its episode summary (Packs.close_session: extractive,
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane.errors import MemlaneError, NotFound, Unavailable
-from memlane.hooks import context, extract, gate, llm, state, tool, transcript
+from memlane.hooks import context, extract, gate, llm, reflect, state, tool, transcript
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
 from memlane.model import Record
@@ -62,6 +63,7 @@ CAPTURE_TAG = "captured"
 # and still above the passive floor (0.25), so hooks show it.
 CUE_CONFIDENCE = 0.45
 CUE, LLM = "cue", "llm"
+REFLECT = "reflect"  # the failure reflection's cursor
 # The settings' defaults (memlane.config), for callers that build Options by hand.
 DEFAULT_LLM_BUDGET = llm.Budget(calls=4, tokens=32000, seconds=20)
 
@@ -83,6 +85,8 @@ class Outcome(msgspec.Struct, frozen=True):
     injected: tuple[str, ...] = ()
     captured: tuple[str, ...] = ()
     details: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    # Stop: what the agent is asked to do before it stops (None: let it stop).
+    request: str | None = None
 
 
 # ---- session start ---------------------------------------------------------------------
@@ -292,6 +296,25 @@ def capture_transcript(
         return Outcome("capture-failed", captured=wrote.landed, details=details)
     reason = "captured" if wrote.landed else "nothing-new"
     return Outcome(reason, captured=wrote.landed, details=details)
+
+
+def stop(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """The capture, then the failure reflection over the transcript since the last Stop
+    (see hooks.reflect); never while the host is already continuing for a hook."""
+    captured = capture(event, open_memory, options)
+    path = event.transcript_path
+    if event.stop_hook_active or not path or not options.hook_dir or not Path(path).is_file():
+        return captured
+    session = event.session_id or path
+    cursors = state.load_cursors(options.hook_dir, session, path)
+    read, end = transcript.lines(path, cursors.get(REFLECT, 0))
+    fixed = reflect.fixes(reflect.calls(read))
+    state.save_cursors(options.hook_dir, session, path, {**cursors, REFLECT: end})
+    asked = reflect.request(fixed)
+    if asked is None:
+        return captured
+    details = {**captured.details, "fixed": [f.what for f in fixed]}
+    return msgspec.structs.replace(captured, details=details, request=asked)
 
 
 def session_end(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:

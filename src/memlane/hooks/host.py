@@ -10,6 +10,7 @@ Claude Code and Codex share the shape (Codex adopted Claude Code's contract):
   `input`); SubagentStart: the delegated task, when the host sends it, in `prompt`;
   PreCompact: `trigger` (manual, auto); Stop: `stop_hook_active`, and on Codex
   `last_assistant_message`; SessionEnd (Claude Code only): `reason`.
+- Stop may ask the agent for one more step: `{"decision": "block", "reason": ...}`.
 - SessionStart, UserPromptSubmit, PreToolUse and SubagentStart read context back:
   `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": "..."}}`
   (PreToolUse never with a permission decision: memlane informs, it never denies).
@@ -122,8 +123,12 @@ def _text(payload: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def output(name: str, context: str | None) -> dict[str, Any]:
-    """The JSON a host reads back: the context on an injecting event, else `{}`."""
+def output(name: str, context: str | None, request: str | None = None) -> dict[str, Any]:
+    """The JSON a host reads back: the context on an injecting event; on Stop, a request
+    to the agent as the host's block decision (the agent goes on with it as its next
+    instruction); else `{}`."""
+    if name == STOP and request:
+        return {"decision": "block", "reason": request}
     if not context or name not in INJECTING:
         return {}
     return {"hookSpecificOutput": {"hookEventName": HOST_EVENT[name], "additionalContext": context}}

@@ -28,6 +28,7 @@ from memlane.hooks.events import (
     pre_tool,
     session_end,
     session_start,
+    stop,
     subagent_start,
     user_prompt,
 )
@@ -42,7 +43,7 @@ HANDLERS: dict[str, Handler] = {
     host.PRE_TOOL: pre_tool,
     host.SUBAGENT_START: subagent_start,
     host.PRE_COMPACT: capture,
-    host.STOP: capture,
+    host.STOP: stop,
     host.SESSION_END: session_end,
 }
 
@@ -128,7 +129,7 @@ def handle(
     report = Report(
         event=name,
         host=host_name,
-        output=host.output(name, outcome.context) if error is None else {},
+        output=host.output(name, outcome.context, outcome.request) if error is None else {},
         reason=outcome.reason,
         injected=outcome.injected,
         captured=outcome.captured,

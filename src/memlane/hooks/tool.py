@@ -76,6 +76,9 @@ class Subject(msgspec.Struct, frozen=True):
     files: frozenset[str]
     words: frozenset[str]
     query: str
+    # A command's programs, each with its subcommand when one follows it at once
+    # ("npm install", "git push", "pytest"), in the order they run.
+    programs: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -108,6 +111,7 @@ def _script(argv: list[Any]) -> str:
 def _command(command: str) -> Subject:
     files: list[str] = []
     words: list[str] = []  # the programs, then the other words
+    programs: list[str] = []
     for segment in _SEGMENTS.split(command):
         try:
             tokens = shlex.split(segment, comments=True)
@@ -117,6 +121,8 @@ def _command(command: str) -> Subject:
         if program is None or program in LOOKING:
             continue
         words.append(program)
+        following = rest[0] if rest and rest[0].isalpha() else None
+        programs.append(f"{program} {following.casefold()}" if following else program)
         for token in rest[:MAX_WORDS]:
             if any(c.isspace() for c in token):  # quoted prose
                 continue
@@ -127,7 +133,8 @@ def _command(command: str) -> Subject:
             words += [w for w in _WORD.findall(value) if _word(w)]
     named = frozenset(f for f in files if f and f not in PLAIN_DIRS)
     stems = frozenset(stem(w.casefold()) for w in words)
-    return Subject(named, stems, " ".join(dict.fromkeys([*files, *words])))
+    query = " ".join(dict.fromkeys([*files, *words]))
+    return Subject(named, stems, query, tuple(programs))
 
 
 def _program(tokens: list[str]) -> tuple[str | None, list[str]]:

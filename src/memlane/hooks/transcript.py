@@ -215,6 +215,18 @@ def _whole_lines(data: bytes) -> Iterator[tuple[str, int]]:
         start = stop + 1
 
 
+def lines(path: str | Path, start: int = 0, limit: int = MAX_READ_BYTES) -> tuple[list[str], int]:
+    """The whole lines from byte `start` (up to `limit` bytes), and the offset past the
+    last of them. A transcript shorter than `start` was replaced: it is read from 0."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        start = 0 if start > size else start
+        handle.seek(start)
+        data = handle.read(limit)
+    found = list(_whole_lines(data))
+    return [line for line, _ in found], start + (found[-1][1] if found else 0)
+
+
 def read(path: str | Path, start: int = 0, limit: int = MAX_READ_BYTES) -> Chunk:
     """The turns and operation tokens of whole lines from byte `start` (up to `limit`
     bytes). A transcript shorter than `start` was replaced: it is read from 0."""

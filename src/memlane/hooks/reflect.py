@@ -1,0 +1,160 @@
+"""Failure reflection at Stop: a tool call that failed and then, later in the same
+stretch of the session, succeeded again is where a lesson was learned (what fixed it).
+Pure: transcript lines in, at most one request to the agent out.
+
+A failure that was never resolved is left alone (the agent is still on it, or gave
+up: either way there is no fix to write down), and so is a stretch without failures:
+asking on every Stop would teach the agent to ignore the request. A call is named by
+its program and first subcommand (a shell command) or its tool and file; its result
+failed when the host marked it an error (Claude Code's `is_error`) or its exit code
+was not 0 (Codex's function call output). Each stretch of transcript is read once
+(the hook keeps a cursor), and a Stop the host is already continuing for a hook asks
+nothing, so the request is made at most once per fix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+import msgspec
+
+from memlane.hooks import tool
+from memlane.model import Signal
+
+# Programs whose failure is a test, compile or lint signal (the lesson's grounding).
+SIGNALS = {
+    Signal.TEST: frozenset(
+        "pytest jest vitest mocha rspec unittest tox nox playwright phpunit".split()
+    ),
+    Signal.COMPILE: frozenset(
+        "tsc gcc g++ clang cargo go javac mvn gradle make cmake rustc dotnet".split()
+    ),
+    Signal.LINT: frozenset(
+        "ruff eslint mypy flake8 pylint black prettier shellcheck golangci-lint biome".split()
+    ),
+}
+# At most this many fixes named in one request: the agent writes one lesson per idea.
+MAX_NAMED = 3
+
+
+class Call(msgspec.Struct, frozen=True):
+    """A tool call and how it ended."""
+
+    what: str  # "pytest", "npm install", "Edit settings.py"
+    program: str | None  # a shell command's program
+    failed: bool
+
+
+class Fix(msgspec.Struct, frozen=True):
+    """A call that failed and later succeeded: what to reflect on."""
+
+    what: str
+    signal: Signal
+
+
+def calls(lines: Iterable[str]) -> list[Call]:
+    """The tool calls in transcript lines (either format) whose result is among them,
+    in the order their results came."""
+    asked: dict[str, tuple[str, str | None]] = {}
+    done: list[Call] = []
+    for line in lines:
+        for kind, key, value in _events(line):
+            if kind == "call":
+                asked[key] = value
+            elif key in asked:
+                what, program = asked.pop(key)
+                done.append(Call(what, program, bool(value)))
+    return done
+
+
+def fixes(done: Iterable[Call]) -> list[Fix]:
+    """Each call that failed and was later run again with success (the same `what`),
+    once, in the order they were fixed."""
+    failing: set[str] = set()
+    found: dict[str, Fix] = {}
+    for call in done:
+        if call.failed:
+            failing.add(call.what)
+        elif call.what in failing and call.what not in found:
+            found[call.what] = Fix(call.what, _signal(call.program))
+    return list(found.values())
+
+
+def request(found: list[Fix], command: str = "memlane") -> str | None:
+    """What the Stop hook asks of the agent (None: nothing to ask)."""
+    if not found:
+        return None
+    named = ", ".join(f"`{f.what}`" for f in found[:MAX_NAMED])
+    signal = found[0].signal.value
+    return (
+        f"memlane: {named} failed and then succeeded in this session. If what fixed it "
+        "will matter again (a cause that is not obvious, a step that is easy to forget), "
+        f'save it as one lesson: `{command} add --kind lesson --signal {signal} "<what went '
+        'wrong, why, and what fixed it>"`. If not, stop without doing anything.'
+    )
+
+
+def _signal(program: str | None) -> Signal:
+    for signal, programs in SIGNALS.items():
+        if program in programs:
+            return signal
+    return Signal.NONE
+
+
+def _events(line: str) -> list[tuple[str, str, Any]]:
+    """("call", id, (what, program)) and ("result", id, failed) of one line."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return []
+    if not isinstance(entry, dict):
+        return []
+    payload = entry.get("payload")
+    if entry.get("type") == "response_item" and isinstance(payload, dict):
+        return _codex(payload)
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    found: list[tuple[str, str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+            found.append(("call", str(block.get("id")), _named(block.get("name"), block["input"])))
+        elif block.get("type") == "tool_result":
+            found.append(("result", str(block.get("tool_use_id")), block.get("is_error") is True))
+    return found
+
+
+def _codex(payload: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    key = str(payload.get("call_id"))
+    if payload.get("type") == "function_call":
+        try:
+            arguments = json.loads(str(payload.get("arguments") or "{}"))
+        except ValueError:
+            return []
+        given = arguments if isinstance(arguments, dict) else {}
+        return [("call", key, _named(payload.get("name"), given))]
+    if payload.get("type") == "function_call_output":
+        try:
+            output = json.loads(str(payload.get("output") or "{}"))
+        except ValueError:
+            return []
+        metadata = output.get("metadata") if isinstance(output, dict) else None
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        return [("result", key, isinstance(code, int) and code != 0)]
+    return []
+
+
+def _named(name: Any, given: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A call's name for the request, and its program when it runs one."""
+    tool_name = str(name or "tool")
+    about = tool.subject(tool_name, given)
+    if about is not None and about.programs:
+        return about.programs[0], about.programs[0].split()[0]
+    if about is not None and about.files:
+        return f"{tool_name} {min(about.files)}", None
+    path = given.get("file_path")
+    return (f"{tool_name} {PurePosixPath(str(path)).name}" if path else tool_name), None
