@@ -378,6 +378,31 @@ def test_session_end_closes_the_session_with_its_episode_summary(run, db_path, p
     assert "closed" not in log_entries(hook_dir)[1].get("details", {})
 
 
+def test_with_an_llm_command_the_episode_summary_is_the_models(
+    run, cli_env, tmp_path, db_path, project, hook_dir
+):
+    copy_transcript("claude-code", project)
+    cli_env["MEMLANE_LLM_CMD"] = fake_llm(tmp_path)
+    hook(run, "session-end", payload("claude-code", "session-end", project))
+    [entry] = log_entries(hook_dir)
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        summary = mem.get(entry["details"]["summary"])
+    assert summary.body == "The web app moved to pnpm, and search stays client-side for now."
+    assert "llm" in summary.tags and summary.taint is Taint.UNTRUSTED_TOOL
+
+
+def test_a_failing_llm_command_leaves_the_extractive_summary(
+    run, cli_env, db_path, project, hook_dir
+):
+    copy_transcript("claude-code", project)
+    cli_env["MEMLANE_LLM_CMD"] = "false"
+    hook(run, "session-end", payload("claude-code", "session-end", project))
+    [entry] = log_entries(hook_dir)
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        summary = mem.get(entry["details"]["summary"])
+    assert summary.kind is Kind.SUMMARY and "llm" not in summary.tags
+
+
 def test_capture_reads_each_line_once(run, db_path, project, hook_dir):
     path = copy_transcript("claude-code", project)
     data = payload("claude-code", "stop", project)
@@ -499,6 +524,11 @@ text = sys.stdin.read()
 mode = "{mode}"
 if mode == "slow":
     time.sleep(30)
+if text.startswith("Summarise a coding session"):
+    print("```")
+    print("The web app moved to pnpm, and search stays client-side for now.")
+    print("```")
+    sys.exit(0)
 if mode == "malformed" or (mode == "fixes" and "was rejected" not in text):
     print("Here are the memories:")
     print(json.dumps({{"kind": "opinion", "content": "memlane is neat"}}))

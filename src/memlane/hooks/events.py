@@ -14,8 +14,9 @@
   since the last Stop, the agent is asked once to save what fixed it (hooks.reflect).
 - pre-compact, session-end: the same, or with `MEMLANE_LLM_CMD` set, the command under
   its budget (turns it never saw still go through the extractor); session-end then
-  closes the session and writes its episode summary (Packs.close_session: extractive,
-  as tainted as the memories it quotes).
+  closes the session and writes its episode summary (Packs.close_session: the
+  command's when `MEMLANE_LLM_CMD` is set and answers, else extractive; as tainted as
+  the memories it draws on).
 
 Every capture lands through `Memory.add` (the write policy: redaction, injection
 tagging, dedup), tainted untrusted_tool. Each session keeps a cursor per capture mode,
@@ -324,8 +325,9 @@ def session_end(event: Event, open_memory: OpenMemory, options: Options) -> Outc
     if not event.session_id or captured.reason == "capture-failed":
         return captured
     mem = open_memory()
+    summarize = llm.summarizer(options.llm_cmd, options.llm_budget) if options.llm_cmd else None
     try:
-        closed = mem.packs.close_session(event.session_id)
+        closed = mem.packs.close_session(event.session_id, summarize=summarize)
     except NotFound:
         return captured
     summary = {"closed": closed.id, "summary": closed.summary_id}

@@ -59,6 +59,17 @@ Conversation:
 """
 
 
+SUMMARY_INSTRUCTION = """\
+Summarise a coding session for whoever picks up the work later, from the memories it
+left. Write at most five plain sentences: what was done, what was decided and why, and
+what is still open. No lists, no preamble, no secrets (keys, tokens, passwords).
+
+Memories of the session:
+"""
+# An episode summary is a paragraph: a longer answer is not one.
+MAX_SUMMARY_CHARS = 1500
+
+
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 # An entity name: short enough that "entity:NAME" stays a tag (64 characters at most).
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=56)]
@@ -181,3 +192,38 @@ def run(
     return LlmRun(
         tuple(items), model.calls, model.tokens, tuple(unread), breach, tuple(model.malformed)
     )
+
+
+def parse_summary(answer: str) -> str:
+    """A summary answer: its text without a ``` fence; Malformed when empty or longer
+    than a paragraph."""
+    text = "\n".join(
+        line for line in answer.strip().splitlines() if not line.strip().startswith("```")
+    ).strip()
+    if not text:
+        raise Malformed("an empty summary")
+    if len(text) > MAX_SUMMARY_CHARS:
+        raise Malformed(f"a summary of {len(text)} characters; at most {MAX_SUMMARY_CHARS}")
+    return text
+
+
+def summarizer(
+    command: str,
+    budget: Budget,
+    *,
+    runner: Runner = subprocess.run,
+    environ: Mapping[str, str] | None = None,
+) -> Callable[[Sequence[tuple[str, str]]], str | None]:
+    """A session's summary through `command` (one call under `budget`, the memories cut
+    to one piece): None when it fails, times out or answers malformed twice, so the
+    caller writes the extractive one."""
+
+    def summarize(texts: Sequence[tuple[str, str]]) -> str | None:
+        model = Model(command, budget, runner=runner, environ=environ)
+        body = "\n".join(f"- {text}" for _, text in texts)[: CHUNK_TOKENS * CHARS_PER_TOKEN]
+        try:
+            return model.ask(SUMMARY_INSTRUCTION + body, parse_summary)
+        except Spent:
+            return None
+
+    return summarize

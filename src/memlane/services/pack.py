@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from memlane.model import (
     LinkType,
     Record,
     Session,
+    Taint,
     Visibility,
     WriteResult,
     as_dict,
@@ -31,7 +32,6 @@ from memlane.timeutil import utcnow
 if TYPE_CHECKING:
     from memlane.lifecycle import pack as packing
     from memlane.lifecycle import summary as summaries
-    from memlane.lifecycle.summary import Summary
     from memlane.write import draft as drafting
     from memlane.write import normalize, pipeline
 else:  # the pure parts and the write policy load with the first pack or episode summary
@@ -43,6 +43,11 @@ else:  # the pure parts and the write policy load with the first pack or episode
 
 # What marks a memory as an episode's summary (with kind and category `summary`).
 EPISODE_TAG = "episode"
+# Writes a session's summary from its memories ((id, text) pairs); None: it could not.
+Summarizer = Callable[[Sequence[tuple[str, str]]], str | None]
+# A summary a model wrote: tagged so, and no more trusted than a tool's output.
+MODEL_TAG = "llm"
+MODEL_TAINT = Taint.UNTRUSTED_TOOL
 # The store_meta key recording the pack files written (`Packs.write`), so that
 # forgetting a memory can write them again without it.
 PACKS_META = "packs"
@@ -170,10 +175,13 @@ class Packs:
         with self.rt.transaction() as w:
             w.set_meta(PACKS_META, msgspec.json.encode(packs).decode())
 
-    def close_session(self, session_id: str, *, summary: bool = True) -> ClosedSession:
-        """End an open session. With `summary`, write an extractive summary memory of
-        the session's live memories this agent may see, linked to each (`derives`);
-        a session without any gets none."""
+    def close_session(
+        self, session_id: str, *, summary: bool = True, summarize: Summarizer | None = None
+    ) -> ClosedSession:
+        """End an open session. With `summary`, write a summary memory of the session's
+        live memories this agent may see, linked to each (`derives`); a session without
+        any gets none. The summary is `summarize`'s (a model's) when it gives one, else
+        extractive."""
         sid = session_id.strip()
         found = self.rt.store.sessions.get(sid)
         if found is None or found.ended_at is not None:
@@ -187,7 +195,7 @@ class Packs:
         if self.rt.agent is not None and found.agent not in (None, self.rt.agent) and not took_part:
             raise NotFound(f"no open session {session_id!r}")
         members = members if summary else []
-        record = self._summary_record(sid, members) if members else None
+        record = self._summary_record(sid, members, summarize) if members else None
         with self.rt.transaction() as w:
             if not w.close_session(sid, utcnow()):
                 raise NotFound(f"no open session {session_id!r}")
@@ -202,18 +210,24 @@ class Packs:
         )
         return sorted(self.rt.list(filters), key=lambda r: (r.created_at, r.id))
 
-    def _summary_record(self, session_id: str, members: Records) -> Record | None:
+    def _summary_record(
+        self, session_id: str, members: Records, summarize: Summarizer | None
+    ) -> Record | None:
         """The summary memory to write, through the capture policy; None when the
         members say nothing a summary could quote."""
-        text = summaries.summarize([(r.id, normalize.document_text(r)) for r in members])
-        if not text.text:
-            return None
-        quoted = [r for r in members if r.id in text.sources]
+        texts = [(r.id, normalize.document_text(r)) for r in members]
+        written = (summarize(texts) or "").strip() if summarize else ""
+        if written:  # a model read them all: as sure and as tainted as the least of them
+            fields = _summary_fields(session_id, written, members, members, MODEL_TAINT)
+        else:
+            found = summaries.summarize(texts)
+            if not found.text:
+                return None
+            quoted = [r for r in members if r.id in found.sources]
+            fields = _summary_fields(session_id, found.text, quoted, members)
         from memlane.write.capture import capture, parse_mode  # its patterns: on write only
 
-        captured = capture(
-            _summary_fields(session_id, text, quoted, members), parse_mode(self.rt.capture_mode)
-        )
+        captured = capture(fields, parse_mode(self.rt.capture_mode))
         draft = drafting.build_draft(captured.fields, self.rt.write_context())
         self.rt.check_category(draft.record.category)
         return draft.record
@@ -251,7 +265,11 @@ class Packs:
 
 
 def _summary_fields(
-    session_id: str, text: Summary, quoted: Records, members: Records
+    session_id: str,
+    text: str,
+    quoted: Records,
+    members: Records,
+    written_by: Taint | None = None,
 ) -> dict[str, Any]:
     """An episode summary's fields: it is as sure, as tainted and as risky as the
     memories it quotes, private when any member is (which sentences it quotes depends
@@ -259,18 +277,24 @@ def _summary_fields(
     scope = Counter(r.scope for r in members).most_common(1)[0][0]
     risky = any(INJECTION_TAG in r.tags for r in quoted)
     return {
-        "content": text.text,
-        "title": f"Session {session_id}: {normalize.derive_title(text.text)}",
+        "content": text,
+        "title": f"Session {session_id}: {normalize.derive_title(text)}",
         "kind": "summary",
         "category": "summary",
         "entry_type": "summary",
-        "tags": [EPISODE_TAG, *([INJECTION_TAG] if risky else [])],
+        "tags": [
+            EPISODE_TAG,
+            *([INJECTION_TAG] if risky else []),
+            *([MODEL_TAG] if written_by else []),
+        ],
         "resonance_type": "session",
         "source_type": "agent_session",
         "source_ref": f"session:{session_id}",
         "scope": scope,
         "confidence": min(r.confidence for r in quoted),
-        "taint": worst_taint(*(r.taint for r in quoted)).value,
+        "taint": worst_taint(
+            *(r.taint for r in quoted), *([written_by] if written_by else [])
+        ).value,
         "private": any(r.visibility is Visibility.PRIVATE for r in members),
     }
 
