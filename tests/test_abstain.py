@@ -248,8 +248,12 @@ def test_a_memory_holding_every_word_of_the_query_is_evidence_whatever_the_cosin
 
 def test_a_time_window_holding_memories_is_evidence_unless_the_query_names_a_stranger(vmem):
     vmem.add("Shipped the billing rewrite to production.", occurred_at="2025-05-14T10:00:00Z")
+    vmem.add("Alice prefers small PRs.", occurred_at="2025-07-01T10:00:00Z")
     dated = vmem.recall("anything notable in May 2025?", min_score=0.99, count=False)
-    assert not dated.abstained and dated.hits
+    # Only what lies in the time asked: the rest was below the floor.
+    assert not dated.abstained and [h.record.title for h in dated.hits] == [
+        "Shipped the billing rewrite to production"
+    ]
     assert dated.evidence is not None and dated.evidence.dated
     assert "lie in the time the query names" in dated.evidence.reason()
     # An empty window is no evidence, nor is a window asked about someone unknown.

@@ -33,7 +33,7 @@ from memlane.retrieve.score import (
     score_candidates,
 )
 from memlane.retrieve.session import NEIGHBOUR_SHARE, with_neighbours
-from memlane.retrieve.when import Window, time_cue
+from memlane.retrieve.when import Window, event_time, in_window, time_cue
 from memlane.scope import Context
 from memlane.store import Store
 
@@ -151,6 +151,9 @@ def recall(
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
     if evidence is not None and evidence.silent:
         shown = []
+    elif evidence is not None and evidence.dated and cue.window is not None:
+        # Below the floor, only the time the query names answered: what lies in it.
+        shown = [s for s in shown if in_window(event_time(s.record), cue.window)]
     if options.mmr_lambda is None or options.mmr_lambda >= 1.0:  # score alone
         ranked = shown[: options.limit]
     else:
