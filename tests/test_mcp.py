@@ -28,6 +28,7 @@ from memlane.server.app import TOOL_SETS, build_server
 from memlane.server.auth import EVERY_SCOPE, Grant, TokenTable, load_tokens, read_token_file
 from memlane.server.backend import Backend
 from memlane.server.listing import listed_bytes
+from memlane.server.render import SNIPPET_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -111,7 +112,7 @@ async def exercise_every_tool(client: Client, word: str) -> set[str]:
                        kind="convention", scope="global")  # fmt: skip
     recalled = await use("recall", query=f"when does {word} deploy", scope="global")
     assert recalled["results"][0]["id"] == first["id"]
-    assert recalled["results"][0]["taint"] == "untrusted_tool"
+    assert recalled["results"][0]["marks"] == "[UNTRUSTED TOOL]"
     found = await use("search", query=word, scope="global")
     assert {r["id"] for r in found["results"]} == {first["id"], second["id"]}
     shown = await use("get", id=first["id"])
@@ -273,6 +274,52 @@ async def test_every_tool_answers_the_in_process_client(client: Client) -> None:
     assert await exercise_every_tool(client, "orbit") == MEMORY_TOOLS | GRAPH_TOOLS
 
 
+# ---- progressive disclosure: a brief search, then get by id -----------------------------
+
+LONG = ("The release train leaves every second Tuesday. " + "Each service owner signs off "
+        "in the release channel before noon, and the on-call engineer checks the dashboards "
+        "for an hour after the deploy. " * 6).strip()  # fmt: skip
+
+
+async def test_search_answers_briefly_and_get_reads_the_memory_in_full(
+    backend: Backend, store: Memory
+) -> None:
+    async with Client(build_server(backend)) as client:
+        made = await call(client, "remember", content=LONG, tags=["release"], kind="procedure")
+        await call(client, "remember", content="Release notes live in the wiki.")
+        found = await call(client, "search", query="release train Tuesday")
+        first = found["results"][0]
+        assert set(first) == {"id", "title", "snippet", "marks", "score"}
+        assert (
+            first["id"] == made["id"]
+            and first["title"] == "The release train leaves every second Tuesday"
+        )
+        assert first["snippet"].startswith("Each service owner signs off")
+        assert first["snippet"].endswith("…") and len(first["snippet"]) <= SNIPPET_CHARS + 1
+        assert first["marks"] == "[UNTRUSTED TOOL]"
+        shown = await call(client, "get", id=first["id"])
+        assert shown["content"] == LONG == store.get(made["id"]).body
+        assert (shown["kind"], shown["tags"], shown["status"]) == ("procedure", ["release"], "live")
+        assert len(json.dumps(found)) < len(json.dumps(shown)) / 2
+
+
+async def test_recall_shows_what_to_answer_with_and_why(backend: Backend) -> None:
+    async with Client(build_server(backend)) as client:
+        made = await call(client, "remember", content="Deploys pause during the Friday freeze.",
+                          tags=["deploy"], importance=9)  # fmt: skip
+        recalled = await call(client, "recall", query="deploy Friday freeze")
+    [hit] = recalled["results"]
+    assert set(hit) == {"id", "content", "kind", "scope", "updated_at", "marks", "score", "why"}
+    assert (hit["id"], hit["content"]) == (made["id"], "Deploys pause during the Friday freeze.")
+    assert hit["why"].startswith("found by ")
+    assert set(recalled) == {"results"}  # nothing linked, omitted or warned of
+    async with Client(build_server(backend)) as client:
+        key = await call(client, "remember", content="Rotates every month.", title="The vault key")
+        found = (await call(client, "recall", query="vault key rotates"))["results"]
+    [titled] = [hit for hit in found if hit["id"] == key["id"]]
+    assert (titled["title"], titled["content"]) == ("The vault key", "Rotates every month.")
+
+
 async def test_agent_writes_are_untrusted_and_web_text_says_so(
     client: Client, store: Memory
 ) -> None:
@@ -382,8 +429,8 @@ async def test_a_confined_grant_reads_and_writes_only_its_scopes(
         made = await call(client, "remember", content="Alpha's drawer holds the spare keys.")
         recalled = await call(client, "recall", query="drawer")
         assert {r["id"] for r in recalled["results"]} == {made["id"]}
-        assert {r["scope"] for r in (await call(client, "search", query="deploys"))["results"]} == {
-            "project:alpha"}  # fmt: skip
+        assert {r["id"] for r in (await call(client, "search", query="deploys"))["results"]} == {
+            inside}  # fmt: skip
         denied = [
             await refused(client, "remember", content="x", scope="global"),
             await refused(client, "recall", query="drawer", scope="global"),

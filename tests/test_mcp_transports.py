@@ -178,7 +178,8 @@ async def test_a_confined_token_stays_in_its_scope(http_server: HttpServer) -> N
         assert "scope_not_allowed" in await refused(client, "recall", query="scope", scope="all")
         made = await call(client, "remember", content="Alpha keeps its runbooks in the wiki.")
         found = await call(client, "search", query="runbooks")
-        assert [(r["id"], r["scope"]) for r in found["results"]] == [(made["id"], "project:alpha")]
+        assert [r["id"] for r in found["results"]] == [made["id"]]
+        assert (await call(client, "get", id=made["id"]))["scope"] == "project:alpha"
     assert "Out of scope." not in stored(http_server)
 
 
@@ -299,7 +300,7 @@ async def test_http_refuses_a_lone_surrogate_and_a_body_over_the_cap(
     assert status == 400 and json.loads(text)["error"]["code"] == -32700
     assert declared_over_the_cap(http_server) == 413  # answered before a byte of it is read
     async with connect(http_server, OPERATOR) as client:
-        assert (await call(client, "recall", query="anything"))["count"] >= 0
+        assert "results" in await call(client, "recall", query="anything")
         text = await refused(client, "recall", query="q" * 70_000)
         assert text == ("invalid: query: 70000 bytes, over the 65536-byte limit on any text "
                         "(MEMLANE_MAX_BODY_BYTES)")  # fmt: skip

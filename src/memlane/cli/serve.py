@@ -63,7 +63,7 @@ def serve_cmd(address: str | None, tool_set: str | None, list_tools: bool, as_js
 
     \b
     - `core` (the default): `recall` (ranked, each result with why; counts as a use),
-      `search`, `get` (one memory in full),
+      `search` (a line per match: id, title, snippet, score), `get` (one memory in full),
       `remember`, `update`, `invalidate`;
     - `all`: those, `link`, `forget` (gone from every table and index), `session_start`
       and `session_end` (for a client without memlane's hooks), and the official nine;

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from memlane.errors import Invalid
@@ -148,14 +148,14 @@ class MemoryTools:
             for name, hints in HINTS.items()
         ]
 
-    async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> JSON:
+    async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> CallToolResult:
         """`work`'s answer, on the store's thread, with what the grant may not see
         left out (see `unseen_left_out`)."""
 
         def answer(mem: Memory, grant: Grant) -> JSON:
             return unseen_left_out(mem, grant, work(mem, grant))
 
-        return await self.backend.call(ctx, answer)
+        return render.result(await self.backend.call(ctx, answer))
 
     async def remember(
         self,
@@ -168,7 +168,7 @@ class MemoryTools:
         importance: Importance = None,
         signal: SignalArg = None,
         source: Source = "tool",
-    ) -> JSON:
+    ) -> CallToolResult:
         """Save what a later session should know: a fact, decision, preference, lesson,
         procedure or constraint; one idea, naming the project, tool or person it is
         about. A restatement refreshes the saved memory; a contradiction is saved and
@@ -190,7 +190,7 @@ class MemoryTools:
         limit: Limit = 10,
         max_tokens: MaxTokens = None,
         min_score: MinScore = None,
-    ) -> JSON:
+    ) -> CallToolResult:
         """The memories that matter for a question or task, best first, each with its
         text and why it was chosen, then memories linked to them. Use it when earlier
         decisions, conventions, preferences or mistakes may matter. Says so when nothing
@@ -201,7 +201,7 @@ class MemoryTools:
             found = mem.recall(
                 query, limit=limit, max_tokens=max_tokens, min_score=min_score, scope=scopes
             )
-            return render.recalled(query, found)
+            return render.recalled(found)
 
         return await self._answer(ctx, work)
 
@@ -212,17 +212,17 @@ class MemoryTools:
         scope: ReadScope = None,
         mode: Mode = "keyword",
         limit: SearchLimit = 20,
-    ) -> JSON:
-        """Memories matching words or meaning, without recall's ranking. Use it to
-        browse or to find an id."""
+    ) -> CallToolResult:
+        """Memories matching words or meaning, each as id, title, a snippet and score;
+        read one in full with get. Use it to browse or to find an id."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)
-            return render.hits(query, mem.searched(query, mode=mode, scope=scopes, limit=limit))
+            return render.hits(mem.searched(query, mode=mode, scope=scopes, limit=limit))
 
         return await self._answer(ctx, work)
 
-    async def get(self, id: Id, ctx: Ctx) -> JSON:
+    async def get(self, id: Id, ctx: Ctx) -> CallToolResult:
         """One memory in full by id: text, kind, scope, tags, dates, source, and whether
         it is still valid."""
 
@@ -244,7 +244,7 @@ class MemoryTools:
         remove_tags: TagsRemoved = None,
         kind: NewKind = None,
         importance: NewImportance = None,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Correct or extend a memory; its earlier text stays as a version. For what
         stopped being true, use invalidate."""
         given: JSON = {
@@ -264,7 +264,7 @@ class MemoryTools:
 
         return await self._answer(ctx, work)
 
-    async def invalidate(self, id: Id, ctx: Ctx, reason: Ended) -> JSON:
+    async def invalidate(self, id: Id, ctx: Ctx, reason: Ended) -> CallToolResult:
         """Mark a memory no longer true, from now on: when a fact, decision or plan has
         changed. It stays on record and stops surfacing."""
 
@@ -280,7 +280,7 @@ class MemoryTools:
         ctx: Ctx,
         type: LinkArg = "related",
         reason: Reason = None,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Link two memories, so they surface together in recall."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
@@ -289,7 +289,7 @@ class MemoryTools:
 
         return await self._answer(ctx, work)
 
-    async def forget(self, id: Id, ctx: Ctx, reason: ForgetReason = None) -> JSON:
+    async def forget(self, id: Id, ctx: Ctx, reason: ForgetReason = None) -> CallToolResult:
         """Delete a memory for good, with no version kept: for what must not be kept (a
         mistake, private data). For a changed fact, use invalidate."""
 
@@ -306,7 +306,7 @@ class MemoryTools:
 
     async def session_start(
         self, ctx: Ctx, query: Task = None, scope: ReadScope = None, limit: Limit = 10
-    ) -> JSON:
+    ) -> CallToolResult:
         """The memories to keep in mind for a task (else the most important), as one
         block within the injection budget. For a client without memlane's hooks, which
         add it at session start."""
@@ -325,7 +325,9 @@ class MemoryTools:
 
         return await self._answer(ctx, work)
 
-    async def session_end(self, ctx: Ctx, note: Note = None, scope: WriteScope = None) -> JSON:
+    async def session_end(
+        self, ctx: Ctx, note: Note = None, scope: WriteScope = None
+    ) -> CallToolResult:
         """Save a session's note as one unverified memory; without one, nothing. For a
         client without memlane's hooks, which capture sessions themselves."""
 
