@@ -1,8 +1,9 @@
-"""The MCP server through the SDK's own client, in process: every tool, bad input,
-passive session reads, confined grants and the token file.
+"""The MCP server through the SDK's own client, in process: the tool sets and what
+their listing costs, every tool, bad input, passive session reads, confined grants and
+the token file.
 
-`exercise_every_tool` is the walk through all nineteen tools that the stdio and HTTP
-tests (test_mcp_transports.py) repeat over real transports.
+`exercise_every_tool` is the walk through all nineteen tools (`--tools all`) that the
+stdio and HTTP tests (test_mcp_transports.py) repeat over real transports.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
-from memlane import Context, Invalid, Memory
+from memlane import Context, Invalid, Memory, config
 from memlane.embed import get_embedder
 from memlane.errors import ScopeNotAllowed
 from memlane.model import Filters
-from memlane.server.app import build_server
+from memlane.server.app import TOOL_SETS, build_server
 from memlane.server.auth import EVERY_SCOPE, Grant, TokenTable, load_tokens, read_token_file
 from memlane.server.backend import Backend
+from memlane.server.listing import listed_bytes
+from memlane.server.render import SNIPPET_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -34,6 +38,11 @@ KEY = "sk-Fq3ZpL8mWv2XkR9tYb6NcJ4hGd7Ts1QeUa5oVi0Mn"  # shaped like an OpenAI ke
 GRAPH_TOOLS = {"create_entities", "create_relations", "add_observations", "delete_entities",
                "delete_observations", "delete_relations", "read_graph", "search_nodes",
                "open_nodes"}  # fmt: skip
+CORE_TOOLS = {"recall", "search", "get", "remember", "update", "invalidate"}
+# The most the default tool set's listing may cost a model's context, on every turn.
+DEFAULT_LISTING_BYTES = 8 * 1024
+# The longest tool description: a few sentences, when to use it and what comes back.
+DESCRIPTION_CHARS = 300
 
 
 @pytest.fixture
@@ -56,7 +65,8 @@ def backend(db_path: Path) -> Iterator[Backend]:
 
 @pytest.fixture
 async def client(backend: Backend) -> AsyncIterator[Client]:
-    async with Client(build_server(backend)) as connected:
+    """A client of the server with every tool (`--tools all`)."""
+    async with Client(build_server(backend, tool_set="all")) as connected:
         yield connected
 
 
@@ -102,11 +112,12 @@ async def exercise_every_tool(client: Client, word: str) -> set[str]:
                        kind="convention", scope="global")  # fmt: skip
     recalled = await use("recall", query=f"when does {word} deploy", scope="global")
     assert recalled["results"][0]["id"] == first["id"]
-    assert recalled["results"][0]["taint"] == "untrusted_tool"
+    assert recalled["results"][0]["marks"] == "[UNTRUSTED TOOL]"
     found = await use("search", query=word, scope="global")
     assert {r["id"] for r in found["results"]} == {first["id"], second["id"]}
     shown = await use("get", id=first["id"])
     assert shown["content"] == f"The {word} service deploys on Tuesdays."
+    assert shown["taint"] == "untrusted_tool"
     updated = await use("update", id=first["id"], append=" Never on holidays.", reason="more")
     assert (updated["status"], updated["version"]) == ("updated", 2)
     linked = await use("link", source=first["id"], target=second["id"], type="related")
@@ -156,12 +167,99 @@ async def _graph_walk(use: Any, word: str) -> None:
         **done, "message": "Entities deleted successfully"}  # fmt: skip
 
 
-# ---- the tool set --------------------------------------------------------------------
+# ---- the tool sets --------------------------------------------------------------------
 
 
-async def test_the_server_offers_memlane_tools_and_the_official_nine(client: Client) -> None:
+async def listed(backend: Backend, tool_set: str | None) -> tuple[dict[str, int], str | None]:
+    """What a client is listed by a server of `tool_set` (None: the default): the bytes
+    of each tool, and the server's instructions."""
+    server = build_server(backend) if tool_set is None else build_server(backend, tool_set=tool_set)
+    async with Client(server) as connected:
+        return listed_bytes((await connected.list_tools()).tools), connected.instructions
+
+
+async def test_the_default_tool_set_is_the_core_and_costs_at_most_8_kb(backend: Backend) -> None:
+    sizes, instructions = await listed(backend, None)
+    assert set(sizes) == CORE_TOOLS
+    assert sum(sizes.values()) <= DEFAULT_LISTING_BYTES, sizes
+    assert instructions is not None and "recall" in instructions
+
+
+async def test_each_tool_set_offers_its_tools(backend: Backend) -> None:
+    assert tuple(TOOL_SETS) == config.MCP_TOOL_SETS  # what `serve --tools` accepts
+    assert set((await listed(backend, "all"))[0]) == MEMORY_TOOLS | GRAPH_TOOLS
+    official, told = await listed(backend, "official")
+    assert set(official) == GRAPH_TOOLS and told is None  # as the official server
+
+
+async def test_the_instructions_never_ask_for_what_the_hooks_do(backend: Backend) -> None:
+    """The hooks start and end a session; the model is never told to."""
+    for tool_set in ("core", "all"):
+        _, instructions = await listed(backend, tool_set)
+        assert instructions is not None and len(instructions) < 600
+        assert "session_start" not in instructions and "session_end" not in instructions
+
+
+def keywords(schema: Any) -> Iterator[tuple[str, Any]]:
+    """Every keyword of a JSON schema with its value, however deep (the names of its
+    properties are not keywords)."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from keywords(item)
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            yield key, value
+            inner = value.values() if key == "properties" else [value]
+            for item in inner:
+                yield from keywords(item)
+
+
+async def test_listed_tools_carry_no_schema_noise(client: Client) -> None:
+    """No titles, no `$defs`, no `null` for an argument that may be left out, and a
+    description of a few sentences on one line."""
+    for tool in (await client.list_tools()).tools:
+        used = list(keywords([tool.input_schema, tool.output_schema]))
+        assert not {"title", "$defs", "$ref"} & {key for key, _ in used}, tool.name
+        assert ("type", "null") not in used, tool.name
+        assert "\n" not in tool.description and len(tool.description) <= DESCRIPTION_CHARS
+    remember = next(t for t in (await client.list_tools()).tools if t.name == "remember")
+    assert remember.input_schema["properties"]["title"] == {
+        "type": "string", "description": "Default: its first sentence."}  # fmt: skip
+
+
+def test_serve_lists_what_the_client_is_listed_and_refuses_an_unknown_set(
+    run, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for tool_set in ("core", "all", "official"):
+        printed = json.loads(run("serve", "--tools", tool_set, "--list-tools", "--json").stdout)
+        assert printed["bytes"] == anyio.run(listed, backend, tool_set)[0]
+        assert printed["total"] == sum(printed["bytes"].values())
+    default = json.loads(run("serve", "--list-tools", "--json").stdout)
+    assert default["tools"] == "core" and set(default["bytes"]) == CORE_TOOLS
+    text = run("serve", "--tools", "all", "--list-tools").stdout.splitlines()
+    assert text[-1].startswith("19 tools (all): ") and len(text) == 20
+    refused_flag = run("serve", "--tools", "every")
+    assert refused_flag.exit_code == 2 and refused_flag.stdout == ""
+    assert refused_flag.stderr.count("\n") == 1 and "'every' is not one of" in refused_flag.stderr
+    monkeypatch.setenv("MEMLANE_MCP_TOOLS", "official")
+    assert set(json.loads(run("serve", "--list-tools", "--json").stdout)["bytes"]) == GRAPH_TOOLS
+    monkeypatch.setenv("MEMLANE_MCP_TOOLS", "every")
+    refused_setting = run("serve", "--list-tools")
+    assert refused_setting.exit_code == 2 and refused_setting.stderr.count("\n") == 1
+    assert "MEMLANE_MCP_TOOLS='every' is not valid: choose from core, all, official" in (
+        refused_setting.stderr)  # fmt: skip
+
+
+async def test_a_tool_outside_the_set_is_not_found(backend: Backend) -> None:
+    async with Client(build_server(backend)) as core:
+        for tool in ("session_start", "forget", "read_graph"):
+            assert await refused(core, tool) == f"not_found: no tool named '{tool}'"
+    async with Client(build_server(backend, tool_set="official")) as official:
+        assert await refused(official, "recall", query="x") == "not_found: no tool named 'recall'"
+
+
+async def test_the_all_set_keeps_every_tool_and_its_shape(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == MEMORY_TOOLS | GRAPH_TOOLS
     assert all(t.description and len(t.description) > 20 for t in tools.values())
     remember = tools["remember"].input_schema
     assert remember["required"] == ["content"]
@@ -174,6 +272,52 @@ async def test_the_server_offers_memlane_tools_and_the_official_nine(client: Cli
 
 async def test_every_tool_answers_the_in_process_client(client: Client) -> None:
     assert await exercise_every_tool(client, "orbit") == MEMORY_TOOLS | GRAPH_TOOLS
+
+
+# ---- progressive disclosure: a brief search, then get by id -----------------------------
+
+LONG = ("The release train leaves every second Tuesday. " + "Each service owner signs off "
+        "in the release channel before noon, and the on-call engineer checks the dashboards "
+        "for an hour after the deploy. " * 6).strip()  # fmt: skip
+
+
+async def test_search_answers_briefly_and_get_reads_the_memory_in_full(
+    backend: Backend, store: Memory
+) -> None:
+    async with Client(build_server(backend)) as client:
+        made = await call(client, "remember", content=LONG, tags=["release"], kind="procedure")
+        await call(client, "remember", content="Release notes live in the wiki.")
+        found = await call(client, "search", query="release train Tuesday")
+        first = found["results"][0]
+        assert set(first) == {"id", "title", "snippet", "marks", "score"}
+        assert (
+            first["id"] == made["id"]
+            and first["title"] == "The release train leaves every second Tuesday"
+        )
+        assert first["snippet"].startswith("Each service owner signs off")
+        assert first["snippet"].endswith("…") and len(first["snippet"]) <= SNIPPET_CHARS + 1
+        assert first["marks"] == "[UNTRUSTED TOOL]"
+        shown = await call(client, "get", id=first["id"])
+        assert shown["content"] == LONG == store.get(made["id"]).body
+        assert (shown["kind"], shown["tags"], shown["status"]) == ("procedure", ["release"], "live")
+        assert len(json.dumps(found)) < len(json.dumps(shown)) / 2
+
+
+async def test_recall_shows_what_to_answer_with_and_why(backend: Backend) -> None:
+    async with Client(build_server(backend)) as client:
+        made = await call(client, "remember", content="Deploys pause during the Friday freeze.",
+                          tags=["deploy"], importance=9)  # fmt: skip
+        recalled = await call(client, "recall", query="deploy Friday freeze")
+    [hit] = recalled["results"]
+    assert set(hit) == {"id", "content", "kind", "scope", "updated_at", "marks", "score", "why"}
+    assert (hit["id"], hit["content"]) == (made["id"], "Deploys pause during the Friday freeze.")
+    assert hit["why"].startswith("found by ")
+    assert set(recalled) == {"results"}  # nothing linked, omitted or warned of
+    async with Client(build_server(backend)) as client:
+        key = await call(client, "remember", content="Rotates every month.", title="The vault key")
+        found = (await call(client, "recall", query="vault key rotates"))["results"]
+    [titled] = [hit for hit in found if hit["id"] == key["id"]]
+    assert (titled["title"], titled["content"]) == ("The vault key", "Rotates every month.")
 
 
 async def test_agent_writes_are_untrusted_and_web_text_says_so(
@@ -237,7 +381,7 @@ async def test_session_start_holds_back_risky_rows(client: Client) -> None:
 
 async def test_session_start_keeps_within_the_injection_budget(db_path: Path) -> None:
     with Backend(opener(db_path), inject_budget=100) as backend:
-        async with Client(build_server(backend)) as client:
+        async with Client(build_server(backend, tool_set="all")) as client:
             for n in range(6):
                 await call(client, "remember", content=f"Runbook step {n}: check the queue "
                            f"depth on worker {n} before draining it.")  # fmt: skip
@@ -281,12 +425,12 @@ async def test_a_confined_grant_reads_and_writes_only_its_scopes(
     with Memory.open(db_path, context=Context("proj", "main")) as mem:
         outside = mem.add("The global on-call phone is in the drawer.", scope="global").id
         inside = mem.add("Alpha deploys from the release branch.", scope="project:alpha").id
-    async with Client(build_server(confined)) as client:
+    async with Client(build_server(confined, tool_set="all")) as client:
         made = await call(client, "remember", content="Alpha's drawer holds the spare keys.")
         recalled = await call(client, "recall", query="drawer")
         assert {r["id"] for r in recalled["results"]} == {made["id"]}
-        assert {r["scope"] for r in (await call(client, "search", query="deploys"))["results"]} == {
-            "project:alpha"}  # fmt: skip
+        assert {r["id"] for r in (await call(client, "search", query="deploys"))["results"]} == {
+            inside}  # fmt: skip
         denied = [
             await refused(client, "remember", content="x", scope="global"),
             await refused(client, "recall", query="drawer", scope="global"),

@@ -49,10 +49,11 @@ async def test_the_input_schemas_are_the_official_servers(client: Client) -> Non
         "read_graph": [], "search_nodes": ["query"], "open_nodes": ["names"],
     }  # fmt: skip
     assert {name: list(t.input_schema["properties"]) for name, t in tools.items()} == expected
-    defs = tools["create_relations"].input_schema["$defs"]
-    [relation] = [d for d in defs.values() if "relationType" in d["properties"]]
+    relation = tools["create_relations"].input_schema["properties"]["relations"]["items"]
     assert sorted(relation["required"]) == ["from", "relationType", "to"]
-    [entity] = tools["create_entities"].input_schema["$defs"].values()
+    assert relation["properties"]["from"] == {
+        "description": "The name of the entity where the relation starts", "type": "string"}  # fmt: skip
+    entity = tools["create_entities"].input_schema["properties"]["entities"]["items"]
     assert sorted(entity["required"]) == ["entityType", "name", "observations"]
     assert tools["create_relations"].description == (
         "Create multiple new relations between entities in the knowledge graph. "
@@ -180,7 +181,7 @@ async def test_import_loads_the_official_file_and_the_tools_read_it_back(
     again = run("import", "mcp-memory", str(source))
     assert again.stdout == "imported 0 entities, 0 observations and 0 relations into global\n"
     with Backend(opener(db_path)) as backend:
-        async with Client(build_server(backend)) as client:
+        async with Client(build_server(backend, tool_set="official")) as client:
             assert await call(client, "read_graph") == {"entities": PEOPLE, "relations": RELATIONS}
 
 

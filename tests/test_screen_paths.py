@@ -227,7 +227,7 @@ async def test_no_mcp_tool_stores_a_secret(db_path, run):
         db_path, context=Context("proj", "main"), embedder=get_embedder("hash")
     )
     with Backend(opener) as backend:
-        async with Client(build_server(backend)) as client:
+        async with Client(build_server(backend, tool_set="all")) as client:
             first = await _tool(client, "remember", content=f"MCP note: {SAID}",
                                 title=f"MCP {TOKEN}", tags=[TOKEN])  # fmt: skip
             other = await _tool(client, "remember", content="Staging is rebuilt nightly.")

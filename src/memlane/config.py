@@ -131,6 +131,10 @@ def _host_names(text: str) -> tuple[str, ...]:
     return names
 
 
+# The tool sets `memlane serve` offers (server.app.TOOL_SETS says what each holds).
+MCP_TOOL_SETS = ("core", "all", "official")
+
+
 class Setting(msgspec.Struct, frozen=True):
     name: str
     env: str
@@ -404,6 +408,15 @@ SETTINGS: tuple[Setting, ...] = (
         'File with an HTTP token: bare (every scope) or {"token": ..., "namespaces": '
         '[...], "access": "read"} confining it to those scopes and, with access read '
         "(default write), to the read-only tools; a malformed file refuses to start.",
+    ),
+    Setting(
+        "mcp_tools",
+        "MEMLANE_MCP_TOOLS",
+        lambda: "core",
+        "Tools `memlane serve` offers: core (recall, search, get, remember, update, "
+        "invalidate), all (memlane's and the official memory server's), or official (that "
+        "server's nine).",
+        _choice(*MCP_TOOL_SETS),
     ),
     Setting(
         "web_token",

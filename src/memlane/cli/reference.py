@@ -248,16 +248,25 @@ def _machine(m: dict[str, Any]) -> str:
 
 
 def mcp_tools() -> str:
-    """A bullet per tool of `memlane serve`: its name, whether it only reads, and the
-    opening of the description a client sees."""
-    from memlane.server import compat, tools
+    """A bullet per tool of `memlane serve`'s default set (its name, whether it only
+    reads, and the opening of the description a client sees), then what the other
+    sets offer."""
+    from memlane.server import app, compat, tools
 
-    lines = []
-    for name, hints in tools.HINTS.items():
-        kind = "reads" if hints.read_only_hint else "writes"
-        lines.append(f"- `{name}` ({kind}): {_opening(getattr(tools.MemoryTools, name))}")
+    def bullet(name: str) -> str:
+        kind = "reads" if tools.HINTS[name].read_only_hint else "writes"
+        return f"- `{name}` ({kind}): {_opening(getattr(tools.MemoryTools, name))}"
+
     graph = ", ".join(f"`{name}`" for name in compat.TOOLS)
-    lines.append(f"- the official MCP memory server's tools, same arguments and results: {graph}.")
+    lines = [
+        *(bullet(name) for name in app.CORE),
+        "",
+        "`--tools all` adds:",
+        "",
+        *(bullet(name) for name in tools.HINTS if name not in app.CORE),
+        "- the official MCP memory server's tools, same arguments and results: "
+        f"{graph}; `--tools official` offers only these.",
+    ]
     return "\n".join(lines) + "\n"
 
 

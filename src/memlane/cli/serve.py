@@ -40,30 +40,48 @@ LOOPBACK = "127.0.0.1"
     help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults "
     "to 127.0.0.1); needs MEMLANE_MCP_TOKEN or MEMLANE_MCP_TOKEN_FILE.",
 )
+@click.option(
+    "--tools",
+    "tool_set",
+    type=click.Choice(config.MCP_TOOL_SETS),
+    help="Tools to offer: core, all or official (env MEMLANE_MCP_TOOLS; default core).",
+)
+@click.option(
+    "--list-tools",
+    is_flag=True,
+    help="Print the bytes each tool adds to a model's context, and the total; then exit.",
+)
 @json_option
-def serve_cmd(address: str | None, as_json: bool) -> None:
-    """Run the MCP server on stdio, or HTTP with --http: memlane's tools and the memory
-    server's.
+def serve_cmd(address: str | None, tool_set: str | None, list_tools: bool, as_json: bool) -> None:
+    """Run the MCP server on stdio, or HTTP with --http: memlane's tools, the memory
+    server's, or both.
 
     Built on the official Python SDK: on stdio by default (what `install` registers), or
     streamable HTTP at `http://HOST:PORT/mcp` (--json prints the URL as JSON once). Its
-    tools are thin typed adapters over the same store:
+    tools are thin typed adapters over the same store. A client sends the model every
+    tool it lists on every turn, so --tools chooses a set:
 
     \b
-    - `remember`, `recall` (explicit: counts as a use), `search`, `get`, `update`,
-      `invalidate`, `link`, `forget` (gone from every table and index);
-    - `session_start`: a passive prefetch, fenced as `<memlane-context>`: a passive recall
-      for the query, or without one the curated pack (see `pack`), within
-      MEMLANE_INJECT_BUDGET tokens; it counts as surfaced, never as used, and never shows
-      injection-risk or untrusted-web memories;
-    - `session_end` writes nothing unless given a note, then exactly one memory;
-    - the nine tools of the official MCP memory server (`create_entities`,
+    - `core` (the default): `recall` (ranked, each result with why; counts as a use),
+      `search` (a line per match: id, title, snippet, score), `get` (one memory in full),
+      `remember`, `update`, `invalidate`;
+    - `all`: those, `link`, `forget` (gone from every table and index), `session_start`
+      and `session_end` (for a client without memlane's hooks), and the official nine;
+    - `official`: the nine tools of the official MCP memory server (`create_entities`,
       `create_relations`, `add_observations`, `delete_entities`, `delete_observations`,
       `delete_relations`, `read_graph`, `search_nodes`, `open_nodes`) with its argument and
       result shapes, so a client configured for that server works unchanged. An entity is
       a memory titled with its name, each observation a memory anchored to it, each
       relation a memory `FROM RELATION TO` anchored to both; all are tagged `mcp-memory`
       and `entity:NAME` and live in `global`.
+
+    `session_start` is a passive prefetch, fenced as `<memlane-context>`: a passive recall
+    for the query, or without one the curated pack (see `pack`), within
+    MEMLANE_INJECT_BUDGET tokens; it counts as surfaced, never as used, and never shows
+    injection-risk or untrusted-web memories. `session_end` writes nothing unless given a
+    note, then exactly one memory. The server's instructions never ask the model to do
+    what the hooks do. --list-tools prints what the set's listing costs: the bytes of
+    each tool's name, description and schemas as compact JSON.
 
     Everything an agent writes is `untrusted_tool` (or `untrusted_web` with `source: web`).
     Calls run one at a time on the store's thread, whatever the number of clients. An error
@@ -94,12 +112,16 @@ def serve_cmd(address: str | None, as_json: bool) -> None:
     from memlane.server import app
 
     s, db = state().settings, state().db
+    chosen = tool_set or s["mcp_tools"]
 
     def opener() -> Memory:
         return config.open_memory(s, db)
 
+    if list_tools:
+        _print_sizes(chosen, app.tool_sizes(opener, chosen), as_json)
+        return
     if address is None:  # stdout carries the protocol: nothing else is printed there
-        app.serve_stdio(opener, inject_budget=s["inject_budget"])
+        app.serve_stdio(opener, tool_set=chosen, inject_budget=s["inject_budget"])
         return
     host, port = _address(address)
     tokens = _tokens(s)
@@ -120,7 +142,20 @@ def serve_cmd(address: str | None, as_json: bool) -> None:
         )
     else:
         note(f"serving MCP at {url} (bearer token required)")
-    app.serve_http(opener, host, port, tokens=tokens, inject_budget=s["inject_budget"])
+    app.serve_http(
+        opener, host, port, tool_set=chosen, tokens=tokens, inject_budget=s["inject_budget"]
+    )
+
+
+def _print_sizes(tool_set: str, sizes: dict[str, int], as_json: bool) -> None:
+    total = sum(sizes.values())
+    if as_json:
+        emit_json({"tools": tool_set, "bytes": sizes, "total": total})
+        return
+    width = max(map(len, sizes))
+    for name, size in sizes.items():
+        click.echo(f"{name:<{width}}  {size:>5}")
+    click.echo(f"{len(sizes)} tools ({tool_set}): {total} bytes")
 
 
 def _address(text: str) -> tuple[str, int]:

@@ -1,13 +1,18 @@
 """What the tools hand back: memlane's values as small JSON objects a model reads.
 
-A memory shows what a model needs to use and cite it (text, kind, scope, when, how
-sure, where from); the full record stays with `memlane show --json`.
+Each answer costs the model's context, so each read shows what its caller acts on:
+a search, a line per memory to pick from (`brief`); recall, the memories to answer
+with (`recalled`: text, kind, scope, when, provenance marks, why); get, one memory in
+full (`memory`). The full record stays with `memlane show --json`.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+from mcp_types import CallToolResult, TextContent
 
 from memlane.lifecycle.pack import Pack
 from memlane.model import Link, Record, WriteResult
@@ -19,6 +24,19 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 # What a passive read says when nothing cleared its gate.
 NOTHING_FOR_SESSION = "no durable memories retrieved for this session."
+# Characters of a memory's text a search result shows past its title: about a
+# sentence, enough to tell results apart; get shows the rest.
+SNIPPET_CHARS = 160
+# What a title drawn from the first sentence leaves at the start of the rest: that
+# sentence's stop.
+SENTENCE_STOPS = ".!?:;,… "
+
+
+def result(answer: JSON) -> CallToolResult:
+    """`answer` as a tool's result: the JSON on one line for the model to read, and
+    the same as structured content."""
+    text = json.dumps(answer, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 
 
 def when(at: datetime | None) -> str | None:
@@ -51,27 +69,68 @@ def memory(record: Record) -> JSON:
     return out
 
 
-def hits(query: str, found: Searched) -> JSON:
-    results = [{**memory(h.record), "score": round(h.score, 4)} for h in found.hits]
+def hits(found: Searched) -> JSON:
+    results = [brief(h.record, h.score) for h in found.hits]
     said = _abstained(found) or ({} if results else {"note": "nothing found"})
-    return {"query": query, "count": len(results), "results": results, **said}
+    return {"results": results, **said}
 
 
-def recalled(query: str, result: RecallResult) -> JSON:
+def brief(record: Record, score: float) -> JSON:
+    """A search result: enough to choose a memory and get it by id."""
+    out: JSON = {"id": record.id, "title": record.title}
+    rest = _past_title(record)
+    if rest:
+        cut = rest[:SNIPPET_CHARS].rsplit(" ", 1)[0] if len(rest) > SNIPPET_CHARS else rest
+        out["snippet"] = cut if cut == rest else cut + "…"
+    return {**out, **_marks(record), "score": round(score, 3)}
+
+
+def recalled(result: RecallResult) -> JSON:
     from memlane.retrieve.recall import why
 
-    results = [{**memory(h.record), "score": round(h.score, 4), "why": why(h)} for h in result.hits]
-    return {
-        "query": query,
-        "count": len(results),
-        "results": results,
+    results = [{**_read(h.record), "score": round(h.score, 3), "why": why(h)} for h in result.hits]
+    optional = {
         "linked": [_extra(e) for e in result.extras],
         "omitted": result.omitted,
-        "held_back": len(result.held_back),
-        "tokens_used": result.tokens_used,
-        **({"warnings": lane_warnings(result.skipped)} if result.skipped else {}),
-        **_abstained(result),
+        "warnings": lane_warnings(result.skipped),
     }
+    return {"results": results, **{k: v for k, v in optional.items() if v}, **_abstained(result)}
+
+
+def _read(record: Record) -> JSON:
+    """A memory as recall shows it: what to answer with and how far to trust it."""
+    out: JSON = {"id": record.id}
+    if not _opens_with_title(record):  # then the title says what the text is about
+        out["title"] = record.title
+    out.update(content=record.body, kind=record.kind.value, scope=record.scope)
+    dates = {"occurred_at": when(record.occurred_at), "updated_at": when(record.updated_at)}
+    out.update({k: v for k, v in dates.items() if v})
+    return {**out, **_marks(record)}
+
+
+def _past_title(record: Record) -> str:
+    """The memory's text on one line, without the title it opens with, if it does."""
+    text = _one_line(record.body)
+    if not _opens_with_title(record):
+        return text
+    return text[len(_one_line(record.title.rstrip("…"))) :].lstrip(SENTENCE_STOPS)
+
+
+def _opens_with_title(record: Record) -> bool:
+    """Whether the text opens with the title (as a title drawn from it does)."""
+    opening = _one_line(record.title.rstrip("…"))
+    return bool(opening) and _one_line(record.body).startswith(opening)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _marks(record: Record) -> JSON:
+    """What a model should weigh before trusting the text (untrusted, injection risk,
+    no longer valid, stale source), when anything."""
+    marks = provenance_marks(record).strip()
+    return {"marks": marks} if marks else {}
 
 
 def _abstained(result: RecallResult | Searched) -> JSON:
@@ -87,12 +146,8 @@ def _abstained(result: RecallResult | Searched) -> JSON:
 
 def _extra(extra: Extra) -> JSON:
     n = extra.neighbour
-    return {
-        **memory(extra.record),
-        "linked_from": n.via,
-        "link": n.link.value,
-        "contested": n.contested,
-    }
+    contested = {"contested": True} if n.contested else {}
+    return {**_read(extra.record), "linked_from": n.via, "link": n.link.value, **contested}
 
 
 def written(result: WriteResult) -> JSON:

@@ -1,5 +1,8 @@
 """memlane's own tools. Each parses its arguments, calls one Memory method, renders.
 
+A tool's docstring is its description, which a client sends the model on every turn:
+it says when to use the tool and what comes back, and nothing more.
+
 session_start is a passive, budgeted prefetch (it counts what it shows as surfaced,
 never as used, and never shows injection-risk or untrusted-web memories); session_end
 writes nothing unless given a note, so a client may pair the two freely.
@@ -12,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from memlane.errors import Invalid
@@ -33,63 +36,58 @@ def _about(description: str) -> Any:
     return Field(description=description)
 
 
-Id = Annotated[str, _about("A memory id such as m-3k9x2ab7 (a unique prefix will do).")]
+Id = Annotated[str, _about("A memory id such as m-3k9x2ab7, or a unique prefix.")]
 Query = Annotated[str, _about("What you want to know, in plain words.")]
 ReadScope = Annotated[
     str | None,
     _about(
-        "Scopes to read, comma-separated: global, project:NAME or project:NAME@BRANCH, "
-        "or all. Default: this branch, this project and global."
+        "Scopes to read, comma-separated: global, project:NAME[@BRANCH] or all. "
+        "Default: this branch, project and global."
     ),
 ]
 WriteScope = Annotated[
     str | None,
-    _about(
-        "Where it belongs: global (true everywhere), project:NAME or project:NAME@BRANCH. "
-        "Default: the current project and branch."
-    ),
+    _about("global (true everywhere) or project:NAME[@BRANCH]. Default: this project and branch."),
 ]
-Content = Annotated[str, _about("The memory itself: one idea, complete on its own.")]
-Title = Annotated[str | None, _about("A short title; default: its first sentence.")]
+Content = Annotated[str, _about("One idea, complete on its own.")]
+Title = Annotated[str | None, _about("Default: its first sentence.")]
 KindArg = Annotated[Kind, _about("What sort of memory it is.")]
 Tags = Annotated[list[str] | None, _about("Short labels, e.g. ['deploy', 'ci'].")]
 Importance = Annotated[
     int | None,
-    Field(ge=1, le=MAX_IMPORTANCE, description=f"1-10 usual, up to {MAX_IMPORTANCE}; default 5."),
+    Field(ge=1, le=MAX_IMPORTANCE, description="1-10 usual; default 5."),
 ]
 SignalArg = Annotated[
     Signal | None,
-    _about(
-        "What grounds it: test, compile, lint, reviewer or user; none for your own "
-        "unverified opinion."
-    ),
+    _about("What verified it; none: your own unverified view."),
 ]
 Source = Annotated[
     Literal["tool", "web"],
-    _about("web when the content came from a web page or other fetched text."),
+    _about("web: the text came from a web page or other fetched text."),
 ]
-Limit = Annotated[int, Field(ge=1, le=50, description="Most memories to return.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="Most memories.")]
 MaxTokens = Annotated[
-    int | None,
-    Field(ge=1, description="Token budget for the results (whole memories, best first)."),
+    int | None, Field(ge=1, description="Token budget for the results, best first.")
 ]
 Mode = Annotated[
     Literal["keyword", "vector", "hybrid"],
-    _about("keyword (words), vector (meaning) or hybrid (both)."),
+    _about("By words (keyword), meaning (vector) or both."),
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=200, description="Most results.")]
 MinScore = Annotated[
     float | None,
-    Field(ge=0, le=1, description="Relevance floor (cosine); 0: none. Default: calibrated."),
+    Field(ge=0, le=1, description="Relevance floor (cosine), 0: none. Default: calibrated."),
 ]
 Reason = Annotated[str | None, _about("Why, in a few words.")]
 NewText = Annotated[str | None, _about("New full text.")]
+NewTitle = Annotated[str | None, _about("New title.")]
+NewImportance = Annotated[int | None, Field(ge=1, le=MAX_IMPORTANCE, description="New importance.")]
 Appended = Annotated[str | None, _about("Text to add at the end.")]
 NewTags = Annotated[list[str] | None, _about("Replace all tags with these.")]
 TagsAdded = Annotated[list[str] | None, _about("Tags to add.")]
 TagsRemoved = Annotated[list[str] | None, _about("Tags to remove.")]
 NewKind = Annotated[Kind | None, _about("New kind.")]
-Ended = Annotated[str, _about("What changed: why it is no longer true.")]
+Ended = Annotated[str, _about("What changed, in a few words.")]
 LinkKind = Literal[
     "related",
     "supports",
@@ -101,19 +99,12 @@ LinkKind = Literal[
     "derives",
     "example_of",
 ]
-LinkSource = Annotated[str, _about("The id of the memory the link starts from.")]
-Target = Annotated[str, _about("The id of the memory it points to.")]
+LinkSource = Annotated[str, _about("The id the link starts from.")]
+Target = Annotated[str, _about("The id it points to.")]
 LinkArg = Annotated[LinkKind, _about("How source relates to target.")]
-ForgetReason = Annotated[
-    str | None, _about("Why, without repeating the content (the journal keeps it).")
-]
-Task = Annotated[
-    str | None, _about("The task or first request, if known: the context is chosen for it.")
-]
-Note = Annotated[
-    str | None,
-    _about("Something from this session worth keeping; without it nothing is written."),
-]
+ForgetReason = Annotated[str | None, _about("Why, without repeating the content.")]
+Task = Annotated[str | None, _about("The task or first request, if known.")]
+Note = Annotated[str | None, _about("What is worth keeping; without it nothing is written.")]
 
 
 def _hints(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
@@ -157,14 +148,14 @@ class MemoryTools:
             for name, hints in HINTS.items()
         ]
 
-    async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> JSON:
+    async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> CallToolResult:
         """`work`'s answer, on the store's thread, with what the grant may not see
         left out (see `unseen_left_out`)."""
 
         def answer(mem: Memory, grant: Grant) -> JSON:
             return unseen_left_out(mem, grant, work(mem, grant))
 
-        return await self.backend.call(ctx, answer)
+        return render.result(await self.backend.call(ctx, answer))
 
     async def remember(
         self,
@@ -177,12 +168,11 @@ class MemoryTools:
         importance: Importance = None,
         signal: SignalArg = None,
         source: Source = "tool",
-    ) -> JSON:
-        """Save something worth knowing in a later session: a fact, decision, preference,
-        lesson, procedure or constraint. Write one idea per memory, complete on its own
-        (name the project, tool or person it is about). Restating something already
-        saved refreshes it instead of duplicating it; a statement that contradicts a
-        saved one is stored and reported. Secrets are redacted before storing."""
+    ) -> CallToolResult:
+        """Save what a later session should know: a fact, decision, preference, lesson,
+        procedure or constraint; one idea, naming the project, tool or person it is
+        about. A restatement refreshes the saved memory; a contradiction is saved and
+        reported. Returns the id and status."""
         taint = Taint.UNTRUSTED_WEB if source == "web" else None  # None: the surface's own
 
         def work(mem: Memory, grant: Grant) -> JSON:
@@ -200,19 +190,18 @@ class MemoryTools:
         limit: Limit = 10,
         max_tokens: MaxTokens = None,
         min_score: MinScore = None,
-    ) -> JSON:
-        """Find the few memories that matter for a question or task, best first, each
-        with why it was chosen (keyword, meaning, named entities, recency, importance).
-        Use it before answering anything that may depend on earlier sessions:
-        decisions, conventions, preferences, past mistakes. Linked memories follow the
-        results. When nothing stored is near enough, it says so (abstained)."""
+    ) -> CallToolResult:
+        """The memories that matter for a question or task, best first, each with its
+        text and why it was chosen, then memories linked to them. Use it when earlier
+        decisions, conventions, preferences or mistakes may matter. Says so when nothing
+        relevant is stored."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)
             found = mem.recall(
                 query, limit=limit, max_tokens=max_tokens, min_score=min_score, scope=scopes
             )
-            return render.recalled(query, found)
+            return render.recalled(found)
 
         return await self._answer(ctx, work)
 
@@ -223,18 +212,19 @@ class MemoryTools:
         scope: ReadScope = None,
         mode: Mode = "keyword",
         limit: SearchLimit = 20,
-    ) -> JSON:
-        """List memories matching words or meaning, without recall's ranking: to
-        browse, or to find a memory's id before updating or linking it."""
+    ) -> CallToolResult:
+        """Memories matching words or meaning, each as id, title, a snippet and score;
+        read one in full with get. Use it to browse or to find an id."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)
-            return render.hits(query, mem.searched(query, mode=mode, scope=scopes, limit=limit))
+            return render.hits(mem.searched(query, mode=mode, scope=scopes, limit=limit))
 
         return await self._answer(ctx, work)
 
-    async def get(self, id: Id, ctx: Ctx) -> JSON:
-        """Read one memory in full by its id, including whether it is still valid."""
+    async def get(self, id: Id, ctx: Ctx) -> CallToolResult:
+        """One memory in full by id: text, kind, scope, tags, dates, source, and whether
+        it is still valid."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             return render.memory(mem.get(confined(mem, grant, id)))
@@ -248,15 +238,15 @@ class MemoryTools:
         reason: Reason = None,
         content: NewText = None,
         append: Appended = None,
-        title: Title = None,
+        title: NewTitle = None,
         tags: NewTags = None,
         add_tags: TagsAdded = None,
         remove_tags: TagsRemoved = None,
         kind: NewKind = None,
-        importance: Importance = None,
-    ) -> JSON:
-        """Correct or extend a memory in place; its earlier text stays as a version.
-        To record that something stopped being true, use invalidate instead."""
+        importance: NewImportance = None,
+    ) -> CallToolResult:
+        """Correct or extend a memory; its earlier text stays as a version. For what
+        stopped being true, use invalidate."""
         given: JSON = {
             "content": content,
             "append": append,
@@ -274,9 +264,9 @@ class MemoryTools:
 
         return await self._answer(ctx, work)
 
-    async def invalidate(self, id: Id, ctx: Ctx, reason: Ended) -> JSON:
-        """Mark a memory as no longer true from now on (it stays, for the record, and
-        stops surfacing). Use it when a fact, decision or plan has changed."""
+    async def invalidate(self, id: Id, ctx: Ctx, reason: Ended) -> CallToolResult:
+        """Mark a memory no longer true, from now on: when a fact, decision or plan has
+        changed. It stays on record and stops surfacing."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             return render.memory(mem.invalidate(confined(mem, grant, id), reason))
@@ -290,10 +280,8 @@ class MemoryTools:
         ctx: Ctx,
         type: LinkArg = "related",
         reason: Reason = None,
-    ) -> JSON:
-        """Link two memories: source supports, contradicts, extends, implements,
-        updates, derives from, is an example of, or is related to target. Linked
-        memories surface together in recall. Linking again changes nothing."""
+    ) -> CallToolResult:
+        """Link two memories, so they surface together in recall."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             ends = confined(mem, grant, source), confined(mem, grant, target)
@@ -301,10 +289,9 @@ class MemoryTools:
 
         return await self._answer(ctx, work)
 
-    async def forget(self, id: Id, ctx: Ctx, reason: ForgetReason = None) -> JSON:
-        """Delete a memory for good: from every table and index, with no version kept.
-        Use it for what must not be kept (a mistake, private data); to record that a
-        fact changed, use invalidate."""
+    async def forget(self, id: Id, ctx: Ctx, reason: ForgetReason = None) -> CallToolResult:
+        """Delete a memory for good, with no version kept: for what must not be kept (a
+        mistake, private data). For a changed fact, use invalidate."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             done = mem.forget(confined(mem, grant, id), reason)
@@ -319,11 +306,10 @@ class MemoryTools:
 
     async def session_start(
         self, ctx: Ctx, query: Task = None, scope: ReadScope = None, limit: Limit = 10
-    ) -> JSON:
-        """Call once at the start of a session: returns the memories to keep in mind,
-        as a fenced block within a token budget (for the task given as query, else the
-        most important ones). Showing them counts as no use; unverified web text and
-        injection-shaped text are never included."""
+    ) -> CallToolResult:
+        """The memories to keep in mind for a task (else the most important), as one
+        block within the injection budget. For a client without memlane's hooks, which
+        add it at session start."""
         budget = self.backend.inject_budget
 
         def work(mem: Memory, grant: Grant) -> JSON:
@@ -339,9 +325,11 @@ class MemoryTools:
 
         return await self._answer(ctx, work)
 
-    async def session_end(self, ctx: Ctx, note: Note = None, scope: WriteScope = None) -> JSON:
-        """Call at the end of a session. Without a note it only acknowledges; with one,
-        it saves the note as a single unverified memory (no consolidation runs)."""
+    async def session_end(
+        self, ctx: Ctx, note: Note = None, scope: WriteScope = None
+    ) -> CallToolResult:
+        """Save a session's note as one unverified memory; without one, nothing. For a
+        client without memlane's hooks, which capture sessions themselves."""
 
         def work(mem: Memory, grant: Grant) -> JSON:
             where = grant.write_scope(scope)
