@@ -54,7 +54,7 @@ from memlane.services.forget import Forgotten
 from memlane.services.graph import EntityMerge, Graph, Linked, Neighbourhood
 from memlane.services.lifecycle import Lifecycle
 from memlane.services.maintenance import Maintenance, MaintenanceReport
-from memlane.services.pack import ClosedSession, Packs
+from memlane.services.pack import ClosedSession, Packs, Summarizer
 from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 from memlane.services.registries import Registries
 from memlane.services.transfer import ImportReport, MigrationReport, Transfer
@@ -131,6 +131,7 @@ __all__ = [
     "Session",
     "Stats",
     "StoreDamaged",
+    "Summarizer",
     "Transfer",
     "Unavailable",
     "Version",
