@@ -130,18 +130,18 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
     if not prompt or prompt.startswith("/"):  # a slash command is for the host
         return Outcome("trivial-prompt")
     text = prompt[:PROMPT_CHARS]
-    asked = gate.terms(text)
+    asked, named = gate.terms(text), gate.requested(text)
     ops = recent_ops(event)
     hints = gate.terms(" ".join(ops)) - asked
     # Trigger: too few content words to ever clear the gate. Why: recall would open
     # the store and load a model for nothing. Outcome: silence, before any of it.
-    if not gate.could_clear(asked, hints) or options.budget <= 0:
+    if not gate.could_clear(asked, hints, named=named) or options.budget <= 0:
         return Outcome("trivial-prompt")
     mem = open_memory()
     result = mem.recall(
         query(text, ops), passive=True, count=False, limit=RECALL_LIMIT, max_tokens=options.budget
     )
-    verdict = gate.judge(asked, hints, result)
+    verdict = gate.judge(asked, hints, result, named=named)
     details: dict[str, Any] = {
         "ops": len(ops),
         "hits": len(result.hits),
