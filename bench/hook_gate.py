@@ -14,7 +14,8 @@ What it does:
 2. Runs every case through the real handler (`hooks.events.user_prompt`: pre-gate,
    query with the transcript's tool operations, passive recall, gate, budgeted block);
    a case with tool calls gets a Claude Code transcript holding them. Surfacing is
-   not recorded, so the cases cannot influence each other.
+   not recorded, nor (with no hook dir) what a session was shown, so the cases cannot
+   influence each other.
 3. Scores, per split and overall, for all cases, then for the prompts that name an
    action (ACTION_CASES) and the others apart:
    - precision: injected memories that the case lists, over all injected memories;

@@ -359,6 +359,56 @@ def test_the_action_alone_is_no_evidence_in_another_sense_or_kind(run, db_path, 
         assert prompt_report(run, project, prompt)["injected"] == [], prompt
 
 
+# ---- one session sees a memory once -----------------------------------------------------------
+
+HOTFIX = "can we ship the hotfix to production this Friday afternoon?"
+
+
+def start_session(run: Any, project: Path, session: str, source: str = "startup") -> str:
+    data = payload("claude-code", "session-start", project, session_id=session, source=source)
+    out = json.loads(hook(run, "session-start", data).stdout)
+    return str(out["hookSpecificOutput"]["additionalContext"]) if out else ""
+
+
+def test_a_memory_shown_at_session_start_is_not_injected_again_until_it_changes(
+    run, db_path, project, hook_dir
+):
+    [friday] = seed(db_path, (FRIDAY[0], {"kind": "constraint", "importance": 9}))
+    assert friday in start_session(run, project, "s-1")
+    again = prompt_report(run, project, HOTFIX, "s-1")
+    assert again["reason"] == "already-shown" and again["output"] == {}
+    assert again["details"]["already_shown"] == 1
+    assert prompt_report(run, project, HOTFIX, "s-2")["injected"] == [friday]  # another session
+    assert prompt_report(run, project, HOTFIX, "s-2")["injected"] == []  # shown by a prompt
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        mem.update(friday, content=FRIDAY[0] + " Hotfixes wait for Monday too.")
+    changed = prompt_report(run, project, HOTFIX, "s-1")
+    assert changed["injected"] == [friday]
+    assert (
+        "Hotfixes wait for Monday" in changed["output"]["hookSpecificOutput"]["additionalContext"]
+    )
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == []
+
+
+def test_a_resumed_session_is_not_shown_its_memories_again_a_compacted_one_is(
+    run, db_path, project
+):
+    [friday] = seed(db_path, (FRIDAY[0], {"kind": "constraint", "importance": 9}))
+    assert friday in start_session(run, project, "s-1")
+    assert start_session(run, project, "s-1", "resume") == ""  # the context still has it
+    assert friday in start_session(run, project, "s-1", "compact")  # summarised away
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == []
+
+
+def test_an_unreadable_record_of_what_was_shown_means_nothing_was(run, db_path, project, hook_dir):
+    [friday] = seed(db_path, FRIDAY)
+    record = state.shown_file(hook_dir, "s-1")
+    record.parent.mkdir(parents=True)
+    record.write_text("{not json", encoding="utf-8")
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == [friday]
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == []  # and it was replaced
+
+
 # ---- capture ----------------------------------------------------------------------------
 
 
@@ -868,6 +918,15 @@ def test_the_words_rule_beats_a_rule_that_only_governs_the_action():
     assert [h.record.id for h in verdict.admitted] == ["m-1"]
 
 
+def test_a_memory_is_unseen_until_shown_and_again_once_changed():
+    memory = rec("m-1", "Never deploy on Fridays.")
+    shown = context.stamps([memory])
+    assert context.unseen([memory], {}) == [memory]
+    assert context.unseen([memory], shown) == []
+    revised = replace(memory, version=2, dedup_hash="dh1:other")
+    assert context.unseen([revised], shown) == [revised]
+
+
 def test_the_gold_set_meets_the_stated_floors():
     """Gold set (tests/hook_gold.py), hash embedder: measured precision 0.963, recall
     0.892, two false alarms in 52 silent cases; the prompts naming an action 0.950 /
@@ -1135,6 +1194,66 @@ def test_cursors_round_trip_and_belong_to_one_transcript(tmp_path):
     assert state.load_cursors(tmp_path, "s/../1", "/t.jsonl") == {"cue": 10, "llm": 5}
     assert state.load_cursors(tmp_path, "s/../1", "/other.jsonl") == {}
     assert state.cursor_file(tmp_path, "s/../1").parent == tmp_path / state.CURSOR_DIR
+
+
+def test_what_a_session_was_shown_round_trips_and_starts_empty(tmp_path):
+    assert state.shown(tmp_path, "s-1") == {} and state.shown(None, "s-1") == {}
+    assert state.note_shown(tmp_path, "s/../1", {"m-1": "1:dh1:a"})
+    assert state.note_shown(tmp_path, "s/../1", {"m-2": "3:dh1:b"})
+    assert state.shown(tmp_path, "s/../1") == {"m-1": "1:dh1:a", "m-2": "3:dh1:b"}
+    assert state.shown(tmp_path, "s-2") == {}  # sessions do not share
+    assert state.note_shown(tmp_path, "s/../1", {}, reset=True)
+    assert state.shown(tmp_path, "s/../1") == {}
+    assert not state.note_shown(None, "s-1", {"m-1": "x"}) and not state.note_shown(
+        tmp_path, None, {"m-1": "x"}
+    )
+
+
+@pytest.mark.parametrize("text", ["", "{torn", "[1, 2]", '{"shown": [1]}', '{"shown": {"m-1": 2}}'])
+def test_an_unreadable_record_of_what_was_shown_is_nothing_shown(tmp_path, text):
+    path = state.shown_file(tmp_path, "s-1")
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    assert state.shown(tmp_path, "s-1") == {}
+    assert state.note_shown(tmp_path, "s-1", {"m-9": "1:dh1:z"})  # and is replaced whole
+    assert state.shown(tmp_path, "s-1") == {"m-9": "1:dh1:z"}
+
+
+def test_a_record_that_cannot_be_written_is_skipped(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("x", encoding="utf-8")
+    assert not state.note_shown(blocked / "hooks", "s-1", {"m-1": "1:dh1:a"})
+
+
+def _note_many(directory: str, worker: int) -> None:
+    for i in range(15):
+        state.note_shown(Path(directory), "s-1", {f"m-{worker}-{i}": f"1:dh1:{worker}"})
+
+
+def test_hooks_noting_at_once_lose_nothing_and_tear_nothing(tmp_path):
+    import multiprocessing
+
+    context_ = multiprocessing.get_context("spawn")
+    workers = [context_.Process(target=_note_many, args=(str(tmp_path), w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    noted = state.shown(tmp_path, "s-1")
+    assert len(noted) == 4 * 15 and noted["m-3-14"] == "1:dh1:3"
+
+
+def test_a_held_lock_leaves_the_showing_unrecorded_without_waiting_long(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setattr(state, "SHOWN_LOCK_WAIT_S", 0.05)
+    lock = tmp_path / state.SHOWN_DIR / state.SHOWN_LOCK
+    lock.parent.mkdir()
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert not state.note_shown(tmp_path, "s-1", {"m-1": "1:dh1:a"})
+    assert state.note_shown(tmp_path, "s-1", {"m-1": "1:dh1:a"})
 
 
 def test_the_log_rotates_and_never_raises(tmp_path, monkeypatch):
