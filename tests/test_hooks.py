@@ -908,6 +908,19 @@ def test_a_governing_memory_clears_the_gate_on_the_action_a_short_prompt_asks_fo
     assert far.admitted == ()  # the action is a small part of what it asks
 
 
+@pytest.mark.parametrize(
+    ("kind", "governs"),
+    [(Kind.PROCEDURE, True), (Kind.CONVENTION, True), (Kind.CONSTRAINT, True),
+     (Kind.DECISION, True), (Kind.PREFERENCE, True),  # a captured "always ..." is one
+     (Kind.FACT, False), (Kind.EVENT, False), (Kind.LESSON, False)],
+)  # fmt: skip
+def test_only_the_kinds_that_say_how_to_act_govern_an_action(kind, governs):
+    memory = rec("m-1", "Always run the integration tests in docker compose.", kind=kind)
+    verdict = gate.judge(gate.terms("run the tests"), (), result((memory, 0.9)),
+                         named=gate.requested("run the tests"))  # fmt: skip
+    assert bool(verdict.admitted) is governs
+
+
 def test_the_words_rule_beats_a_rule_that_only_governs_the_action():
     staging = rec("m-1", "Deploy to staging with the deploy-staging workflow.",
                   kind=Kind.PROCEDURE)  # fmt: skip
