@@ -14,8 +14,10 @@ What it does:
 2. Runs every case through the real handler (`hooks.events.user_prompt`: pre-gate,
    query with the transcript's tool operations, passive recall, gate, budgeted block);
    a case with tool calls gets a Claude Code transcript holding them. Surfacing is
-   not recorded, so the cases cannot influence each other.
-3. Scores, per split and overall:
+   not recorded, nor (with no hook dir) what a session was shown, so the cases cannot
+   influence each other.
+3. Scores, per split and overall, for all cases, then for the prompts that name an
+   action (ACTION_CASES) and the others apart:
    - precision: injected memories that the case lists, over all injected memories;
    - recall: should-inject cases where at least one listed memory was injected;
    - false alarms: should-stay-silent cases where anything was injected.
@@ -44,7 +46,7 @@ from memlane.model import as_dict, replace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hook_gold import CASES, DEV, MEMORIES, TEST, Case  # noqa: E402
+from hook_gold import ACTION_CASES, CASES, DEV, MEMORIES, TEST, Case  # noqa: E402
 from memlane import Context, Memory  # noqa: E402
 from memlane.hooks import events, gate  # noqa: E402
 from memlane.hooks.host import USER_PROMPT, Event  # noqa: E402
@@ -184,6 +186,8 @@ GRID = {
     "min_coverage": (0.0, 0.15, 0.25, 0.34, 0.5),
     "min_relative": (0.0, 0.5, 0.6, 0.7, 0.8),
     "min_share": (0.5, 0.75, 1.0),
+    "min_action_coverage": (0.4, 0.5, 0.6, 0.67, 0.75),
+    "min_action_relative": (0.0, 0.5, 0.6, 0.7, 0.8),
 }
 
 
@@ -210,6 +214,8 @@ def grid(mem: Memory, ids: dict[str, str], cases: Sequence[Case]) -> list[dict[s
             -r["min_coverage"],
             -r["min_relative"],
             -r["min_share"],
+            -r["min_action_coverage"],
+            -r["min_action_relative"],
         )
     )
     return rows
@@ -220,14 +226,14 @@ def _judge_later(
 ) -> Callable[[gate.Bar], tuple[str, ...]]:
     """The handler's steps up to the gate, done once; the gate, for any bar."""
     text = (event.prompt or "").strip()[: events.PROMPT_CHARS]
-    asked = gate.terms(text)
+    asked, named = gate.terms(text), gate.requested(text)
     ops = events.recent_ops(event)
     hints = gate.terms(" ".join(ops)) - asked
     result = None
     if (
         text
         and not text.startswith("/")
-        and gate.could_clear(asked, hints, replace(gate.BAR, min_evidence=0))
+        and gate.could_clear(asked, hints, replace(gate.BAR, min_evidence=0), named)
     ):
         result = mem.recall(
             events.query(text, ops),
@@ -238,9 +244,10 @@ def _judge_later(
         )
 
     def judge(bar: gate.Bar) -> tuple[str, ...]:
-        if result is None or not gate.could_clear(asked, hints, bar):
+        if result is None or not gate.could_clear(asked, hints, bar, named):
             return ()
-        return tuple(keys[h.record.id] for h in gate.judge(asked, hints, result, bar).admitted)
+        verdict = gate.judge(asked, hints, result, bar, named)
+        return tuple(keys[h.record.id] for h in verdict.admitted)
 
     return judge
 
@@ -268,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         judged = run_cases(mem, ids)
         scores = by_split(judged)
         _table(f"passive injection, profile {args.profile}, bar {as_dict(gate.BAR)}", scores)
+        named = set(ACTION_CASES)
+        groups = {
+            "action": by_split([j for j in judged if j.case in named]),
+            "other": by_split([j for j in judged if j.case not in named]),
+        }
+        _table("  of which prompts naming an action (ACTION_CASES)", groups["action"])
+        _table("  and the other prompts", groups["other"])
         misses = [
             j
             for j in judged
@@ -283,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "profile": args.profile,
             "bar": as_dict(gate.BAR),
             "scores": scores,
+            "groups": groups,
         }
         if args.grid:
             rows = grid(mem, ids, [c for c in CASES if c.split == DEV])

@@ -4,6 +4,8 @@ MEMORIES  a coding agent's store for project `proj`: (key, kind, importance, con
 CASES     a prompt, the memory keys it should surface (empty: the hook must stay
           silent), the split (dev: tune the gate on it; test: held out), and the
           session's recent tool calls when the case has any.
+ACTION_CASES  those of CASES that name an action (commit, push, deploy, migrate, test,
+          release, install), in a request or in another sense.
 
 A case "should inject" when a competent colleague who knew the store would mention
 one of its memories before answering. Every listed key is an acceptable injection;
@@ -62,6 +64,15 @@ MEMORIES: list[tuple[str, str, int, str]] = [
     ("pagination", "convention", 6, "List endpoints paginate with opaque cursors, never page numbers; the largest page size is 200."),
     ("tailwind", "convention", 5, "Styling uses Tailwind utility classes; do not add new CSS modules or styled-components."),
     ("orders-index", "lesson", 7, "Outage postmortem: a missing index on orders.customer_id made checkout time out; run EXPLAIN on every new query against the orders table."),
+    # The rules that govern an action (see ACTION_CASES), and memories that only mention one.
+    ("make-lint", "convention", 6, "Always run `make lint` before committing."),
+    ("db-tests", "decision", 7, "Decision: the DB integration tests run against a throwaway PostgreSQL container from docker compose, never SQLite."),
+    ("main-branch", "convention", 7, "Never push directly to main; open a pull request and squash-merge it after one approval."),
+    ("uv", "procedure", 6, "Install dependencies with `uv sync --frozen`; never pip install packages into the system interpreter."),
+    ("changelog", "convention", 5, "Every user-facing change gets a line in CHANGELOG.md under Unreleased; a release moves those lines under its version."),
+    ("deploy-log", "event", 4, "Deployed v2.3.1 to production on 3 March; the rollout took 40 minutes."),
+    ("suite-time", "fact", 4, "The full test suite takes about 14 minutes on CI since the runner upgrade."),
+    ("mongo", "event", 5, "Migrated the analytics events from MongoDB to ClickHouse in 2023."),
 ]
 # fmt: on
 
@@ -163,6 +174,70 @@ SHOULD_STAY_SILENT: list[tuple[str, tuple[str, ...]]] = [
     ("explain how HTTP cookies store a session", ()),
 ]
 
+# Prompts that name an action (commit, push, deploy, migrate, test, release, install):
+# the procedures, conventions, constraints and decisions that govern it should come up,
+# even when the prompt says little else. Every governing memory is listed as acceptable;
+# a fact or an event that merely mentions the action is not.
+COMMIT = ("make-lint", "commits", "dotenv")
+DEPLOY = ("staging", "friday")
+TESTS = ("pytest", "db-tests")
+RELEASE = ("release", "changelog")
+ACTION_SHOULD_INJECT: list[tuple[str, tuple[str, ...]]] = [
+    ("commit these changes", COMMIT),
+    ("ok, go ahead and commit", COMMIT),
+    ("please commit the fix", COMMIT),
+    ("can you make a commit for the refactor?", COMMIT),
+    ("what should I do before committing?", COMMIT),
+    ("commit and push", (*COMMIT, "main-branch")),
+    ("push my branch", ("main-branch",)),
+    ("push it to main", ("main-branch",)),
+    ("can you push the commits to origin?", ("main-branch", *COMMIT)),
+    ("is it ok to push now?", ("main-branch",)),
+    ("deploy the app", DEPLOY),
+    ("start the deployment", DEPLOY),
+    ("how do I deploy this?", DEPLOY),
+    ("deploy it to production", DEPLOY),
+    ("run the migrations", ("alembic",)),
+    ("migrate the database", ("alembic",)),
+    ("write a migration for the new invoices table", ("alembic",)),
+    ("migrating now, anything I should know?", ("alembic",)),
+    ("run the database tests please", TESTS),
+    ("run the tests", TESTS),
+    ("test it before we merge", TESTS),
+    ("run the integration tests", TESTS),
+    ("please run the unit tests", TESTS),
+    ("release version 2.0", RELEASE),
+    ("let's cut a new release", RELEASE),
+    ("prepare the release", RELEASE),
+    ("how do we release?", RELEASE),
+    ("install the dependencies", ("uv", "pnpm")),
+    ("install requests", ("uv",)),
+    ("installing the new package now", ("uv",)),
+]
+# The same words in another sense, or in a question that no project rule bears on.
+ACTION_SHOULD_STAY_SILENT: list[tuple[str, tuple[str, ...]]] = [
+    ("commit to memory that I like tea", ()),
+    ("commit that to memory: my dog is called Rex", ()),
+    ("let's test the waters with a small beta group", ()),
+    ("my daughter has a spelling test tomorrow, any tips?", ()),
+    ("the push notifications on my phone are too loud", ()),
+    ("push back on this deadline politely in my reply", ()),
+    ("when was the first release of Linux?", ()),
+    ("what is a git commit, in simple terms?", ()),
+    ("do birds migrate south in the winter?", ()),
+    ("explain the difference between a unit test and an integration test", ()),
+    ("how do I install Python on Windows?", ()),
+    ("release the lock before returning from this function", ()),
+    ("I made a commitment to finish this by Monday", ()),
+    ("what does a deployment diagram in UML show?", ()),
+    ("write a test plan template for a school science fair", ()),
+    ("is testing cosmetics on animals banned in the EU?", ()),
+]
+ACTION_CASES: list[Case] = [
+    *_cases(DEV, ACTION_SHOULD_INJECT),
+    *_cases(DEV, ACTION_SHOULD_STAY_SILENT),
+]
+
 CASES: list[Case] = [
     *_cases(DEV, SHOULD_INJECT),
     *_cases(DEV, SHOULD_STAY_SILENT),
@@ -215,4 +290,5 @@ CASES: list[Case] = [
         (),
         TEST,
     ),
+    *ACTION_CASES,
 ]

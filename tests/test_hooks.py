@@ -322,6 +322,93 @@ def test_session_start_leaves_out_other_projects_and_risky_rows(run, db_path, pr
     assert mine in block and elsewhere not in block and web not in block
 
 
+# ---- prompts that name an action -----------------------------------------------------------
+
+LINT = ("Always run `make lint` before committing.", {"kind": "convention", "importance": 6})
+DB_TESTS = ("Decision: the DB integration tests run against a throwaway PostgreSQL "
+            "container, never SQLite.", {"kind": "decision", "importance": 7})  # fmt: skip
+SUITE_TIME = ("The full test suite takes about 14 minutes on CI since the runner upgrade.",
+              {"kind": "fact", "importance": 5})  # fmt: skip
+
+
+def prompt_report(run: Any, project: Path, prompt: str, session: str | None = None) -> Any:
+    changes: dict[str, Any] = {"prompt": prompt}
+    if session:
+        changes["session_id"] = session
+    data = payload("claude-code", "user-prompt", project, **changes)
+    return json.loads(hook(run, "user-prompt", data, "--json").stdout)
+
+
+def test_a_prompt_naming_an_action_gets_the_rules_that_govern_it(run, db_path, project):
+    lint, db_tests, suite_time = seed(db_path, LINT, DB_TESTS, SUITE_TIME)
+    commit = prompt_report(run, project, "commit these changes")
+    assert commit["reason"] == "injected" and commit["injected"] == [lint]
+    block = commit["output"]["hookSpecificOutput"]["additionalContext"]
+    assert "make lint" in block
+    tests = prompt_report(run, project, "run the database tests please")
+    assert tests["reason"] == "injected" and tests["injected"] == [db_tests]
+    # A fact that mentions the tests tells what happened, not how to run them.
+    assert suite_time not in prompt_report(run, project, "run the tests")["injected"]
+
+
+def test_the_action_alone_is_no_evidence_in_another_sense_or_kind(run, db_path, project):
+    seed(db_path, LINT, DB_TESTS, SUITE_TIME)
+    for prompt in ("commit to memory that I like tea", "let's test the waters with a beta",
+                   "write a unit test for the fibonacci function",
+                   "when was the first release of Linux?"):  # fmt: skip
+        assert prompt_report(run, project, prompt)["injected"] == [], prompt
+
+
+# ---- one session sees a memory once -----------------------------------------------------------
+
+HOTFIX = "can we ship the hotfix to production this Friday afternoon?"
+
+
+def start_session(run: Any, project: Path, session: str, source: str = "startup") -> str:
+    data = payload("claude-code", "session-start", project, session_id=session, source=source)
+    out = json.loads(hook(run, "session-start", data).stdout)
+    return str(out["hookSpecificOutput"]["additionalContext"]) if out else ""
+
+
+def test_a_memory_shown_at_session_start_is_not_injected_again_until_it_changes(
+    run, db_path, project, hook_dir
+):
+    [friday] = seed(db_path, (FRIDAY[0], {"kind": "constraint", "importance": 9}))
+    assert friday in start_session(run, project, "s-1")
+    again = prompt_report(run, project, HOTFIX, "s-1")
+    assert again["reason"] == "already-shown" and again["output"] == {}
+    assert again["details"]["already_shown"] == 1
+    assert prompt_report(run, project, HOTFIX, "s-2")["injected"] == [friday]  # another session
+    assert prompt_report(run, project, HOTFIX, "s-2")["injected"] == []  # shown by a prompt
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        mem.update(friday, content=FRIDAY[0] + " Hotfixes wait for Monday too.")
+    changed = prompt_report(run, project, HOTFIX, "s-1")
+    assert changed["injected"] == [friday]
+    assert (
+        "Hotfixes wait for Monday" in changed["output"]["hookSpecificOutput"]["additionalContext"]
+    )
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == []
+
+
+def test_a_resumed_session_is_not_shown_its_memories_again_a_compacted_one_is(
+    run, db_path, project
+):
+    [friday] = seed(db_path, (FRIDAY[0], {"kind": "constraint", "importance": 9}))
+    assert friday in start_session(run, project, "s-1")
+    assert start_session(run, project, "s-1", "resume") == ""  # the context still has it
+    assert friday in start_session(run, project, "s-1", "compact")  # summarised away
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == []
+
+
+def test_an_unreadable_record_of_what_was_shown_means_nothing_was(run, db_path, project, hook_dir):
+    [friday] = seed(db_path, FRIDAY)
+    record = state.shown_file(hook_dir, "s-1")
+    record.parent.mkdir(parents=True)
+    record.write_text("{not json", encoding="utf-8")
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == [friday]
+    assert prompt_report(run, project, HOTFIX, "s-1")["injected"] == []  # and it was replaced
+
+
 # ---- capture ----------------------------------------------------------------------------
 
 
@@ -828,20 +915,102 @@ def test_tool_operations_count_half():
     assert not gate.could_clear(gate.terms("why?"), frozenset())
 
 
-def test_the_gold_set_meets_the_stated_floors():
-    """Gold set (tests/hook_gold.py), hash embedder: measured precision 0.975, recall
-    0.886, one false alarm in 36 silent cases (bench/hook_gate.py prints the table)."""
-    import hook_gate
-    from hook_gold import CASES, DEV, MEMORIES
+@pytest.mark.parametrize(
+    ("prompt", "asked"),
+    [
+        ("commit these changes", {"commit"}),
+        ("ok, go ahead and commit", {"commit"}),
+        ("what should I do before committing?", {"commit"}),
+        ("run the database tests please", {"test"}),
+        ("let's cut a new release", {"release"}),
+        ("how do I deploy this?", {"deploy"}),
+        ("is it ok to push now?", {"push"}),
+        ("git push && pip install httpx", {"push", "install"}),
+        ("start the deployment, then run the migrations", {"deploy", "migrate"}),
+        # mentioned, not asked for
+        ("when was the first release of Linux?", set()),
+        ("my daughter has a spelling test tomorrow", set()),
+        ("the push notifications are too loud", set()),
+        ("commit that to memory: my dog is called Rex", set()),
+        ("let's test the waters first", set()),
+        ("I made a commitment to finish by Monday", set()),
+    ],
+)
+def test_a_prompt_asks_for_an_action_by_its_words_and_their_place(prompt, asked):
+    assert gate.requested(prompt) == asked
 
-    assert len(CASES) >= 60 and len(MEMORIES) >= 30
-    assert sum(1 for c in CASES if not c.expected) >= 25
+
+def test_a_governing_memory_clears_the_gate_on_the_action_a_short_prompt_asks_for():
+    lint = rec("m-1", "Always run `make lint` before committing.", kind=Kind.CONVENTION)
+    log = rec("m-2", "Committed the lint fixes on Monday.", kind=Kind.EVENT)
+    prompt = "commit these changes"
+    asked, named = gate.terms(prompt), gate.requested(prompt)
+    assert not gate.could_clear(frozenset({"commit"}), frozenset())  # one word: too few
+    assert gate.could_clear(frozenset({"commit"}), frozenset(), named=frozenset({"commit"}))
+    verdict = gate.judge(asked, (), result((lint, 0.8), (log, 0.8)), named=named)
+    assert [h.record.id for h in verdict.admitted] == ["m-1"]
+    [rule, event] = verdict.evidence
+    assert rule.governed == ("commit",) and rule.evidence == 2.0 and rule.passed
+    assert event.governed == () and not event.passed  # an event tells, it does not govern
+    assert gate.judge(asked, (), result((lint, 0.8))).admitted == ()  # no action asked
+    long = "commit the new parser module after you split it into a lexer and a grammar"
+    far = gate.judge(gate.terms(long), (), result((lint, 0.8)), named=gate.requested(long))
+    assert far.admitted == ()  # the action is a small part of what it asks
+
+
+@pytest.mark.parametrize(
+    ("kind", "governs"),
+    [(Kind.PROCEDURE, True), (Kind.CONVENTION, True), (Kind.CONSTRAINT, True),
+     (Kind.DECISION, True), (Kind.PREFERENCE, True),  # a captured "always ..." is one
+     (Kind.FACT, False), (Kind.EVENT, False), (Kind.LESSON, False)],
+)  # fmt: skip
+def test_only_the_kinds_that_say_how_to_act_govern_an_action(kind, governs):
+    memory = rec("m-1", "Always run the integration tests in docker compose.", kind=kind)
+    verdict = gate.judge(gate.terms("run the tests"), (), result((memory, 0.9)),
+                         named=gate.requested("run the tests"))  # fmt: skip
+    assert bool(verdict.admitted) is governs
+
+
+def test_the_words_rule_beats_a_rule_that_only_governs_the_action():
+    staging = rec("m-1", "Deploy to staging with the deploy-staging workflow.",
+                  kind=Kind.PROCEDURE)  # fmt: skip
+    friday = rec("m-2", "Never deploy to production on Fridays.", kind=Kind.CONSTRAINT)
+    prompt = "deploy my branch to staging"
+    verdict = gate.judge(gate.terms(prompt), (), result((staging, 0.9), (friday, 0.85)),
+                         named=gate.requested(prompt))  # fmt: skip
+    assert [h.record.id for h in verdict.admitted] == ["m-1"]
+
+
+def test_a_memory_is_unseen_until_shown_and_again_once_changed():
+    memory = rec("m-1", "Never deploy on Fridays.")
+    shown = context.stamps([memory])
+    assert context.unseen([memory], {}) == [memory]
+    assert context.unseen([memory], shown) == []
+    revised = replace(memory, version=2, dedup_hash="dh1:other")
+    assert context.unseen([revised], shown) == [revised]
+
+
+def test_the_gold_set_meets_the_stated_floors():
+    """Gold set (tests/hook_gold.py), hash embedder: measured precision 0.963, recall
+    0.892, two false alarms in 52 silent cases; the prompts naming an action 0.950 /
+    0.900, the others 0.975 / 0.886 (bench/hook_gate.py prints the tables)."""
+    import hook_gate
+    from hook_gold import ACTION_CASES, CASES, DEV, MEMORIES
+
+    assert len(CASES) >= 120 and len(MEMORIES) >= 45 and len(ACTION_CASES) >= 40
+    assert sum(1 for c in CASES if not c.expected) >= 50
     with hook_gate.gold_store("hash") as (mem, ids):
-        scores = hook_gate.by_split(hook_gate.run_cases(mem, ids))
+        judged = hook_gate.run_cases(mem, ids)
+    scores = hook_gate.by_split(judged)
     assert scores["all"]["precision"] >= 0.95
     assert scores["all"]["recall"] >= 0.85
-    assert scores["all"]["false_alarms"] <= 1
+    assert scores["all"]["false_alarms"] <= 2
     assert scores[DEV]["precision"] == 1.0 and scores[DEV]["false_alarms"] == 0
+    named = set(ACTION_CASES)
+    action = hook_gate.score([j for j in judged if j.case in named])
+    other = hook_gate.score([j for j in judged if j.case not in named])
+    assert action["precision"] >= 0.9 and action["recall"] >= 0.8
+    assert other["precision"] >= 0.95 and other["recall"] >= 0.85 and other["false_alarms"] <= 1
 
 
 # ---- the extractor (pure) ----------------------------------------------------------------
@@ -1088,6 +1257,66 @@ def test_cursors_round_trip_and_belong_to_one_transcript(tmp_path):
     assert state.load_cursors(tmp_path, "s/../1", "/t.jsonl") == {"cue": 10, "llm": 5}
     assert state.load_cursors(tmp_path, "s/../1", "/other.jsonl") == {}
     assert state.cursor_file(tmp_path, "s/../1").parent == tmp_path / state.CURSOR_DIR
+
+
+def test_what_a_session_was_shown_round_trips_and_starts_empty(tmp_path):
+    assert state.shown(tmp_path, "s-1") == {} and state.shown(None, "s-1") == {}
+    assert state.note_shown(tmp_path, "s/../1", {"m-1": "1:dh1:a"})
+    assert state.note_shown(tmp_path, "s/../1", {"m-2": "3:dh1:b"})
+    assert state.shown(tmp_path, "s/../1") == {"m-1": "1:dh1:a", "m-2": "3:dh1:b"}
+    assert state.shown(tmp_path, "s-2") == {}  # sessions do not share
+    assert state.note_shown(tmp_path, "s/../1", {}, reset=True)
+    assert state.shown(tmp_path, "s/../1") == {}
+    assert not state.note_shown(None, "s-1", {"m-1": "x"}) and not state.note_shown(
+        tmp_path, None, {"m-1": "x"}
+    )
+
+
+@pytest.mark.parametrize("text", ["", "{torn", "[1, 2]", '{"shown": [1]}', '{"shown": {"m-1": 2}}'])
+def test_an_unreadable_record_of_what_was_shown_is_nothing_shown(tmp_path, text):
+    path = state.shown_file(tmp_path, "s-1")
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    assert state.shown(tmp_path, "s-1") == {}
+    assert state.note_shown(tmp_path, "s-1", {"m-9": "1:dh1:z"})  # and is replaced whole
+    assert state.shown(tmp_path, "s-1") == {"m-9": "1:dh1:z"}
+
+
+def test_a_record_that_cannot_be_written_is_skipped(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("x", encoding="utf-8")
+    assert not state.note_shown(blocked / "hooks", "s-1", {"m-1": "1:dh1:a"})
+
+
+def _note_many(directory: str, worker: int) -> None:
+    for i in range(15):
+        state.note_shown(Path(directory), "s-1", {f"m-{worker}-{i}": f"1:dh1:{worker}"})
+
+
+def test_hooks_noting_at_once_lose_nothing_and_tear_nothing(tmp_path):
+    import multiprocessing
+
+    context_ = multiprocessing.get_context("spawn")
+    workers = [context_.Process(target=_note_many, args=(str(tmp_path), w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    noted = state.shown(tmp_path, "s-1")
+    assert len(noted) == 4 * 15 and noted["m-3-14"] == "1:dh1:3"
+
+
+def test_a_held_lock_leaves_the_showing_unrecorded_without_waiting_long(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setattr(state, "SHOWN_LOCK_WAIT_S", 0.05)
+    lock = tmp_path / state.SHOWN_DIR / state.SHOWN_LOCK
+    lock.parent.mkdir()
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert not state.note_shown(tmp_path, "s-1", {"m-1": "1:dh1:a"})
+    assert state.note_shown(tmp_path, "s-1", {"m-1": "1:dh1:a"})
 
 
 def test_the_log_rotates_and_never_raises(tmp_path, monkeypatch):

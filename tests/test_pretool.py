@@ -203,6 +203,12 @@ def test_a_subagent_gets_the_context_of_the_task_its_parent_gave_it(run, db_path
     )  # fmt: skip
     data = {"session_id": "s1", "transcript_path": str(chat), "cwd": str(project),
             "hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "general"}  # fmt: skip
+    # The parent session was shown it already; the subagent's fresh context was not.
+    asked = {"session_id": "s1", "transcript_path": str(chat), "cwd": str(project),
+             "hook_event_name": "UserPromptSubmit",
+             "prompt": "Deploy the hotfix to production this Friday afternoon."}  # fmt: skip
+    parent = json.loads(run("hook", "user-prompt", input=json.dumps(asked)).stdout)
+    assert rule in parent["hookSpecificOutput"]["additionalContext"]
     done = run("hook", "subagent-start", input=json.dumps(data))
     answer = json.loads(done.stdout)["hookSpecificOutput"]
     assert answer["hookEventName"] == "SubagentStart" and rule in answer["additionalContext"]

@@ -8,7 +8,7 @@ headings are paid for before any item. A block with no item is no block: silence
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -64,6 +64,21 @@ def memory_item(record: Record) -> Item:
     if body:
         text += "\n" + body
     return Item(record.id, text.replace("\n", "\n  "), kind_priority(record.kind))
+
+
+def stamp(record: Record) -> str:
+    """A memory as it was shown: its version and content hash. An update makes it new
+    to a session that saw it before; being recalled or surfaced does not."""
+    return f"{record.version}:{record.dedup_hash}"
+
+
+def stamps(records: Iterable[Record]) -> dict[str, str]:
+    return {r.id: stamp(r) for r in records}
+
+
+def unseen(records: Iterable[Record], shown: Mapping[str, str]) -> list[Record]:
+    """The records a session was not shown as they are now (`shown`: id -> stamp)."""
+    return [r for r in records if shown.get(r.id) != stamp(r)]
 
 
 def reminder_item(reminder: Reminder) -> Item:

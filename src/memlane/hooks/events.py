@@ -3,12 +3,14 @@
 - session-start: a fenced block of due reminders, core memories and recent ones,
   within the injection budget.
 - user-prompt: a passive recall on the prompt (and the session's recent tool
-  operations); only what clears the gate (hooks.gate) is injected.
+  operations); only what clears the gate (hooks.gate) is injected. Neither shows a
+  memory twice in a session unless it changed since: each notes what it showed in the
+  hook dir (hooks.state), under the host's session id.
 - pre-tool: the rules (lessons, constraints, conventions, preferences) that name what
   a shell command or a file edit is about to touch (hooks.tool); silence otherwise,
   and never a decision to deny the call.
 - subagent-start: the delegated task read as a prompt is, for the subagent's fresh
-  context.
+  context (which was shown nothing yet).
 - stop: the new turns since the last capture, through the cue-phrase extractor (cheap:
   the host waits for a Stop hook); then, when a tool call failed and later succeeded
   since the last Stop, the agent is asked once to save what fixed it (hooks.reflect).
@@ -36,7 +38,7 @@ from memlane.hooks import context, extract, gate, llm, reflect, state, tool, tra
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
 from memlane.model import Record
-from memlane.runtime import ID_PREFIX, passive_ok
+from memlane.runtime import passive_ok
 
 if TYPE_CHECKING:
     from memlane.memory import Memory
@@ -94,8 +96,13 @@ class Outcome(msgspec.Struct, frozen=True):
 
 
 def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """Due reminders, core and recent memories; on a resumed session, less those it
+    was shown already (any other start begins a new context)."""
     mem = open_memory()
+    reset = event.source != state.RESUMED
+    seen = {} if reset else state.shown(options.hook_dir, event.session_id)
     core, recent = remembered(mem)
+    core, recent = context.unseen(core, seen), context.unseen(recent, seen)
     due = mem.lifecycle.due_reminders()
     sections = [
         ("Reminders due", [context.reminder_item(r) for r in due]),
@@ -103,9 +110,11 @@ def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Ou
         ("Recent", [context.memory_item(r) for r in recent]),
     ]
     made = context.block("session", context.SESSION_HEADER, sections, options.budget)
+    shown = [r for r in (*core, *recent) if r.id in made.ids]
+    state.note_shown(options.hook_dir, event.session_id, context.stamps(shown), reset=reset)
     if made.text is None:
         return Outcome("budget-drop" if made.omitted else "empty-pool")
-    mem.surfaced([key for key in made.ids if key.startswith(ID_PREFIX)])  # not reminders
+    mem.surfaced([r.id for r in shown])  # not the reminders
     return Outcome(
         "injected", made.text, made.ids, details={"tokens": made.tokens, "omitted": made.omitted}
     )
@@ -142,18 +151,18 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
     if not prompt or prompt.startswith("/"):  # a slash command is for the host
         return Outcome("trivial-prompt")
     text = prompt[:PROMPT_CHARS]
-    asked = gate.terms(text)
+    asked, named = gate.terms(text), gate.requested(text)
     ops = recent_ops(event)
     hints = gate.terms(" ".join(ops)) - asked
     # Trigger: too few content words to ever clear the gate. Why: recall would open
     # the store and load a model for nothing. Outcome: silence, before any of it.
-    if not gate.could_clear(asked, hints) or options.budget <= 0:
+    if not gate.could_clear(asked, hints, named=named) or options.budget <= 0:
         return Outcome("trivial-prompt")
     mem = open_memory()
     result = mem.recall(
         query(text, ops), passive=True, count=False, limit=RECALL_LIMIT, max_tokens=options.budget
     )
-    verdict = gate.judge(asked, hints, result)
+    verdict = gate.judge(asked, hints, result, named=named)
     details: dict[str, Any] = {
         "ops": len(ops),
         "hits": len(result.hits),
@@ -165,11 +174,22 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         return Outcome("budget-drop", details=details)
     if not verdict.admitted:
         return Outcome(verdict.reason, details=details)
-    items = [context.memory_item(h.record) for h in verdict.admitted]
+    # Trigger: a memory this session was shown, by its start or an earlier prompt, and
+    # not changed since. Why: the model still has it; again it only takes room.
+    # Outcome: left out; silence when it leaves nothing.
+    admitted = [h.record for h in verdict.admitted]
+    fresh = context.unseen(admitted, state.shown(options.hook_dir, event.session_id))
+    if len(fresh) < len(admitted):
+        details["already_shown"] = len(admitted) - len(fresh)
+    if not fresh:
+        return Outcome("already-shown", details=details)
+    items = [context.memory_item(r) for r in fresh]
     made = context.block("recall", context.RECALL_HEADER, [(None, items)], options.budget)
     if made.text is None:
         return Outcome("budget-drop", details=details)
     mem.surfaced(made.ids)
+    shown = [r for r in fresh if r.id in made.ids]
+    state.note_shown(options.hook_dir, event.session_id, context.stamps(shown))
     return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
 
 
@@ -240,7 +260,9 @@ def subagent_start(event: Event, open_memory: OpenMemory, options: Options) -> O
             task = None
     if not task:
         return Outcome("no-task")
-    return user_prompt(msgspec.structs.replace(event, prompt=task), open_memory, options)
+    # No session: what the parent was shown is not in the subagent's context.
+    asked = msgspec.structs.replace(event, prompt=task, session_id=None)
+    return user_prompt(asked, open_memory, options)
 
 
 # ---- capture ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The hooks' own files in their directory (the `hook_dir` setting, by default
-`<data dir>/hooks`): a log of every run, and each session's capture cursors.
+`<data dir>/hooks`): a log of every run, each session's capture cursors, and what each
+session was shown.
 
 The log is JSON lines: when, which event and host, the outcome (`reason`), ids and
 counts, and for a failure the error and its traceback. Never a prompt, a transcript or
@@ -10,23 +11,37 @@ raise into a hook: a log that cannot be written is skipped.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memlane.files import append_private, private_dirs
+from memlane.files import append_private, open_private, private_dirs
 from memlane.write.secrets import redact
 
 LOG_NAME = "hooks.log"
 # The log is rotated to hooks.log.1 past this size, so it never grows without bound.
 MAX_LOG_BYTES = 1024 * 1024
 CURSOR_DIR = "cursors"
+SHOWN_DIR = "shown"
+SHOWN_LOCK = ".lock"
+# A hook waits this long for another hook's update of a session's record to finish; past
+# it the showing goes unrecorded (the memory may be shown again), since a host waits
+# for its hook and a lost note costs less than a held prompt. An update takes
+# milliseconds.
+SHOWN_LOCK_WAIT_S = 2.0
+SHOWN_LOCK_RETRY_S = 0.005
+# The session start (its `source`) after which the model still has what was injected
+# earlier in the session: a resumed conversation comes back whole. After any other
+# (startup, clear, compact) its context is new, and what it was shown starts over.
+RESUMED = "resume"
 
 
 def log(directory: Path, entry: Mapping[str, Any]) -> None:
@@ -92,3 +107,66 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def shown_file(directory: Path, session_id: str) -> Path:
+    """Where the record of what a session was shown lives."""
+    return safe_file(directory / SHOWN_DIR, session_id)
+
+
+def shown(directory: Path | None, session_id: str | None) -> dict[str, str]:
+    """What this session was shown: memory id -> its stamp then (`context.stamp`). No
+    hook dir, no session, or a missing or unreadable record: nothing yet."""
+    if directory is None or not session_id:
+        return {}
+    try:
+        data = json.loads(shown_file(directory, session_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    stamps = data.get("shown") if isinstance(data, dict) else None
+    if not isinstance(stamps, dict):
+        return {}
+    return {k: v for k, v in stamps.items() if isinstance(v, str)}
+
+
+def note_shown(
+    directory: Path | None,
+    session_id: str | None,
+    stamps: Mapping[str, str],
+    *,
+    reset: bool = False,
+) -> bool:
+    """Add `stamps` to what the session was shown (to nothing when `reset`): read,
+    merged and replaced whole under a lock, so hooks of one session running at once
+    each add theirs and none leaves a torn file. False when nothing was recorded (no
+    hook dir or session, the lock not had in time, the file not writable)."""
+    if directory is None or not session_id or not (stamps or reset):
+        return False
+    path = shown_file(directory, session_id)
+    try:
+        with _locked(path.parent / SHOWN_LOCK):
+            merged = {**({} if reset else shown(directory, session_id)), **stamps}
+            write_atomic(path, json.dumps({"session": session_id, "shown": merged}))
+    except OSError:  # the lock's TimeoutError too
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (made owner-only); TimeoutError past
+    SHOWN_LOCK_WAIT_S. The kernel drops it with the process, so a crash holds nothing."""
+    fd = open_private(path, os.O_RDWR | os.O_CREAT)
+    try:
+        deadline = time.monotonic() + SHOWN_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"{path} held for {SHOWN_LOCK_WAIT_S:g} s") from None
+                time.sleep(SHOWN_LOCK_RETRY_S)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases its lock
