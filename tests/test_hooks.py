@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -1149,11 +1150,11 @@ def test_blocks_pack_whole_items_within_the_budget():
     due = Reminder("r-1", "rotate the token", NOW, NOW)
     sections = [("Reminders due", [context.reminder_item(due)]),
                 ("Core", [context.memory_item(r) for r in [*memories, decision]])]  # fmt: skip
-    made = context.block("session", context.SESSION_HEADER, sections, 200)
+    made = context.block("session", context.session_header(), sections, 200)
     assert made.text is not None and made.tokens <= 200
     assert "r-1" in made.ids and "m-d" in made.ids and made.omitted > 0
     assert context.block("session", "h", [("Core", [])], 1500).text is None
-    assert context.block("session", context.SESSION_HEADER, sections, 10).text is None
+    assert context.block("session", context.session_header(), sections, 10).text is None
 
 
 def test_long_bodies_are_cut_with_a_pointer():
@@ -1327,3 +1328,38 @@ def test_the_log_rotates_and_never_raises(tmp_path, monkeypatch):
     blocked = tmp_path / "file"
     blocked.write_text("x", encoding="utf-8")
     state.log(blocked / "sub", {"event": "stop"})  # cannot write: skipped silently
+
+
+# ---- the command the hints name ---------------------------------------------------------
+
+
+def test_the_hints_name_memlane_only_when_it_is_this_installation(tmp_path, monkeypatch):
+    from memlane.hooks.run import hint_command
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    # No memlane on the PATH: the interpreter the hook runs under, as install registers.
+    assert hint_command() == shlex.join([sys.executable, "-m", "memlane"])
+    assert hint_command("/s/m.db").endswith("-m memlane --db /s/m.db")
+    # A memlane on the PATH that is a link to this installation's (pipx, uv tool).
+    linked = tmp_path / "bin"
+    linked.mkdir()
+    (linked / "memlane").symlink_to(Path(sys.executable).parent / "memlane")
+    monkeypatch.setenv("PATH", str(linked))
+    assert hint_command() == "memlane"
+    # Another installation's memlane is not this one.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "memlane").write_text("#!/bin/sh\n")
+    (other / "memlane").chmod(0o755)
+    monkeypatch.setenv("PATH", str(other))
+    assert hint_command().endswith("-m memlane")
+
+
+def test_a_session_block_names_the_command_that_works(run, db_path, project, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    seed(db_path, FRIDAY)
+    out = hook(run, "session-start", payload("claude-code", "session-start", project))
+    block = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"`{shlex.join([sys.executable, '-m', 'memlane'])}" in block

@@ -34,6 +34,11 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     Codex has no session-end). --json prints memlane's account instead: `output` (the host's
     JSON), `reason`, `injected`, `captured`, `error`, `details`.
 
+    The commands the injected text names (`memlane show ID`, `memlane recall QUERY`,
+    `memlane add`) are `memlane` when that is this installation on the PATH, else this
+    interpreter with `-m memlane` (with `--db` when the hook was given one): what the
+    agent runs from them works whether or not memlane is on the host's PATH.
+
     \b
     - session-start injects a fenced `<memlane-session>` block: due reminders, then core
       memories, then recent ones (the agent's wake cascade when MEMLANE_AGENT is set; else

@@ -78,6 +78,7 @@ class Options(msgspec.Struct, frozen=True):
     hook_dir: Path | None = None  # cursors live here; None: every capture reads it all
     llm_cmd: str | None = None
     llm_budget: llm.Budget = DEFAULT_LLM_BUDGET
+    command: str = context.COMMAND  # what the hints name (hooks.run.hint_command)
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -106,10 +107,12 @@ def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Ou
     due = mem.lifecycle.due_reminders()
     sections = [
         ("Reminders due", [context.reminder_item(r) for r in due]),
-        ("Core", [context.memory_item(r) for r in core]),
-        ("Recent", [context.memory_item(r) for r in recent]),
+        ("Core", [context.memory_item(r, options.command) for r in core]),
+        ("Recent", [context.memory_item(r, options.command) for r in recent]),
     ]
-    made = context.block("session", context.SESSION_HEADER, sections, options.budget)
+    made = context.block(
+        "session", context.session_header(options.command), sections, options.budget
+    )
     shown = [r for r in (*core, *recent) if r.id in made.ids]
     state.note_shown(options.hook_dir, event.session_id, context.stamps(shown), reset=reset)
     if made.text is None:
@@ -183,7 +186,7 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         details["already_shown"] = len(admitted) - len(fresh)
     if not fresh:
         return Outcome("already-shown", details=details)
-    items = [context.memory_item(r) for r in fresh]
+    items = [context.memory_item(r, options.command) for r in fresh]
     made = context.block("recall", context.RECALL_HEADER, [(None, items)], options.budget)
     if made.text is None:
         return Outcome("budget-drop", details=details)
@@ -240,7 +243,7 @@ def pre_tool(event: Event, open_memory: OpenMemory, options: Options) -> Outcome
     details = {"anchors": len(about.files) + len(about.words), "hits": len(result.hits)}
     if not chosen:
         return Outcome("below-bar", details=details)
-    items = [context.memory_item(r) for r in chosen]
+    items = [context.memory_item(r, options.command) for r in chosen]
     made = context.block("tool", context.TOOL_HEADER, [(None, items)], options.budget)
     if made.text is None:
         return Outcome("budget-drop", details=details)
@@ -333,7 +336,7 @@ def stop(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
     read, end = transcript.lines(path, cursors.get(REFLECT, 0))
     fixed = reflect.fixes(reflect.calls(read))
     state.save_cursors(options.hook_dir, session, path, {**cursors, REFLECT: end})
-    asked = reflect.request(fixed)
+    asked = reflect.request(fixed, options.command)
     if asked is None:
         return captured
     details = {**captured.details, "fixed": [f.what for f in fixed]}

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
+import shutil
+import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -73,8 +76,20 @@ class Report(msgspec.Struct, frozen=True):
         }
 
 
-def options(settings: Mapping[str, Any]) -> Options:
-    """The hooks' options from the settings table."""
+def hint_command(db: str | None = None) -> str:
+    """The command the injected hints name: `memlane` when that is this installation
+    on the PATH, else this interpreter running memlane (what `install` registers, so it
+    works without a PATH entry); with the store the hook was started on, if named."""
+    found = shutil.which("memlane")
+    here = Path(sys.executable).parent
+    ours = found is not None and here in (Path(found).parent, Path(found).resolve().parent)
+    named = ["memlane"] if ours else [sys.executable, "-m", "memlane"]
+    return shlex.join([*named, *(["--db", db] if db else [])])
+
+
+def options(settings: Mapping[str, Any], db: str | None = None) -> Options:
+    """The hooks' options from the settings table (and the store named on the command
+    line, which the hints name too)."""
     return Options(
         budget=settings["inject_budget"],
         hook_dir=Path(settings["hook_dir"]).expanduser(),
@@ -82,6 +97,7 @@ def options(settings: Mapping[str, Any]) -> Options:
         llm_budget=llm.Budget(
             settings["llm_max_calls"], settings["llm_max_tokens"], settings["llm_timeout"]
         ),
+        command=hint_command(db),
     )
 
 
@@ -117,7 +133,8 @@ def handle(
             raise Invalid(settings_error or "settings could not be read")
         else:
             event = host.parse(name, host_name, stdin)
-            outcome = HANDLERS[name](event, _opener(settings, db, event, opened), options(settings))
+            opener = _opener(settings, db, event, opened)
+            outcome = HANDLERS[name](event, opener, options(settings, db))
     except Invalid as exc:
         outcome, error = Outcome("bad-input"), f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # the promise: nothing reaches the host
