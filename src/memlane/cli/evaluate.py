@@ -314,10 +314,11 @@ def eval_extract_cmd(transcript: str, labels: str, as_json: bool) -> None:
     for v in result.verdicts:
         click.echo(f"{'right' if v.right else 'WRONG'}  {v.family:<10} {v.role:<9} {v.text}")
     for text in result.missed:
-        click.echo(f"missed                     {text}")
+        click.echo(f"{'partly' if text in result.partial else 'missed':<27}{text}")
     click.echo(
-        f"{len(turns)} turns: kept {result.kept}, right {result.right} of {result.labelled} "
-        f"labelled; precision {result.precision:.3f}, recall {result.recall:.3f}"
+        f"{len(turns)} turns: kept {result.kept} ({result.right} right), found {result.found} "
+        f"of {result.labelled} labelled ({len(result.partial)} partly); "
+        f"precision {result.precision:.3f}, recall {result.recall:.3f}"
     )
 
 
