@@ -23,9 +23,10 @@ from typing import Any
 
 import msgspec
 
-# Where one sentence ends and the next begins, for comparing: after ".", "!" or "?".
-# Labels and kept texts are split alike, so an abbreviation splits both the same way.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# Where one sentence ends and the next begins, for comparing: after ".", "!" or "?",
+# and at a line break. Labels and kept texts are split alike, so an abbreviation
+# splits both the same way.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 class Verdict(msgspec.Struct, frozen=True):
