@@ -81,6 +81,7 @@ _MENTAL = r"(?:forget|remember|know|get|understand|find|see|think|wonder|mix up|
 CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (family, name, re.compile(pattern, re.IGNORECASE))
     for family, name, pattern in (
+        # Corrections and warnings: the agent was (or is about to be) wrong.
         (CORRECTION, "no-then-instruction",
          _LEAD + r"(?:no+|nope|nah|wrong|not quite|actually|no no)[,.!:;]?\s+"
          + _CORRECTION_NEXT),
@@ -91,6 +92,7 @@ CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         (CORRECTION, "dont-x-use-y",
          r"\bdon'?t (?:use|call|add|put|write|run)\b.*[,;]\s*(?:use|call|run)\b"),
         (CORRECTION, "instead", r"\binstead\b|\brather than\b"),
+        # A choice said as an instruction, against its alternative ("Use X, not Y").
         (DECISION, "x-not-y",
          _LEAD + r"(?:let'?s (?:just )?\w+|we(?:'ll| will)? \w+|" + _IMPERATIVE
          + r").*\w, not (?:a |an |the )?\S"),
@@ -98,6 +100,7 @@ CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          _LEAD + r"(?:please\s+)?stop (?:using|doing|adding|calling|writing)\b"),
         (CORRECTION, "careful",
          _LEAD + r"(?:careful|be careful|watch out|gotcha|caution|warning)\b[,:!.]?"),
+        # Preferences: how the person wants things done.
         (PREFERENCE, "rather-prefer",
          r"\bI(?:'d| would) rather\b|\bI (?:really |much |strongly )?prefer\b"),
         (PREFERENCE, "dislike", r"\bI (?:don'?t|do not) (?:like|want)\b|\bI (?:hate|dislike)\b"),
@@ -109,6 +112,7 @@ CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         (PREFERENCE, "from-now-on",
          r"(?:^|,\s*)(?:from now on|going forward|in (?:the )?future|next time|"
          r"in general|generally|as a rule|rule of thumb)\b"),
+        # Decisions: a choice made, now or before ("we dropped X"), not one left open.
         (DECISION, "decided",
          r"\b(?:decided|agreed|settled on|chose|opted|signed off)\b"
          r"(?!\s+(?:nothing|yet)\b)"),
@@ -122,6 +126,7 @@ CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"standardi[sz]ed|deprecated|banned|stopped|replaced|picked)\b"),
         (DECISION, "decision-label",
          r"^(?:the )?decision(?: is)?\s*:|\bthe (?:decision|plan) is\b"),
+        # Conventions: how the team works, said as a habit, a rule or a place things go.
         (CONVENTION, "rule-label", r"^(?:convention|rule|policy|standard)\s*:"),
         (CONVENTION, "our-rule",
          r"\b(?:our|the) (?:convention|rule|policy|norm) (?:is|was|here)\b|\bby convention\b|"
@@ -146,18 +151,22 @@ CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         (CONVENTION, "scope",
          r"\b(?:everywhere|anywhere|across the (?:app|codebase|board|repo))\b"),
         (CONVENTION, "use-x", _LEAD + r"use (?!it\b|that\b|this\b|them\b)\S"),
+        # Constraints: what must, may only or may never be, and limits.
         (CONSTRAINT, "must",
          r"\b(?:must(?:n'?t)?|has to|may only|can only|can never|should (?:never|always)|"
-         r"(?:is|are)(?:n'?t| not) allowed|(?:is|are) (?:required|mandatory|forbidden))\b"
+         r"(?:is|are)(?:n'?t| not) allowed|(?:does|do)(?:n'?t| not) allow|"
+         r"(?:is|are) (?:required|mandatory|forbidden|limited to|capped at))\b"
          r"(?!\s+(?:have|be (?:it|why|because|nice|tired|busy|joking)\b))"),
         (CONSTRAINT, "limit-is",
          r"\bthe (?:limit|maximum|minimum|max|min|cap|quota|budget|threshold|timeout|"
          r"ceiling)\b[^.]{0,40}\bis\b"),
+        (CONSTRAINT, "one-per", r"\b(?:one|a single|at most \w+) \w+(?: \w+)? per \w"),
         (CONSTRAINT, "not-ever", r"\b(?:no|not|never|nothing|nobody)\b[^.;]*,\s*ever\b"),
         (CONSTRAINT, "requires",
          r"(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bit )\b(?:needs?|requires?) (?:a|an|two|three|"
          r"\d+|one|at least|every)\b"),
         (CONSTRAINT, "have-to", r"\b(?<!I )(?<!you )(?<!we )(?:have|need)s? to\b"),
+        # Procedures: "to X: ...", "before X, do Y", steps in order.
         (PROCEDURE, "to-do-this",
          _LEAD + r"(?:to|for) (?!example|instance|now|context|reference|the record)"
          r"(?:(?!(?:is|are|was|were|that'?s|it'?s)\b)\S+\s+){0,7}?\S+\s*:\s*\S"),
@@ -167,6 +176,7 @@ CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         (PROCEDURE, "then-step",
          _LEAD + r"(?:\w+(?: it)?:\s+)?" + _IMPERATIVE + r".*(?:,|\band) then\b|"
          r"\bfirst\b.*\b(?:then|before)\b|\bbefore\b.*\bfirst\b"),
+        # Facts the person asks to keep.
         (REMEMBER, "remember-label",
          _LEAD + r"(?:remember|note|nb|keep in mind|fyi|for the record|heads up|for context|"
          r"here'?s the thing|the thing is|just so you know)"

@@ -155,8 +155,6 @@ def _kept(run: Sequence[tuple[str, str | None]]) -> Iterator[Said]:
     if not cued:
         return
     start = max(0, cued[0] - 1)
-    while start < cued[0] and len(run[start][0].split()) < MIN_WORDS:
-        start += 1
     kept: list[str] = []
     for sentence, _ in run[start:]:
         if kept and len(" ".join([*kept, sentence]).split()) > MAX_MEMORY_WORDS:
