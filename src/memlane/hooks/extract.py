@@ -135,13 +135,14 @@ def memories(block: Sequence[str]) -> Iterator[Said]:
     for sentence in [*block, "?"]:  # a question ends the last run
         family = family_of(sentence, USER) if standalone(sentence) else None
         if family is None and noise(sentence):
-            yield from _kept(run)
+            if (said := _kept(run)) is not None:
+                yield said
             run = []
         else:
             run.append((sentence, family))
 
 
-def _kept(run: Sequence[tuple[str, str | None]]) -> Iterator[Said]:
+def _kept(run: Sequence[tuple[str, str | None]]) -> Said | None:
     """A run's memory, if it has a cue and says enough to stand alone.
 
     Trigger: a run of sentences, between two pieces of noise, with at least one cue.
@@ -149,11 +150,11 @@ def _kept(run: Sequence[tuple[str, str | None]]) -> Iterator[Said]:
     ("No, don't use X here." says nothing of what to use and why; the next sentences
     do), and a rule is often introduced by the fact that motivates it ("Payloads hold
     addresses. We never log them."). Outcome: the memory runs from the sentence before
-    the first cue (a short interjection aside) to the run's end, as one text.
+    the first cue to the run's end, as one text.
     """
     cued = [i for i, (_, family) in enumerate(run) if family is not None]
     if not cued:
-        return
+        return None
     start = max(0, cued[0] - 1)
     kept: list[str] = []
     for sentence, _ in run[start:]:
@@ -163,9 +164,9 @@ def _kept(run: Sequence[tuple[str, str | None]]) -> Iterator[Said]:
     text = joined(kept)
     words = len(text.split())
     if words < MIN_WORDS or (words <= DEICTIC_WORDS and _DEICTIC.search(text)):
-        return
+        return None
     cues = tuple(cue for sentence in kept for cue in cues_in(sentence))
-    yield Said(str(run[cued[0]][1]), text, cues)
+    return Said(str(run[cued[0]][1]), text, cues)
 
 
 def said_in(turn: Turn) -> Iterator[Said]:
