@@ -89,6 +89,10 @@ def hook(run: Any, event: str, data: Any, *extra: str) -> Any:
 
 FRIDAY = ("Never deploy to production on Fridays; the on-call rotation is thin over the weekend.",
           {"kind": "constraint", "importance": 8})  # fmt: skip
+# What the cue extractor keeps of the person's correction in the Claude Code transcript:
+# the correction with the sentence that gives its reason.
+PNPM_LESSON = ("No, use pnpm here, not npm. "
+               "We always use pnpm in this repo because CI rejects other lockfiles.")  # fmt: skip
 PNPM = ("Use pnpm, not npm or yarn, for the web app; CI fails on any other lockfile.",
         {"kind": "convention", "importance": 7})  # fmt: skip
 
@@ -424,8 +428,7 @@ def test_stop_captures_cue_phrases_through_the_write_policy(run, db_path, projec
     assert result.exit_code == 0 and result.stdout.strip() == "{}"  # Stop takes no context
     records = {r.body: r for r in captured_records(db_path)}
     bodies = set(records)
-    assert "No, use pnpm here, not npm." in bodies
-    assert "We always use pnpm in this repo because CI rejects other lockfiles." in bodies
+    assert PNPM_LESSON in bodies  # the correction with its instruction and reason
     assert "We decided to keep search client-side until the index passes 10k items." in bodies
     assert any(b.startswith("I prefer named imports from lodash-es") for b in bodies)
     assert any(b.startswith("Decision: debounce the search input") for b in bodies)
@@ -435,7 +438,7 @@ def test_stop_captures_cue_phrases_through_the_write_policy(run, db_path, projec
     [secret] = [r for b, r in records.items() if "staging API token" in b]
     assert "ghp_" not in secret.body and "[REDACTED" in secret.body
     assert "auto-redacted" in secret.tags
-    correction = records["No, use pnpm here, not npm."]
+    correction = records[PNPM_LESSON]
     assert correction.kind is Kind.LESSON and correction.taint is Taint.UNTRUSTED_TOOL
     assert correction.scope == "project:proj" and correction.signal is not None
     assert correction.signal.value == "user" and "cue-correction" in correction.tags
@@ -596,7 +599,7 @@ def test_codex_rollouts_are_captured(run, db_path, project):
     result = hook(run, "stop", payload("codex", "stop", project), "--host", "codex")
     assert result.stdout.strip() == "{}"
     bodies = {r.body for r in captured_records(db_path)}
-    assert "From now on, never call npm directly in scripts." in bodies
+    assert any(b.endswith("From now on, never call npm directly in scripts.") for b in bodies)
     assert any(
         b.startswith("Actually, use pnpm install --frozen-lockfile only in CI") for b in bodies
     )
@@ -680,7 +683,7 @@ def test_an_llm_answer_malformed_twice_is_skipped_whole_and_reported(
     hook(run, "session-end", payload("claude-code", "session-end", project))
     records = captured_records(db_path)
     assert not any("neat" in r.body or "llm" in r.tags for r in records)  # nothing half-parsed
-    assert "No, use pnpm here, not npm." in {r.body for r in records}  # the cues read it
+    assert PNPM_LESSON in {r.body for r in records}  # the cues read it
     details = log_entries(hook_dir)[0]["details"]
     assert details["llm_calls"] == 2 and details["llm_breach"] is None
     [why] = details["llm_malformed"]
@@ -697,7 +700,7 @@ def test_an_llm_budget_breach_stops_is_logged_and_falls_back(
     [entry] = log_entries(hook_dir)
     assert entry["details"]["llm_breach"].startswith("timeout")
     bodies = {r.body for r in captured_records(db_path)}
-    assert "No, use pnpm here, not npm." in bodies  # the cue extractor read what was left
+    assert PNPM_LESSON in bodies  # the cue extractor read what was left
 
 
 def test_no_llm_tokens_means_no_llm_call(run, cli_env, tmp_path, db_path, project, hook_dir):
@@ -722,7 +725,7 @@ def test_extract_reads_a_transcript_once_and_then_only_its_new_turns(
     done = first.json()
     assert done["mode"] == "cue" and done["turns"] > 0 and done["captured"]
     records = {r.body: r for r in captured_records(db_path)}
-    pnpm = records["No, use pnpm here, not npm."]
+    pnpm = records[PNPM_LESSON]
     assert pnpm.kind is Kind.LESSON and pnpm.confidence == events.CUE_CONFIDENCE < 0.6
     again = run("extract", "--transcript", str(path), "--json").json()
     assert again["turns"] == 0 and again["captured"] == []  # the cursor remembers
@@ -765,15 +768,15 @@ SESSION_LABELS = SESSION.with_name("coding_session.labels.json")
 
 def test_the_cue_extractor_on_a_whole_coding_session_keeps_only_what_was_labelled(run):
     """tests/transcripts: 315 lines of a coding session (148 turns), labelled by hand
-    before the extractor ran: 42 statements worth keeping. The extractor trades recall
-    for precision by design (a model, when configured, reads the rest)."""
+    before the extractor ran: 42 statements worth keeping. tests/test_capture_cues.py
+    holds the floors over all the labelled sessions."""
     out = run("eval", "extract", "--transcript", str(SESSION), "--labels", str(SESSION_LABELS),
               "--json")  # fmt: skip
     assert out.exit_code == 0, out.stderr
     result = out.json()
     assert result["turns"] == 148 and result["labelled"] == 42
-    assert result["precision"] >= 0.9  # measured: 23 of 23
-    assert result["recall"] >= 0.5  # measured: 23 of 42
+    assert result["precision"] >= 0.9  # measured: 33 of 34
+    assert result["recall"] >= 0.9  # measured: 40 of 42
     families = {v["family"] for v in result["verdicts"]}
     assert {"correction", "preference", "decision", "convention", "remember"} <= families
     # The assistant's own labelled lines count; its other sentences never do.
@@ -788,7 +791,7 @@ def test_extraction_scores_fold_case_and_spaces_and_list_what_was_missed():
     result = score([("No,  use pnpm.", "correction", "user"), ("Hello there.", "remember", "user")],
                    ["no, use PNPM.", "We deploy on Fridays."])  # fmt: skip
     assert (result.kept, result.right, result.precision, result.recall) == (2, 1, 0.5, 0.5)
-    assert result.missed == ("We deploy on Fridays.",)
+    assert result.missed == ("We deploy on Fridays.",) and result.partial == ()
 
 
 # ---- corrections and the review queue ----------------------------------------------------
@@ -803,8 +806,8 @@ def test_corrections_queue_what_a_person_corrected_without_opening_the_store(
     found = mined.json()
     assert found["scope"] == "project:proj" and found["queued"] == found["count"] == 2
     by_type = {item["type"]: item for item in found["items"]}
-    assert by_type["correction"]["message"] == "No, use pnpm here, not npm."
-    assert by_type["correction"]["patterns"] == ["no-then-instruction"]
+    assert by_type["correction"]["message"] == PNPM_LESSON
+    assert by_type["correction"]["patterns"][0] == "no-then-instruction"
     remembered = by_type["remember"]
     assert "[REDACTED:" in remembered["message"] and remembered["redacted"]  # no secret kept
     assert not Path(cli_env["MEMLANE_DB"]).exists()  # read-only: no store was made
@@ -824,16 +827,16 @@ def test_corrections_queue_what_a_person_corrected_without_opening_the_store(
 
 def test_mined_corrections_grow_surer_with_each_cue_and_ignore_the_agent():
     turns = [
-        Turn(USER, "No, use ruff instead of flake8. Why is that slow?"),
+        Turn(USER, "No, use ruff instead of flake8. It is faster. Why is that slow?"),
         Turn(ASSISTANT, "No, use the cache. Remember that it expires."),
         Turn(USER, "Remember that staging resets nightly. Ok thanks."),
     ]
     found = extract.corrections(turns)
     assert [(c.message, c.type, c.turn) for c in found] == [
-        ("No, use ruff instead of flake8.", "correction", 0),
+        ("No, use ruff instead of flake8. It is faster.", "correction", 0),  # and its reason
         ("Remember that staging resets nightly.", "remember", 2),
     ]
-    assert found[0].patterns == ("no-then-instruction", "use-instead")
+    assert found[0].patterns == ("no-then-instruction", "instead")
     assert found[0].confidence == 0.8 and found[1].confidence == 0.7  # two cues each
 
 

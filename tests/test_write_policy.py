@@ -21,6 +21,7 @@ from memlane.write.dedup import (
     is_negative,
     neutral,
     new_words,
+    numerals,
 )
 
 RESTATED = "Always prefer uv for installs; it is faster than pip."
@@ -107,6 +108,35 @@ def test_polarity_and_neutral_forms():
     assert new_words("target b", "target a") == {"b"}
 
 
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("Retry the upload five times.", "Retry the upload 5 times."),
+        ("Zero downtime, twenty workers", "0 downtime, 20 workers"),
+        ("a timeout of twenty-five seconds", "a timeout of 25 seconds"),
+        ("Forty two shards", "42 shards"),
+        ("a hundred rows, two thousand users", "100 rows, 2000 users"),
+        ("three hundred and twelve tests", "312 tests"),
+        ("one retry, then the one in jobs", "1 retry, then the one in jobs"),
+        ("no one asked for a one-off script", "no one asked for a one-off script"),
+        ("someone often tenders", "someone often tenders"),
+        ("a dozen times, the third run", "a dozen times, the third run"),  # not clear cases
+    ],
+)
+def test_spelled_numbers_read_as_figures(text, read):
+    assert numerals(text) == read
+
+
+def test_a_number_spelled_out_restates_its_figure_and_another_figure_does_not():
+    old = Neighbour("m-old", "Retry the flaky upload job 5 times before paging anyone.")
+    words = decide("Retry the flaky upload job five times before paging anyone.", [old])
+    assert (words.verdict, words.target, words.conflicts) == (Verdict.REFRESH, "m-old", ())
+    other = decide("Retry the flaky upload job 3 times before paging anyone.", [old])
+    assert other.verdict is Verdict.NEW and other.conflicts[0][0] == "m-old"
+    spelled_other = decide("Retry the flaky upload job three times before paging anyone.", [old])
+    assert spelled_other.verdict is Verdict.NEW and spelled_other.conflicts[0][0] == "m-old"
+
+
 def test_trust_is_clamped():
     assert clamp(1.04) == 1.0 and clamp(-0.2) == 0.0 and clamp(0.5) == 0.5
 
@@ -155,6 +185,17 @@ def test_a_changed_figure_is_stored_and_reported(store):
     assert new.status is WriteStatus.ADDED
     assert [i for i, _ in new.potential_conflicts] == [old.id]
     assert any(old.id in w for w in new.warnings)
+
+
+def test_a_figure_restated_in_words_refreshes_and_a_changed_count_is_reported(store):
+    old = store.add("Retry the flaky upload job 5 times before paging anyone.")
+    again = store.add("Retry the flaky upload job five times before paging anyone.")
+    assert (again.status, again.id, again.warnings) == (WriteStatus.REFRESHED, old.id, ())
+    fewer = store.add("Retry the flaky upload job 3 times before paging anyone.")
+    assert fewer.status is WriteStatus.ADDED
+    assert [i for i, _ in fewer.potential_conflicts] == [old.id]
+    assert any("may contradict" in w for w in fewer.warnings)
+    assert store.stats().total == 2
 
 
 def test_only_the_same_scope_kind_and_reach_can_restate(store):

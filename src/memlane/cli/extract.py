@@ -42,9 +42,10 @@ def extract_cmd(path: Path, session: str | None, use_llm: bool | None, as_json: 
     The capture the pre-compact and session-end hooks run (see `hook`), on a transcript file
     (Claude Code's or Codex's JSON lines); the cursor is kept per session (by default the
     file's path) and per mode. The cue-phrase extractor keeps decisions, preferences,
-    conventions and corrections at confidence 0.45 (a model's or a person's note gets 0.6).
-    It prints what it captured, and notes a budget breach or a skipped malformed answer on
-    stderr."""
+    conventions, constraints, procedures and corrections, each with the sentences that
+    give its instruction and reason, at confidence 0.45 (a model's or a person's note gets
+    0.6). It prints what it captured, and notes a budget breach or a skipped malformed
+    answer on stderr."""
     from memlane.hooks.events import capture_transcript
     from memlane.hooks.run import options
 

@@ -10,6 +10,9 @@ cosine when vectors exist; this module only decides.
 - One whose polarity disagrees ("always X" / "never X") is a contradiction: both stay.
 - Otherwise neighbours with cosine in [`conflict`, `vector`) are potential conflicts,
   reported with the new memory.
+
+Numbers spelled out compare as the figures they name: "retry five times" restates
+"retry 5 times", and "retry 3 times" still says something else.
 """
 
 from __future__ import annotations
@@ -64,11 +67,62 @@ _FUNCTION_WORDS = frozenset(
 _EMPHASIS = frozenset("always do does did must should".split())
 
 
+# Spelled-out whole numbers read as figures: the clear cases only. "a dozen", "couple",
+# ordinals and fractions stay words: their value depends on who says them.
+_UNITS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    word: 10 * value
+    for value, word in enumerate(
+        "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2
+    )
+}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_SMALL = (
+    rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(list(_UNITS)[1:10])}))?"
+    rf"|{'|'.join(sorted(_UNITS, key=len, reverse=True))})"
+)
+_SPELLED = re.compile(
+    rf"\b(?:(?P<count>{_SMALL}|an?)\s+(?P<scale>{'|'.join(_SCALES)})"
+    rf"(?:\s+(?:and\s+)?(?P<rest>{_SMALL}))?|(?P<small>{_SMALL}))\b(?![-'’]\w)",
+    re.IGNORECASE,
+)
+# "the one in jobs", "which one", "no one": a pronoun after these, not a count.
+_BEFORE_PRONOUN_ONE = frozenset("the this that which each every any no another some".split())
+
+
 def words(text: str) -> list[str]:
     return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
 
 
 @functools.lru_cache(maxsize=4096)  # a batch compares each text with many others
+def numerals(text: str) -> str:
+    """The text with its spelled-out whole numbers as digits ("five times" gives
+    "5 times", "twenty-five" 25, "a hundred" 100, "two thousand" 2000)."""
+    return _SPELLED.sub(lambda m: _figure(m, text), text)
+
+
+def _figure(match: re.Match[str], text: str) -> str:
+    if match["small"] is not None:
+        before = words(text[: match.start()])[-1:]
+        pronoun = match["small"].lower() == "one" and set(before) & _BEFORE_PRONOUN_ONE
+        return match[0] if pronoun else str(_small(match["small"]))
+    count = match["count"].lower()
+    value = (1 if count in ("a", "an") else _small(count)) * _SCALES[match["scale"].lower()]
+    return str(value + (_small(match["rest"]) if match["rest"] else 0))
+
+
+def _small(spelled: str) -> int:
+    """The value of a number below a hundred, spelled out ("forty-two" is 42)."""
+    return sum(_TENS.get(w, _UNITS.get(w, 0)) for w in re.split(r"[- ]", spelled.lower()))
+
+
+@functools.lru_cache(maxsize=4096)
 def is_negative(text: str) -> bool:
     """Whether the statement is negated: an odd number of negations ("not never" is
     a double negative and reads as positive)."""
@@ -102,11 +156,13 @@ def figures(text: str) -> tuple[str, ...]:
 def decide(
     text: str, neighbours: Sequence[Neighbour], thresholds: Thresholds = DEFAULTS
 ) -> Decision:
-    """What to do with a new memory of `text` among its neighbours."""
+    """What to do with a new memory of `text` among its neighbours. Both sides are
+    compared with their numbers as figures (see numerals)."""
+    text = numerals(text)
     negative, stated = is_negative(text), figures(text)
     best: tuple[float, bool, Neighbour] | None = None
     changed: list[tuple[str, float]] = []
-    for n in neighbours:
+    for n in (msgspec.structs.replace(n, text=numerals(n.text)) for n in neighbours):
         flipped = negative != is_negative(n.text)
         alike = _alike(text, n, flipped, thresholds)
         if alike is None:
