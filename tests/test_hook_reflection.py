@@ -46,9 +46,21 @@ def test_a_failure_fixed_later_is_what_to_reflect_on():
 
 
 def test_codex_exit_codes_count_as_failures():
-    lines = [codex_call("a", "npm install"), codex_result("a", 1),
-             codex_call("b", "npm install --legacy-peer-deps"), codex_result("b", 0)]  # fmt: skip
-    assert reflect.fixes(reflect.calls(lines)) == [reflect.Fix("npm install", Signal.NONE)]
+    lines = [codex_call("a", "cargo build"), codex_result("a", 101),
+             codex_call("b", "cargo build --locked"), codex_result("b", 0)]  # fmt: skip
+    assert reflect.fixes(reflect.calls(lines)) == [reflect.Fix("cargo build", Signal.COMPILE)]
+
+
+def test_retries_that_teach_nothing_ask_nothing():
+    """A path typo, an edit that missed, a server polled until it answers, a rejected
+    call approved later: no test, compile or lint signal, no lesson."""
+    lines = [claude_call("1", "cat src/invoice.py"), claude_result("1", True),
+             claude_call("2", "cat src/billing/invoice.py"), claude_result("2", False),
+             claude_call("3", "curl localhost:8000/health"), claude_result("3", True),
+             claude_call("4", "curl localhost:8000/health"), claude_result("4", False),
+             claude_call("5", "npm install"), claude_result("5", True),
+             claude_call("6", "npm install"), claude_result("6", False)]  # fmt: skip
+    assert reflect.fixes(reflect.calls(lines)) == []
 
 
 def test_no_failure_or_no_fix_asks_nothing():
@@ -81,7 +93,14 @@ def test_the_stop_hook_asks_once_and_never_while_the_host_continues(run, tmp_pat
     # The same stretch is not asked about again.
     assert json.loads(run("hook", "stop", input=json.dumps(data)).stdout) == {}
     with chat.open("a") as more:
-        more.write(claude_call("3", "ruff check") + "\n" + claude_result("3", True) + "\n")
-        more.write(claude_call("4", "ruff check") + "\n" + claude_result("4", False) + "\n")
-    again = json.loads(run("hook", "stop", "--host", "codex", input=json.dumps(data)).stdout)
-    assert again["decision"] == "block" and "--signal lint" in again["reason"]
+        more.write(claude_call("5", "mypy src") + "\n" + claude_result("5", True) + "\n")
+        more.write(claude_call("6", "mypy src") + "\n" + claude_result("6", False) + "\n")
+    # A session is asked once: a later fix in it goes by.
+    assert json.loads(run("hook", "stop", input=json.dumps(data)).stdout) == {}
+    other = {**data, "session_id": "s2"}
+    chat.write_text(
+        claude_call("3", "ruff check") + "\n" + claude_result("3", True) + "\n"
+        + claude_call("4", "ruff check") + "\n" + claude_result("4", False) + "\n"
+    )  # fmt: skip
+    again = json.loads(run("hook", "stop", "--host", "codex", input=json.dumps(other)).stdout)
+    assert again["decision"] == "block" and "--signal lint --session-id s2" in again["reason"]

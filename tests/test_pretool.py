@@ -33,15 +33,30 @@ MIN_RECALL = 0.7
 @pytest.mark.parametrize(
     ("command", "files", "words"),
     [
-        ("git push --force origin main", set(), {"git", "push", "forc", "origin", "main"}),
+        ("git push --force origin main", set(), {"git", "push", "forc"}),
         ("cd web && npm install lodash", set(), {"npm", "instal", "lodash"}),
-        ("DATABASE_URL=x uv run alembic upgrade head", set(), {"alembi", "upgrad", "head"}),
-        ("python -m pytest -n auto tests/db", {"db"}, {"pytest", "auto"}),
+        ("DATABASE_URL=x uv run alembic upgrade head", set(), {"alembi", "upgrad"}),
+        ("python -m pytest -n auto tests/db", set(), {"pytest", "auto", "db"}),
         ('git commit -m "fix the deploy script"', set(), {"git", "commit"}),
         ("sudo -E make release VERSION=1.2", set(), {"make", "releas"}),
         ("kubectl apply -f k8s/deploy.yaml", {"deploy.yaml"}, {"kubect", "apply"}),
         ("ls -la src/api; cat README.md | head", set(), set()),
-        ("rm -rf src/ data/", {"data"}, {"rm", "rf"}),
+        ("rm -rf src/ data/", set(), {"rm", "rf", "data"}),
+        # Only looking: a reading subcommand, sed without -i.
+        ("git diff main && docker compose ps && kubectl get pods", set(), set()),
+        ("sed -n 1,5p app/settings.py", set(), set()),
+        ("sed -i s/a/b/ app/settings.py", {"settings.py"}, {"sed"}),
+        # A branch is no file, a ref no word, git's paths are history.
+        ("git checkout -b fix/rounding", set(), {"git", "checko"}),
+        ("git add src/billing/invoice.py", set(), {"git"}),
+        # A here-document's body is what the command carries, not what it does.
+        (
+            "git commit -F - <<'EOF'\nuse alembic downgrade, not docker compose\nEOF",
+            set(),
+            {"git", "commit"},
+        ),
+        # A script run through a shell is the command.
+        ("bash -c 'alembic downgrade -1'", set(), {"alembi", "downgr"}),
     ],
 )
 def test_a_command_touches_its_programs_words_and_files(command, files, words):
@@ -52,6 +67,11 @@ def test_a_command_touches_its_programs_words_and_files(command, files, words):
 def test_an_argv_through_a_shell_is_read_as_its_script():
     about = tool.subject("shell", {"command": ["bash", "-lc", "git push --force"]})
     assert about is not None and {"git", "push", "forc"} <= about.words
+
+
+def test_another_projects_file_is_not_this_stores_concern():
+    elsewhere = tool.subject("Edit", {"file_path": "/home/u/other/app/settings.py"}, "/home/u/proj")
+    assert elsewhere is None
 
 
 def test_a_file_tool_touches_the_file_and_its_telling_directories():

@@ -64,19 +64,22 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
       session and writes its episode summary (`sessions close`).
     - pre-tool (registered for the tools that run a command or write a file) injects a
       `<memlane-tool>` block of at most 2 rules (lessons, constraints, conventions,
-      preferences) that name what the call touches: a file it names, or two of the
-      command's words (its program unless it only reads, as ls, cat or grep do;
-      subcommands, options, plain arguments; never the words of a quoted message). It
-      never asks the host to deny or hold the call, and stays silent otherwise.
+      preferences) that name what the call touches: a file it edits or names (in this
+      project), or its words (subcommands, options, plain arguments; the program itself
+      counts a quarter unless the rule names it as what not to use). A command that only
+      looks (ls, cat, grep, sed without -i, `git diff`, `docker compose ps`) is left
+      alone, and so are quoted messages and here-documents; a rule that names options
+      (`--force`) speaks only to calls that give one. It never asks the host to deny or
+      hold the call, and stays silent otherwise.
     - subagent-start reads the delegated task (the payload's prompt, else the newest
       Task or agent call in the parent's transcript) as user-prompt reads a prompt, for
       the subagent's context.
-    - stop, after its capture, reads the transcript since the last Stop for a tool call
-      that failed and later succeeded (a shell command by its program and subcommand, an
-      edit by its file; Claude Code's `is_error`, Codex's exit code) and, when there is
-      one, asks the agent once to save what fixed it as a lesson grounded in its signal
-      (the host's block decision, with the request as its reason); never while the host
-      is already continuing for a hook.
+    - stop, after its capture, reads the transcript since the last Stop for a test,
+      compile or lint run (pytest, cargo, tsc, ruff, ...) that failed and later
+      succeeded (Claude Code's `is_error`, Codex's exit code) and, when there is one,
+      asks the agent to save what fixed it as a lesson grounded in that signal (the
+      host's block decision, with the request as its reason): once a session, and never
+      while the host is already continuing for a hook.
 
     MEMLANE_LLM_CMD's answer must be JSON lines `{"kind", "content", "title"?, "importance"?
     1-10, "tags"? at most 8, "entities"? at most 8}` (kinds: decision, preference,

@@ -96,8 +96,9 @@ def install_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json
     """Add memlane's hooks and MCP server to an agent host's settings, keeping everything
     else (idempotent; a backup of each changed file).
 
-    The hooks are `memlane hook session-start`, user-prompt, pre-compact, stop, and for
-    Claude Code session-end, each with a 30 s timeout; the MCP server is `memlane serve`,
+    The hooks are `memlane hook session-start`, user-prompt, pre-tool (for the tools that
+    run a command or write a file), subagent-start, pre-compact, stop, and for Claude
+    Code session-end, each with a 30 s timeout; the MCP server is `memlane serve`,
     named `memlane`. Claude Code: `settings.json` (`~/.claude/` or the project's `.claude/`)
     and `~/.claude.json` or the project's `.mcp.json`. Codex: `hooks.json` and `config.toml`
     (`~/.codex/` or the project's `.codex/`, turning on `[features] codex_hooks` unless you

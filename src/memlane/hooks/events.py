@@ -12,8 +12,9 @@
 - subagent-start: the delegated task read as a prompt is, for the subagent's fresh
   context (which was shown nothing yet).
 - stop: the new turns since the last capture, through the cue-phrase extractor (cheap:
-  the host waits for a Stop hook); then, when a tool call failed and later succeeded
-  since the last Stop, the agent is asked once to save what fixed it (hooks.reflect).
+  the host waits for a Stop hook); then, when a test, compile or lint run failed and
+  later succeeded since the last Stop, the agent is asked (once a session) to save what
+  fixed it (hooks.reflect).
 - pre-compact, session-end: the same, or with `MEMLANE_LLM_CMD` set, the command under
   its budget (turns it never saw still go through the extractor); session-end then
   closes the session and writes its episode summary (Packs.close_session: the
@@ -67,6 +68,7 @@ CAPTURE_TAG = "captured"
 CUE_CONFIDENCE = 0.45
 CUE, LLM = "cue", "llm"
 REFLECT = "reflect"  # the failure reflection's cursor
+REFLECTED = "reflected"  # 1 once the session was asked to reflect
 # The settings' defaults (memlane.config), for callers that build Options by hand.
 DEFAULT_LLM_BUDGET = llm.Budget(calls=4, tokens=32000, seconds=20)
 
@@ -333,14 +335,17 @@ def stop(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
         return captured
     session = event.session_id or path
     cursors = state.load_cursors(options.hook_dir, session, path)
+    if cursors.get(REFLECTED):  # a session is asked once
+        return captured
     read, end = transcript.lines(path, cursors.get(REFLECT, 0))
     fixed = reflect.fixes(reflect.calls(read))
-    state.save_cursors(options.hook_dir, session, path, {**cursors, REFLECT: end})
-    asked = reflect.request(fixed, options.command)
+    asked = reflect.request(fixed, options.command, event.session_id)
+    marks = {REFLECT: end, **({REFLECTED: 1} if asked else {})}
+    state.save_cursors(options.hook_dir, session, path, {**cursors, **marks})
     if asked is None:
         return captured
-    details = {**captured.details, "fixed": [f.what for f in fixed]}
-    return msgspec.structs.replace(captured, details=details, request=asked)
+    details = {**captured.details, "capture": captured.reason, "fixed": [f.what for f in fixed]}
+    return msgspec.structs.replace(captured, reason="reflection", details=details, request=asked)
 
 
 def session_end(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:

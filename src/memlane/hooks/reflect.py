@@ -2,19 +2,21 @@
 stretch of the session, succeeded again is where a lesson was learned (what fixed it).
 Pure: transcript lines in, at most one request to the agent out.
 
-A failure that was never resolved is left alone (the agent is still on it, or gave
+Only test, compile and lint runs count (a lesson grounded in their signal). A failure
+that was never resolved is left alone (the agent is still on it, or gave
 up: either way there is no fix to write down), and so is a stretch without failures:
 asking on every Stop would teach the agent to ignore the request. A call is named by
 its program and first subcommand (a shell command) or its tool and file; its result
 failed when the host marked it an error (Claude Code's `is_error`) or its exit code
 was not 0 (Codex's function call output). Each stretch of transcript is read once
-(the hook keeps a cursor), and a Stop the host is already continuing for a hook asks
-nothing, so the request is made at most once per fix.
+(the hook keeps a cursor), a Stop the host is already continuing for a hook asks
+nothing, and a session is asked at most once.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -71,29 +73,37 @@ def calls(lines: Iterable[str]) -> list[Call]:
 
 
 def fixes(done: Iterable[Call]) -> list[Fix]:
-    """Each call that failed and was later run again with success (the same `what`),
-    once, in the order they were fixed."""
+    """Each test, compile or lint run that failed and was later run again with success
+    (the same `what`), once, in the order they were fixed. Other retries (a typo in a
+    path, an edit that missed, a server polled until it answers) teach nothing that
+    lasts."""
     failing: set[str] = set()
     found: dict[str, Fix] = {}
     for call in done:
+        signal = _signal(call.program)
+        if signal is Signal.NONE:
+            continue
         if call.failed:
             failing.add(call.what)
         elif call.what in failing and call.what not in found:
-            found[call.what] = Fix(call.what, _signal(call.program))
+            found[call.what] = Fix(call.what, signal)
     return list(found.values())
 
 
-def request(found: list[Fix], command: str = "memlane") -> str | None:
+def request(
+    found: list[Fix], command: str = "memlane", session_id: str | None = None
+) -> str | None:
     """What the Stop hook asks of the agent (None: nothing to ask)."""
     if not found:
         return None
     named = ", ".join(f"`{f.what}`" for f in found[:MAX_NAMED])
     signal = found[0].signal.value
+    session = f" --session-id {shlex.quote(session_id)}" if session_id else ""
     return (
         f"memlane: {named} failed and then succeeded in this session. If what fixed it "
         "will matter again (a cause that is not obvious, a step that is easy to forget), "
-        f'save it as one lesson: `{command} add --kind lesson --signal {signal} "<what went '
-        'wrong, why, and what fixed it>"`. If not, stop without doing anything.'
+        f"save it as one lesson: `{command} add --kind lesson --signal {signal}{session} "
+        '"<what went wrong, why, and what fixed it>"`. If not, stop without doing anything.'
     )
 
 

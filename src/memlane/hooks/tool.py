@@ -37,8 +37,14 @@ SHELL_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic"})
 # The kinds that say what to do or not to do; a fact or an event that mentions a
 # command tells the agent nothing about running it.
 RULE_KINDS = frozenset({Kind.LESSON, Kind.CONSTRAINT, Kind.CONVENTION, Kind.PREFERENCE})
-# A file the call touches, named by a memory, is evidence enough; a word is half of it.
+# A file the call touches, named by a memory, is evidence enough; a word, or an option
+# the call gives, is half of it. A program is a quarter: "git" is in half the lessons
+# about git; named with its subcommand ("make release") it makes up a word; named as
+# what not to use ("use pnpm, not npm") it needs one more word ("install").
 FILE_WEIGHT = 2
+PROGRAM_WEIGHT = 0.5
+PAIR_WEIGHT = 0.5
+REFUSED_WEIGHT = 1.5
 MIN_EVIDENCE = 2
 # At most this many memories before one tool call.
 MAX_INJECTED = 2
@@ -46,7 +52,7 @@ MAX_INJECTED = 2
 # every lesson about the files they read would match them.
 LOOKING = frozenset(
     """cd ls ll cat less more head tail echo printf pwd grep egrep rg ag find fd wc sort
-    uniq tr cut awk sed xargs true false test which type file stat du df tree diff jq yq
+    uniq tr cut awk xargs true false test which type file stat du df tree diff jq yq
     env export set unset source alias history clear date sleep time watch""".split()
 )
 # Wrappers whose next word is the real program.
@@ -60,13 +66,33 @@ PLAIN_DIRS = frozenset(
     users user root tmp var opt usr etc workspace workspaces repo repos project projects
     work code dev main source sources""".split()
 )
+# Subcommands that only look ("git diff", "docker compose ps", "kubectl get"): the
+# call changes nothing a rule guards, whatever else it names.
+READING = frozenset(
+    """status log diff show fetch blame reflog shortlog describe ls-files rev-parse ps logs
+    get describe inspect images list ls version help info top view history whoami
+    outdated audit""".split()
+)
+# Names of branches and remotes every repository has: "main" in a command says as
+# little as "the" in a prompt.
+REFS = frozenset({"main", "master", "origin", "upstream", "head", "develop", "trunk"})
+# Programs whose arguments name history, not files to edit ("git add invoice.py"
+# stages a file; the rules about editing it are for the edit).
+HISTORY = frozenset({"git", "hg", "svn", "jj"})
 # Words per command segment read as anchors: a long argument list (many files, a
 # generated command) says less the longer it is.
 MAX_WORDS = 12
 _WORD = re.compile(r"[^\W_]+")
+_LONG_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]+)")
+_SHORT_OPTION = re.compile(r"(?<![\w-])-([a-z]{1,3})\b")
 _SEGMENTS = re.compile(r"\|\||&&|[|;&\n]")
+# A here-document's body (a commit message, a file's text) is what the command
+# carries, not what it does.
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?\n\s*\2\b", re.DOTALL)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
-_FILE_LIKE = re.compile(r"[/\\]|\.[A-Za-z][A-Za-z0-9]{0,7}$")
+# A file: a name with an extension, or a path from here, above or home; a directory
+# ("data/"), a branch ("fix/rounding") or "tests/db" is read for its last word.
+_FILE_LIKE = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$|^(?:\.{1,2}/|/|~)")
 
 
 class Subject(msgspec.Struct, frozen=True):
@@ -79,6 +105,8 @@ class Subject(msgspec.Struct, frozen=True):
     # A command's programs, each with its subcommand when one follows it at once
     # ("npm install", "git push", "pytest"), in the order they run.
     programs: tuple[str, ...] = ()
+    # The options a command gives: long names ("force") and short letters ("f").
+    options: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
@@ -112,29 +140,61 @@ def _command(command: str) -> Subject:
     files: list[str] = []
     words: list[str] = []  # the programs, then the other words
     programs: list[str] = []
-    for segment in _SEGMENTS.split(command):
+    options: list[str] = []
+    for segment in _SEGMENTS.split(_HEREDOC.sub("", command)):
         try:
             tokens = shlex.split(segment, comments=True)
         except ValueError:  # an unclosed quote: read the words as they stand
             tokens = segment.split()
         program, rest = _program(tokens)
-        if program is None or program in LOOKING:
+        if program in SHELLS and rest[:1] and rest[0] in SHELL_FLAGS and rest[1:2]:
+            inner = _command(rest[1])  # `bash -c 'SCRIPT'`: the script is the command
+            files += inner.files
+            words += inner.query.split()
+            programs += inner.programs
+            options += inner.options
+            continue
+        if program is None or _looks(program, rest):
             continue
         words.append(program)
         following = rest[0] if rest and rest[0].isalpha() else None
         programs.append(f"{program} {following.casefold()}" if following else program)
+        options += [o for t in rest for o in _option_names(t)]
         for token in rest[:MAX_WORDS]:
             if any(c.isspace() for c in token):  # quoted prose
                 continue
             value = token.partition("=")[2] if "=" in token else token
-            if _FILE_LIKE.search(value) and not value.startswith("-"):
-                files.append(PurePosixPath(value.replace("\\", "/")).name.casefold())
+            if "/" in value and not _FILE_LIKE.search(value):
+                # "tests/unit", "fix/rounding": its last part, unless it names history.
+                last = PurePosixPath(value).name
+                value = "" if program in HISTORY or last.casefold() in PLAIN_DIRS else last
+            elif _FILE_LIKE.search(value) and not value.startswith("-"):
+                if program not in HISTORY:
+                    files.append(PurePosixPath(value.replace("\\", "/")).name.casefold())
                 value = token.partition("=")[0] if "=" in token else ""
-            words += [w for w in _WORD.findall(value) if _word(w)]
+            words += [w for w in _WORD.findall(value) if _word(w) and w.casefold() not in REFS]
     named = frozenset(f for f in files if f and f not in PLAIN_DIRS)
     stems = frozenset(stem(w.casefold()) for w in words)
     query = " ".join(dict.fromkeys([*files, *words]))
-    return Subject(named, stems, query, tuple(programs))
+    return Subject(named, stems, query, tuple(programs), frozenset(options))
+
+
+def _option_names(token: str) -> list[str]:
+    """An option's names: "--force" -> ["force"], "-rf" -> ["r", "f"]; else none."""
+    if token.startswith("--") and len(token) > 2:
+        return [token[2:].partition("=")[0].casefold()]
+    if token.startswith("-") and len(token) > 1 and token[1:].isalpha():
+        return list(token[1:])
+    return []
+
+
+def _looks(program: str, rest: list[str]) -> bool:
+    """A segment that only looks around: a looking program (sed unless it edits in
+    place), or a subcommand that reads among the first two words after the program."""
+    if program == "sed":
+        return not any(t.startswith("-i") or t == "--in-place" for t in rest)
+    plain = [t.casefold() for t in rest if not t.startswith("-")][:2]
+    return program in LOOKING or any(t in READING for t in plain)
 
 
 def _program(tokens: list[str]) -> tuple[str | None, list[str]]:
@@ -176,7 +236,9 @@ def _files(paths: Iterable[str], cwd: str | None) -> Subject | None:
     words: set[str] = set()
     for raw in paths:
         path = PurePosixPath(raw.strip().replace("\\", "/"))
-        if cwd and path.is_relative_to(cwd):
+        if cwd and path.is_absolute():
+            if not path.is_relative_to(cwd):
+                continue  # another project's file: this store's rules are not about it
             path = path.relative_to(cwd)
         if not path.name:
             continue
@@ -193,14 +255,50 @@ def _dir_word(part: str) -> bool:
     return folded.isalpha() and len(folded) >= 3 and folded not in PLAIN_DIRS
 
 
-def evidence(about: Subject, record: Record) -> int:
-    """How strongly a memory names what the call touches: FILE_WEIGHT per file it
-    names, one per word stem it shares; 0 for a memory that is not a rule."""
+def evidence(about: Subject, record: Record) -> float:
+    """How strongly a memory names what the call touches (see the weights above); 0
+    for a memory that is not a rule, or that qualifies its command by options the call
+    does not give ("never git push --force" is not about `git push`)."""
     if record.kind not in RULE_KINDS:
-        return 0
+        return 0.0
     text = f"{record.title}\n{record.body}\n{' '.join(record.tags)}".casefold()
-    named = sum(FILE_WEIGHT for f in about.files if _names_file(text, f))
-    return named + len(about.words & _stems(text))
+    if about.programs and not _options_met(text, about.options):
+        return 0.0
+    found = _stems(text)
+    programs = {stem(p.split()[0]) for p in about.programs}
+    weight = float(sum(FILE_WEIGHT for f in about.files if _names_file(text, f)))
+    weight += len((about.words - programs) & found)
+    for program in {p.split()[0] for p in about.programs}:
+        if _refused(text, program):
+            weight += REFUSED_WEIGHT
+        elif stem(program) in found:
+            weight += PROGRAM_WEIGHT
+    weight += sum(PAIR_WEIGHT for p in about.programs if " " in p and _names_command(text, p))
+    return weight + len(about.options & _options(text))
+
+
+def _options(text: str) -> set[str]:
+    """The options a rule names: long names and short letters ("-n", "-rf")."""
+    short = {c for group in _SHORT_OPTION.findall(text) for c in group}
+    return set(_LONG_OPTION.findall(text)) | short
+
+
+def _options_met(text: str, given: frozenset[str]) -> bool:
+    """Whether the options a rule names (none: any call) include one the call gives: a
+    long option by its name or its first letter ("--force", "-f")."""
+    named = _LONG_OPTION.findall(text)
+    return not named or any(n in given or n[0] in given for n in named)
+
+
+def _refused(text: str, program: str) -> bool:
+    """Whether the rule names the program as what not to use ("use pnpm, not npm")."""
+    pattern = rf"\b(?:not|instead of|rather than|(?:don'?t|do not|never|avoid|stop) us(?:e|ing))\s+(?:\w+\s+(?:or|and|nor)\s+)?{re.escape(program)}\b"
+    return re.search(pattern, text) is not None
+
+
+def _names_command(text: str, command: str) -> bool:
+    """Whether the rule names the program and its subcommand together ("make release")."""
+    return re.search(rf"(?<![\w-]){re.escape(command)}(?![\w-])", text) is not None
 
 
 def _stems(text: str) -> frozenset[str]:
