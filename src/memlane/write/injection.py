@@ -92,8 +92,14 @@ _CLAUSE_START = re.compile(
 )
 # An act forbidden, not ordered: "never disable branch protection".
 _FORBIDDEN = re.compile(
-    rf"(?:\b(?:never|not|don'?t|do\s+not|doesn'?t|mustn'?t|must\s+not|shouldn'?t|avoid|without|no\s+one"
+    rf"(?:\b(?:never|not|no|don'?t|do\s+not|doesn'?t|mustn'?t|must\s+not|shouldn'?t|avoid|without"
     rf"|nobody|prohibited|forbidden|refuse[sd]?|won'?t|cannot|can'?t)\b|{lexicon.NEGATION})[^.;\n]{{0,40}}$",
+    re.IGNORECASE,
+)
+# A prohibition said after the act ("git push --force to main is forbidden").
+_FORBIDDEN_AFTER = re.compile(
+    r"[^.;\n]{0,60}?\b(?:is|are|stays?|remains?)\s+(?:strictly\s+)?(?:forbidden|prohibited"
+    r"|banned|not\s+allowed|never\s+allowed|disallowed|off[- ]limits)\b",
     re.IGNORECASE,
 )
 # Verbs an imperative sentence opens with: a sentence that begins with one orders.
@@ -308,18 +314,25 @@ def _ordered(prepared: str) -> bool:
     note addressed to it, or with pressure on it; and not forbidden."""
     addressed = _ADDRESSED.search(prepared) is not None
     for match in _HARM_ANY.finditer(prepared):  # said in another language: no grammar to read
-        line_start = prepared.rfind("\n", 0, match.start()) + 1
-        if not _FORBIDDEN.search(prepared[max(line_start, match.start() - 60) : match.start()]):
+        if not _forbidden(prepared, match):
             return True
     for match in _HARM.finditer(prepared):
         line_start = prepared.rfind("\n", 0, match.start()) + 1
         before = prepared[max(line_start, match.start() - 60) : match.start()]
-        if _FORBIDDEN.search(before):
+        if _forbidden(prepared, match):
             continue
         sentence = prepared[max(line_start, match.start() - 200) : match.start()]
         if addressed or _CLAUSE_START.search(before) or _IMPERATIVE.search(sentence):
             return True
     return False
+
+
+def _forbidden(prepared: str, match: re.Match[str]) -> bool:
+    """Whether the act is forbidden where it is said: a negation before it on its line
+    ("never", "no force-push"), or a prohibition after it ("... is forbidden")."""
+    line_start = prepared.rfind("\n", 0, match.start()) + 1
+    before = prepared[max(line_start, match.start() - 60) : match.start()]
+    return bool(_FORBIDDEN.search(before) or _FORBIDDEN_AFTER.match(prepared, match.end()))
 
 
 def _sent_out(prepared: str) -> bool:
