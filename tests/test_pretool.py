@@ -77,11 +77,29 @@ def test_another_projects_file_is_not_this_stores_concern():
 def test_a_file_tool_touches_the_file_and_its_telling_directories():
     about = tool.subject("Edit", {"file_path": "/home/u/proj/alembic/versions/3f_add.py"},
                          "/home/u/proj")  # fmt: skip
-    assert about is not None and about.files == {"3f_add.py"}
-    assert about.words == {"alembi", "versio"}
+    assert about is not None and about.files == {"3f_add.py"} and not about.words
+    assert about.dirs == {"alembic/versions", "alembic", "versions"}
     patch = "*** Begin Patch\n*** Update File: src/app/settings.py\n@@\n-a\n+b\n*** End Patch"
     patched = tool.subject("apply_patch", {"input": patch})
     assert patched is not None and patched.files == {"settings.py"}
+
+
+def test_a_rule_on_a_directory_bears_on_its_files_and_a_rule_on_a_file_not_on_its_neighbours():
+    guarded = tool.subject("Write", {"file_path": "/r/models/staging/stripe/x.sql"}, "/r")
+    beside = tool.subject("Edit", {"file_path": "/r/src/api/routes.ts"}, "/r")
+    assert guarded is not None and beside is not None
+    assert tool._names_dir(
+        "everything under models/staging/stripe/ is generated", "models/staging/stripe"
+    )
+    assert not any(tool._names_dir("src/api/client.gen.ts is generated", d) for d in beside.dirs)
+
+
+def test_a_rule_on_one_setting_says_nothing_about_another():
+    assert tool._unmet("target", {"prod"}, frozenset({"target=dev"}))
+    assert not tool._unmet("target", {"prod"}, frozenset({"target=prod"}))
+    assert not tool._unmet("target", {"prod"}, frozenset())
+    about = tool.subject("Bash", {"command": "DBT_TARGET=prod dbt build --target=prod -s x"})
+    assert about is not None and {"dbt_target=prod", "target=prod"} <= about.values
 
 
 def test_a_tool_that_touches_nothing_has_no_subject():

@@ -83,6 +83,9 @@ HISTORY = frozenset({"git", "hg", "svn", "jj"})
 # generated command) says less the longer it is.
 MAX_WORDS = 12
 _WORD = re.compile(r"[^\W_]+")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A rule's settings: "--target prod", "--target=prod", "DBT_TARGET=prod".
+_SETTING = re.compile(r"(?<![\w-])(?:--([a-z][a-z0-9-]*)[ =]|\b([A-Z][A-Z0-9_]*)=)([\w.:/-]+)")
 _LONG_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]+)")
 _SHORT_OPTION = re.compile(r"(?<![\w-])-([a-z]{1,3})\b")
 _SEGMENTS = re.compile(r"\|\||&&|[|;&\n]")
@@ -107,6 +110,11 @@ class Subject(msgspec.Struct, frozen=True):
     programs: tuple[str, ...] = ()
     # The options a command gives: long names ("force") and short letters ("f").
     options: frozenset[str] = frozenset()
+    # What a long option or a variable is set to: "target=dev", "dbt_target=prod".
+    values: frozenset[str] = frozenset()
+    # The directories of the files it touches, as paths ("models/staging/stripe",
+    # "staging/stripe", "stripe"), casefolded.
+    dirs: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
@@ -141,6 +149,8 @@ def _command(command: str) -> Subject:
     words: list[str] = []  # the programs, then the other words
     programs: list[str] = []
     options: list[str] = []
+    values: list[str] = []
+    dirs: set[str] = set()
     for segment in _SEGMENTS.split(_HEREDOC.sub("", command)):
         try:
             tokens = shlex.split(segment, comments=True)
@@ -153,6 +163,8 @@ def _command(command: str) -> Subject:
             words += inner.query.split()
             programs += inner.programs
             options += inner.options
+            values += inner.values
+            dirs |= inner.dirs
             continue
         if program is None or _looks(program, rest):
             continue
@@ -160,6 +172,7 @@ def _command(command: str) -> Subject:
         following = rest[0] if rest and rest[0].isalpha() else None
         programs.append(f"{program} {following.casefold()}" if following else program)
         options += [o for t in rest for o in _option_names(t)]
+        values += _settings(tokens)
         for token in rest[:MAX_WORDS]:
             if any(c.isspace() for c in token):  # quoted prose
                 continue
@@ -170,13 +183,41 @@ def _command(command: str) -> Subject:
                 value = "" if program in HISTORY or last.casefold() in PLAIN_DIRS else last
             elif _FILE_LIKE.search(value) and not value.startswith("-"):
                 if program not in HISTORY:
-                    files.append(PurePosixPath(value.replace("\\", "/")).name.casefold())
+                    path = PurePosixPath(value.replace("\\", "/"))
+                    files.append(path.name.casefold())
+                    dirs |= _dirs_of(path)
                 value = token.partition("=")[0] if "=" in token else ""
             words += [w for w in _WORD.findall(value) if _word(w) and w.casefold() not in REFS]
     named = frozenset(f for f in files if f and f not in PLAIN_DIRS)
     stems = frozenset(stem(w.casefold()) for w in words)
     query = " ".join(dict.fromkeys([*files, *words]))
-    return Subject(named, stems, query, tuple(programs), frozenset(options))
+    return Subject(
+        named, stems, query, tuple(programs), frozenset(options), frozenset(values), frozenset(dirs)
+    )
+
+
+def _settings(tokens: list[str]) -> list[str]:
+    """What a command sets: "--target dev" and "--target=dev" as "target=dev", and a
+    variable ("DBT_TARGET=prod") as "dbt_target=prod"; casefolded."""
+    found = []
+    for i, token in enumerate(tokens):
+        name, eq, value = token.partition("=")
+        if token.startswith("--") and eq:
+            found.append(f"{name[2:]}={value}")
+        elif token.startswith("--") and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+            found.append(f"{token[2:]}={tokens[i + 1]}")
+        elif eq and _VARIABLE.fullmatch(name):
+            found.append(f"{name}={value}")
+    return [f.casefold() for f in found]
+
+
+def _dirs_of(path: PurePosixPath) -> set[str]:
+    """The directories a file sits in, as the paths a rule may name them by: every run
+    of its parent path's parts ("models/staging", "staging/stripe"); a lone directory
+    only when it says something ("migrations", not "src")."""
+    parts = [p.casefold() for p in path.parts[:-1] if p not in ("/", ".", "..", "~")]
+    runs = {"/".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)}
+    return {r for r in runs if "/" in r or (len(r) >= 3 and r not in PLAIN_DIRS)}
 
 
 def _option_names(token: str) -> list[str]:
@@ -233,7 +274,7 @@ def _paths(tool_input: Mapping[str, Any]) -> list[str]:
 
 def _files(paths: Iterable[str], cwd: str | None) -> Subject | None:
     files: set[str] = set()
-    words: set[str] = set()
+    dirs: set[str] = set()
     for raw in paths:
         path = PurePosixPath(raw.strip().replace("\\", "/"))
         if cwd and path.is_absolute():
@@ -243,16 +284,12 @@ def _files(paths: Iterable[str], cwd: str | None) -> Subject | None:
         if not path.name:
             continue
         files.add(path.name.casefold())
-        words |= {stem(p.casefold()) for p in path.parts[:-1] if _dir_word(p)}
+        dirs |= _dirs_of(path)
     if not files:
         return None
-    query = " ".join([*sorted(files), *sorted(words)])
-    return Subject(frozenset(files), frozenset(words), query)
-
-
-def _dir_word(part: str) -> bool:
-    folded = part.casefold()
-    return folded.isalpha() and len(folded) >= 3 and folded not in PLAIN_DIRS
+    # The recall that finds the rules is asked the names, and the lone directories.
+    query = " ".join([*sorted(files), *sorted(d for d in dirs if "/" not in d)])
+    return Subject(frozenset(files), frozenset(), query, dirs=frozenset(dirs))
 
 
 def evidence(about: Subject, record: Record) -> float:
@@ -264,9 +301,14 @@ def evidence(about: Subject, record: Record) -> float:
     text = f"{record.title}\n{record.body}\n{' '.join(record.tags)}".casefold()
     if about.programs and not _options_met(text, about.options):
         return 0.0
+    settings = _rule_settings(text)
+    if any(_unmet(name, wanted, about.values) for name, wanted in settings.items()):
+        return 0.0
     found = _stems(text)
     programs = {stem(p.split()[0]) for p in about.programs}
     weight = float(sum(FILE_WEIGHT for f in about.files if _names_file(text, f)))
+    weight += FILE_WEIGHT if any(_names_dir(text, d) for d in about.dirs) else 0.0
+    weight += len(about.values & {f"{n}={v}" for n, vs in settings.items() for v in vs})
     weight += len((about.words - programs) & found)
     for program in {p.split()[0] for p in about.programs}:
         if _refused(text, program):
@@ -275,6 +317,29 @@ def evidence(about: Subject, record: Record) -> float:
             weight += PROGRAM_WEIGHT
     weight += sum(PAIR_WEIGHT for p in about.programs if " " in p and _names_command(text, p))
     return weight + len(about.options & _options(text))
+
+
+def _rule_settings(text: str) -> dict[str, set[str]]:
+    """What a rule sets its options and variables to: name -> values (casefolded)."""
+    found: dict[str, set[str]] = {}
+    for long, variable, value in _SETTING.findall(text):
+        if value.casefold() not in FUNCTION_WORDS:
+            found.setdefault((long or variable).casefold(), set()).add(value.casefold())
+    return found
+
+
+def _unmet(name: str, wanted: set[str], given: frozenset[str]) -> bool:
+    """Whether the call sets `name` to a value other than those the rule speaks of
+    ("--target dev" against a rule on "--target prod")."""
+    values = {g.partition("=")[2] for g in given if g.partition("=")[0] == name}
+    return bool(values) and not values & wanted
+
+
+def _names_dir(text: str, path: str) -> bool:
+    """Whether the rule names the directory itself, not a file in it: "migrations/" or,
+    for a path of several parts, "alembic/versions" with or without its slash."""
+    tail = r"/(?![\w.-])" if "/" not in path else r"/?(?![\w./-])"
+    return re.search(rf"(?<![\w./-]){re.escape(path)}{tail}", text) is not None
 
 
 def _options(text: str) -> set[str]:
