@@ -1,6 +1,7 @@
 """The PreToolUse lane: what a tool call touches (hooks.tool), the rules shown before
 it runs, silence otherwise, and never a decision to deny. The gold set is
-tests/pretool_gold.py; `python tests/test_pretool.py` prints its figures."""
+tests/pretool_gold.py; tests/pretool_sets/ holds sets written by others who never saw
+hooks.tool. `python tests/test_pretool.py` prints the figures of each."""
 
 from __future__ import annotations
 
@@ -202,18 +203,16 @@ def test_a_pre_tool_payload_without_its_tool_is_refused_quietly(run, tmp_path):
     assert done.exit_code == 0 and json.loads(done.stdout) == {}
 
 
-if __name__ == "__main__":
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        store = Path(folder) / "store.db"
-        ids = gold_store(store)
-        for name in ("dev", "test", None):
-            result = measure(store, ids, name)
-            print(f"{name or 'all':5} calls {result['calls']:3}  precision "
-                  f"{result['precision']:.3f}  recall {result['recall']:.3f}")  # fmt: skip
-            for miss in result["misses"]:
-                print("   ", miss)
+def other_sets() -> dict[str, tuple[dict[str, tuple[str, str]], list[Any]]]:
+    """Sets written by others who never saw hooks.tool (tests/pretool_sets/*.json):
+    {"memories": {key: [kind, text]}, "cases": [[tool, input, [keys]]]}."""
+    found = {}
+    for path in sorted((ROOT / "pretool_sets").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        memories = {k: (v[0], v[1]) for k, v in data["memories"].items()}
+        cases = [("test", {"tool_name": t, "tool_input": i}, want) for t, i, want in data["cases"]]
+        found[path.stem] = (memories, cases)
+    return found
 
 
 # ---- a subagent's start ----------------------------------------------------------------
@@ -254,3 +253,24 @@ def test_a_subagent_gets_the_context_of_the_task_its_parent_gave_it(run, db_path
     assert json.loads(run("hook", "subagent-start", input=json.dumps(data)).stdout) == {}
     assert json.loads(run("hook", "subagent-start", input=json.dumps(
         {**data, "transcript_path": None})).stdout) == {}  # fmt: skip
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    sets = {"gold": (dict(MEMORIES), list(CASES)), **other_sets()}
+    for label, (memories, cases) in sets.items():
+        MEMORIES_NOW, CASES_NOW = dict(MEMORIES), list(CASES)
+        MEMORIES.clear()
+        MEMORIES.update(memories)
+        CASES[:] = cases
+        with tempfile.TemporaryDirectory() as folder:
+            store = Path(folder) / "store.db"
+            ids = gold_store(store)
+            for name in ("dev", "test", None) if label == "gold" else (None,):
+                result = measure(store, ids, name)
+                print(f"{label:12} {name or 'all':5} calls {result['calls']:3}  precision "
+                      f"{result['precision']:.3f}  recall {result['recall']:.3f}")  # fmt: skip
+        MEMORIES.clear()
+        MEMORIES.update(MEMORIES_NOW)
+        CASES[:] = CASES_NOW
