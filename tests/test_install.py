@@ -80,11 +80,8 @@ def test_claude_code_round_trip_leaves_existing_files_byte_identical(memlane, ho
                         ("SubagentStart", "subagent-start")):  # fmt: skip
         [group] = hooks[event]
         assert group["hooks"][0]["command"].endswith(f"hook {name} --host claude-code")
-    # Before a tool runs: only for the tools that run a command or write a file, and
-    # beside the user's own PreToolUse hook.
-    [mine] = [g for g in hooks["PreToolUse"] if "memlane" in g["hooks"][0]["command"]]
-    assert mine["matcher"] == "Bash|Edit|Write|MultiEdit|NotebookEdit"
-    assert mine["hooks"][0]["command"].endswith("hook pre-tool --host claude-code")
+    # The PreToolUse hook is asked for: only the user's own is there.
+    assert [g["hooks"][0]["command"] for g in hooks["PreToolUse"]] == ["echo hi"]
     servers = json.loads(claude_json.read_text())["mcpServers"]
     assert servers["docs"] == {"command": "docs-server"}
     assert servers["memlane"]["args"][-1] == "serve"
@@ -125,15 +122,7 @@ def test_codex_keeps_comments_and_turns_hooks_on(memlane, home):
     assert text.startswith(CODEX_TOML)  # comments, layout and the other server kept
     assert "[mcp_servers.memlane]" in text and "codex_hooks = true" in text
     hooks = json.loads((home / ".codex" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "SubagentStart",
-        "PreCompact",
-        "Stop",
-    }
-    assert hooks["PreToolUse"][0]["matcher"] == "Bash"  # the shell tool only
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "SubagentStart", "PreCompact", "Stop"}
     assert memlane("uninstall", "codex")[0] == 0
     assert config.read_text() == CODEX_TOML
     assert not (home / ".codex" / "hooks.json").exists()
@@ -225,3 +214,18 @@ def test_the_installed_hook_command_runs_and_names_the_store(memlane, home, tmp_
     garbage = subprocess.run(argv, input="not json at all", capture_output=True, text=True,
                              timeout=120, env={**os.environ, "HOME": str(home)})  # fmt: skip
     assert garbage.returncode == 0
+
+
+def test_the_pre_tool_hook_is_installed_when_asked_for_and_uninstalled_with_the_rest(memlane, home):
+    settings = home / ".claude" / "settings.json"
+    code, _, err = memlane("install", "claude-code", "--pre-tool")
+    assert code == 0, err
+    [group] = json.loads(settings.read_text())["hooks"]["PreToolUse"]
+    # Only for the tools that run a command or write a file.
+    assert group["matcher"] == "Bash|Edit|Write|MultiEdit|NotebookEdit"
+    assert group["hooks"][0]["command"].endswith("hook pre-tool --host claude-code")
+    assert memlane("install", "codex", "--pre-tool")[0] == 0
+    codex = json.loads((home / ".codex" / "hooks.json").read_text())["hooks"]
+    assert codex["PreToolUse"][0]["matcher"] == "Bash"  # Codex's hook sees its shell only
+    assert memlane("uninstall", "claude-code")[0] == 0
+    assert not settings.exists()

@@ -62,16 +62,17 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
       MEMLANE_LLM_TIMEOUT); the transcript goes in pieces of at most 8,000 tokens, and
       what the command never saw goes to the cue extractor. session-end then closes the
       session and writes its episode summary (`sessions close`).
-    - pre-tool (registered for the tools that run a command or write a file) injects a
-      `<memlane-tool>` block of at most 2 rules (lessons, constraints, conventions,
-      preferences) that name what the call touches: a file it edits or names, or its
-      directory (in this project), or its words (subcommands, options, plain arguments;
-      the program itself counts a quarter unless the rule names it as what not to use).
-      A command that only looks (ls, cat, grep, sed without -i, `git diff`, `docker
-      compose ps`) is left alone, and so are quoted messages and here-documents; a rule
-      that names options (`--force`) speaks only to calls that give one, and one on a
-      setting (`--target prod`, `DBT_TARGET=prod`) not to calls that set another. It
-      never asks the host to deny or hold the call, and stays silent otherwise.
+    - pre-tool (registered by `install --pre-tool`, for the tools that run a command or
+      write a file; experimental) injects a `<memlane-tool>` block of at most 2 rules
+      (lessons, constraints, conventions, preferences) that name what the call touches:
+      a file it edits or names, or its directory (in this project), or its words
+      (subcommands, options, plain arguments; the program itself counts a quarter
+      unless the rule names it as what not to use). A command that only looks (ls, cat,
+      grep, sed without -i, `git diff`, `docker compose ps`) is left alone, and so are
+      quoted messages and here-documents; a rule that names options (`--force`) speaks
+      only to calls that give one, and one on a setting (`--target prod`,
+      `DBT_TARGET=prod`) not to calls that set another. It never asks the host to deny
+      or hold the call, and stays silent otherwise.
     - subagent-start reads the delegated task (the payload's prompt, else the newest
       Task or agent call in the parent's transcript) as user-prompt reads a prompt, for
       the subagent's context.

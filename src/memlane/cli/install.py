@@ -38,9 +38,17 @@ def _options(fn: Any) -> Any:
     return fn
 
 
-def _run(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool, up: bool) -> None:
+def _run(
+    host: str,
+    scope: str,
+    project_dir: Path,
+    dry_run: bool,
+    as_json: bool,
+    up: bool,
+    pre_tool: bool = False,
+) -> None:
     found = hosts.targets(
-        host, scope, Path.home(), project_dir.resolve(), hosts.launcher(state().db)
+        host, scope, Path.home(), project_dir.resolve(), hosts.launcher(state().db), pre_tool
     )
     manifest = config.data_dir() / hosts.MANIFEST
     if up:
@@ -92,13 +100,22 @@ def _diff(change: hosts.FileChange) -> str:
 @in_section("hooks")
 @click.command("install")
 @_options
-def install_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool) -> None:
+@click.option(
+    "--pre-tool",
+    is_flag=True,
+    help="Also the PreToolUse hook (experimental; see below).",
+)
+def install_cmd(
+    host: str, scope: str, project_dir: Path, dry_run: bool, as_json: bool, pre_tool: bool
+) -> None:
     """Add memlane's hooks and MCP server to an agent host's settings, keeping everything
     else (idempotent; a backup of each changed file).
 
-    The hooks are `memlane hook session-start`, user-prompt, pre-tool (for the tools that
-    run a command or write a file), subagent-start, pre-compact, stop, and for Claude
-    Code session-end, each with a 30 s timeout; the MCP server is `memlane serve`,
+    The hooks are `memlane hook session-start`, user-prompt, subagent-start, pre-compact,
+    stop, and for Claude Code session-end, each with a 30 s timeout; with --pre-tool also
+    pre-tool, for the tools that run a command or write a file (experimental: on
+    projects it was not tuned on it shows an unrelated rule about as often as a related
+    one, so it is off unless asked for). The MCP server is `memlane serve`,
     named `memlane`. Claude Code: `settings.json` (`~/.claude/` or the project's `.claude/`)
     and `~/.claude.json` or the project's `.mcp.json`. Codex: `hooks.json` and `config.toml`
     (`~/.codex/` or the project's `.codex/`, turning on `[features] codex_hooks` unless you
@@ -112,7 +129,7 @@ def install_cmd(host: str, scope: str, project_dir: Path, dry_run: bool, as_json
     memlane`), so the host's PATH does not matter, and the store given with --db or
     MEMLANE_DB, if any. --dry-run prints a diff per file and writes nothing. A settings file
     that is not valid JSON or TOML is refused (exit 2) and no file is written."""
-    _run(host, scope, project_dir, dry_run, as_json, up=True)
+    _run(host, scope, project_dir, dry_run, as_json, up=True, pre_tool=pre_tool)
 
 
 @in_section("hooks")

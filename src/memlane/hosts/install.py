@@ -47,6 +47,10 @@ CLAUDE_EVENTS = {
     "SessionEnd": "session-end",
 }
 CODEX_EVENTS = {k: v for k, v in CLAUDE_EVENTS.items() if k != "SessionEnd"}
+# Hooks installed only when asked for: before every command and edit, a rule shown
+# wrongly costs the agent's attention on each call, and on projects it was not tuned on
+# the PreToolUse lane shows an unrelated rule about as often as a related one.
+OPT_IN = frozenset({"PreToolUse"})
 # The tools a PreToolUse hook is started for: those that run a command or write a file
 # (hooks.tool); reads and searches never start it. Codex's hook sees its shell tool only.
 TOOL_MATCHERS = {
@@ -86,14 +90,24 @@ def launcher(db: str | None) -> list[str]:
     return [sys.executable, "-m", "memlane", *(["--db", str(Path(db).resolve())] if db else [])]
 
 
-def targets(host: str, scope: str, home: Path, project: Path, run: Sequence[str]) -> list[Target]:
-    """The files of `host` for `scope`, each with its edit."""
+def targets(
+    host: str,
+    scope: str,
+    home: Path,
+    project: Path,
+    run: Sequence[str],
+    pre_tool: bool = False,
+) -> list[Target]:
+    """The files of `host` for `scope`, each with its edit; the PreToolUse hook only
+    when `pre_tool` asks for it (see OPT_IN)."""
     if host not in HOSTS or scope not in SCOPES:
         raise Invalid(f"unknown host or scope: {host} {scope}")
     base = home if scope == "user" else project
+    events = CLAUDE_EVENTS if host == "claude-code" else CODEX_EVENTS
     hook = {
         e: shlex.join([*run, "hook", name, "--host", host])
-        for e, name in (CLAUDE_EVENTS if host == "claude-code" else CODEX_EVENTS).items()
+        for e, name in events.items()
+        if pre_tool or e not in OPT_IN
     }
     server = {"command": run[0], "args": [*run[1:], "serve"]}
 
