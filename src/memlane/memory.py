@@ -530,8 +530,8 @@ class Memory:
         activate: bool = False,
         **options: Any,
     ) -> Hits:
-        """Search by keyword, vector or both (see Recall.search)."""
-        return self._recall.search(query, filters, mode, activate=activate, **options)
+        """Search by keyword, vector or both (see Recall.searched), without the evidence."""
+        return self._recall.searched(query, filters, mode, activate=activate, **options).hits
 
     def searched(
         self,

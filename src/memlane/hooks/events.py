@@ -188,13 +188,27 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         details["already_shown"] = len(admitted) - len(fresh)
     if not fresh:
         return Outcome("already-shown", details=details)
-    items = [context.memory_item(r, options.command) for r in fresh]
-    made = context.block("recall", context.RECALL_HEADER, [(None, items)], options.budget)
+    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details)
+    made = [r for r in fresh if r.id in outcome.injected]
+    state.note_shown(options.hook_dir, event.session_id, context.stamps(made))
+    return outcome
+
+
+def shown(
+    mem: Memory,
+    kind: str,
+    header: str,
+    records: Sequence[Record],
+    options: Options,
+    details: Mapping[str, Any],
+) -> Outcome:
+    """The records as a fenced block within the budget, counted as surfaced: injected,
+    or a budget-drop when none fits."""
+    items = [context.memory_item(r, options.command) for r in records]
+    made = context.block(kind, header, [(None, items)], options.budget)
     if made.text is None:
         return Outcome("budget-drop", details=details)
     mem.surfaced(made.ids)
-    shown = [r for r in fresh if r.id in made.ids]
-    state.note_shown(options.hook_dir, event.session_id, context.stamps(shown))
     return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
 
 
@@ -245,12 +259,7 @@ def pre_tool(event: Event, open_memory: OpenMemory, options: Options) -> Outcome
     details = {"anchors": len(about.files) + len(about.words), "hits": len(result.hits)}
     if not chosen:
         return Outcome("below-bar", details=details)
-    items = [context.memory_item(r, options.command) for r in chosen]
-    made = context.block("tool", context.TOOL_HEADER, [(None, items)], options.budget)
-    if made.text is None:
-        return Outcome("budget-drop", details=details)
-    mem.surfaced(made.ids)
-    return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
+    return shown(mem, "tool", context.TOOL_HEADER, chosen, options, details)
 
 
 def subagent_start(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:

@@ -15,7 +15,6 @@ nothing, and a session is asked at most once.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
@@ -23,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from memlane.hooks import tool
+from memlane.hooks import tool, transcript
 from memlane.model import Signal
 
 # Programs whose failure is a test, compile or lint signal (the lesson's grounding).
@@ -63,12 +62,12 @@ def calls(lines: Iterable[str]) -> list[Call]:
     asked: dict[str, tuple[str, str | None]] = {}
     done: list[Call] = []
     for line in lines:
-        for kind, key, value in _events(line):
-            if kind == "call":
-                asked[key] = value
-            elif key in asked:
-                what, program = asked.pop(key)
-                done.append(Call(what, program, bool(value)))
+        for event in transcript.tool_events(line):
+            if event.name is not None:
+                asked[event.key] = _named(event.name, event.given)
+            elif event.key in asked:
+                what, program = asked.pop(event.key)
+                done.append(Call(what, program, event.failed))
     return done
 
 
@@ -112,50 +111,6 @@ def _signal(program: str | None) -> Signal:
         if program in programs:
             return signal
     return Signal.NONE
-
-
-def _events(line: str) -> list[tuple[str, str, Any]]:
-    """("call", id, (what, program)) and ("result", id, failed) of one line."""
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return []
-    if not isinstance(entry, dict):
-        return []
-    payload = entry.get("payload")
-    if entry.get("type") == "response_item" and isinstance(payload, dict):
-        return _codex(payload)
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    found: list[tuple[str, str, Any]] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
-            found.append(("call", str(block.get("id")), _named(block.get("name"), block["input"])))
-        elif block.get("type") == "tool_result":
-            found.append(("result", str(block.get("tool_use_id")), block.get("is_error") is True))
-    return found
-
-
-def _codex(payload: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
-    key = str(payload.get("call_id"))
-    if payload.get("type") == "function_call":
-        try:
-            arguments = json.loads(str(payload.get("arguments") or "{}"))
-        except ValueError:
-            return []
-        given = arguments if isinstance(arguments, dict) else {}
-        return [("call", key, _named(payload.get("name"), given))]
-    if payload.get("type") == "function_call_output":
-        try:
-            output = json.loads(str(payload.get("output") or "{}"))
-        except ValueError:
-            return []
-        metadata = output.get("metadata") if isinstance(output, dict) else None
-        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
-        return [("result", key, isinstance(code, int) and code != 0)]
-    return []
 
 
 def _named(name: Any, given: Mapping[str, Any]) -> tuple[str, str | None]:

@@ -273,16 +273,28 @@ def delegated_task(path: str | Path, tail: int = OPS_TAIL_BYTES) -> str | None:
         data = handle.read(tail)
     lines = [line for line, _ in _whole_lines(data + b"\n")]
     for line in reversed(lines):
-        for name, given in _calls(line):
-            if _DELEGATING.search(name) and isinstance(given, dict):
+        for event in tool_events(line):
+            if event.name and _DELEGATING.search(event.name):
                 for field in _TASK_FIELDS:
-                    if isinstance(given.get(field), str) and given[field].strip():
-                        return str(given[field])
+                    task = event.given.get(field)
+                    if isinstance(task, str) and task.strip():
+                        return task
     return None
 
 
-def _calls(line: str) -> list[tuple[str, Any]]:
-    """The tool calls of one transcript line: (name, input)."""
+class ToolEvent(msgspec.Struct, frozen=True):
+    """A tool call (`name`, its `given` input) or its result (`failed`), by call id."""
+
+    key: str
+    name: str | None = None  # None: a result
+    given: dict[str, Any] = {}
+    failed: bool = False
+
+
+def tool_events(line: str) -> list[ToolEvent]:
+    """The tool calls and results of one transcript line (either format): a result
+    failed when the host marked it an error (Claude Code's `is_error`) or its exit code
+    was not 0 (Codex's function call output)."""
     try:
         entry = json.loads(line)
     except ValueError:
@@ -291,17 +303,36 @@ def _calls(line: str) -> list[tuple[str, Any]]:
         return []
     payload = entry.get("payload")
     if entry.get("type") == "response_item" and isinstance(payload, dict):
-        if payload.get("type") != "function_call":
-            return []
-        try:
-            arguments = json.loads(str(payload.get("arguments") or "{}"))
-        except ValueError:
-            return []
-        return [(str(payload.get("name", "")), arguments)]
+        return _codex_events(payload)
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    return [
-        (str(block.get("name", "")), block.get("input"))
-        for block in (content if isinstance(content, list) else [])
-        if isinstance(block, dict) and block.get("type") == "tool_use"
-    ]
+    found = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+            found.append(
+                ToolEvent(str(block.get("id")), str(block.get("name", "")), block["input"])
+            )
+        elif block.get("type") == "tool_result":
+            failed = block.get("is_error") is True
+            found.append(ToolEvent(str(block.get("tool_use_id")), failed=failed))
+    return found
+
+
+def _codex_events(payload: Mapping[str, Any]) -> list[ToolEvent]:
+    key = str(payload.get("call_id"))
+    kind = payload.get("type")
+    field = "arguments" if kind == "function_call" else "output"
+    if kind not in ("function_call", "function_call_output"):
+        return []
+    try:
+        value = json.loads(str(payload.get(field) or "{}"))
+    except ValueError:
+        return []
+    value = value if isinstance(value, dict) else {}
+    if kind == "function_call":
+        return [ToolEvent(key, str(payload.get("name", "")), value)]
+    metadata = value.get("metadata")
+    code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+    return [ToolEvent(key, failed=isinstance(code, int) and code != 0)]

@@ -14,7 +14,7 @@ from memlane.model import EmbedOutcome, Filters, Hit, Record, replace
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.filters import query_text, whole
 from memlane.retrieve.result import RecallResult, Searched
-from memlane.runtime import Hits, Runtime, passive_ok
+from memlane.runtime import Runtime, passive_ok
 from memlane.store import EMBED_PROFILE_META
 from memlane.timeutil import utcnow
 
@@ -125,22 +125,6 @@ class Recall:
             self.rt.journal(w, "reembed", None)
         self.rt.use_embedder(embedder)
         return len(records)
-
-    def search(
-        self,
-        query: str,
-        filters: Filters | None = None,
-        mode: str = "keyword",
-        *,
-        activate: bool = False,
-        min_score: float | None = None,
-        **options: Any,
-    ) -> Hits:
-        """What `searched` finds, without its evidence."""
-        found = self.searched(
-            query, filters, mode, activate=activate, min_score=min_score, **options
-        )
-        return found.hits
 
     def searched(
         self,
