@@ -47,6 +47,9 @@ FOREIGN_FLAGS = {
     "--token": "a secret given on another tool's command line, which the secret screen finds",
     "--no-password": "a key naming a secret on another tool's command line (the screen)",
     "--no-preserve-root": "rm's, in a harmful command the injection screen refuses",
+    "--force": "git's, in a rule the PreToolUse hook weighs (`git push --force`)",
+    "--target": "dbt's, a setting a rule may speak to (`--target prod`)",
+    "--in-place": "sed's, which makes a sed command a write",
 }
 
 LONG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(\{)?")
