@@ -1,17 +1,23 @@
 """What a tool call is about to touch, and which stored rules bear on it. Pure.
 
 Before a tool runs, the host names it and its input: a shell command, or a file to
-edit or write. The call's anchors are what it touches: the files it names (by their
-names) and the words of the command (the program unless it only looks around, its
-subcommands and long options, plain arguments), lightly stemmed as the prompt gate
-stems (hooks.gate.stem). A quoted argument with spaces (a commit message, a search
-pattern) is prose, not what the call touches, so its words are not anchors.
+edit or write. The call's anchors are what it touches: the files it names and their
+directories (in this project), the words of the command (the program unless it only
+looks around, its subcommands, options and plain arguments), lightly stemmed as the
+prompt gate stems (hooks.gate.stem), and what it sets (`--target dev`,
+`DBT_TARGET=prod`). A quoted argument with spaces or a here-document (a commit message,
+a file's text) is what the call carries, not what it touches.
 
 Silence is the default, and the bar is high: the agent asked for nothing, and a
 hazard shown on every `git status` teaches it to skip them. A memory bears on a call
 only when it is a rule (a lesson, constraint, convention or preference) and names the
-call's anchors: one of the files it touches, or at least two of its words ("git" alone
-is in half the lessons about git; "git" and "push" is a lesson about pushing).
+call's anchors with enough weight (see the weights below): a file or directory the call
+touches, or two of its words. A rule that qualifies its command (options the call
+does not give, a setting it sets otherwise) is about another call.
+
+Matching words cannot tell a rule's forbidden command from the one it prescribes
+instead ("edit proto/ and run `make proto`"): on projects written by others the lane
+is far less precise than on its gold set, so `install` registers it only when asked.
 """
 
 from __future__ import annotations
