@@ -459,6 +459,9 @@ def test_session_end_closes_the_session_with_its_episode_summary(run, db_path, p
     with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
         [session] = [s for s in mem.lifecycle.sessions() if s.id == sid]
         assert session.ended_at is not None
+        # The session is in the project its captures are scoped to, so listing the
+        # project's sessions finds it.
+        assert session.project == "proj" and mem.lifecycle.sessions(project="proj")
         summary = mem.get(entry["details"]["summary"])
         assert summary.kind is Kind.SUMMARY and summary.title.startswith(f"Session {sid}")
         # As tainted as the captures it quotes: a hook's capture is a tool's word.

@@ -22,6 +22,7 @@ from memlane.model import (
     worst_taint,
 )
 from memlane.runtime import Runtime
+from memlane.scope import scope_project
 from memlane.timeutil import utcnow
 from memlane.write.settings import Thresholds
 
@@ -281,7 +282,8 @@ class WritePolicy:
         old = self.rt.live(w, decision.target or "")
         now = max(utcnow(), old.updated_at)
         if record.session_id is not None and record.session_id != old.session_id:
-            w.ensure_session(record.session_id, now, record.source_agent)
+            project, _ = scope_project(record.scope)
+            w.ensure_session(record.session_id, now, record.source_agent, project)
             w.sighted(old.id, record.session_id, now, record.source_ref, record.source_agent)
         new = replace(
             old,

@@ -174,7 +174,9 @@ class Writer(Protocol):
 
     def remove_registry(self, registry: str, key: str) -> bool: ...
 
-    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None: ...
+    def ensure_session(
+        self, session_id: str, at: datetime, agent: str | None, project: str | None = None
+    ) -> None: ...
 
     def sighted(
         self,

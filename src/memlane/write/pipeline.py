@@ -9,6 +9,7 @@ import msgspec
 
 from memlane.graph.entities import mentions_of
 from memlane.model import VERSIONED_FIELDS, Record, Version, WriteResult, WriteStatus, replace
+from memlane.scope import scope_project
 from memlane.store import Writer
 from memlane.timeutil import ONE_MICROSECOND, utcnow
 
@@ -93,7 +94,8 @@ def land(
         raise RuntimeError("could not find a free id")
     sessions = {r.session_id: r for r in final if r.session_id is not None}
     for session_id, first in sessions.items():
-        w.ensure_session(session_id, first.created_at, first.source_agent)
+        project, _ = scope_project(first.scope)
+        w.ensure_session(session_id, first.created_at, first.source_agent, project)
     w.set_mentions({r.id: mentions_of(r) for r in final})
     w.journal("add", [r.id for r in final], actor)
     return final

@@ -362,8 +362,10 @@ class ScreenedWriter:
     def remove_registry(self, registry: str, key: str) -> bool:
         return self._inner.remove_registry(registry, key)
 
-    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
-        self._inner.ensure_session(session_id, at, agent)
+    def ensure_session(
+        self, session_id: str, at: datetime, agent: str | None, project: str | None = None
+    ) -> None:
+        self._inner.ensure_session(session_id, at, agent, project)
 
     def sighted(
         self,

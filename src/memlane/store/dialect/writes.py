@@ -57,12 +57,16 @@ class SharedWrites:
             (session.id, session.type, session.project, session.agent, to_text(session.started_at)),
         )
 
-    def ensure_session(self, session_id: str, at: datetime, agent: str | None) -> None:
+    def ensure_session(
+        self, session_id: str, at: datetime, agent: str | None, project: str | None = None
+    ) -> None:
+        """A session row for a memory written in it, unless it exists: started when
+        that memory was, in the project of its scope."""
         self._conn.execute(
             self.dialect.insert_ignoring(
-                f"session(id, agent, started_at) VALUES ({self._marks(3)})"
+                f"session(id, agent, started_at, project) VALUES ({self._marks(4)})"
             ),
-            (session_id, agent, to_text(at)),
+            (session_id, agent, to_text(at), project),
         )
 
     def sighted(
