@@ -1369,3 +1369,15 @@ def test_a_session_block_names_the_command_that_works(run, db_path, project, mon
     out = hook(run, "session-start", payload("claude-code", "session-start", project))
     block = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert f"`{shlex.join([sys.executable, '-m', 'memlane'])}" in block
+
+
+def test_a_person_at_a_terminal_is_told_what_went_wrong(run, monkeypatch):
+    """A host reads stdout only; a person typing `memlane hook pretool` reads stderr."""
+    import memlane.cli.hooks as hooks_cli
+
+    quiet = run("hook", "pretool")
+    assert quiet.exit_code == 0 and quiet.stdout.strip() == "{}" and not quiet.stderr
+    monkeypatch.setattr(hooks_cli, "_at_terminal", lambda: True)
+    told = run("hook", "pretool")
+    assert told.exit_code == 0 and told.stdout.strip() == "{}"
+    assert "unknown hook event 'pretool'" in told.stderr

@@ -124,6 +124,17 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     )
     payload = report.as_dict() if as_json else report.output
     click.echo(json.dumps(payload, ensure_ascii=False))
+    if report.error and _at_terminal():
+        # A person typing, not a host: say what the log says (a host only reads stdout,
+        # and the exit status stays 0 for it either way).
+        click.echo(f"memlane hook: {report.error}", err=True)
+
+
+def _at_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def _stdin() -> str:
