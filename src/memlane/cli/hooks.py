@@ -28,7 +28,7 @@ from memlane.hooks.host import CLAUDE_CODE, MAX_PAYLOAD_BYTES
 def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     """Answer a host's hook EVENT (session-start, user-prompt, pre-tool, subagent-start,
     pre-compact, stop, session-end): its JSON on stdin, its JSON on stdout. Always exits
-    0; errors go to the hooks log.
+    0; errors go to the hooks log (and to stderr when it is run at a terminal).
 
     What `install` registers with the host (Claude Code's hook contract, which Codex shares;
     Codex has no session-end). --json prints memlane's account instead: `output` (the host's
