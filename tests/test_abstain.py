@@ -283,3 +283,12 @@ def test_a_search_says_why_it_found_nothing_in_text_and_json(run):
     assert data["evidence"]["floor"] == 0.3 and "below the floor" in data["evidence"]["reason"]
     words = json.loads(run("search", "refunds", "--json").stdout)
     assert words["abstained"] is False and words["evidence"] is None and words["results"]
+
+
+def test_a_hybrid_search_reads_the_time_a_query_names_as_recall_does(vmem):
+    vmem.add("Shipped the billing rewrite to production.", occurred_at="2025-05-14T10:00:00Z")
+    vmem.add("Alice prefers small PRs.", occurred_at="2025-07-01T10:00:00Z")
+    found = vmem.searched("anything notable in May 2025?", mode="hybrid", min_score=0.99)
+    assert found.evidence is not None and found.evidence.dated and not found.abstained
+    assert [h.record.title for h in found.hits] == ["Shipped the billing rewrite to production"]
+    assert vmem.searched("anything notable in May 2019?", mode="hybrid", min_score=0.99).abstained

@@ -260,7 +260,8 @@ def search_cmd(
     give the same keyword results.
 
     --mode vector (or --semantic) searches by meaning with the store's embedding profile;
-    --mode hybrid fuses the keyword, vector and entity lanes as `recall` does. Text output
+    --mode hybrid fuses the keyword, vector and entity lanes as `recall` does, with the
+    memories of a time the query names ("in May 2025", "last week"). Text output
     is fenced (`<memlane-search>`), each memory with its provenance marks (`[UNTRUSTED
     WEB]`, `[UNTRUSTED TOOL]`, `[INJECTION RISK]`, `[STALE SOURCE: ...]`). --activate marks
     the results as consumed on purpose: their decay clocks reset. By meaning (vector,

@@ -371,12 +371,18 @@ def gather(
 
 
 def hybrid(
-    store: Store, index: Index, embedder: Embedder, query: str, filters: Filters
+    store: Store,
+    index: Index,
+    embedder: Embedder,
+    query: str,
+    filters: Filters,
+    window: Window | None = None,
 ) -> tuple[list[Hit], float | None]:
     """Keyword and vector lanes fused by their normalised scores (a search asked for
     meaning fails when the query cannot be embedded; recall goes on without it), and
-    the nearest memory's cosine (Gathered.similarity)."""
-    lanes = gather(store, query, filters, filters.limit, (index, embedder))
+    the nearest memory's cosine (Gathered.similarity). `window`: the query's time cue,
+    as in recall (see `in_window`)."""
+    lanes = gather(store, query, filters, filters.limit, (index, embedder), window=window)
     if VECTOR in lanes.failed:
         raise EmbeddingFailed(lanes.failed[VECTOR])
     chosen = lanes.fused[: filters.limit] if filters.limit else lanes.fused

@@ -144,6 +144,7 @@ class Recall:
         keyword search matches words, so none applies."""
         from memlane.retrieve import lanes
         from memlane.retrieve.recall import judged
+        from memlane.retrieve.when import event_time, in_window, time_cue
 
         query = query_text(query)
         chosen = filters or self.rt.filters(**options)
@@ -158,13 +159,17 @@ class Recall:
             if mode == "vector":
                 hits = lanes.vector(self.rt.store, index, embedder, query, chosen)
                 nearest = hits[0].score if hits else None
+                window = None
             else:
                 self.rt.entities_current()
-                hits, nearest = lanes.hybrid(self.rt.store, index, embedder, query, chosen)
+                window = time_cue(query, utcnow()).window
+                hits, nearest = lanes.hybrid(self.rt.store, index, embedder, query, chosen, window)
             margin = self.rt.recall_settings.unknown_name_margin
-            evidence = judged(self.rt.store, query, chosen, nearest, floor, margin)
+            evidence = judged(self.rt.store, query, chosen, nearest, floor, margin, window)
             if evidence is not None and evidence.silent:
                 hits = []
+            elif evidence is not None and evidence.dated and window is not None:
+                hits = [h for h in hits if in_window(event_time(h.record), window)]
         if activate:
             self.rt.count([h.record.id for h in hits], "activation")
         return Searched(list(self._reread(hits)), evidence)
