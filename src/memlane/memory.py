@@ -530,8 +530,8 @@ class Memory:
         activate: bool = False,
         **options: Any,
     ) -> Hits:
-        """Search by keyword, vector or both (see Recall.searched), without the evidence."""
-        return self._recall.searched(query, filters, mode, activate=activate, **options).hits
+        """Search by keyword, vector or both: the hits of `searched`."""
+        return self.searched(query, filters, mode, activate=activate, **options).hits
 
     def searched(
         self,

@@ -229,31 +229,26 @@ def lines(path: str | Path, start: int = 0, limit: int = MAX_READ_BYTES) -> tupl
 
 def read(path: str | Path, start: int = 0, limit: int = MAX_READ_BYTES) -> Chunk:
     """The turns and operation tokens of whole lines from byte `start` (up to `limit`
-    bytes). A transcript shorter than `start` was replaced: it is read from 0."""
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        start = 0 if start > size else start
-        handle.seek(start)
-        data = handle.read(limit)
-    turns: list[Turn] = []
-    ops: list[str] = []
-    end = start
-    for line, offset in _whole_lines(data):
-        more, tokens = parse_line(line)
-        turns += more
-        ops += tokens
-        end = start + offset
+    bytes), and the offset past them (see `lines`)."""
+    found, end = lines(path, start, limit)
+    turns, ops = parse(found)
     return Chunk(tuple(turns), tuple(ops), end)
 
 
-def recent_ops(path: str | Path, tail: int = OPS_TAIL_BYTES, keep: int = OPS_KEEP) -> list[str]:
-    """The newest `keep` distinct operation tokens in the last `tail` bytes, oldest first."""
+def tail_lines(path: str | Path, tail: int = OPS_TAIL_BYTES) -> list[str]:
+    """The whole lines in the last `tail` bytes (a line cut by the start is left out,
+    the last one is kept without its newline)."""
     with open(path, "rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - tail))
         data = handle.read(tail)
     first = data.find(b"\n") + 1 if size > tail else 0  # a cut first line is not JSON
-    _, ops = parse(line for line, _ in _whole_lines(data[first:] + b"\n"))
+    return [line for line, _ in _whole_lines(data[first:] + b"\n")]
+
+
+def recent_ops(path: str | Path, tail: int = OPS_TAIL_BYTES, keep: int = OPS_KEEP) -> list[str]:
+    """The newest `keep` distinct operation tokens in the last `tail` bytes, oldest first."""
+    _, ops = parse(tail_lines(path, tail))
     newest = list(dict.fromkeys(reversed(ops)))[:keep]
     return list(reversed(newest))
 
@@ -267,12 +262,7 @@ _TASK_FIELDS = ("prompt", "message", "task", "description")
 def delegated_task(path: str | Path, tail: int = OPS_TAIL_BYTES) -> str | None:
     """The task of the newest subagent call in the last `tail` bytes of a transcript
     (either format); None when there is none."""
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - tail))
-        data = handle.read(tail)
-    lines = [line for line, _ in _whole_lines(data + b"\n")]
-    for line in reversed(lines):
+    for line in reversed(tail_lines(path, tail)):
         for event in tool_events(line):
             if event.name and _DELEGATING.search(event.name):
                 for field in _TASK_FIELDS:
