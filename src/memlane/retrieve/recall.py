@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
@@ -149,11 +149,7 @@ def recall(
     )
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
-    if evidence is not None and evidence.silent:
-        shown = []
-    elif evidence is not None and evidence.dated and cue.window is not None:
-        # Below the floor, only the time the query names answered: what lies in it.
-        shown = [s for s in shown if in_window(event_time(s.record), cue.window)]
+    shown = answering(shown, evidence, cue.window)
     if options.mmr_lambda is None or options.mmr_lambda >= 1.0:  # score alone
         ranked = shown[: options.limit]
     else:
@@ -175,6 +171,25 @@ def recall(
         skipped={**(skipped or {}), **found.failed},
         evidence=evidence,
     )
+
+
+class _Found(Protocol):
+    @property
+    def record(self) -> Record: ...
+
+
+Found = TypeVar("Found", bound=_Found)
+
+
+def answering(found: list[Found], evidence: Evidence | None, window: Window | None) -> list[Found]:
+    """What a read shows of what it found, given its evidence: nothing when nothing is
+    near enough; when only the time the query names answered (below the floor), what
+    lies in that time; else all of it."""
+    if evidence is not None and evidence.silent:
+        return []
+    if evidence is not None and evidence.dated and window is not None:
+        return [f for f in found if in_window(event_time(f.record), window)]
+    return found
 
 
 def judged(

@@ -143,8 +143,8 @@ class Recall:
         floor (`min_score`, as in `recall`), and says how near it came (`evidence`); a
         keyword search matches words, so none applies."""
         from memlane.retrieve import lanes
-        from memlane.retrieve.recall import judged
-        from memlane.retrieve.when import event_time, in_window, time_cue
+        from memlane.retrieve.recall import answering, judged
+        from memlane.retrieve.when import time_cue
 
         query = query_text(query)
         chosen = filters or self.rt.filters(**options)
@@ -166,10 +166,7 @@ class Recall:
                 hits, nearest = lanes.hybrid(self.rt.store, index, embedder, query, chosen, window)
             margin = self.rt.recall_settings.unknown_name_margin
             evidence = judged(self.rt.store, query, chosen, nearest, floor, margin, window)
-            if evidence is not None and evidence.silent:
-                hits = []
-            elif evidence is not None and evidence.dated and window is not None:
-                hits = [h for h in hits if in_window(event_time(h.record), window)]
+            hits = answering(hits, evidence, window)
         if activate:
             self.rt.count([h.record.id for h in hits], "activation")
         return Searched(list(self._reread(hits)), evidence)
