@@ -3,8 +3,11 @@ made 0700 (a directory that exists already keeps its mode)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import random
 import stat
+import time
 from pathlib import Path
 
 PRIVATE_FILE = 0o600
@@ -22,6 +25,22 @@ def open_private(path: Path, flags: int) -> int:
     """`os.open` of `path` with these flags, a file it creates owner-only."""
     private_dirs(path.parent)
     return os.open(path, flags | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+
+
+def lock_within(fd: int, timeout: float, retry: float) -> bool:
+    """Take an exclusive lock on `fd`, trying every `retry` seconds (jittered by half
+    either way, so waiters do not try in step) for `timeout` seconds; False when it
+    stayed held. A blocking lock cannot time out. The kernel drops it with the process
+    (or when `fd` is closed), so a crash holds nothing."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(retry * random.uniform(0.5, 1.5))
 
 
 def append_private(path: Path, text: str) -> None:

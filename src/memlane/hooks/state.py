@@ -11,19 +11,17 @@ raise into a hook: a log that cannot be written is skipped.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memlane.files import append_private, open_private, private_dirs
+from memlane.files import append_private, lock_within, open_private, private_dirs
 from memlane.write.secrets import redact
 
 LOG_NAME = "hooks.log"
@@ -158,15 +156,8 @@ def _locked(path: Path) -> Iterator[None]:
     SHOWN_LOCK_WAIT_S. The kernel drops it with the process, so a crash holds nothing."""
     fd = open_private(path, os.O_RDWR | os.O_CREAT)
     try:
-        deadline = time.monotonic() + SHOWN_LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"{path} held for {SHOWN_LOCK_WAIT_S:g} s") from None
-                time.sleep(SHOWN_LOCK_RETRY_S)
+        if not lock_within(fd, SHOWN_LOCK_WAIT_S, SHOWN_LOCK_RETRY_S):
+            raise TimeoutError(f"{path} held for {SHOWN_LOCK_WAIT_S:g} s")
         yield
     finally:
         os.close(fd)  # closing the descriptor releases its lock

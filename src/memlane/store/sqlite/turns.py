@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-import random
-import time
 from pathlib import Path
 
 from memlane.errors import Unavailable
+from memlane.files import lock_within
 
 SUFFIX = "-writer.lock"
-# Seconds between a waiting writer's tries, jittered by half either way so waiters do
-# not try in step; the lock may stand free this long before a waiter sees it.
+# Seconds between a waiting writer's tries (files.lock_within jitters them); the
+# lock may stand free this long before a waiter sees it.
 RETRY_S = 0.001
 
 
@@ -56,19 +55,9 @@ class Turns:
 
     def take(self, timeout: float) -> None:
         """Wait for this writer's turn; Unavailable after `timeout` seconds."""
-        fd = self._file()
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    store = self._path.name.removesuffix(SUFFIX)
-                    raise Unavailable(
-                        f"{store}: another writer held the store for {timeout:g} s"
-                    ) from None
-                time.sleep(RETRY_S * random.uniform(0.5, 1.5))
+        if not lock_within(self._file(), timeout, RETRY_S):
+            store = self._path.name.removesuffix(SUFFIX)
+            raise Unavailable(f"{store}: another writer held the store for {timeout:g} s")
 
     def give(self) -> None:
         if self._fd is not None:
