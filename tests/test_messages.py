@@ -50,6 +50,7 @@ FOREIGN_FLAGS = {
     "--force": "git's, in a rule the PreToolUse hook weighs (`git push --force`)",
     "--target": "dbt's, a setting a rule may speak to (`--target prod`)",
     "--in-place": "sed's, which makes a sed command a write",
+    "--force-with-lease": "git's, what a rule allows instead of `--force` (the PreToolUse hook)",
 }
 
 LONG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(\{)?")
