@@ -478,7 +478,7 @@ SETTINGS: tuple[Setting, ...] = (
         "hook_upkeep",
         "MEMLANE_HOOK_UPKEEP",
         lambda: True,
-        "The session-start hook starts the upkeep in the background (at most once "
+        "The session-start hook starts `memlane upkeep` in the background (at most once "
         "an hour): backup --if-due, sweep and organize when each is due; 0 turns it off.",
         _flag,
     ),
