@@ -31,7 +31,7 @@ import msgspec
 
 from memlane.errors import Invalid
 from memlane.lazy import lazy_module
-from memlane.lifecycle.prune import Pruned, PruneRules, pruned
+from memlane.lifecycle.prune import KEPT_IMPORTANCE, Pruned, PruneRules, pruned
 from memlane.locking import busy
 from memlane.model import (
     Cadence,
@@ -301,6 +301,9 @@ class Maintenance:
             limit=0,
             order="created",
             include_private=self.rt.agent is not None,
+            # Neither rule takes a memory this important: the read skips them.
+            max_importance=KEPT_IMPORTANCE - 1,
+            resonance_basis="raw",
         )
         merging = {i for m in plan.merges for i in (m.keeper, *(a.id for a in m.absorbed))}
         found = [r for r in self.rt.store.query(filters) if r.id not in merging]
