@@ -272,7 +272,7 @@ def test_session_start_runs_a_due_backup_in_the_background(
     assert json.loads(second.stdout)["details"]["upkeep"] == "not due"
 
 
-def test_a_second_upkeep_waits_for_none_and_a_failed_step_is_reported(run, hook_dir, monkeypatch):
+def test_one_upkeep_at_a_time_and_a_failed_step_stops_no_other(run, hook_dir, monkeypatch):
     hook_dir.mkdir(parents=True)
     fd = os.open(hook_dir / upkeep.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -286,6 +286,7 @@ def test_a_second_upkeep_waits_for_none_and_a_failed_step_is_reported(run, hook_
     monkeypatch.setenv("MEMLANE_BACKUP_DIR", str(hook_dir / "backups"))
     done = run("upkeep", "--json").json()
     assert done["steps"]["backup"].startswith("failed") and "removed" in done["steps"]["sweep"]
+    assert run("upkeep", "--json").json()["steps"]["sweep"] == "not due"  # once a day
 
 
 def test_a_failing_upkeep_start_never_changes_the_answer(mem, hook_dir, tmp_path):

@@ -475,8 +475,7 @@ def write(
     known = refused = 0
     for proposal in proposals:
         fields = {**common, **proposal}
-        content, title = fields["content"], fields.get("title")
-        fields = {k: v for k, v in fields.items() if k not in ("content", "title")}
+        content, title = fields.pop("content"), fields.pop("title", None)
         try:
             result = mem.add(content, title, **fields)
         except Unavailable as exc:  # the store, not the text: worth another try

@@ -130,7 +130,6 @@ def start(argv: Sequence[str], hook_dir: Path, now: datetime, cwd: str | None = 
         with _locked(hook_dir) as had:
             if not had:
                 return "running"
-        _save_state(hook_dir, started=to_text(now))
         subprocess.Popen(
             list(argv),
             stdin=subprocess.DEVNULL,
@@ -140,6 +139,7 @@ def start(argv: Sequence[str], hook_dir: Path, now: datetime, cwd: str | None = 
             start_new_session=True,  # not in the host's process group: outlives the hook
             close_fds=True,
         )
+        _save_state(hook_dir, started=to_text(now))
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return f"failed: {type(exc).__name__}: {exc}"
     return "started"
