@@ -207,6 +207,8 @@ def cli_env(tmp_path: Path, db_path: Path) -> dict[str, str]:
         # The deterministic offline embedder keeps CLI tests fast; the real model has
         # its own integration tests.
         "MEMLANE_EMBED_PROFILE": "hash",
+        # No background upkeep from a session-start hook: a test that wants it says so.
+        "MEMLANE_HOOK_UPKEEP": "0",
     }
 
 

@@ -62,6 +62,7 @@ from memlane.services.wake import Wake
 
 if TYPE_CHECKING:
     from memlane.lifecycle.pack import Pack
+    from memlane.lifecycle.prune import Pruned, PruneRules
     from memlane.lifecycle.reflect import Proposal
     from memlane.write.anchors import AnchorPlan
 
@@ -71,6 +72,8 @@ _LATER = {
     "AnchorPlan": "memlane.write.anchors",
     "Pack": "memlane.lifecycle.pack",
     "Proposal": "memlane.lifecycle.reflect",
+    "PruneRules": "memlane.lifecycle.prune",
+    "Pruned": "memlane.lifecycle.prune",
 }
 
 __all__ = [
@@ -117,6 +120,8 @@ __all__ = [
     "Patch",
     "PolicyRefused",
     "Proposal",
+    "PruneRules",
+    "Pruned",
     "RecallResult",
     "Record",
     "Reflection",

@@ -75,6 +75,13 @@ def _hours(text: str) -> float:
     return value
 
 
+def _days(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("use a number of days > 0")
+    return value
+
+
 def _flag(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -339,6 +346,15 @@ SETTINGS: tuple[Setting, ...] = (
         _count,
     ),
     Setting(
+        "prune_age_days",
+        "MEMLANE_PRUNE_AGE_DAYS",
+        lambda: 30.0,
+        "consolidate --prune: only memories written longer ago than this are retired, an "
+        "ephemeral one only when untouched this long, and a hook's showing older than this "
+        "no longer counts as a use.",
+        _days,
+    ),
+    Setting(
         "capture_mode",
         "MEMLANE_CAPTURE_MODE",
         lambda: "auto",
@@ -440,6 +456,31 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: str(data_dir() / "hooks"),
         "Where `memlane hook` keeps its log (hooks.log, JSON lines, rotated at 1 MiB), each "
         "session's capture cursors and the corrections review queue.",
+    ),
+    Setting(
+        "sweep_retention_days",
+        "MEMLANE_SWEEP_RETENTION_DAYS",
+        lambda: 14.0,
+        "sweep: the hooks' per-session files (what a session was shown, its capture "
+        "cursors) and emptied review queues untouched for longer than this are removed.",
+        _days,
+    ),
+    Setting(
+        "capture_log",
+        "MEMLANE_CAPTURE_LOG",
+        lambda: True,
+        "Hooks append each memory they capture (secrets redacted) to captures/DATE.jsonl "
+        "in MEMLANE_HOOK_DIR, a file per UTC day that `import captures` replays; 0 "
+        "turns the log off.",
+        _flag,
+    ),
+    Setting(
+        "hook_upkeep",
+        "MEMLANE_HOOK_UPKEEP",
+        lambda: True,
+        "The session-start hook starts `memlane upkeep` in the background (at most once "
+        "an hour): backup --if-due, sweep and organize when each is due; 0 turns it off.",
+        _flag,
     ),
     Setting(
         "llm_cmd",

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+
+
+def settings_dir(settings: Mapping[str, Any]) -> Path | None:
+    """The backup_dir setting's folder (None: backups/ beside the store)."""
+    return Path(settings["backup_dir"]).expanduser() if settings["backup_dir"] else None
 
 
 @in_section("data")
@@ -42,7 +49,7 @@ def backup_cmd(out_dir: Path | None, retention: int | None, if_due: bool, as_jso
     `pg_restore --clean --dbname URL memlane.dump`, or `memlane export --include-superseded
     --include-private` for a portable copy."""
     s = state().settings
-    directory = out_dir or (Path(s["backup_dir"]).expanduser() if s["backup_dir"] else None)
+    directory = out_dir or settings_dir(s)
     due = timedelta(hours=s["backup_interval_hours"]) if if_due else None
     report = memory().admin.backup(directory, retention or s["backup_retention"], due)
     if as_json:

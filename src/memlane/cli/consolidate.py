@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import click
+import msgspec
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
 from memlane.lifecycle.consolidate import DEFAULT_THRESHOLD, Absorbed, Merge, Plan
 from memlane.lifecycle.organize import TopicPlan
+from memlane.lifecycle.prune import PruneRules
 from memlane.model import Cadence
 from memlane.services.maintenance import MaintenanceReport
 
@@ -33,9 +35,10 @@ def _cadence() -> Cadence:
 @click.option("--dry-run", is_flag=True, help="Report what a run would do; write nothing.")
 @click.option("--scope", help="Only this scope (default: every scope).")
 @click.option("--force", is_flag=True, help="Run even when the cadence gate would skip.")
+@click.option("--prune", is_flag=True, help="Also retire unused and idle ephemeral memories.")
 @json_option
 def consolidate_cmd(
-    threshold: float, dry_run: bool, scope: str | None, force: bool, as_json: bool
+    threshold: float, dry_run: bool, scope: str | None, force: bool, prune: bool, as_json: bool
 ) -> None:
     """Fold live near-duplicates into their most used, most confident memory without losing
     text; contradicting clusters are parked.
@@ -64,9 +67,20 @@ def consolidate_cmd(
     minutes). --dry-run writes nothing and reports exactly what a run would do. --json:
     `status` (done, planned, skipped), `skipped` (lock, cadence), `notice`, and `plan` with
     `merges` (keeper, `merged_from`, each absorbed id, similarity, appended text, truncated)
-    and `parked`."""
+    and `parked`.
+
+    --prune also retires (never deletes: `show` and `history` keep them) live memories
+    written more than MEMLANE_PRUNE_AGE_DAYS (30) ago that no merge touches and that
+    either rule takes. unused: signal `none`, confidence below 0.5, importance 5 or less,
+    never retrieved, applied or activated, and never surfaced by a hook or last surfaced
+    more than the prune age ago; a memory with no signal, or foundational or
+    transformative, is never pruned. ephemeral: flagged ephemeral or of resonance ephemeral
+    or session, not changed, retrieved, surfaced or activated for the prune age, unless an
+    open thread or commitment or of importance 8 or more. --json then adds `pruned` (id,
+    title, rule, reason); --dry-run lists what would be."""
+    rules = PruneRules(state().settings["prune_age_days"]) if prune else None
     report = memory().maintenance.consolidate(
-        threshold, dry_run=dry_run, scope=scope, force=force, cadence=_cadence()
+        threshold, dry_run=dry_run, scope=scope, force=force, cadence=_cadence(), prune=rules
     )
     _render(report, as_json)
 
@@ -120,6 +134,8 @@ def report_dict(report: MaintenanceReport) -> dict[str, Any]:
     }
     if report.operation == "organize":
         out["topics"] = [topic_dict(t) for t in report.topics]
+    else:
+        out["pruned"] = [msgspec.to_builtins(p) for p in report.pruned]
     out["written"] = list(report.written)
     out["warnings"] = list(report.warnings)
     return out
@@ -191,6 +207,10 @@ def _echo_plan(report: MaintenanceReport) -> None:
     for planned in report.topics:
         t = planned.topic
         click.echo(f"topic [{t.scope}] {t.label}: {len(t.members)} memories ({planned.action})")
+    if report.pruned:
+        click.echo(f"{'would prune' if report.dry_run else 'pruned'} {len(report.pruned)}:")
+    for item in report.pruned:
+        click.echo(f"{item.id}  {item.rule}: {item.title}")
 
 
 def _absorbed_text(merge: Merge) -> list[str]:

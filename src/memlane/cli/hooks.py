@@ -44,6 +44,9 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
       memories, then recent ones (the agent's wake cascade when MEMLANE_AGENT is set; else
       importance 8+ and the last 7 days), in this project's scopes, within
       MEMLANE_INJECT_BUDGET tokens.
+      Then, at most once an hour, it starts `memlane upkeep` detached (backup --if-due,
+      sweep, organize when due; MEMLANE_HOOK_UPKEEP=0 turns it off) and answers without
+      waiting for it.
     - user-prompt runs a passive recall on the prompt plus the session's recent tool
       operations (program and subcommand names, file basenames and test names from the
       transcript's last 64 KiB; never argument values) and injects a `<memlane-recall>`
@@ -98,7 +101,9 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     the branch's), tagged `captured`, with the session as `session_id` and source ref
     `session:ID`; what a person said carries signal `user`; what the cue extractor keeps has
     confidence 0.45. Each session keeps a cursor per capture mode in MEMLANE_HOOK_DIR, so
-    each transcript line is read once. Injection counts as surfaced, never as a use.
+    each transcript line is read once. Each memory a hook writes is also appended, secrets
+    redacted, to the day's capture log, `captures/DATE.jsonl` in MEMLANE_HOOK_DIR (unless
+    MEMLANE_CAPTURE_LOG is 0), which `import captures` replays. Injection counts as surfaced, never as a use.
 
     The user-prompt gate is tuned for precision first: a memory injected unasked that has
     nothing to do with the prompt costs more than one left out. `bench/hook_gate.py`

@@ -88,6 +88,8 @@ COMMANDS: dict[str, str] = {
     "extract": "extract:extract_cmd",
     "corrections": "extract:corrections_cmd",
     "queue": "extract:queue_group",
+    "sweep": "sweep:sweep_cmd",
+    "upkeep": "upkeep:upkeep_cmd",
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
     "bench": "bench:bench_cmd",

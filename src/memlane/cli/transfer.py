@@ -249,6 +249,52 @@ def _report(file: Path, report: ImportReport, as_json: bool, unit: str) -> None:
         sys.exit(2)
 
 
+@import_group.command("captures")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@json_option
+def import_captures_cmd(path: Path, as_json: bool) -> None:
+    """Replay the hooks' capture log: a day's file (`captures/DATE.jsonl` in
+    MEMLANE_HOOK_DIR), or every `*.jsonl` in a folder, oldest day first.
+
+    Each line is added through the write policy in the session it was captured in, with
+    its kind, scope, tags, importance, confidence, signal and taint, so a store that has
+    the memory already (an exact or near duplicate) adds nothing: replaying a log into the
+    store that wrote it changes nothing. A line that is not the log's is reported as
+    `FILE:LINE` and skipped (exit 2); the rest land. --json: `files`, `counts`, `added`,
+    `redactions`, `unembedded`, `errors` (`file`, `line`, `error`)."""
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    mem, total = memory(), ImportReport()
+    counts: dict[str, int] = {}
+    errors: list[dict[str, Any]] = []
+    for file in files:
+        with open_input(str(file), "import") as stream:
+            report = mem.transfer.import_captures(inputs.lines(stream))
+        for outcome, n in report.counts.get("memory", {}).items():
+            counts[outcome] = counts.get(outcome, 0) + n
+        errors += [{"file": str(file), "line": n, "error": e} for n, e in report.errors]
+        total.landed += report.landed
+        total.redactions += report.redactions
+        total.unembedded += report.unembedded
+    if as_json:
+        emit_json(
+            {
+                "files": [str(f) for f in files],
+                "counts": counts,
+                "added": total.landed,
+                "redactions": total.redactions,
+                "unembedded": total.unembedded,
+                "errors": errors,
+            }
+        )
+    else:
+        for problem in errors:
+            click.echo(f"{problem['file']}:{problem['line']}: {problem['error']}", err=True)
+        done = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "nothing"
+        click.echo(f"{len(files)} capture log file(s): {done}")
+    if errors:
+        sys.exit(2)
+
+
 @import_group.command("markdown")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @CAPTURE_MODE

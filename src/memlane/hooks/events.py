@@ -1,7 +1,8 @@
 """What each hook event does, over the `Memory` facade.
 
 - session-start: a fenced block of due reminders, core memories and recent ones,
-  within the injection budget.
+  within the injection budget; then, when due, `memlane upkeep` started in the
+  background (hooks.upkeep), which never delays or changes the answer.
 - user-prompt: a passive recall on the prompt (and the session's recent tool
   operations); only what clears the gate (hooks.gate) is injected. Neither shows a
   memory twice in a session unless it changed since: each notes what it showed in the
@@ -22,7 +23,8 @@
   the memories it draws on).
 
 Every capture lands through `Memory.add` (the write policy: redaction, injection
-tagging, dedup), tainted untrusted_tool. Each session keeps a cursor per capture mode,
+tagging, dedup), tainted untrusted_tool, and (unless the capture log is off) is appended
+to the day's capture log (hooks.captures). Each session keeps a cursor per capture mode,
 so a transcript is read once, however often the hooks fire.
 """
 
@@ -35,11 +37,24 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane.errors import MemlaneError, NotFound, Unavailable
-from memlane.hooks import context, extract, gate, llm, reflect, state, tool, transcript
+from memlane.hooks import (
+    captures,
+    context,
+    extract,
+    gate,
+    llm,
+    reflect,
+    state,
+    tool,
+    transcript,
+    upkeep,
+)
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
 from memlane.model import Record
 from memlane.runtime import passive_ok
+from memlane.timeutil import utcnow
+from memlane.write import capturelog
 
 if TYPE_CHECKING:
     from memlane.memory import Memory
@@ -81,6 +96,8 @@ class Options(msgspec.Struct, frozen=True):
     llm_cmd: str | None = None
     llm_budget: llm.Budget = DEFAULT_LLM_BUDGET
     command: str = context.COMMAND  # what the hints name (hooks.run.hint_command)
+    capture_log: bool = False  # append what is captured to the hook dir's capture log
+    upkeep: tuple[str, ...] = ()  # the command session-start starts when due; (): none
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -99,6 +116,16 @@ class Outcome(msgspec.Struct, frozen=True):
 
 
 def session_start(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
+    """The session's context (`session_context`), then the upkeep started when due; what
+    the upkeep start did is in the details."""
+    outcome = session_context(event, open_memory, options)
+    if not options.upkeep or options.hook_dir is None:
+        return outcome
+    started = upkeep.start(options.upkeep, options.hook_dir, utcnow(), event.cwd)
+    return msgspec.structs.replace(outcome, details={**outcome.details, "upkeep": started})
+
+
+def session_context(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
     """Due reminders, core and recent memories; on a resumed session, less those it
     was shown already (any other start begins a new context)."""
     mem = open_memory()
@@ -290,7 +317,9 @@ def capture(event: Event, open_memory: OpenMemory, options: Options) -> Outcome:
     if not path or not Path(path).is_file():
         return Outcome("no-transcript")
     use_llm = bool(options.llm_cmd) and event.name != STOP
-    return capture_transcript(path, event.session_id, event.host, open_memory, options, use_llm)
+    return capture_transcript(
+        path, event.session_id, event.host, open_memory, options, use_llm, event=event.name
+    )
 
 
 def capture_transcript(
@@ -300,6 +329,8 @@ def capture_transcript(
     open_memory: OpenMemory,
     options: Options,
     use_llm: bool,
+    *,
+    event: str = "extract",
 ) -> Outcome:
     """The turns of the transcript at `path` not read before (a cursor per session and
     mode in the hook dir) into memories: through `options.llm_cmd` under its budget when
@@ -323,6 +354,11 @@ def capture_transcript(
         )
     proposals += [from_cue(c) for c in extract.extract(unread)]
     wrote = write(open_memory, session_id, host, proposals) if proposals else Wrote()
+    if options.capture_log and options.hook_dir and wrote.written:
+        at = utcnow()
+        lines = [capturelog.entry(i, fields, at, event, host) for i, fields in wrote.written]
+        if not captures.append(options.hook_dir, at, lines):
+            details["capture_log"] = "not written"
     # Turns whose memories could not be stored are read again by the next capture (what
     # did land is then found known): the cursor moves only past turns fully handled.
     if options.hook_dir and not wrote.failed:
@@ -414,6 +450,7 @@ class Wrote(msgspec.Struct, frozen=True):
     known: int = 0  # found already (refreshed, or skipped as duplicates)
     refused: int = 0  # refused for what they say: the write policy, a bad value
     failed: tuple[str, ...] = ()  # why each write the store could not take failed
+    written: tuple[tuple[str, dict[str, Any]], ...] = ()  # each landed id, its fields
 
 
 def write(
@@ -433,6 +470,7 @@ def write(
     if session:
         common |= {"session_id": session, "source_ref": f"session:{session}"}
     landed: list[str] = []
+    written: list[tuple[str, dict[str, Any]]] = []
     failed: list[str] = []
     known = refused = 0
     for proposal in proposals:
@@ -448,6 +486,7 @@ def write(
             continue
         if result.landed and result.id:
             landed.append(result.id)
+            written.append((result.id, {**common, **proposal}))
         else:
             known += 1
-    return Wrote(tuple(dict.fromkeys(landed)), known, refused, tuple(failed))
+    return Wrote(tuple(dict.fromkeys(landed)), known, refused, tuple(failed), tuple(written))

@@ -41,11 +41,7 @@ def path_for(directory: Path, scope: str) -> Path:
 
 def load(directory: Path, scope: str) -> list[Queued]:
     """The scope's queue, oldest first; an unreadable file is an empty queue."""
-    try:
-        raw = path_for(directory, scope).read_bytes()
-        return msgspec.json.decode(raw, type=list[Queued])
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return []
+    return items_in(path_for(directory, scope))
 
 
 def _save(directory: Path, scope: str, items: Sequence[Queued]) -> None:
@@ -112,3 +108,11 @@ def clear(
 
 def as_dict(item: Queued) -> dict[str, object]:
     return msgspec.to_builtins(item)  # type: ignore[no-any-return]
+
+
+def items_in(path: Path) -> list[Queued]:
+    """The items of the queue file at `path`; an unreadable file holds none."""
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=list[Queued])
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return []

@@ -98,7 +98,16 @@ def options(settings: Mapping[str, Any], db: str | None = None) -> Options:
             settings["llm_max_calls"], settings["llm_max_tokens"], settings["llm_timeout"]
         ),
         command=hint_command(db),
+        capture_log=settings["capture_log"],
+        upkeep=upkeep_command(db) if settings["hook_upkeep"] else (),
     )
+
+
+def upkeep_command(db: str | None = None) -> tuple[str, ...]:
+    """What session-start starts in the background: this interpreter running `memlane
+    upkeep` on the store the hook was given (else the settings' store, from the
+    environment it inherits)."""
+    return (sys.executable, "-m", "memlane", *(("--db", db) if db else ()), "upkeep")
 
 
 def hook_dir(settings: Mapping[str, Any] | None) -> Path:

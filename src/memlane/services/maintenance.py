@@ -12,6 +12,8 @@ reads the candidates, guards a run (one at a time, not too often) and writes the
   and organize share the gate, the clock and the lock: one maintenance run at a time.
 - A dry run computes the same plan and stops before writing; it models both guards,
   so "would skip by cadence gate" is what a real run would then do.
+- Prune (consolidate's `prune`): the live memories lifecycle.prune's rules retire,
+  in the same guarded run and transaction as the merges; never a member of a merge.
 - `merged_from`: the store has no column for it, so a keeper's provenance is its
   `supersedes` links whose reason starts "consolidated" (`:truncated` appended when
   the text did not fit); `merged_from(id)` reads them.
@@ -22,13 +24,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from memlane.errors import Invalid
 from memlane.lazy import lazy_module
+from memlane.lifecycle.prune import KEPT_IMPORTANCE, Pruned, PruneRules, pruned
 from memlane.locking import busy
 from memlane.model import (
     Cadence,
@@ -78,6 +81,7 @@ class MaintenanceReport(msgspec.Struct, frozen=True):
     notice: str | None = None  # why it was skipped, for people
     written: tuple[str, ...] = ()  # summary rows created or refreshed (real organize)
     warnings: tuple[str, ...] = ()
+    pruned: tuple[Pruned, ...] = ()  # consolidate with prune: retired (dry: would be)
 
 
 class _Work(msgspec.Struct, frozen=True):
@@ -86,6 +90,7 @@ class _Work(msgspec.Struct, frozen=True):
     plan: Plan
     records: Mapping[str, Record]
     topics: tuple[TopicPlan, ...] = ()
+    pruned: tuple[Pruned, ...] = ()
 
 
 class Maintenance:
@@ -112,10 +117,12 @@ class Maintenance:
         scope: str | None = None,
         force: bool = False,
         cadence: Cadence | None = None,
+        prune: PruneRules | None = None,
     ) -> MaintenanceReport:
         """Fold live near-duplicates (similarity >= `threshold`, 0.80 by default) this
         agent may see, in `scope` (every scope by default), into their best-used, most
-        confident member. See the module docstring for the guards; `dry_run` writes
+        confident member; with `prune`, also retire what its rules name
+        (lifecycle.prune). See the module docstring for the guards; `dry_run` writes
         nothing."""
         alike = cons.DEFAULT_THRESHOLD if threshold is None else threshold
         if not 0.0 < alike <= 1.0:
@@ -127,7 +134,10 @@ class Maintenance:
 
         def work() -> _Work:
             found = [r for r in self.rt.store.query(filters) if not org.is_summary_row(r)]
-            return self._planned(found[:cap], alike, len(found) > cap)
+            planned = self._planned(found[:cap], alike, len(found) > cap)
+            if prune is None:
+                return planned
+            return replace(planned, pruned=self._prunable(scope, prune, planned.plan))
 
         return self._run("consolidate", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
 
@@ -194,7 +204,9 @@ class Maintenance:
                 notice = f"{verb} by cadence gate ({gate}); --force runs it now"
                 return MaintenanceReport(operation, dry_run, skipped="cadence", notice=notice)
             planned = work()
-            report = MaintenanceReport(operation, dry_run, planned.plan, planned.topics)
+            report = MaintenanceReport(
+                operation, dry_run, planned.plan, planned.topics, pruned=planned.pruned
+            )
             if holder is not None:  # a stale lock, taken over
                 report = replace(report, warnings=(f"took over a stale lock: {busy(holder)}",))
             return report if dry_run else self._write(report, planned)
@@ -279,6 +291,24 @@ class Maintenance:
             r.source_ref: r for r in rows if r.source_ref and r.source_ref.startswith(org.TOPIC_REF)
         }
 
+    def _prunable(self, scope: str | None, rules: PruneRules, plan: Plan) -> tuple[Pruned, ...]:
+        """The live memories this agent may see (in `scope`) that the prune rules
+        retire, none of them in one of the plan's merges."""
+        now = utcnow()
+        filters = self.rt.filters(
+            scope=scope or "all",
+            until=now - timedelta(days=rules.age_days),
+            limit=0,
+            order="created",
+            include_private=self.rt.agent is not None,
+            # Neither rule takes a memory this important: the read skips them.
+            max_importance=KEPT_IMPORTANCE - 1,
+            resonance_basis="raw",
+        )
+        merging = {i for m in plan.merges for i in (m.keeper, *(a.id for a in m.absorbed))}
+        found = [r for r in self.rt.store.query(filters) if r.id not in merging]
+        return pruned(found, now, rules)
+
     # ---- writing ----------------------------------------------------------------
 
     def _write(self, report: MaintenanceReport, work: _Work) -> MaintenanceReport:
@@ -287,6 +317,7 @@ class Maintenance:
         warnings = list(report.warnings)
         with self.rt.transaction() as w:
             changed = self._apply_merges(w, work, warnings)
+            retired = self._retire(w, work.pruned, warnings)
             written = [self._write_topic(w, t) for t in work.topics if t.action != "unchanged"]
             stamp = {
                 "at": to_text(utcnow()),
@@ -296,7 +327,25 @@ class Maintenance:
             w.set_meta(LAST_RUN_META, json.dumps(stamp))
         failed = self.rt.embed_changed([*changed, *written])
         warnings += [f"{i}: embedding deferred ({why})" for i, why in failed.items()]
-        return replace(report, written=tuple(written), warnings=tuple(warnings))
+        return replace(report, written=tuple(written), warnings=tuple(warnings), pruned=retired)
+
+    def _retire(
+        self, w: Writer, planned: Sequence[Pruned], warnings: list[str]
+    ) -> tuple[Pruned, ...]:
+        """Retire each planned memory still live; the ones retired."""
+        now, done = utcnow(), []
+        for item in planned:
+            current = w.get(item.id)
+            if current is None or not current.live:
+                warnings.append(f"{item.id}: no longer live; not pruned")
+                continue
+            stamped = replace(
+                current, updated_at=now, superseded_at=now, supersede_reason=item.reason
+            )
+            w.replace(stamped, None)
+            self.rt.journal(w, "prune", item.id)
+            done.append(item)
+        return tuple(done)
 
     def _apply_merges(self, w: Writer, work: _Work, warnings: list[str]) -> list[str]:
         """Each merge whose members are as planned; the keepers whose text changed."""

@@ -215,6 +215,29 @@ class Transfer:
         report.errors = sorted(table.bad + done)
         return report
 
+    def import_captures(self, lines: Iterable[str | bytes]) -> ImportReport:
+        """Replay a capture log (write.capturelog): each line added through the write
+        policy in its own session, so a memory the store has already is found, not added
+        again. A line that is not the log's is reported by number and skipped; blank
+        lines keep their numbers."""
+        from memlane.write.capturelog import as_item
+
+        items: list[BatchItem] = []
+        bad: list[tuple[int, str]] = []
+        numbers: list[int] = []
+        for number, raw in enumerate(lines, start=1):
+            if isinstance(raw, (str, bytes)) and not raw.strip():
+                continue
+            try:
+                items.append(as_item(inputs.json_object(raw)))
+            except Invalid as exc:
+                bad.append((number, str(exc)))
+                continue
+            numbers.append(number)
+        report = self._added(items)
+        report.errors = sorted(bad + [(numbers[n - 1], why) for n, why in report.errors])
+        return report
+
     def _added(self, items: list[BatchItem]) -> ImportReport:
         """add-batch over these items, as an import's report (item numbers from 1)."""
         batch = self._add_batch(items)
