@@ -1,18 +1,21 @@
 """Claude Code's own memory files: where they are found for a user and a working
-directory (CLAUDE.md files up the tree, rules, `@path` imports, auto memory), and the
-browser's read-only view of them, driven headless."""
+directory (CLAUDE.md files up the tree, rules, `@path` imports, auto memory), the
+browser's read-only view of them, driven headless, and the web view's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 from textual.widgets import Label, Markdown, Tree
 
 from memlane import Memory
-from memlane.tui import claude_files as cf
+from memlane import claude_files as cf
+from memlane.server.web import build_app
 from memlane.tui.app import Browser
 from memlane.tui.claude_view import NOTHING, ClaudeFiles
+from test_web import LOCAL, opener
 
 SIZE = (120, 36)
 
@@ -188,3 +191,27 @@ async def test_the_view_says_when_there_is_nothing(mem: Memory, tmp_path: Path) 
         await pilot.press("n")
         await pilot.pause()
         assert app.screen.query_one("#claude-file", Markdown).source == NOTHING
+
+
+def test_the_web_view_lists_them_and_shows_each_escaped_without_writing(
+    db_path: Path, home: Path
+) -> None:
+    write(home / ".claude/projects" / cf.project_slug(home / "code/my.app") / "memory/MEMORY.md",
+          "# Index\n\n<script>alert(1)</script>\n\n- [tabs](a-topic.md)\n")  # fmt: skip
+    before = state_of(home)
+    app = build_app(opener(db_path), home=home, cwd=cwd_of(home))
+    with TestClient(app, base_url=LOCAL) as client:
+        listing = client.get("/claude")
+        first = client.get("/claude", params={"file": "0"})
+        index = client.get("/claude", params={"file": "11"})
+        missing = client.get("/claude", params={"file": "99"})
+        bad = client.get("/claude", params={"file": "../../etc/passwd"})
+    assert listing.status_code == 200
+    assert "<h2>user (3)</h2>" in listing.text and "<h2>auto memory (3)</h2>" in listing.text
+    assert '<a href="/claude?file=1">↳ ~/notes/style.md</a>' in listing.text
+    assert "<h1>~/.claude/CLAUDE.md</h1>" in first.text and "<h1>Me</h1>" in first.text
+    assert "MEMORY.md</h1>" in index.text and "<h1>Index</h1>" in index.text
+    assert "<script>" not in index.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in index.text
+    assert (missing.status_code, bad.status_code) == (404, 400)
+    assert "no Claude Code memory file 99" in missing.text
+    assert state_of(home) == before

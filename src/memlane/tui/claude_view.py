@@ -1,5 +1,5 @@
 """The browser's Claude Code view: Claude Code's own memory files for this user and
-project (see `tui.claude_files`), each shown as its markdown. Read-only: nothing here
+project (see `memlane.claude_files`), each shown as its markdown. Read-only: nothing here
 writes, and the files are Claude Code's to keep.
 """
 
@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Label, Markdown, Tree
 
-from memlane.tui.claude_files import AUTO, GROUPS, MemoryFile, located, read
+from memlane.claude_files import AUTO, GROUPS, MemoryFile, located, read
 
 NOTHING = "No Claude Code memory files for this user or project."
 

@@ -1,5 +1,5 @@
 """Claude Code's own memory files for one user and one working directory, found and
-read, never written: what the browser's Claude Code view lists (no Textual here).
+read, never written: what the browser's Claude Code view and the web view list.
 
 Claude Code loads, at the start of a session:
 - the user's memory, `~/.claude/CLAUDE.md`, and their rules, `~/.claude/rules/**/*.md`;
