@@ -115,6 +115,15 @@ def test_auto_memory_is_the_git_roots_even_from_a_worktree(tmp_path: Path) -> No
     assert cf.auto_memory(claude, tmp_path / "elsewhere") == []
 
 
+def test_auto_memory_named_only_by_its_slashes_is_found_too(tmp_path: Path) -> None:
+    """A folder an older Claude Code named, with only each `/` made `-`."""
+    claude, project = tmp_path / ".claude", tmp_path / "my.app"
+    project.mkdir()
+    older = str(project).replace("/", "-")
+    index = write(claude / "projects" / older / "memory/MEMORY.md", "- a\n")
+    assert cf.project_slug(project) != older and cf.auto_memory(claude, project) == [index]
+
+
 def test_imports_are_read_outside_code_only() -> None:
     text = (
         "@first.md at the start, then @~/second.md and @/abs/third.md.\n"

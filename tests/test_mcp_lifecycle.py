@@ -170,15 +170,6 @@ async def test_a_confined_token_reflects_on_its_scopes_and_gets_no_reminders(
                       "to some"] * 2  # fmt: skip
 
 
-async def test_a_read_token_may_call_neither(db_path: Path) -> None:
-    with Backend(opener(db_path), grant=Grant(access="read")) as reading:
-        async with Client(build_server(reading, tool_set="all")) as client:
-            assert await refused(client, "reflect") == "read_only: this token may only read; " \
-                "reflect writes"  # fmt: skip
-            assert await refused(client, "reminders") == "read_only: this token may only read; " \
-                "reminders writes"  # fmt: skip
-
-
 async def test_the_tools_describe_what_the_commands_do(client: Client) -> None:
     """Each description names what its command does, in a sentence or two."""
     tools = {t.name: t for t in (await client.list_tools()).tools}

@@ -11,7 +11,8 @@ Claude Code loads, at the start of a session:
   home directory, or absolute), up to IMPORT_HOPS deep, never inside code;
 - its auto memory, `~/.claude/projects/<project>/memory/`: the MEMORY.md index and a
   markdown file per topic. `<project>` is the project's absolute path (the git root's,
-  else the working directory's) with every character but a letter or digit made `-`.
+  else the working directory's) with every character but a letter or digit made `-`
+  (or, as older versions made it, only each `/`).
 """
 
 from __future__ import annotations
@@ -85,8 +86,11 @@ def _rules(claude_dir: Path) -> list[Path]:
 def auto_memory(claude_dir: Path, cwd: Path) -> list[Path]:
     """The auto memory files of the project `cwd` is in: MEMORY.md, then the topic
     files by name."""
-    folder = claude_dir / "projects" / project_slug(git_root(cwd) or cwd) / "memory"
-    if not folder.is_dir():
+    root = git_root(cwd) or cwd
+    slugs = dict.fromkeys([project_slug(root), str(root).replace("/", "-")])
+    folders = [claude_dir / "projects" / slug / "memory" for slug in slugs]
+    folder = next((f for f in folders if f.is_dir()), None)
+    if folder is None:
         return []
     files = sorted(p for p in folder.glob("*.md") if p.is_file())
     return sorted(files, key=lambda p: p.name != INDEX)

@@ -119,8 +119,8 @@ class LifecycleTools:
         id: ReminderId = None,
         include_dismissed: Everything = False,
     ) -> CallToolResult:
-        """This agent's reminders: list the pending ones, add one due at a time, dismiss
-        one, or check which are due now. Times are stored in UTC."""
+        """This agent's reminders: list the pending ones (soonest first), add one due at
+        a time, dismiss one, or check which are due now. Times are stored in UTC."""
         given: JSON = {"when": when, "text": text, "tz": tz, "id": id}
         given["include_dismissed"] = include_dismissed or None
         stray = sorted(k for k, v in given.items() if v is not None and k not in READS[action])
