@@ -2,9 +2,11 @@
 `memlane remind` and `memlane reminders` do. Each parses its arguments, calls one
 Memory namespace method, renders.
 
-Both belong to the server's agent and write, so neither is in the core set. Reminders
-are the agent's across every scope: a token confined to some scopes gets none of them
-(`scope_not_allowed`). Reflect covers a confined token's own scopes only.
+Both write (reflect its insights and approved proposals, reminders what it adds and
+dismisses) and neither is an agent's routine step, so neither is in the core set.
+Reminders are the server's agent's across every scope: a token confined to some scopes
+gets none of them (`scope_not_allowed`). Reflect covers a confined token's own scopes
+only.
 """
 
 from __future__ import annotations
