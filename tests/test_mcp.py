@@ -2,7 +2,7 @@
 their listing costs, every tool, bad input, passive session reads, confined grants and
 the token file.
 
-`exercise_every_tool` is the walk through all nineteen tools (`--tools all`) that the
+`exercise_every_tool` is the walk through all twenty-one tools (`--tools all`) that the
 stdio and HTTP tests (test_mcp_transports.py) repeat over real transports.
 """
 
@@ -33,7 +33,7 @@ from memlane.server.render import SNIPPET_CHARS
 pytestmark = pytest.mark.anyio
 
 MEMORY_TOOLS = {"remember", "recall", "search", "get", "update", "invalidate", "link",
-                "forget", "session_start", "session_end"}  # fmt: skip
+                "forget", "session_start", "session_end", "reflect", "reminders"}  # fmt: skip
 KEY = "sk-Fq3ZpL8mWv2XkR9tYb6NcJ4hGd7Ts1QeUa5oVi0Mn"  # shaped like an OpenAI key
 GRAPH_TOOLS = {"create_entities", "create_relations", "add_observations", "delete_entities",
                "delete_observations", "delete_relations", "read_graph", "search_nodes",
@@ -132,8 +132,23 @@ async def exercise_every_tool(client: Client, word: str) -> set[str]:
     ended = await use("invalidate", id=second["id"], reason="the on-call rotation ended")
     assert ended["status"] == "invalidated (the on-call rotation ended)"
     assert (await use("forget", id=note["id"]))["forgotten"] is True
+    await _lifecycle_walk(use, word, first["id"])
     await _graph_walk(use, word)
     return called
+
+
+async def _lifecycle_walk(use: Any, word: str, kept: str) -> None:
+    """reflect without a model, and a reminder added, listed, checked and dismissed."""
+    reflected = await use("reflect", scope="global", min_new=0, batch_size=200)
+    assert reflected["skipped"].startswith("no model") and "insights" not in reflected
+    assert kept in [m["id"] for m in reflected["batch"]]
+    reminder = await use("reminders", action="add", when="in 2 hours", text=f"ship {word}")
+    assert reminder["text"] == f"ship {word}" and reminder["due_at"].endswith("Z")
+    assert reminder["id"] in [r["id"] for r in (await use("reminders"))["reminders"]]
+    due = (await use("reminders", action="check"))["reminders"]
+    assert reminder["id"] not in [r["id"] for r in due]
+    dismissed = await use("reminders", action="dismiss", id=reminder["id"])
+    assert dismissed == {"dismissed": reminder["id"]}
 
 
 async def _graph_walk(use: Any, word: str) -> None:
@@ -237,7 +252,7 @@ def test_serve_lists_what_the_client_is_listed_and_refuses_an_unknown_set(
     default = json.loads(run("serve", "--list-tools", "--json").stdout)
     assert default["tools"] == "core" and set(default["bytes"]) == CORE_TOOLS
     text = run("serve", "--tools", "all", "--list-tools").stdout.splitlines()
-    assert text[-1].startswith("19 tools (all): ") and len(text) == 20
+    assert text[-1].startswith("21 tools (all): ") and len(text) == 22
     refused_flag = run("serve", "--tools", "every")
     assert refused_flag.exit_code == 2 and refused_flag.stdout == ""
     assert refused_flag.stderr.count("\n") == 1 and "'every' is not one of" in refused_flag.stderr
@@ -252,7 +267,7 @@ def test_serve_lists_what_the_client_is_listed_and_refuses_an_unknown_set(
 
 async def test_a_tool_outside_the_set_is_not_found(backend: Backend) -> None:
     async with Client(build_server(backend)) as core:
-        for tool in ("session_start", "forget", "read_graph"):
+        for tool in ("session_start", "forget", "reflect", "reminders", "read_graph"):
             assert await refused(core, tool) == f"not_found: no tool named '{tool}'"
     async with Client(build_server(backend, tool_set="official")) as official:
         assert await refused(official, "recall", query="x") == "not_found: no tool named 'recall'"

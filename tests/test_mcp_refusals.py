@@ -197,6 +197,8 @@ WRITES: dict[str, dict[str, Any]] = {
     "link": {"source": "{id}", "target": "{other}"},
     "forget": {"id": "{id}"},
     "session_end": {"note": "A read token's note."},
+    "reflect": {"min_new": 0},
+    "reminders": {"action": "add", "when": "in 1 hour", "text": "A read token's reminder."},
     "create_entities": {"entities": [{"name": "Eve", "entityType": "person", "observations": []}]},
     "create_relations": {"relations": [{"from": "Ada", "to": "Eve", "relationType": "knows"}]},
     "add_observations": {"observations": [{"entityName": "Ada", "contents": ["Wrote notes"]}]},

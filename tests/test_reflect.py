@@ -269,7 +269,9 @@ def test_without_a_model_reflect_reports_the_deterministic_part_and_says_so(
     assert any({ids[0], ids[5]} <= set(cluster) for cluster in findings["clusters"])
     assert findings["contradictions"] == [sorted([ids[2], ids[6]])]
     assert old in {s["id"] for s in findings["stale"]}
+    assert done["batch"] == [old, *ids]  # what it would reflect on, oldest first
     assert reflect(run)["new"] == done["new"]  # nothing was marked reflected
+    assert f"would reflect on: {old}, {ids[0]}," in run("reflect").stdout
 
 
 def export_dated(mem: Memory, text: str, when: str) -> str:

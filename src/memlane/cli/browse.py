@@ -78,6 +78,11 @@ def browse_cmd(by: str, scope: str, limit: int, review: bool, as_json: bool) -> 
     - `b` switches the grouping (kind, scope, tag, session), `p` narrows to a scope;
     - `h` shows the history with a diff between versions;
     - `g` the graph neighbourhood (links and entities, one hop; Enter opens a linked memory);
+    - `n` lists Claude Code's own memory files for this user and project, read-only:
+      `~/.claude/CLAUDE.md` and its rules, the project's `CLAUDE.md`, `.claude/CLAUDE.md`
+      and `CLAUDE.local.md` (here and in each directory above), the files they import with
+      `@path`, and auto memory (`~/.claude/projects/<project>/memory/`), each shown as
+      Markdown;
     - `r` reloads, `?` lists the keys.
     - Writes ask first: `f` reinforce, `m` mark reviewed, `i` invalidate with a reason,
       `x` retire; `v` walks the review queue (as `memlane review --tui`).

@@ -163,7 +163,7 @@ def remind_cmd(when: str, text: tuple[str, ...], timezone: str | None, as_json: 
 @in_section("lifecycle")
 @click.group("reminders")
 def reminders() -> None:
-    """This agent's reminders: list, dismiss, check."""
+    """This agent's reminders: list, dismiss, check (add one with `memlane remind`)."""
 
 
 @reminders.command("list")

@@ -251,11 +251,18 @@ def mcp_tools() -> str:
     """A bullet per tool of `memlane serve`'s default set (its name, whether it only
     reads, and the opening of the description a client sees), then what the other
     sets offer."""
-    from memlane.server import app, compat, tools
+    from memlane.server import app, compat, lifecycle_tools, tools
+
+    owners = [
+        (tools.HINTS, tools.MemoryTools),
+        (lifecycle_tools.HINTS, lifecycle_tools.LifecycleTools),
+    ]
+    shown = {name: (hint, owner) for hints, owner in owners for name, hint in hints.items()}
 
     def bullet(name: str) -> str:
-        kind = "reads" if tools.HINTS[name].read_only_hint else "writes"
-        return f"- `{name}` ({kind}): {_opening(getattr(tools.MemoryTools, name))}"
+        hints, owner = shown[name]
+        kind = "reads" if hints.read_only_hint else "writes"
+        return f"- `{name}` ({kind}): {_opening(getattr(owner, name))}"
 
     graph = ", ".join(f"`{name}`" for name in compat.TOOLS)
     lines = [
@@ -263,7 +270,7 @@ def mcp_tools() -> str:
         "",
         "`--tools all` adds:",
         "",
-        *(bullet(name) for name in tools.HINTS if name not in app.CORE),
+        *(bullet(name) for name in shown if name not in app.CORE),
         "- the official MCP memory server's tools, same arguments and results: "
         f"{graph}; `--tools official` offers only these.",
     ]

@@ -36,10 +36,13 @@ def on_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _model() -> Any:
+def llm_model(settings: dict[str, Any] | None = None) -> Any:
+    """The model MEMLANE_LLM_CMD names, under the capture budget settings (`settings`,
+    else this command's); None when no command is set. A new one for each run: each
+    has its own budget."""
     from memlane.lifecycle.llm import Budget, Model
 
-    s = state().settings
+    s = state().settings if settings is None else settings
     if not s["llm_cmd"]:
         return None
     return Model(s["llm_cmd"], Budget(s["llm_max_calls"], s["llm_max_tokens"], s["llm_timeout"]))
@@ -91,7 +94,8 @@ def reflect_cmd(
     stored as `insight` memories linked to their sources, and operations on the curated pack
     (add, rewrite, merge, retire) shown as a diff of the pack and applied only on approval
     (--apply ID, or asked one by one on a terminal). Without it, the deterministic part:
-    clusters of alike memories, the stale and the contradicting.
+    the memories it would reflect on (the next batch; `batch` in --json), clusters of alike
+    memories, the stale and the contradicting.
 
     A watermark per scope (the newest memory reflected on) makes each memory reflected on
     once, and insights are never read again; the novelty gate skips a run while fewer than
@@ -134,7 +138,7 @@ def reflect_cmd(
             note("no proposals are waiting")
         return
     done = mem.reflection.reflect(
-        _model(), scope=scope, days=days, min_new=min_new, batch_size=batch_size, drain=drain
+        llm_model(), scope=scope, days=days, min_new=min_new, batch_size=batch_size, drain=drain
     )
     if as_json:
         emit_json(
@@ -149,6 +153,7 @@ def reflect_cmd(
                 "calls": done.calls,
                 "tokens": done.tokens,
                 "proposals": [_proposal_dict(p) for p in done.proposals],
+                "batch": list(done.batch),
                 "findings": None
                 if done.findings is None
                 else {
@@ -168,6 +173,8 @@ def _report(mem: Any, done: Any, scope: str | None) -> None:
         note(done.skipped)
     for memory_id in done.insights:
         click.echo(f"insight {memory_id}  {mem.get(memory_id).title}")
+    if done.batch:
+        click.echo(f"would reflect on: {', '.join(done.batch)}")
     if done.findings is not None:
         f = done.findings
         for cluster in f.clusters:

@@ -20,6 +20,7 @@ from memlane.cli.common import (
     read_text,
     state,
 )
+from memlane.cli.reflect import llm_model
 from memlane.model import Taint
 from memlane.scope import GLOBAL, parse_scope
 from memlane.write import inputs
@@ -66,7 +67,10 @@ def serve_cmd(address: str | None, tool_set: str | None, list_tools: bool, as_js
       `search` (a line per match: id, title, snippet, score), `get` (one memory in full),
       `remember`, `update`, `invalidate`;
     - `all`: those, `link`, `forget` (gone from every table and index), `session_start`
-      and `session_end` (for a client without memlane's hooks), and the official nine;
+      and `session_end` (for a client without memlane's hooks), `reflect` (as `memlane
+      reflect`: `list` and `apply` its proposals) and `reminders` (`action` list, add,
+      dismiss or check, as `memlane remind` and `memlane reminders`), and the official
+      nine;
     - `official`: the nine tools of the official MCP memory server (`create_entities`,
       `create_relations`, `add_observations`, `delete_entities`, `delete_observations`,
       `delete_relations`, `read_graph`, `search_nodes`, `open_nodes`) with its argument and
@@ -80,8 +84,11 @@ def serve_cmd(address: str | None, tool_set: str | None, list_tools: bool, as_js
     MEMLANE_INJECT_BUDGET tokens; it counts as surfaced, never as used, and never shows
     injection-risk or untrusted-web memories. `session_end` writes nothing unless given a
     note, then exactly one memory. The server's instructions never ask the model to do
-    what the hooks do. --list-tools prints what the set's listing costs: the bytes of
-    each tool's name, description and schemas as compact JSON.
+    what the hooks do. `reflect` asks MEMLANE_LLM_CMD under its budget, as `memlane
+    reflect` does; without it, it reports what it would reflect on. Reminders are the
+    agent's across every scope: a confined token gets `scope_not_allowed`. --list-tools
+    prints what the set's listing costs: the bytes of each tool's name, description and
+    schemas as compact JSON.
 
     Everything an agent writes is `untrusted_tool` (or `untrusted_web` with `source: web`).
     Calls run one at a time on the store's thread, whatever the number of clients. An error
@@ -117,11 +124,14 @@ def serve_cmd(address: str | None, tool_set: str | None, list_tools: bool, as_js
     def opener() -> Memory:
         return config.open_memory(s, db)
 
+    def model() -> Any:  # called on the store's thread, outside this command's context
+        return llm_model(s)
+
     if list_tools:
         _print_sizes(chosen, app.tool_sizes(opener, chosen), as_json)
         return
     if address is None:  # stdout carries the protocol: nothing else is printed there
-        app.serve_stdio(opener, tool_set=chosen, inject_budget=s["inject_budget"])
+        app.serve_stdio(opener, tool_set=chosen, inject_budget=s["inject_budget"], model=model)
         return
     host, port = _address(address)
     tokens = _tokens(s)
@@ -143,7 +153,13 @@ def serve_cmd(address: str | None, tool_set: str | None, list_tools: bool, as_js
     else:
         note(f"serving MCP at {url} (bearer token required)")
     app.serve_http(
-        opener, host, port, tool_set=chosen, tokens=tokens, inject_budget=s["inject_budget"]
+        opener,
+        host,
+        port,
+        tool_set=chosen,
+        tokens=tokens,
+        inject_budget=s["inject_budget"],
+        model=model,
     )
 
 

@@ -37,7 +37,8 @@ def web_cmd(host: str, port: int, as_json: bool) -> None:
     around a memory: memories (coloured by kind), entities and typed links (contradictions
     in red), drawn as SVG on the server. A click on a node opens its neighbourhood. Private
     memories show only to their owner (MEMLANE_AGENT). A search records no use of what it
-    finds.
+    finds. `/claude` lists Claude Code's own memory files for this user and directory (as
+    `browse` does with `n`), each shown as Markdown, never written.
 
     Bound to anything but loopback it needs MEMLANE_WEB_TOKEN (refused otherwise; once set,
     loopback asks for it too), given once as `?token=` and then kept in a cookie, or as a

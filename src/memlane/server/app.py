@@ -33,11 +33,12 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import AnyHttpUrl
 
 from memlane.memory import Memory
-from memlane.server import compat, stdio, tools
+from memlane.server import compat, lifecycle_tools, stdio, tools
 from memlane.server.admit import admit, max_request_bytes
 from memlane.server.auth import EVERY_SCOPE, Grant, TokenTable
-from memlane.server.backend import Backend
+from memlane.server.backend import Backend, ModelFactory, no_model
 from memlane.server.compat import GraphTools
+from memlane.server.lifecycle_tools import LifecycleTools
 from memlane.server.listing import listed_bytes, slimmed
 from memlane.server.tool_errors import tool_error
 from memlane.server.tools import MemoryTools
@@ -48,12 +49,13 @@ PATH = "/mcp"
 # and the writes that keep memories true (remember, update, invalidate). The rest are
 # in all: forget deletes for good, the person's call rather than a routine step
 # (invalidate retires a memory and keeps it on record); link is curation;
-# session_start and session_end do what memlane's hooks do, for a client without them.
+# session_start and session_end do what memlane's hooks do, for a client without them;
+# reflect and reminders are the agent's upkeep, done by a person's request.
 # official: the official MCP memory server's nine, for a client configured for it.
 CORE = ("recall", "search", "get", "remember", "update", "invalidate")
 TOOL_SETS: dict[str, tuple[str, ...]] = {
     "core": CORE,
-    "all": (*tools.HINTS, *compat.TOOLS),
+    "all": (*tools.HINTS, *lifecycle_tools.HINTS, *compat.TOOLS),
     "official": tuple(compat.TOOLS),
 }
 # What the model is told of memlane's own tools. The hooks start a session, recall on
@@ -122,7 +124,8 @@ def build_server(
         auth = AuthSettings(
             issuer_url=AnyHttpUrl(url or "http://127.0.0.1"), resource_server_url=None
         )
-    offered = {t.name: t for t in [*MemoryTools(backend).tools(), *GraphTools(backend).tools()]}
+    made = [*MemoryTools(backend).tools(), *LifecycleTools(backend).tools()]
+    offered = {t.name: t for t in [*made, *GraphTools(backend).tools()]}
     chosen = [slimmed(offered[name]) for name in TOOL_SETS[tool_set]]
     return MemlaneServer(
         backend,
@@ -142,10 +145,17 @@ def tool_sizes(opener: Callable[[], Memory], tool_set: str) -> dict[str, int]:
     return listed_bytes(anyio.run(server.list_tools))
 
 
-def serve_stdio(opener: Callable[[], Memory], *, tool_set: str, inject_budget: int) -> None:
+def serve_stdio(
+    opener: Callable[[], Memory],
+    *,
+    tool_set: str,
+    inject_budget: int,
+    model: ModelFactory = no_model,
+) -> None:
     """Serve on stdin/stdout until the client closes them. Every scope: the client
     started this process, so it already has the store."""
-    with Backend(opener, grant=EVERY_SCOPE, inject_budget=inject_budget) as backend:
+    served = Backend(opener, grant=EVERY_SCOPE, inject_budget=inject_budget, model=model)
+    with served as backend:
         build_server(backend, tool_set=tool_set).run("stdio")
 
 
@@ -157,11 +167,13 @@ def serve_http(
     tool_set: str,
     tokens: Mapping[str, Grant],
     inject_budget: int,
+    model: ModelFactory = no_model,
 ) -> None:
     """Serve streamable HTTP on host:port (path /mcp) until interrupted; every request
     needs one of `tokens` and is held to its grant."""
     url = f"http://{_netloc(host)}:{port}"
-    with Backend(opener, inject_budget=inject_budget, authenticated=True) as backend:
+    served = Backend(opener, inject_budget=inject_budget, authenticated=True, model=model)
+    with served as backend:
         server = build_server(backend, tool_set=tool_set, tokens=tokens, url=url)
         cap = max_request_bytes(backend.max_text_bytes)  # the SDK answers a longer body 413
         server.run(

@@ -11,12 +11,20 @@ from typing import Any, Self, TypeVar
 from mcp.server.mcpserver import Context
 
 from memlane.errors import ScopeNotAllowed
+from memlane.lifecycle.llm import Model
 from memlane.memory import Memory
 from memlane.model import Taint
 from memlane.server.auth import EVERY_SCOPE, Grant, request_grant
 
 T = TypeVar("T")
 Work = Callable[[Memory, Grant], T]
+# A new model for one reflection run (each run has its own budget), or None: no
+# model is configured (MEMLANE_LLM_CMD).
+ModelFactory = Callable[[], Model | None]
+
+
+def no_model() -> Model | None:
+    return None
 
 
 class StoreThread:
@@ -79,13 +87,16 @@ class Backend(StoreThread):
         grant: Grant = EVERY_SCOPE,
         inject_budget: int = 1500,
         authenticated: bool = False,
+        model: ModelFactory = no_model,
     ) -> None:
         """`grant` is what a request without a token may touch (stdio, in-process);
-        with `authenticated` (HTTP) every request must carry a token's grant instead."""
+        with `authenticated` (HTTP) every request must carry a token's grant instead.
+        `model` makes the model the reflect tool asks."""
         super().__init__(opener)
         self._grant = grant
         self._authenticated = authenticated
         self.inject_budget = inject_budget
+        self.model = model
 
     def _open(self) -> None:
         super()._open()

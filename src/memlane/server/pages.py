@@ -1,5 +1,5 @@
 """The web view's pages as HTML: search with score parts, a memory with its history,
-the graph. Pure: every text from the store is escaped here, and a memory's body is
+the graph, Claude Code's memory files. Pure: every text from the store is escaped here, and a memory's body is
 rendered from Markdown with raw HTML off (markdown-it also refuses javascript: links).
 """
 
@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from html import escape
+from pathlib import Path
 from urllib.parse import urlencode
 
 from markdown_it import MarkdownIt
 
+from memlane.claude_files import GROUPS, MemoryFile
 from memlane.model import Record, Version
 from memlane.retrieve.present import changes, facts, interval, titled
 from memlane.retrieve.recall import why
@@ -56,7 +58,8 @@ def layout(title: str, body: str, query: str = "") -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)} · memlane</title><style>{STYLE}</style></head><body>"
-        '<header><a href="/">memlane</a><form action="/" method="get">'
+        '<header><a href="/">memlane</a><a href="/claude">Claude Code files</a>'
+        '<form action="/" method="get">'
         f'<input type="search" name="q" value="{escape(query)}" placeholder="recall…" '
         'aria-label="query" autofocus><button type="submit">Recall</button></form></header>'
         f"<main>{body}</main></body></html>"
@@ -152,3 +155,34 @@ def graph_page(centre: Record, drawing: str, legend: str, nodes: str) -> str:
 
 def message_page(title: str, text: str) -> str:
     return layout(title, f"<h1>{escape(title)}</h1><p>{escape(text)}</p>")
+
+
+def claude_href(index: int) -> str:
+    return f"/claude?file={index}"
+
+
+def claude_page(
+    files: Sequence[MemoryFile], home: Path, shown: int | None, text: str | None
+) -> str:
+    """Claude Code's memory files by group, each a link to its page; with `shown`
+    (its index), that file's text as Markdown."""
+    lists = []
+    for group in GROUPS:
+        items = [
+            f'<li><a href="{claude_href(i)}">{"↳ " if f.imported_by else ""}'
+            f"{escape(f.label(home))}</a></li>"
+            for i, f in enumerate(files)
+            if f.group == group
+        ]
+        if items:
+            lists.append(f"<h2>{escape(group)} ({len(items)})</h2><ul>{''.join(items)}</ul>")
+    listing = "".join(lists) or "<p>No Claude Code memory files for this user or project.</p>"
+    if shown is None or text is None:
+        intro = "<p>The files Claude Code keeps as memory here; read-only.</p>"
+        return layout("Claude Code files", f"<h1>Claude Code files</h1>{intro}{listing}")
+    found = files[shown]
+    where = escape(found.label(home))
+    if found.imported_by is not None:
+        where += f" (imported by {escape(MemoryFile(found.imported_by, '').label(home))})"
+    body = f"<h1>{where}</h1><article>{_MARKDOWN.render(text)}</article><hr>{listing}"
+    return layout(found.path.name, body)

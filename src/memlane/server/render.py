@@ -9,17 +9,20 @@ full (`memory`). The full record stays with `memlane show --json`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
 from memlane.lifecycle.pack import Pack
-from memlane.model import Link, Record, WriteResult
+from memlane.model import Link, Record, Reminder, WriteResult
 from memlane.retrieve.present import fenced, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
+    from memlane.lifecycle.reflect import Proposal
     from memlane.retrieve.result import Extra, RecallResult, Searched
+    from memlane.services.reflect import Applied, Reflection
 
 JSON = dict[str, Any]
 # What a passive read says when nothing cleared its gate.
@@ -217,3 +220,61 @@ def _session(ids: list[str], lines: list[str], omitted: int, used: int, budget: 
     if not ids:
         out["note"] = NOTHING_FOR_SESSION
     return out
+
+
+def reminder(found: Reminder) -> JSON:
+    """A reminder: its time in UTC and in the server's local time, for the person."""
+    out: JSON = {
+        "id": found.id,
+        "text": found.text,
+        "due_at": when(found.due_at),
+        "due_local": found.due_at.astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+    }
+    optional = {"project": found.project, "dismissed_at": when(found.dismissed_at)}
+    out.update({k: v for k, v in optional.items() if v})
+    return out
+
+
+def reminders(found: Sequence[Reminder], empty: str) -> JSON:
+    out: JSON = {"reminders": [reminder(r) for r in found], "count": len(found)}
+    return out if found else {**out, "note": empty}
+
+
+def reflection(done: Reflection, titles: Mapping[str, str]) -> JSON:
+    """A reflection run: what it read, wrote and proposed; without a model, what it
+    would reflect on (`batch`, with `titles`) and the deterministic findings."""
+    out: JSON = {"scope": done.scope, "new": done.new, "reflected": done.reflected}
+    f = done.findings
+    optional = {
+        "skipped": done.skipped,
+        "breach": done.breach,
+        "malformed": list(done.malformed),
+        "insights": [{"id": i, "title": titles.get(i, "")} for i in done.insights],
+        "proposals": [proposal(p) for p in done.proposals],
+        "batch": [{"id": i, "title": titles.get(i, "")} for i in done.batch],
+        "clusters": [list(c) for c in f.clusters] if f else None,
+        "stale": [{"id": i, "recall_probability": p} for i, p in f.stale] if f else None,
+        "contradictions": [list(pair) for pair in f.contradictions] if f else None,
+        "calls": done.calls,
+        "tokens": done.tokens,
+    }
+    out.update({k: v for k, v in optional.items() if v})
+    return out
+
+
+def proposal(p: Proposal) -> JSON:
+    """A pack operation waiting for approval, with the diff of the pack it would make."""
+    out: JSON = {"id": p.id, "op": p.op, "ids": list(p.ids), "reason": p.reason}
+    optional = {"title": p.title, "content": p.content, "diff": p.diff}
+    out.update({k: v for k, v in optional.items() if v})
+    return out
+
+
+def applied(done: Sequence[Applied]) -> JSON:
+    return {
+        "applied": [
+            {"id": a.proposal.id, "op": a.proposal.op, "result": list(a.result)}
+            | ({"error": a.error} if a.error else {})
+            for a in done
+        ]
+    }

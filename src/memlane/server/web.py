@@ -1,6 +1,7 @@
 """`memlane web`: a small local web view, read-only: recall with score parts, a
-memory with its history, and the graph around it, served by Starlette and uvicorn
-(what the MCP SDK brings already).
+memory with its history, the graph around it, and Claude Code's own memory files
+(`memlane.claude_files`), served by Starlette and uvicorn (what the MCP SDK brings
+already).
 
 Private memories show only to their owner (the Memory is opened as MEMLANE_AGENT).
 On loopback no token is asked; bound to anything else, every request needs the token,
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,6 +31,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memlane import claude_files
 from memlane.errors import Invalid, MemlaneError, NotFound
 from memlane.memory import Memory
 from memlane.model import Record
@@ -116,10 +119,14 @@ def _node_list(graph: graphview.Graph, start: str, opened: Sequence[str]) -> str
 
 
 class Views:
-    """The pages, each read on the store's thread."""
+    """The pages: the store's, each read on its thread; Claude Code's memory files, for
+    the user at `home` working in `cwd`."""
 
-    def __init__(self, store: StoreThread, now: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self, store: StoreThread, now: Callable[[], datetime], home: Path, cwd: Path
+    ) -> None:
         self.store, self.now = store, now
+        self.home, self.cwd = home, cwd
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -160,6 +167,20 @@ class Views:
             return pages.graph_page(centre, drawing, legend, _node_list(graph, centre.id, opened))
 
         return HTMLResponse(await self.store.run(read))
+
+    async def claude(self, request: Request) -> Response:
+        """Claude Code's memory files for the view's user and directory; ?file=N shows
+        the Nth. Only a listed file is ever read."""
+        files = claude_files.located(self.home, self.cwd)
+        given = request.query_params.get("file")
+        if given is None:
+            return HTMLResponse(pages.claude_page(files, self.home, None, None))
+        if not given.isdigit():
+            raise Invalid("?file= takes the number of a listed file")
+        if int(given) >= len(files):
+            raise NotFound(f"no Claude Code memory file {given}")
+        text = claude_files.read(files[int(given)].path)
+        return HTMLResponse(pages.claude_page(files, self.home, int(given), text))
 
 
 async def _errors(request: Request, exc: Exception) -> Response:
@@ -212,12 +233,15 @@ def build_app(
     token: str | None = None,
     allowed_hosts: Sequence[str] = (),
     now: Callable[[], datetime] = utcnow,
+    home: Path | None = None,
+    cwd: Path | None = None,
 ) -> ASGIApp:
     """The web view over the Memory `opener` makes (on its own thread), bound to `host`:
     it answers the names webguard.allowed_hosts gives for it and `allowed_hosts`; with
-    `token`, every request must carry it."""
+    `token`, every request must carry it. `home` and `cwd` (default: the user's and
+    this process's) are where Claude Code's memory files are looked for."""
     store = StoreThread(opener)
-    views = Views(store, now)
+    views = Views(store, now, home or Path.home(), cwd or Path.cwd())
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> Any:
@@ -232,6 +256,7 @@ def build_app(
             Route("/", views.search),
             Route("/memory/{memory_id}", views.memory),
             Route("/graph", views.graph),
+            Route("/claude", views.claude),
         ],
         exception_handlers=handlers,
         lifespan=lifespan,

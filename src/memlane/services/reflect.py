@@ -71,6 +71,7 @@ class Reflection(msgspec.Struct, frozen=True):
     breach: str | None = None  # why the run stopped early (budget, failure)
     malformed: tuple[str, ...] = ()  # why a batch's answers were rejected
     findings: policy.Findings | None = None  # the deterministic part, without a model
+    batch: tuple[str, ...] = ()  # without a model: the memories its next batch would hold
     calls: int = 0
     tokens: int = 0
 
@@ -132,10 +133,12 @@ class Reflector:
                 base, skipped=f"{len(todo)} new memories; the novelty gate wants {min_new}"
             )
         if model is None:
+            batch = todo[:batch_size]
             return msgspec.structs.replace(
                 base,
                 skipped="no model (MEMLANE_LLM_CMD): the deterministic findings only",
-                findings=self._findings(todo[:batch_size], now),
+                findings=self._findings(batch, now),
+                batch=tuple(r.id for r in batch),
             )
         # Single flight, with consolidate and organize too: each rewrites memories a
         # batch may name. A run while another holds the lock is a Conflict.

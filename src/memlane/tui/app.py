@@ -2,14 +2,16 @@
 
 Left, the live memories as a tree grouped by kind (or scope, tag, session); right, the
 highlighted memory's card. Keys search, narrow, show history and the graph
-neighbourhood; the few writes (reinforce, mark reviewed, invalidate, retire, and the
-review walk's edit) each ask first and go through the `Memory` facade like any other.
+neighbourhood, and list Claude Code's own memory files (`tui.claude_view`); the few
+writes (reinforce, mark reviewed, invalidate, retire, and the review walk's edit) each
+ask first and go through the `Memory` facade like any other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -36,6 +38,7 @@ from memlane.memory import Memory
 from memlane.model import Record
 from memlane.timeutil import utcnow
 from memlane.tui import view
+from memlane.tui.claude_view import ClaudeFiles
 
 # Memories the tree holds at most (newest first); `p` narrows to a scope.
 DEFAULT_LIMIT = 2_000
@@ -179,6 +182,7 @@ m        mark reviewed (asks first)
 i        invalidate, with a reason (asks first)
 x        retire (asks first)
 v        review mode: walk the memories due for review
+n        Claude Code's own memory files (CLAUDE.md, auto memory), read-only
 ?        this help
 q        quit
 """
@@ -364,6 +368,7 @@ class Browser(App[None]):
         Binding("i", "act('invalidate')", "invalidate", show=False),
         Binding("x", "act('retire')", "retire", show=False),
         Binding("v", "review", "review"),
+        Binding("n", "claude_files", "Claude Code files", show=False),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "clear_filter", show=False),
@@ -380,7 +385,11 @@ class Browser(App[None]):
         store_label: str = "",
         now: Clock = utcnow,
         review_limit: int | None = None,
+        home: Path | None = None,
+        cwd: Path | None = None,
     ) -> None:
+        """`home` and `cwd` (default: the user's and this process's) are where Claude
+        Code's memory files are looked for."""
         super().__init__()
         if by not in view.GROUPINGS:
             raise ValueError(f"group by one of {', '.join(view.GROUPINGS)}")
@@ -388,6 +397,7 @@ class Browser(App[None]):
         self.store_label, self.now = store_label, now
         self.start_in_review = review
         self.review_limit = review_limit  # the review walk's length (None: all due)
+        self.home, self.cwd = home or Path.home(), cwd or Path.cwd()
         self.needle = ""
         self.records: list[Record] = []
         self.more = False
@@ -580,6 +590,9 @@ class Browser(App[None]):
     def action_review(self) -> None:
         due = self.memory.lifecycle.review(limit=self.review_limit, scope=self.scope)
         self.push_screen(Review(due))
+
+    def action_claude_files(self) -> None:
+        self.push_screen(ClaudeFiles(self.home, self.cwd))
 
     def action_help(self) -> None:
         self.push_screen(Page("Keys", HELP))
