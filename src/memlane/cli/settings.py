@@ -1,0 +1,244 @@
+"""settings: the values in force and where each came from; the settings file's keys."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any
+
+import click
+
+from memlane import config, settings_file
+from memlane.cli.common import (
+    SETTINGS_PROBLEMS,
+    State,
+    emit_json,
+    in_section,
+    json_option,
+    note,
+    state,
+)
+from memlane.errors import Invalid
+
+MASK = "********"
+
+
+@in_section("admin")
+@click.group("settings")
+def settings_group() -> None:
+    """The settings in force, and the settings file that holds some of them.
+
+    Each setting comes from its environment variable (MEMLANE_...), else the settings
+    file, else its default. The file is TOML (`memlane settings path` says where;
+    MEMLANE_CONFIG moves it): `embed_profile = "hash"`, numbers as numbers, flags as
+    true/false, the comma-separated settings as arrays, and an `[env]` table of
+    environment variables memlane sets for itself when they are not set already (a
+    provider's key, MEMLANE_LLM_CMD's own variables). Reading never creates the file.
+    A bad value in it is named, with the file, by every command (doctor, hooks and
+    `settings` run on with that setting at its default)."""
+
+
+def _resolved() -> settings_file.Resolved:
+    """The settings as the root group read them (leniently: `settings` runs to report)."""
+    return settings_file.load(lenient=True)
+
+
+def _problems() -> list[str]:
+    problems: list[str] = click.get_current_context().find_root().meta.get(SETTINGS_PROBLEMS, [])
+    for problem in problems:
+        note(problem)
+    return problems
+
+
+def _shown(setting: config.Setting, value: Any) -> Any:
+    """A value as listed: a secret masked, a tuple as a list."""
+    if setting.secret and value not in (None, ""):
+        return MASK
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "(empty)"
+    return str(value) if value != "" else "(empty)"
+
+
+def _rows(resolved: settings_file.Resolved) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": s.name,
+            "value": _shown(s, resolved.values[s.name]),
+            "source": resolved.sources[s.name],
+            "env": s.env,
+        }
+        for s in config.SETTINGS
+    ]
+
+
+def _env_table(resolved: settings_file.Resolved) -> dict[str, str]:
+    """The file's [env] names: set from the file, or shadowed by the environment."""
+    return {
+        name: "file" if os.environ.get(name) == value else "environment"
+        for name, value in resolved.file.env.items()
+    }
+
+
+@settings_group.command("list")
+@json_option
+def list_cmd(as_json: bool) -> None:
+    """Every setting's value and its source (default, file, environment), then the values
+    derived from them (the embedding dimension, the store, the hooks' log). Secrets (API
+    keys, tokens) are masked. A bad value is named on stderr; its default is listed."""
+    resolved = _resolved()
+    problems = _problems()
+    rows, derived = _rows(resolved), settings_file.derived(resolved.values)
+    if as_json:
+        emit_json(
+            {
+                "file": {"path": str(resolved.file.path), "exists": resolved.file.exists},
+                "settings": rows,
+                "derived": derived,
+                "env": _env_table(resolved),
+                "problems": problems,
+            }
+        )
+        return
+    exists = "" if resolved.file.exists else " (none yet)"
+    click.echo(f"settings file: {resolved.file.path}{exists}")
+    width = max(len(row["name"]) for row in rows)
+    for row in rows:
+        click.echo(f"{row['name']:<{width}}  {row['source']:<11}  {_text(row['value'])}")
+    for name, value in derived.items():
+        click.echo(f"{name:<{width}}  {'derived':<11}  {_text(value)}")
+    for name, source in _env_table(resolved).items():
+        click.echo(f"[env] {name}: {'set' if source == 'file' else 'kept from the environment'}")
+
+
+@settings_group.command("get")
+@click.argument("key")
+@json_option
+def get_cmd(key: str, as_json: bool) -> None:
+    """One setting's value (or a derived value's: embed_dimension, store, hooks_log),
+    a secret masked; --json adds its source."""
+    resolved = _resolved()
+    _problems()
+    derived = settings_file.derived(resolved.values)
+    if key in derived:
+        value, source = derived[key], "derived"
+    elif key in config.BY_NAME:
+        value = _shown(config.BY_NAME[key], resolved.values[key])
+        source = resolved.sources[key]
+    else:
+        raise Invalid(f"no setting {key!r} (`memlane settings list` lists them)")
+    if as_json:
+        emit_json({"name": key, "value": value, "source": source})
+    else:
+        click.echo(_text(value))
+
+
+@settings_group.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option(
+    "--reindex",
+    is_flag=True,
+    help="After changing the embedding profile, model or dimension, compute every "
+    "memory's vectors again with the new settings (as `memlane reembed`).",
+)
+@json_option
+def set_cmd(key: str, value: str, reindex: bool, as_json: bool) -> None:
+    """Write KEY = VALUE to the settings file, checked as the environment variable would
+    be (a bad key or value: one line, exit 2, the file unchanged). The file is replaced
+    whole, its other lines and comments kept. A change of the embedding profile, model
+    or dimension makes the stored vectors another model's: it says so, and --reindex
+    computes them again. An environment variable set for KEY still overrides the file:
+    it says that too."""
+    setting = settings_file.check_known(key)
+    stored = settings_file.check_value(setting, value)
+    if reindex and not setting.reindex:
+        names = ", ".join(s.name for s in config.SETTINGS if s.reindex)
+        raise Invalid(f"--reindex goes with a setting that changes the vectors ({names})")
+    before = state().settings.get(key)
+    path = settings_file.settings_path()
+    settings_file.write(path, {key: stored})
+    shown = MASK if setting.secret else _text(stored)
+    if os.environ.get(setting.env):
+        note(f"{setting.env} is set in the environment and overrides the file")
+    changed = (
+        setting.reindex
+        and before != settings_file.load(lenient=True).values[key]
+        and state().missing_store() is None
+    )
+    reembedded = _reindex() if reindex else None
+    if changed and not reindex:
+        note(
+            f"the store's vectors were made with the old {key}: compute them again with "
+            f"`memlane settings set {key} {shlex.quote(value)} --reindex` (or `memlane reembed`)"
+        )
+    if as_json:
+        emit_json(
+            {
+                "name": key,
+                "value": _shown(setting, stored),
+                "file": str(path),
+                "reindex_needed": changed and not reindex,
+                "reindexed": reembedded,
+            }
+        )
+    else:
+        click.echo(f"{key} = {shown} in {path}")
+        if reembedded is not None:
+            click.echo(f"re-embedded {reembedded} memories")
+
+
+def _reindex() -> int | None:
+    """Every live memory embedded again with the settings now in force (None: the
+    profile makes no vectors, or there is no store yet)."""
+    from memlane.cli.embedding import progress_bar
+
+    values = settings_file.load().values
+    embedder = config.embedder_for(values, values["embed_profile"])
+    fresh = State(db=state().db, settings=values)
+    if embedder is None or fresh.missing_store() is not None:
+        note("nothing to re-embed (no store yet, or the embedding profile is none)")
+        return None
+    try:
+        with progress_bar(f"re-embedding with {values['embed_profile']}", False) as tell:
+            return fresh.memory().reembed(embedder, progress=tell)
+    finally:
+        fresh.close()
+
+
+@settings_group.command("unset")
+@click.argument("key")
+@json_option
+def unset_cmd(key: str, as_json: bool) -> None:
+    """Remove KEY from the settings file (its default, or its environment variable, is
+    then in force); a key the file does not hold changes nothing."""
+    settings_file.check_known(key)
+    resolved = _resolved()
+    held = key in resolved.file.values
+    if held:
+        settings_file.write(resolved.file.path, {key: None})
+    if as_json:
+        emit_json({"name": key, "file": str(resolved.file.path), "removed": held})
+    elif held:
+        click.echo(f"removed {key} from {resolved.file.path}")
+    else:
+        note(f"{key} is not set in {resolved.file.path}")
+
+
+@settings_group.command("path")
+@json_option
+def path_cmd(as_json: bool) -> None:
+    """Where the settings file is (MEMLANE_CONFIG, else settings.toml in the platform's
+    config directory), whether or not it exists yet."""
+    path = settings_file.settings_path()
+    if as_json:
+        emit_json({"path": str(path), "exists": path.exists()})
+    else:
+        click.echo(str(path))
