@@ -82,6 +82,9 @@ def test_derived_values_and_masked_secrets(run, cli_env, settings_path, db_path)
     text = run("settings", "list")
     assert "sk-live" not in text.stdout and "embed_dimension" in text.stdout
     assert run("settings", "get", "embed_api_key").stdout == "********\n"
+    elsewhere = Path(db_path).parent / "elsewhere.db" if BACKEND == "sqlite" else Path("/x.db")
+    assert run("--db", str(elsewhere), "settings", "get", "store").stdout == f"{elsewhere}\n"
+    assert not elsewhere.exists()
 
 
 def test_reading_the_settings_creates_nothing(run, cli_env, settings_path, tmp_path):
@@ -230,6 +233,13 @@ def test_set_refuses_a_bad_key_or_value_and_changes_nothing(run, settings_path, 
     assert named in one_line_error(run("settings", "set", *args))
     assert settings_path.read_bytes() == original
     assert [p.name for p in settings_path.parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_set_refuses_to_rewrite_a_file_that_is_not_toml(run, settings_path):
+    settings_path.write_text("inject_budget = [1,\n", encoding="utf-8")
+    line = one_line_error(run("settings", "set", "max_tags", "3"))
+    assert f"cannot update the settings file {settings_path}" in line
+    assert settings_path.read_text(encoding="utf-8") == "inject_budget = [1,\n"
 
 
 def test_set_refuses_without_creating_the_file(run, settings_path):
@@ -402,3 +412,51 @@ def test_migrate_never_creates_a_store(run, cli_env, tmp_path):
     for args in (("migrate",), ("migrate", "--dry-run")):
         assert f"no store at {missing}" in one_line_error(run(*args), code=1)
     assert not missing.exists()
+
+
+# ---- the layering itself, on a given environment ----------------------------------------
+
+
+def test_load_layers_environment_file_and_default(tmp_path):
+    from memlane.settings_file import load
+
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        'max_tags = 7\ninject_budget = 900\nweb_allowed_hosts = ["a.example.org"]\n'
+        '[env]\nMEMLANE_MAX_TAGS = "9"\n',
+        encoding="utf-8",
+    )
+    environ = {"MEMLANE_CONFIG": str(path), "MEMLANE_INJECT_BUDGET": "100"}
+    resolved = load(environ)
+    assert environ["MEMLANE_MAX_TAGS"] == "9"  # [env] filled the gap, and then ruled
+    picked = {k: (resolved.values[k], resolved.sources[k]) for k in
+              ("max_tags", "inject_budget", "web_allowed_hosts", "max_title_chars")}  # fmt: skip
+    assert picked == {
+        "max_tags": (9, "environment"),
+        "inject_budget": (100, "environment"),
+        "web_allowed_hosts": (("a.example.org",), "file"),
+        "max_title_chars": (300, "default"),
+    }
+    assert resolved.file.exists and resolved.problems == ()
+
+
+def test_load_leniently_keeps_each_good_value_and_lists_each_bad_one(tmp_path):
+    from memlane.errors import Invalid
+    from memlane.settings_file import load
+
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        'max_tags = "many"\ninject_budget = 900\nrecall_weights = [1, 1, 1, 1, 1]\n',
+        encoding="utf-8",
+    )
+    environ = {"MEMLANE_CONFIG": str(path), "MEMLANE_MAX_TITLE_CHARS": "x"}
+    with pytest.raises(Invalid, match="MEMLANE_MAX_TITLE_CHARS='x'"):
+        load(dict(environ))
+    resolved = load(dict(environ), lenient=True)
+    assert resolved.values["inject_budget"] == 900
+    assert (resolved.values["max_tags"], resolved.values["max_title_chars"]) == (50, 300)
+    assert resolved.values["recall_weights"] is None  # its group is back at its defaults
+    title, tags, weights = resolved.problems
+    assert title.startswith("MEMLANE_MAX_TITLE_CHARS='x' is not valid")
+    assert tags.startswith(f"{path}: max_tags = 'many' is not valid")
+    assert weights.startswith(f"{path}: recall_weights: ") and "sum to 1" in weights

@@ -518,7 +518,8 @@ BY_NAME = {s.name: s for s in SETTINGS}
 def resolve(
     environ: Mapping[str, str] | None = None, settings: tuple[Setting, ...] = SETTINGS
 ) -> dict[str, Any]:
-    """Every setting's value: from its environment variable, else its default."""
+    """Every setting's value: from its environment variable, else its default (the
+    interfaces read the settings file too: see memlane.settings_file.load)."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     for setting in settings:

@@ -67,6 +67,11 @@ def _text(value: Any) -> str:
     return str(value) if value != "" else "(empty)"
 
 
+def _derived(resolved: settings_file.Resolved) -> dict[str, Any]:
+    """The derived values, of the store this invocation names (--db included)."""
+    return settings_file.derived({**resolved.values, "db": state().location()})
+
+
 def _rows(resolved: settings_file.Resolved) -> list[dict[str, Any]]:
     return [
         {
@@ -95,7 +100,7 @@ def list_cmd(as_json: bool) -> None:
     keys, tokens) are masked. A bad value is named on stderr; its default is listed."""
     resolved = _resolved()
     problems = _problems()
-    rows, derived = _rows(resolved), settings_file.derived(resolved.values)
+    rows, derived = _rows(resolved), _derived(resolved)
     if as_json:
         emit_json(
             {
@@ -126,7 +131,7 @@ def get_cmd(key: str, as_json: bool) -> None:
     a secret masked; --json adds its source."""
     resolved = _resolved()
     _problems()
-    derived = settings_file.derived(resolved.values)
+    derived = _derived(resolved)
     if key in derived:
         value, source = derived[key], "derived"
     elif key in config.BY_NAME:
