@@ -238,6 +238,39 @@ def check_value(setting: config.Setting, text: str) -> Any:
     return as_toml(_parsed(setting, text, where))
 
 
+class Change(msgspec.Struct, frozen=True):
+    """A setting written to the file: the value as kept there, and the value in force
+    before and after (the same when its environment variable overrides the file)."""
+
+    setting: config.Setting
+    value: Any
+    path: Path
+    before: Any
+    after: Any
+    shadowed: bool  # its environment variable is set, and rules
+
+    @property
+    def stale_vectors(self) -> bool:
+        """The stored vectors are another model's now (`memlane reembed` remakes them)."""
+        return self.setting.reindex and self.before != self.after
+
+
+def set_value(name: str, text: str, *, reindex: bool = False) -> Change:
+    """Write setting `name` = `text` to the settings file, checked first by the table's
+    parser (Invalid, the file untouched). `reindex`: the caller will re-embed, which only
+    a setting that changes the vectors asks for."""
+    setting = check_known(name)
+    value = check_value(setting, text)
+    if reindex and not setting.reindex:
+        names = ", ".join(s.name for s in config.SETTINGS if s.reindex)
+        raise Invalid(f"--reindex goes with a setting that changes the vectors ({names})")
+    before = load(lenient=True)
+    write(before.file.path, {name: value})
+    after = load(lenient=True).values[name]
+    shadowed = before.sources[name] == "environment"
+    return Change(setting, value, before.file.path, before.values[name], after, shadowed)
+
+
 def derived(values: Mapping[str, Any]) -> dict[str, Any]:
     """Values computed from the settings, not set: the embedding dimension, the store
     (a path made absolute, a URL without its password), the hooks' log."""

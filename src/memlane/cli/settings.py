@@ -9,15 +9,7 @@ from typing import Any
 import click
 
 from memlane import config, settings_file
-from memlane.cli.common import (
-    SETTINGS_PROBLEMS,
-    State,
-    emit_json,
-    in_section,
-    json_option,
-    note,
-    state,
-)
+from memlane.cli.common import State, emit_json, in_section, json_option, note, state
 from memlane.errors import Invalid
 
 MASK = "********"
@@ -39,15 +31,12 @@ def settings_group() -> None:
 
 
 def _resolved() -> settings_file.Resolved:
-    """The settings as the root group read them (leniently: `settings` runs to report)."""
-    return settings_file.load(lenient=True)
-
-
-def _problems() -> list[str]:
-    problems: list[str] = click.get_current_context().find_root().meta.get(SETTINGS_PROBLEMS, [])
-    for problem in problems:
+    """The settings as the root group read them (leniently: `settings` runs to report),
+    each problem named on stderr."""
+    resolved = settings_file.load(lenient=True)
+    for problem in resolved.problems:
         note(problem)
-    return problems
+    return resolved
 
 
 def _shown(setting: config.Setting, value: Any) -> Any:
@@ -99,7 +88,6 @@ def list_cmd(as_json: bool) -> None:
     derived from them (the embedding dimension, the store, the hooks' log). Secrets (API
     keys, tokens) are masked. A bad value is named on stderr; its default is listed."""
     resolved = _resolved()
-    problems = _problems()
     rows, derived = _rows(resolved), _derived(resolved)
     if as_json:
         emit_json(
@@ -108,7 +96,7 @@ def list_cmd(as_json: bool) -> None:
                 "settings": rows,
                 "derived": derived,
                 "env": _env_table(resolved),
-                "problems": problems,
+                "problems": list(resolved.problems),
             }
         )
         return
@@ -130,7 +118,6 @@ def get_cmd(key: str, as_json: bool) -> None:
     """One setting's value (or a derived value's: embed_dimension, store, hooks_log),
     a secret masked; --json adds its source."""
     resolved = _resolved()
-    _problems()
     derived = _derived(resolved)
     if key in derived:
         value, source = derived[key], "derived"
@@ -162,42 +149,31 @@ def set_cmd(key: str, value: str, reindex: bool, as_json: bool) -> None:
     or dimension makes the stored vectors another model's: it says so, and --reindex
     computes them again. An environment variable set for KEY still overrides the file:
     it says that too."""
-    setting = settings_file.check_known(key)
-    stored = settings_file.check_value(setting, value)
-    if reindex and not setting.reindex:
-        names = ", ".join(s.name for s in config.SETTINGS if s.reindex)
-        raise Invalid(f"--reindex goes with a setting that changes the vectors ({names})")
-    before = state().settings.get(key)
-    path = settings_file.settings_path()
-    settings_file.write(path, {key: stored})
-    shown = MASK if setting.secret else _text(stored)
-    if os.environ.get(setting.env):
-        note(f"{setting.env} is set in the environment and overrides the file")
-    changed = (
-        setting.reindex
-        and before != settings_file.load(lenient=True).values[key]
-        and state().missing_store() is None
-    )
+    change = settings_file.set_value(key, value, reindex=reindex)
+    if change.shadowed:
+        note(f"{change.setting.env} is set in the environment and overrides the file")
+    stale = change.stale_vectors and state().missing_store() is None
     reembedded = _reindex() if reindex else None
-    if changed and not reindex:
+    if stale and not reindex:
         note(
             f"the store's vectors were made with the old {key}: compute them again with "
             f"`memlane settings set {key} {shlex.quote(value)} --reindex` (or `memlane reembed`)"
         )
+    shown = _shown(change.setting, change.value)
     if as_json:
         emit_json(
             {
                 "name": key,
-                "value": _shown(setting, stored),
-                "file": str(path),
-                "reindex_needed": changed and not reindex,
+                "value": shown,
+                "file": str(change.path),
+                "reindex_needed": stale and not reindex,
                 "reindexed": reembedded,
             }
         )
-    else:
-        click.echo(f"{key} = {shown} in {path}")
-        if reembedded is not None:
-            click.echo(f"re-embedded {reembedded} memories")
+        return
+    click.echo(f"{key} = {_text(shown)} in {change.path}")
+    if reembedded is not None:
+        click.echo(f"re-embedded {reembedded} memories")
 
 
 def _reindex() -> int | None:
