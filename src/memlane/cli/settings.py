@@ -153,7 +153,7 @@ def set_cmd(key: str, value: str, reindex: bool, as_json: bool) -> None:
     if change.shadowed:
         note(f"{change.setting.env} is set in the environment and overrides the file")
     stale = change.stale_vectors and state().missing_store() is None
-    reembedded = _reindex() if reindex else None
+    reembedded = _reindex(quiet=as_json) if reindex else None
     if stale and not reindex:
         note(
             f"the store's vectors were made with the old {key}: compute them again with "
@@ -176,9 +176,10 @@ def set_cmd(key: str, value: str, reindex: bool, as_json: bool) -> None:
         click.echo(f"re-embedded {reembedded} memories")
 
 
-def _reindex() -> int | None:
+def _reindex(quiet: bool) -> int | None:
     """Every live memory embedded again with the settings now in force (None: the
-    profile makes no vectors, or there is no store yet)."""
+    profile makes no vectors, or there is no store yet); a progress bar on a terminal
+    unless `quiet`."""
     from memlane.cli.embedding import progress_bar
 
     values = settings_file.load().values
@@ -188,7 +189,7 @@ def _reindex() -> int | None:
         note("nothing to re-embed (no store yet, or the embedding profile is none)")
         return None
     try:
-        with progress_bar(f"re-embedding with {values['embed_profile']}", False) as tell:
+        with progress_bar(f"re-embedding with {values['embed_profile']}", quiet) as tell:
             return fresh.memory().reembed(embedder, progress=tell)
     finally:
         fresh.close()
