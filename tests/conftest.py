@@ -204,6 +204,8 @@ def cli_env(tmp_path: Path, db_path: Path) -> dict[str, str]:
         "MEMLANE_DB": str(db_path),
         "MEMLANE_AGENT": AGENT,
         "MEMLANE_PROJECT_ALIASES": str(tmp_path / "aliases.json"),
+        # A settings file of the test's own (none until a test writes it), never the user's.
+        "MEMLANE_CONFIG": str(tmp_path / "settings.toml"),
         # The deterministic offline embedder keeps CLI tests fast; the real model has
         # its own integration tests.
         "MEMLANE_EMBED_PROFILE": "hash",

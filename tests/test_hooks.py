@@ -146,15 +146,20 @@ def test_an_unreadable_store_exits_0_and_is_logged(run_process, cli_env, tmp_pat
         assert "Traceback" in entry["trace"]
 
 
-def test_a_bad_setting_never_reaches_the_host(run_process, cli_env, project, hook_dir):
+def test_a_bad_setting_falls_back_to_its_default_and_is_logged(
+    run, run_process, cli_env, project, hook_dir
+):
+    run("add", "Deploys go through the staging cluster first.", "--importance", "9")
     cli_env["MEMLANE_INJECT_BUDGET"] = "lots"
     done = run_process("hook", "session-start",
                        input=json.dumps(payload("claude-code", "session-start", project)))  # fmt: skip
-    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    assert done.returncode == 0 and "staging cluster" in done.stdout  # the default budget
     [entry] = log_entries(hook_dir)
-    assert "MEMLANE_INJECT_BUDGET" in entry["error"]
+    assert entry["reason"] == "injected" and "error" not in entry
+    [problem] = entry["settings"]
+    assert problem.startswith("MEMLANE_INJECT_BUDGET='lots' is not valid")
     other = run_process("stats")  # any other command still refuses it, exit 2
-    assert other.returncode == 2
+    assert other.returncode == 2 and "MEMLANE_INJECT_BUDGET='lots'" in other.stderr
 
 
 def test_an_unknown_event_or_host_exits_0(run, hook_dir, project):

@@ -14,6 +14,7 @@ from memlane.errors import (
     MemlaneError,
     NotFound,
     PolicyRefused,
+    SchemaOutdated,
     SchemaTooNew,
     StoreDamaged,
     Unavailable,
@@ -59,6 +60,7 @@ from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 from memlane.services.registries import Registries
 from memlane.services.transfer import ImportReport, MigrationReport, Transfer
 from memlane.services.wake import Wake
+from memlane.store import SchemaStatus
 
 if TYPE_CHECKING:
     from memlane.lifecycle.pack import Pack
@@ -131,6 +133,8 @@ __all__ = [
     "Reminder",
     "RestoreReport",
     "Runtime",
+    "SchemaOutdated",
+    "SchemaStatus",
     "SchemaTooNew",
     "Searched",
     "Session",

@@ -33,6 +33,12 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
 
+def config_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP, appauthor=False))
+
+
 def _int(text: str) -> int:
     return int(text)
 
@@ -143,14 +149,35 @@ MCP_TOOL_SETS = ("core", "all", "official")
 
 
 class Setting(msgspec.Struct, frozen=True):
+    """One setting. `secret`: shown masked; `reindex`: a change makes the stored vectors
+    another model's, to be computed again (`memlane reembed`)."""
+
     name: str
     env: str
     default: Callable[[], Any]
     help: str
     parse: Callable[[str], Any] = str
+    secret: bool = False
+    reindex: bool = False
 
 
 SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "config",
+        "MEMLANE_CONFIG",
+        lambda: str(config_dir() / "settings.toml"),
+        "The settings file (TOML): settings by name, and an [env] table of environment "
+        "variables set for memlane when not set already. The environment overrides it. "
+        "Read from the environment only.",
+    ),
+    Setting(
+        "auto_migrate",
+        "MEMLANE_AUTO_MIGRATE",
+        lambda: True,
+        "1 brings a store an older memlane made up to date when it is opened; 0 refuses "
+        "it until `memlane migrate` is run.",
+        _flag,
+    ),
     Setting(
         "db",
         "MEMLANE_DB",
@@ -184,6 +211,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Embedding profile: minilm (all-MiniLM-L6-v2, int8 on onnxruntime, local), hash "
         "(deterministic, for tests), http (an OpenAI-compatible endpoint), or none.",
         _choice("minilm", "hash", "http", "none"),
+        reindex=True,
     ),
     Setting(
         "skip_write_embed",
@@ -203,6 +231,7 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_EMBED_MODEL",
         lambda: None,
         "http profile: the model name to ask for.",
+        reindex=True,
     ),
     Setting(
         "embed_dim",
@@ -210,12 +239,14 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "http profile: the dimension of its vectors.",
         _int,
+        reindex=True,
     ),
     Setting(
         "embed_api_key",
         "MEMLANE_EMBED_API_KEY",
         lambda: None,
         "http profile: bearer token, if the endpoint needs one.",
+        secret=True,
     ),
     Setting(
         "recall_weights",
@@ -416,6 +447,7 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "Bearer token `memlane serve --http` requires: an operator token, every scope. "
         "Never printed.",
+        secret=True,
     ),
     Setting(
         "mcp_token_file",
@@ -440,6 +472,7 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "Token `memlane web` requires when bound to anything but loopback (given once as "
         "?token=, then kept in a cookie). Never printed.",
+        secret=True,
     ),
     Setting(
         "web_allowed_hosts",
@@ -523,37 +556,11 @@ SETTINGS: tuple[Setting, ...] = (
 BY_NAME = {s.name: s for s in SETTINGS}
 
 
-def resolve_leniently(
-    environ: Mapping[str, str] | None = None,
-) -> tuple[dict[str, Any], list[str]]:
-    """Every setting's value, a bad one replaced by its default, and what was bad
-    (for `doctor`, which must report a bad setting rather than refuse to run)."""
-    env = os.environ if environ is None else environ
-    values, problems = {}, []
-    for setting in SETTINGS:
-        try:
-            values.update(resolve({setting.env: env.get(setting.env) or ""}, (setting,)))
-        except Invalid as exc:
-            values[setting.name] = setting.default()
-            problems.append(str(exc))
-    for name, check in (
-        ("recall_weights", recall_settings),
-        ("dedup_string_threshold", write_policy),
-        ("review_threshold", review_policy),
-    ):
-        try:
-            check(values)
-        except Invalid as exc:  # values that parse but do not fit together
-            group = [s for s in SETTINGS if s.name.startswith(name.split("_")[0] + "_")]
-            values.update({s.name: s.default() for s in group})
-            problems.append(f"{', '.join(s.env for s in group if env.get(s.env))}: {exc}")
-    return values, problems
-
-
 def resolve(
     environ: Mapping[str, str] | None = None, settings: tuple[Setting, ...] = SETTINGS
 ) -> dict[str, Any]:
-    """Every setting's value: from its environment variable, else its default."""
+    """Every setting's value: from its environment variable, else its default (the
+    interfaces read the settings file too: see memlane.settings_file.load)."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     for setting in settings:
@@ -604,6 +611,7 @@ def open_memory(
         # A factory: an operation that needs no vectors never loads numpy or a model.
         embedder=None if profile == "none" else lambda: embedder_for(s, profile),
         embed_on_write=not s["skip_write_embed"],
+        migrate=s.get("auto_migrate", True),
     )
     memory.recall_settings = recall_settings(s)
     memory.write_policy = write_policy(s)

@@ -13,6 +13,7 @@
         │                        a full disk, a read-only file, a lost connection
         ├── StoreDamaged         the store file is damaged or is not a database
         ├── SchemaTooNew         the database was written by a newer memlane
+        ├── SchemaOutdated       the database needs migrations and auto_migrate is off
         └── EmbeddingFailed      the embedder failed on a text: an endpoint gone, a
                                  model's runtime error
 
@@ -89,6 +90,11 @@ class StoreDamaged(Unavailable):
 
 class SchemaTooNew(Unavailable):
     """The database schema is newer than this version of memlane understands."""
+
+
+class SchemaOutdated(Unavailable):
+    """The database schema is older than this memlane's and may not be migrated on open
+    (`memlane migrate` applies the pending migrations)."""
 
 
 class EmbeddingFailed(Unavailable):

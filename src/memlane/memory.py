@@ -58,7 +58,7 @@ from memlane.services.registries import Registries
 from memlane.services.transfer import MigrationReport, Transfer
 from memlane.services.wake import Wake
 from memlane.services.writing import Writing
-from memlane.store import Store, open_store
+from memlane.store import SchemaStatus, Store, migrate_schema, open_store, schema_status
 from memlane.timeutil import parse_instant, utcnow
 from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
 from memlane.write.settings import Limits, Thresholds
@@ -351,15 +351,18 @@ class Memory:
         embedder: Embedder | Callable[[], Embedder | None] | None = None,
         embed_problem: str | None = None,
         embed_on_write: bool = True,
+        migrate: bool = True,
     ) -> Memory:
         """Create or open the store at `path`; the context defaults to the working directory.
 
         Pass an `embedder` (see `memlane.embed.get_embedder`) for vectors and the vector
-        lane; without one every other operation works the same.
+        lane; without one every other operation works the same. `migrate=False` refuses
+        a store an older memlane made (SchemaOutdated) instead of migrating it (see
+        `Memory.migrate_schema`).
         """
         ctx = context if context is not None else detect_context(Path.cwd())
         return cls(
-            open_store(path, synchronous),
+            open_store(path, synchronous, migrate=migrate),
             agent=agent,
             context=ctx,
             limits=limits,
@@ -367,6 +370,18 @@ class Memory:
             embed_problem=embed_problem,
             embed_on_write=embed_on_write,
         )
+
+    @staticmethod
+    def schema_status(path: str | Path) -> SchemaStatus:
+        """Where the schema of the store at `path` stands and which migrations are
+        pending; creates, migrates and writes nothing."""
+        return schema_status(path)
+
+    @staticmethod
+    def migrate_schema(path: str | Path) -> SchemaStatus:
+        """Apply the pending migrations of the existing store at `path`; returns its
+        status before (`pending`: what was applied)."""
+        return migrate_schema(path)
 
     @classmethod
     def restore_snapshot(

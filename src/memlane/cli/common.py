@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from memlane.embed import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
-# Where the root group leaves the settings it could not read, for `doctor` to report.
+# Where the root group leaves the settings it could not read, for `doctor`, `hook` and
+# `settings` to report (they run with those settings at their defaults).
 SETTINGS_PROBLEMS = "memlane.settings_problems"
 
 
@@ -48,10 +49,13 @@ READ_COMMANDS = frozenset(
         "projects aliases",
         "links list",
         "wake-log report",
+        "settings list",
+        "settings get",
+        "settings path",
     }
 )
 # Commands that only read when told so: a dry run, a pack printed instead of written.
-_READS_WHEN = {"consolidate": "dry_run", "organize": "dry_run", "pack": "out"}
+_READS_WHEN = {"consolidate": "dry_run", "organize": "dry_run", "pack": "out", "migrate": "dry_run"}
 
 
 class State(msgspec.Struct):
@@ -316,7 +320,3 @@ def in_section(section: str) -> Callable[[F], F]:
 # hooks open their Memory the same way); the CLI's modules reach them by these names.
 write_policy = config.write_policy
 recall_settings = config.recall_settings
-
-
-def settings_from_env() -> dict[str, Any]:
-    return config.resolve()

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from memlane.cli.common import in_section, json_option, state
-from memlane.cli.main import SETTINGS_ERROR
+from memlane.cli.common import SETTINGS_PROBLEMS, in_section, json_option, state
 from memlane.hooks.host import CLAUDE_CODE, MAX_PAYLOAD_BYTES
 
 
@@ -111,8 +110,10 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     that should bring memories, and near misses that should stay silent).
 
     A hook never breaks its host: a payload that is not the event's JSON, an unknown event,
-    a bad setting, a store that cannot be opened or any internal error prints `{}` and exits
-    0, and the error is logged to `hooks.log` in MEMLANE_HOOK_DIR. Every run logs one line
+    a store that cannot be opened or any internal error prints `{}` and exits 0, and the
+    error is logged to `hooks.log` in MEMLANE_HOOK_DIR. A bad setting (in the environment
+    or the settings file) does not stop it: that one setting falls back to its default,
+    and the line logs the problem under `settings`. Every run logs one line
     there (event, session, reason, ids, milliseconds), never a prompt or a memory's text."""
     from memlane.hooks.run import handle
 
@@ -122,17 +123,18 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
         event,
         host_name,
         _stdin(),
-        current.settings or None,
+        current.settings,
         db=current.db,
-        settings_error=ctx.find_root().meta.get(SETTINGS_ERROR),
+        settings_problems=tuple(ctx.find_root().meta.get(SETTINGS_PROBLEMS, ())),
         ignored=tuple(ctx.args),
     )
     payload = report.as_dict() if as_json else report.output
     click.echo(json.dumps(payload, ensure_ascii=False))
-    if report.error and _at_terminal():
+    if _at_terminal():
         # A person typing, not a host: say what the log says (a host only reads stdout,
         # and the exit status stays 0 for it either way).
-        click.echo(f"memlane hook: {report.error}", err=True)
+        for problem in (*report.settings_problems, *([report.error] if report.error else [])):
+            click.echo(f"memlane hook: {problem}", err=True)
 
 
 def _at_terminal() -> bool:

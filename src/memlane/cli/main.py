@@ -6,18 +6,10 @@ import gc
 
 import click
 
-from memlane import config
-from memlane.cli.common import (
-    READ_COMMANDS,
-    SETTINGS_PROBLEMS,
-    SectionedGroup,
-    State,
-    settings_from_env,
-)
+from memlane import settings_file
+from memlane.cli.common import READ_COMMANDS, SETTINGS_PROBLEMS, SectionedGroup, State
 from memlane.errors import MemlaneError
 
-# Where the root group leaves a settings error for `memlane hook` (see cli below).
-SETTINGS_ERROR = "memlane.settings_error"
 # Every command as name -> "module:attribute", imported only when it runs (or for --help):
 # a `memlane recall` from a hook never pays for the benchmark, the evaluation or the editors.
 COMMANDS: dict[str, str] = {
@@ -83,6 +75,8 @@ COMMANDS: dict[str, str] = {
     "import": "transfer:import_group",
     "export": "transfer:export_cmd",
     "migrate-store": "migrate:migrate_store_cmd",
+    "migrate": "migrate:migrate_cmd",
+    "settings": "settings:settings_group",
     "install": "install:install_cmd",
     "hook": "hooks:hook_cmd",
     "extract": "extract:extract_cmd",
@@ -112,18 +106,18 @@ COMMANDS: dict[str, str] = {
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
     """memlane: long-term memory for AI agents."""
-    if ctx.invoked_subcommand == "doctor":  # it reports bad settings, so it must run
-        settings, ctx.meta[SETTINGS_PROBLEMS] = config.resolve_leniently()
+    # doctor, hook and settings report a bad setting rather than refuse to run: each bad
+    # one is at its default, and the problems wait in ctx.meta for them.
+    lenient = ctx.invoked_subcommand in ("doctor", "hook", "settings")
+    try:
+        resolved = settings_file.load(lenient=lenient)
+    except MemlaneError as exc:
+        raise click.UsageError(str(exc)) from None
+    ctx.meta[SETTINGS_PROBLEMS] = list(resolved.problems)
+    settings = resolved.values
+    if ctx.invoked_subcommand == "doctor":
         ctx.obj = State(db=db, settings=settings, reading=True)
         return
-    try:
-        settings = settings_from_env()
-    except MemlaneError as exc:
-        if ctx.invoked_subcommand != "hook":
-            raise click.UsageError(str(exc)) from None
-        # A hook never breaks its host: it logs the bad setting and answers silently.
-        ctx.meta[SETTINGS_ERROR] = str(exc)
-        settings = {}
     reading = ctx.invoked_subcommand in READ_COMMANDS or ctx.invoked_subcommand is None
     ctx.obj = State(db=db, settings=settings, reading=reading)
     if ctx.invoked_subcommand is None:  # a bare `memlane`: where things stand

@@ -1,4 +1,5 @@
-"""migrate-store: copy a whole store to another backend (SQLite <-> PostgreSQL)."""
+"""migrate-store: copy a whole store to another backend (SQLite <-> PostgreSQL); migrate:
+bring a store's schema up to date."""
 
 from __future__ import annotations
 
@@ -88,3 +89,40 @@ def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> N
         click.echo(f"Embedded {report.embedded} memories on the target")
     if report.embed_failed:
         note(f"{report.embed_failed} memories left without vectors: run `memlane embed --pending`")
+
+
+@in_section("admin")
+@click.command("migrate")
+@click.option("--dry-run", is_flag=True, help="List the pending migrations; apply none.")
+@json_option
+def migrate_cmd(dry_run: bool, as_json: bool) -> None:
+    """Bring the store's schema up to date: apply the migrations this memlane has that
+    the store has not (each in its own transaction, recorded in the store), on SQLite and
+    on PostgreSQL alike.
+
+    A store is migrated when it is opened unless the auto_migrate setting is 0
+    (MEMLANE_AUTO_MIGRATE=0): then a store an older memlane made is refused until this
+    command runs, so you choose when (after `memlane backup`, say). --dry-run lists what
+    would be applied and changes nothing. A store that does not exist is refused (exit
+    1), never created; a store a newer memlane made is refused too."""
+    location = state().location()
+    status = Memory.schema_status(location) if dry_run else Memory.migrate_schema(location)
+    where = _shown(status.location)
+    if as_json:
+        emit_json(
+            {
+                "store": where,
+                "version": status.version,
+                "latest": status.latest,
+                "migrations": [{"version": n, "name": name} for n, name in status.pending],
+                "dry_run": dry_run,
+            }
+        )
+        return
+    if not status.pending:
+        click.echo(f"{where} is up to date (schema version {status.version})")
+        return
+    verb = "would apply" if dry_run else "applied"
+    click.echo(f"{where}: schema version {status.version} -> {status.latest}, {verb}:")
+    for number, name in status.pending:
+        click.echo(f"  {number:>3} {name}")

@@ -474,16 +474,16 @@ def _settings_checks() -> list[Check]:
     """Settings that do not parse or do not fit together (doctor ran with their
     defaults instead)."""
     bad = click.get_current_context().meta.get(SETTINGS_PROBLEMS, [])
-    checks = [
-        Check(
-            "settings",
-            FAIL,
-            problem,
-            "fix or unset " + " ".join(re.findall(r"MEMLANE_[A-Z_]+", problem)),
-        )
-        for problem in bad
-    ]
+    checks = [Check("settings", FAIL, problem, _settings_fix(problem)) for problem in bad]
     return checks or [Check("settings", OK, f"all {len(config.SETTINGS)} settings valid")]
+
+
+def _settings_fix(problem: str) -> str:
+    """What to do about a bad setting: the environment variables it names, else the file."""
+    names = re.findall(r"MEMLANE_[A-Z_]+", problem)
+    if names:
+        return "fix or unset " + " ".join(names)
+    return "fix it in the settings file (`memlane settings set` or `memlane settings unset`)"
 
 
 def _token_check(s: dict[str, Any]) -> Check:

@@ -155,8 +155,8 @@ def settings_table() -> str:
 
 
 def _setting_default(value: Any) -> str:
-    """A default as one would set it; a path under the data directory starts `<data dir>`,
-    which differs from one machine to the next."""
+    """A default as one would set it; a path under the data (or config) directory starts
+    `<data dir>` (`<config dir>`), which differs from one machine to the next."""
     if value is None:
         return "unset"
     if value in ("", ()):
@@ -166,7 +166,8 @@ def _setting_default(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
-    return f"`{text.replace(str(config.data_dir()), '<data dir>')}`"
+    text = text.replace(str(config.data_dir()), "<data dir>")
+    return f"`{text.replace(str(config.config_dir()), '<config dir>')}`"
 
 
 # ---- benchmark results -----------------------------------------------------------------

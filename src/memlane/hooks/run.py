@@ -62,6 +62,7 @@ class Report(msgspec.Struct, frozen=True):
     captured: tuple[str, ...] = ()
     error: str | None = None
     details: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    settings_problems: tuple[str, ...] = ()  # bad settings, each run at its default
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +74,7 @@ class Report(msgspec.Struct, frozen=True):
             "captured": list(self.captured),
             "error": self.error,
             "details": dict(self.details),
+            "settings_problems": list(self.settings_problems),
         }
 
 
@@ -123,14 +125,15 @@ def handle(
     name: str,
     host_name: str,
     stdin: str,
-    settings: Mapping[str, Any] | None,
+    settings: Mapping[str, Any],
     *,
     db: str | None = None,
-    settings_error: str | None = None,
+    settings_problems: tuple[str, ...] = (),
     ignored: tuple[str, ...] = (),
 ) -> Report:
-    """Run one hook; never raises (see the module docstring). `ignored`: arguments the
-    interface did not understand, logged."""
+    """Run one hook; never raises (see the module docstring). `settings_problems`: the
+    settings that were bad (the interface put their defaults in `settings`), logged;
+    `ignored`: arguments the interface did not understand, logged."""
     started = time.monotonic()
     opened: list[Memory] = []
     error = trace = None
@@ -138,8 +141,6 @@ def handle(
     try:
         if os.environ.get(llm.NESTED_ENV):
             outcome = Outcome("nested")  # inside MEMLANE_LLM_CMD: never capture a capture
-        elif settings is None:
-            raise Invalid(settings_error or "settings could not be read")
         else:
             event = host.parse(name, host_name, stdin)
             opener = _opener(settings, db, event, opened)
@@ -161,6 +162,7 @@ def handle(
         captured=outcome.captured,
         error=error,
         details=outcome.details,
+        settings_problems=settings_problems,
     )
     _log(settings, report, event, trace, started, ignored)
     return report
@@ -187,7 +189,7 @@ def _close(memory: Memory) -> None:
 
 
 def _log(
-    settings: Mapping[str, Any] | None,
+    settings: Mapping[str, Any],
     report: Report,
     event: host.Event | None,
     trace: str | None,
@@ -206,6 +208,8 @@ def _log(
             entry[key] = list(value)
     if report.details:
         entry["details"] = dict(report.details)
+    if report.settings_problems:
+        entry["settings"] = list(report.settings_problems)
     if report.error:
         entry["error"] = report.error
     if trace:

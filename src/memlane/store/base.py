@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import msgspec
 
-from memlane.errors import Invalid
+from memlane.errors import Invalid, SchemaOutdated
 from memlane.model import (
     Filters,
     Hit,
@@ -55,6 +55,31 @@ class Counts(msgspec.Struct, frozen=True):
 
     total: int
     live: int
+
+
+class SchemaStatus(msgspec.Struct, frozen=True):
+    """Where a store's schema stands: its version, this memlane's latest, and the
+    migrations (number, name) that would bring it there, in order."""
+
+    location: str
+    version: int
+    latest: int
+    pending: tuple[tuple[int, str], ...]
+
+
+def pending_migrations(
+    version: int, migrations: Sequence[tuple[int, str, Any]]
+) -> tuple[tuple[int, str], ...]:
+    """The migrations a store at `version` has not applied yet."""
+    return tuple((number, name) for number, name, _ in migrations if number > version)
+
+
+def outdated(location: str, version: int, latest: int) -> SchemaOutdated:
+    """The error of opening a store that needs migrating while auto_migrate is off."""
+    return SchemaOutdated(
+        f"{location} has schema version {version}, older than this memlane's ({latest}), "
+        "and auto_migrate is off: run `memlane migrate`"
+    )
 
 
 class ChangeMark(msgspec.Struct, frozen=True):

@@ -16,6 +16,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         f"the PostgreSQL backend needs packages that are not installed ({exc.name}): run {INSTALL}"
     ) from None
 
-from memlane.store.postgres.store import PostgresStore  # noqa: E402
+from memlane.store.postgres.store import PostgresStore, schema_status  # noqa: E402
 
-__all__ = ["INSTALL", "PostgresStore"]
+__all__ = ["INSTALL", "PostgresStore", "schema_status"]

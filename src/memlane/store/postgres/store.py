@@ -31,7 +31,7 @@ from memlane.model import (
     Vitals,
 )
 from memlane.store import base
-from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
+from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, SchemaStatus, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.parts import (
@@ -136,15 +136,35 @@ def _configure(conn: Conn) -> None:
     conn.commit()  # the pool wants the connection idle
 
 
+def schema_status(url: str) -> SchemaStatus:
+    """Where the schema of the database at `url` stands; reads it without creating,
+    migrating or writing anything."""
+    location = _redacted(url)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            version = schema.current_version(conn.cursor())
+    except psycopg.Error as exc:
+        raise Unavailable(f"cannot open {location}: {exc}") from None
+    schema.check_not_newer(version, location)
+    pending = base.pending_migrations(version, schema.MIGRATIONS)
+    return SchemaStatus(location, version, schema.LATEST, pending)
+
+
 class PostgresStore:
     """A memlane store in one PostgreSQL database (with the pgvector extension)."""
 
-    def __init__(self, url: str, synchronous: str = "full") -> None:
+    def __init__(self, url: str, synchronous: str = "full", *, migrate: bool = True) -> None:
+        """`migrate`: bring an older schema up to date (else such a database is refused
+        with SchemaOutdated; an empty one is always given the whole schema)."""
         del synchronous  # SQLite's durability knob; the server's settings rule here
         self.location = _redacted(url)
         self.read_only = False  # the server's roles decide; a refused write is its error
         try:
             with psycopg.connect(url, autocommit=True) as conn:
+                if not migrate:
+                    version = schema.current_version(conn.cursor())
+                    if 0 < version < schema.LATEST:
+                        raise base.outdated(self.location, version, schema.LATEST)
                 self.schema_version = schema.migrate(conn, self.location)
             self.pool: ConnectionPool[Conn] = ConnectionPool(
                 url,

@@ -1,5 +1,5 @@
 """The embedded SQLite backend."""
 
-from memlane.store.sqlite.store import SQLiteStore
+from memlane.store.sqlite.store import SQLiteStore, schema_status
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "schema_status"]

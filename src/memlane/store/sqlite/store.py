@@ -34,7 +34,7 @@ from memlane.model import (
     effective_resonance,
 )
 from memlane.store import base
-from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, Selection
+from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, SchemaStatus, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
 from memlane.store.dialect.writes import SharedWrites
@@ -382,6 +382,24 @@ def _connect(location: str, read_only: bool, lent: bool) -> GuardedConnection:
     return conn
 
 
+def schema_status(path: Path) -> SchemaStatus:
+    """Where the schema of the store file at `path` stands; reads it without creating,
+    migrating or writing anything."""
+    if not path.exists():
+        raise NotFound(f"no store at {path}")
+    _check_not_empty(path)
+    conn = _connect(str(path), read_only=True, lent=False)
+    try:
+        version = schema.current_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise Unavailable(f"{path} is not a memlane database: {exc}") from None
+    finally:
+        conn.close()
+    schema.check_not_newer(version, str(path))
+    pending = base.pending_migrations(version, schema.MIGRATIONS)
+    return SchemaStatus(str(path), version, schema.LATEST, pending)
+
+
 class SQLiteStore:
     """A memlane store in one SQLite file."""
 
@@ -392,12 +410,16 @@ class SQLiteStore:
         *,
         lent: bool = False,
         read_only: bool = False,
+        migrate: bool = True,
         _draft: bool = False,
     ) -> None:
         """`lent`: a side reader's connection, which threads use in turn (see
         side_reader). `read_only`: open the file for reading only; a file this process
-        may not write is opened so anyway. `_draft`: the temporary file `_create` builds."""
+        may not write is opened so anyway. `migrate`: bring an older schema up to date
+        (else such a store is refused with SchemaOutdated; a new one is always made
+        whole). `_draft`: the temporary file `_create` builds."""
         self.location = str(path)
+        self._auto_migrate = migrate
         if synchronous not in _SYNCHRONOUS:
             raise Invalid(f"invalid sqlite synchronous mode {synchronous!r}: use full or normal")
         on_disk = self.location != ":memory:"
@@ -452,6 +474,12 @@ class SQLiteStore:
         schema.check_not_newer(version, self.location)
         if version == schema.LATEST:
             return version
+        # Trigger: a store made by an older memlane, opened with auto_migrate off. Why:
+        # the user migrates when they choose (after a backup, on a shared file).
+        # Outcome: refused, naming `memlane migrate`; a new store (version 0) is made.
+        if version and not self._auto_migrate:
+            self.conn.close()
+            raise base.outdated(self.location, version, schema.LATEST)
         with self._turn():
             return self._migrate_from(version)
 
