@@ -231,6 +231,16 @@ def test_a_question_about_a_change_shows_what_the_answer_replaced(mem):
     assert mem.recall(SWITCH, unfold=False).previously == ()
 
 
+def test_a_change_question_naming_only_the_old_finds_what_replaced_it(mem):
+    mem.add("Billing emails go out on the first of the month.")
+    old = mem.add("We use MySQL").id
+    new = mem.supersede(old, "We use PostgreSQL", reason=WHY).id
+    result = mem.recall("why did we switch from MySQL")  # no vector lane: words alone
+    assert [(h.record.id, set(h.ranks)) for h in result.hits] == [(new, {"bm25"})]
+    assert [p.record.id for p in result.previously] == [old]
+    assert mem.recall("MySQL").hits == ()  # not a change question: the present only
+
+
 def test_the_unfold_walks_content_versions_and_chains_newest_first(mem):
     first = mem.add("The orders service stores its data in SQLite.").id
     mem.update(first, content=MYSQL, reason="SQLite could not take the writes")
@@ -413,6 +423,17 @@ def test_the_hook_shows_a_prior_state_under_its_memory_only_within_the_budget():
     alone = context.block("recall", context.RECALL_HEADER, [(None, items[:1])], 1000)
     tight = context.block("recall", context.RECALL_HEADER, [(None, items)], alone.tokens + 5)
     assert tight.text is not None and "[PREVIOUSLY]" not in tight.text and POSTGRES in tight.text
+
+
+def test_a_prior_state_is_never_shown_without_its_memory():
+    head = record("m-new", "global", "PostgreSQL. " + "A long explanation of the move. " * 30)
+    old = Prior(record("m-old", "global", MYSQL, superseded_at=NOW), "m-new", WHY, NOW)
+    items = context.with_priors([context.memory_item(head)], {"m-new": [old]})
+    led = replace(items[1], follows=False)
+    frame = context.block("recall", context.RECALL_HEADER, [(None, [led])], 1000)
+    assert frame.text is not None  # the prior state's line alone fits this budget
+    alone = context.block("recall", context.RECALL_HEADER, [(None, items)], frame.tokens + 5)
+    assert alone.text is None and alone.omitted == 2
 
 
 def test_a_prompt_about_a_switch_injects_the_prior_state(run, db_path, tmp_path, cli_env):

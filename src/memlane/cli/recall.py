@@ -119,7 +119,9 @@ def recall_cmd(
     newest first, marked `[PREVIOUSLY]` with the reason recorded when each ended: the content
     versions an update replaced and the memories it superseded (JSON `previously` on each
     result: id, title, content, valid_to, reason). They take the --max-tokens budget left
-    before linked neighbours do.
+    before linked neighbours do. Such a question's keyword matches among superseded memories
+    bring the memories that replaced them, so "why did we switch from MySQL" finds the
+    PostgreSQL memory that no longer names MySQL.
 
     Recall answers with nothing when nothing is near enough: when the query's nearest memory
     is less alike (cosine) than the relevance floor (--min-score, MEMLANE_RECALL_MIN_SCORE,

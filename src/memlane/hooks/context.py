@@ -50,6 +50,7 @@ class Item(msgspec.Struct, frozen=True):
     key: str  # a memory or reminder id
     text: str
     priority: int = 0
+    follows: bool = False  # shown only under the item before it (a prior state)
 
 
 class Block(msgspec.Struct, frozen=True):
@@ -84,7 +85,7 @@ def prior_item(prior: Prior) -> Item:
     text = r.body.strip()[:MAX_BODY_CHARS]
     why = f"; {prior.reason}" if prior.reason else ""
     line = f"  - {text}{provenance_marks(r)} (until {minute(prior.valid_to)}{why})"
-    return Item(prior.of, line.replace("\n", "\n    "), PRIOR_PRIORITY)
+    return Item(prior.of, line.replace("\n", "\n    "), PRIOR_PRIORITY, follows=True)
 
 
 def with_priors(items: Sequence[Item], priors: Mapping[str, Sequence[Prior]]) -> list[Item]:
@@ -128,7 +129,7 @@ def block(
     packed = pack(
         items, room, cost=lambda i: estimate_tokens(i.text) + 1, priority=lambda i: i.priority
     )
-    kept = set(packed.kept)
+    kept = _led(items, set(packed.kept))
     if not kept:
         return Block(None, omitted=len(items))
     lines = [header]
@@ -137,5 +138,19 @@ def block(
         if shown:
             lines += ([f"## {title}"] if title else []) + shown
     text = "\n".join(fenced(kind, lines))
-    ids = tuple(dict.fromkeys(item.key for item in packed.kept))
-    return Block(text, ids, len(packed.omitted), estimate_tokens(text))
+    ids = tuple(dict.fromkeys(item.key for item in items if item in kept))
+    omitted = sum(1 for item in items if item not in kept)
+    return Block(text, ids, omitted, estimate_tokens(text))
+
+
+def _led(items: Sequence[Item], kept: set[Item]) -> set[Item]:
+    """What the budget kept, less an item that follows one it left out: a prior state
+    means nothing without the memory it hangs from."""
+    out: set[Item] = set()
+    led = False
+    for item in items:
+        if not item.follows:
+            led = item in kept
+        if item in kept and (led or not item.follows):
+            out.add(item)
+    return out

@@ -212,8 +212,9 @@ def recall(
     """
     filters = with_global(filters, options.include_global)
     cue = time_cue(query, now)
+    change = options.unfold and asks_about_change(query)
     found = lanes.gather(
-        store, query, filters, options.limit, vector_lane, options.lane_weights, cue.window
+        store, query, filters, options.limit, vector_lane, options.lane_weights, cue.window, change
     )
     evidence = judged(
         store,
@@ -251,7 +252,6 @@ def recall(
         pool = shown[: options.limit * MMR_POOL]
         ranked = diversify(pool, lambda_=options.mmr_lambda, limit=options.limit)
     packed = pack_results(ranked, options.max_tokens)
-    change = options.unfold and asks_about_change(query)
     priors = _unfolded(store, filters, packed.kept, admit) if change else []
     extras = _neighbours(store, filters, packed.kept, options, admit)
     left = None if options.max_tokens is None else options.max_tokens - packed.tokens_used
