@@ -44,6 +44,8 @@ CHANGE_QUESTIONS = [
     "what changed in the release process",
     "we switched databases last spring, why?",
     "when was the cache replaced",
+    "what replaced Jenkins",
+    "did we drop support for Python 3.8",
     "migrated off Jenkins when?",
     "what did we migrate from",
     "moving away from REST",
@@ -64,6 +66,8 @@ OTHER_QUESTIONS = [
     "what database do we use",
     "why did the build fail",
     "network switch configuration",
+    "replace the tabs with spaces",
+    "did we go to the offsite",
     "deploy checklist",
 ]
 

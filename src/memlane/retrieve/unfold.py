@@ -8,13 +8,15 @@ their own versions and predecessors in turn), newest first, each marked [PREVIOU
 with the reason recorded when it ended.
 
 Detection is a handful of English patterns over the query, no model. What triggers:
-switch/switched/moved/migrated from (or to, away, off), changed from/to, replace(d),
-used to, previously, formerly, instead of, "what changed", "did we change/switch/...",
-"why did we ...", "what/which ... did/was ... before", "before the switch/move/...".
-What does not: a verb alone as a how-to ("how do I change the port", "switch statement
-in Go", "move the file to src/"), and "before" as an order of steps ("run the tests
-before you deploy"). A false alarm costs little: only results that have prior states
-show any.
+switch/move/migrate from (or away, off, back to), switched/changed/moved, changed to,
+replaced/replacing/replacement, used to, previously, formerly, instead of, "what
+changed", "did we change/switch/drop/...", "why did we ...", "what/which ... did/was
+... before", "before the switch/move/...". What does not: a change verb as a how-to or
+an instruction ("how do I change the port", "replace the tabs with spaces", "switch
+statement in Go", "move the file to src/"), and "before" as an order of steps ("run
+the tests before you deploy"). A false alarm costs little: only results that have
+prior states show any (a statement such as "I changed the config" triggers, and shows
+the config memory's earlier versions, if it has some).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ UNFOLD_HOPS = 3
 UNFOLD_BUDGET = 4
 
 _WE = r"(?:we|you|they|i|he|she|it|the\s+team)"
-_VERB = r"(?:switch|chang|mov|migrat|replac|swap|drop|stop|abandon|ditch|leav|go|went)"
+_VERB = r"(?:switch|chang|mov|migrat|replac|swap|drop|stop|abandon|ditch)"
 _CHANGE = [
     # switched from / moving away from / migrated off / changed to
     r"\b(?:switch(?:ed|es|ing)?|mov(?:e|ed|es|ing)|migrat(?:e|ed|es|ing)|swapp?(?:ed|ing)?"
@@ -41,12 +43,12 @@ _CHANGE = [
     r"(?:(?:away\s+|back\s+|over\s+)?from|off(?:\s+of)?|away|over\s+to|back\s+to)\b",
     r"\b(?:switch(?:ed)?|chang(?:e|ed))\s+to\b",
     r"\b(?:switched|changed|migrated|moved)\b(?!\s+(?:the|a|an)\s+\w+\s+to\b)",
-    r"\breplac(?:e|ed|es|ing|ement)\b",
+    r"\breplac(?:ed|ing|ement)\b",
     r"\bused\s+to\b",
     r"\b(?:previously|formerly|originally|no\s+longer)\b",
     r"\binstead\s+of\b",
     r"\bwhat\s+(?:has\s+|have\s+)?changed\b",
-    rf"\b(?:did|do|have|has)\s+{_WE}\s+(?:ever\s+)?{_VERB}\w*",
+    rf"\b(?:did|have|has)\s+{_WE}\s+(?:ever\s+)?{_VERB}\w*",
     rf"\bwhy\s+did\s+{_WE}\b",
     r"\b(?:what|which)\b[^.?!]*\b(?:did|was|were|had)\b[^.?!]*\bbefore\b",
     r"\bbefore\s+(?:the\s+|our\s+|we\s+)?(?:switch|change|move|migration|migrated|moved|switched)",
