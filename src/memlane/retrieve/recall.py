@@ -154,11 +154,14 @@ def capped(found: list[Scored], cap: int | None) -> tuple[list[Scored], list[str
         return found, []
     kept: list[Scored] = []
     over: list[str] = []
+    room = cap
     for s in found:
-        if s.record.scope == GLOBAL and sum(k.record.scope == GLOBAL for k in kept) >= cap:
-            over.append(s.record.id)
-        else:
-            kept.append(s)
+        if s.record.scope == GLOBAL:
+            if room <= 0:
+                over.append(s.record.id)
+                continue
+            room -= 1
+        kept.append(s)
     return kept, over
 
 
