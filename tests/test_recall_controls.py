@@ -455,3 +455,15 @@ def test_a_prompt_about_a_switch_injects_the_prior_state(run, db_path, tmp_path,
     assert done.exit_code == 0, done.stderr
     block = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert POSTGRES in block and "[PREVIOUSLY] (until" in block and WHY in block
+
+
+def test_another_agents_private_prior_state_stays_hidden(db_path, mem):
+    with Memory.open(db_path, agent="other", context=Context("proj", "main")) as theirs:
+        old = theirs.add(MYSQL, visibility="private").id
+        new = theirs.supersede(old, POSTGRES, reason=WHY, private=False, owner=None,
+                              force=True).id  # fmt: skip
+    result = mem.recall(SWITCH)
+    assert [h.record.id for h in result.hits] == [new] and result.previously == ()
+    with Memory.open(db_path, agent="other", context=Context("proj", "main")) as theirs:
+        mine = theirs.recall(SWITCH, include_private=True)
+        assert [p.record.id for p in mine.previously] == [old]

@@ -16,7 +16,8 @@ from memlane.retrieve.score import Scored
 
 
 class Extra(msgspec.Struct, frozen=True):
-    """A linked neighbour of a result, shown after the results (1-hop expansion)."""
+    """A linked neighbour of a result (or, two hops out, of another neighbour), shown
+    after the results."""
 
     record: Record
     neighbour: Neighbour
