@@ -44,7 +44,10 @@ REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {"query": "x", "limit": SECRET}, "invalid: limit: expected an integer"),
     ("recall", {}, "invalid: query: required, but not given"),
     ("recall", {"query": "x", "bogus": 1},
-     "invalid: bogus: not an argument of this tool (it takes: query, scope, limit, max_tokens, min_score)"),
+     "invalid: bogus: not an argument of this tool (it takes: query, scope, limit, max_tokens, "
+     "min_score, include_global, global_limit, link_budget, link_hops, mmr)"),
+    ("recall", {"query": "x", "link_hops": 3}, "invalid: link_hops: must be at most 2"),
+    ("recall", {"query": "x", "global_limit": -1}, "invalid: global_limit: must be at least 0"),
     ("read_graph", {"depth": 2}, "invalid: depth: not an argument of this tool "
      "(it takes: no arguments)"),
     ("remember", {"content": 5}, "invalid: content: expected a string"),

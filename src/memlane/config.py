@@ -275,7 +275,8 @@ SETTINGS: tuple[Setting, ...] = (
         "recall_link_budget",
         "MEMLANE_RECALL_LINK_BUDGET",
         lambda: None,
-        "recall: linked neighbours shown after the results (1-hop expansion; default 2; 0: none).",
+        "recall: linked neighbours shown after the results (default 2; 0: none; "
+        "--link-budget for one call).",
         _count,
     ),
     Setting(

@@ -496,16 +496,21 @@ class Memory:
         resonance_type: str | None = None,
         sort: str = "chronological",
         limit: int = 100,
+        as_of: str | datetime | None = None,
         **options: Any,
     ) -> Records:
-        """Recent memories: ephemeral facts by default, all kinds with `all_types`."""
+        """Recent memories: ephemeral facts by default, all kinds with `all_types`.
+        `as_of` T: what was recent then (the `days` before T, as the store read at T:
+        memories created by then and valid then)."""
         if days < 0:
             raise Invalid("--days must not be negative")
         if sort not in ("chronological", "resonance"):
             raise Invalid("--sort must be chronological or resonance")
         types = [resonance_type] if resonance_type else ([] if all_types else ["ephemeral"])
+        at = parse_instant(as_of, "as-of") if as_of is not None else None
         return self.list(
-            since=utcnow() - timedelta(days=days),
+            since=(at or utcnow()) - timedelta(days=days),
+            as_of=at,
             resonance_types=types,
             limit=limit,
             order="created" if sort == "chronological" else "importance",

@@ -306,6 +306,7 @@ def search_cmd(
 )
 @click.option("--limit", type=int, default=100, show_default=True, help="Most results.")
 @click.option("--scope", help="Scopes to read, or 'all'.")
+@click.option("--as-of", help="What was recent at this instant: the --days before it.")
 @json_option
 def recent_cmd(
     days: int,
@@ -314,12 +315,17 @@ def recent_cmd(
     sort: str,
     limit: int,
     scope: str | None,
+    as_of: str | None,
     as_json: bool,
 ) -> None:
     """Recent memories: ephemeral facts of the last days by default.
 
-    --all-types lists every resonance type, --resonance-type one of them."""
-    records = memory().recent(days, all_types, resonance_type, sort, limit, scope=scope)
+    --all-types lists every resonance type, --resonance-type one of them. --as-of T lists
+    what was recent at T: the --days before T, as the store read at T (memories created
+    by then and valid then, each with the content version of then)."""
+    records = memory().recent(
+        days, all_types, resonance_type, sort, limit, as_of=as_of, scope=scope
+    )
     if as_json:
         emit_json({"results": [record_dict(r) for r in records], "count": len(records)})
         return

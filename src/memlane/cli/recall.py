@@ -15,14 +15,15 @@ from memlane.cli.common import (
     note,
 )
 from memlane.cli.read import filters_only
-from memlane.cli.render import record_dict, said_nothing
+from memlane.cli.render import plain, record_dict, said_nothing
 from memlane.model import Record, as_dict
-from memlane.retrieve.present import defanged, lane_warnings, provenance_marks
+from memlane.retrieve.expand import MAX_LINK_HOPS
+from memlane.retrieve.present import defanged, lane_warnings, provenance_marks, stamp
 from memlane.services.recall import RECALL_LIMIT
 
 if TYPE_CHECKING:
     from memlane.retrieve.explain import Explanation
-    from memlane.retrieve.result import Extra, RecallResult
+    from memlane.retrieve.result import Extra, Prior, RecallResult
 
 
 @in_section("recall")
@@ -45,6 +46,25 @@ if TYPE_CHECKING:
     "--explain", is_flag=True, help="Say why each result (or --target) surfaced; writes nothing."
 )
 @click.option("--target", help="With --explain: a memory id, or text its title or body contains.")
+@click.option(
+    "--include-global/--no-global",
+    default=None,
+    help="Global memories join the read (default: as --scope says; its default holds global).",
+)
+@click.option(
+    "--global-limit", type=click.IntRange(min=0), help="Most global memories among the results."
+)
+@click.option(
+    "--link-budget",
+    type=click.IntRange(min=0),
+    help="Linked neighbours shown after the results (default: MEMLANE_RECALL_LINK_BUDGET).",
+)
+@click.option(
+    "--link-hops",
+    type=click.IntRange(0, MAX_LINK_HOPS),
+    help="Links followed from a result: 0 none, 1 (default), 2 links of links.",
+)
+@click.option("--no-mmr", is_flag=True, help="Rank by score alone, without MMR diversity.")
 @min_score_option
 @json_option
 def recall_cmd(
@@ -57,6 +77,7 @@ def recall_cmd(
     min_score: float | None,
     as_json: bool,
     limit: int,
+    no_mmr: bool,
     **options: Any,
 ) -> None:
     """The few memories that matter for QUERY: ranked by keyword and meaning, explained.
@@ -80,10 +101,27 @@ def recall_cmd(
     Text output is fenced (`<memlane-recall>`) and marked `[UNTRUSTED WEB]`, `[INJECTION
     RISK]`, `[PREVIOUSLY]`, `[STALE SOURCE]`; --json gives each result's score, its `parts`
     and a `why` line, plus `omitted` and `tokens_used`. After the results come up to
-    MEMLANE_RECALL_LINK_BUDGET (2) linked neighbours (JSON `linked`): a contradiction first,
-    marked `[CONTESTED]`, then updates, support, structure and plain relatedness; they pass
-    the same filters, never take a result's place, and are the first to go under
-    --max-tokens.
+    MEMLANE_RECALL_LINK_BUDGET (2; --link-budget N for one call) linked neighbours (JSON
+    `linked`): a contradiction first, marked `[CONTESTED]`, then updates, support, structure
+    and plain relatedness; they pass the same filters, never take a result's place, and are
+    the first to go under --max-tokens. --link-hops 2 follows links of links too, after
+    every first-hop neighbour, each scored at half the score of what it hangs from per hop;
+    --link-hops 0 follows none. --no-mmr ranks by score alone.
+
+    Global memories join a read of this project (the default --scope holds global);
+    --no-global leaves them out, --include-global adds them to the scopes --scope names,
+    and --global-limit N keeps at most N of them among the results. --as-of T recalls what
+    was valid at T. --json (`settings`) and --explain report the controls a recall ran with.
+
+    A question about a change ("why did we switch from MySQL", "what did we use before
+    Postgres", "when did we change the deploy target"; not a how-to such as "how do I change
+    the port") unfolds its top three results: under each, up to four prior states in all,
+    newest first, marked `[PREVIOUSLY]` with the reason recorded when each ended: the content
+    versions an update replaced and the memories it superseded (JSON `previously` on each
+    result: id, title, content, valid_to, reason). They take the --max-tokens budget left
+    before linked neighbours do. Such a question's keyword matches among superseded memories
+    bring the memories that replaced them, so "why did we switch from MySQL" finds the
+    PostgreSQL memory that no longer names MySQL.
 
     Recall answers with nothing when nothing is near enough: when the query's nearest memory
     is less alike (cosine) than the relevance floor (--min-score, MEMLANE_RECALL_MIN_SCORE,
@@ -101,12 +139,14 @@ def recall_cmd(
 
     --explain runs the same pipeline, writes nothing, and gives one verdict per result, or
     per --target (an id, or text a memory's title or body contains; one verdict per match):
-    `found` (at rank), `linked`, `omitted_by_budget`, `held_back` (a passive read),
-    `abstained` (nothing was near enough), `below_limit`, `not_valid_at_as_of`, `superseded`,
+    `found` (at rank), `linked`, `previously`, `omitted_by_budget`, `held_back` (a passive
+    read), `over_global_limit`, `abstained` (nothing was near enough), `below_limit`, `not_valid_at_as_of`, `superseded`,
     `out_of_scope`, `filtered_out`, `not_in_pool` (no lane found it; says when the vector lane is absent and why) or
     `not_in_store` (nothing you may see matches)."""
     if target is not None and not explain:
         raise click.UsageError("--target needs --explain")
+    if no_mmr:
+        options["mmr"] = False
     mem = memory()
     if explain:
         explained = mem.explain(
@@ -150,6 +190,7 @@ def _print(
                     "score": round(h.score, 6),
                     "parts": {k: round(v, 6) for k, v in h.parts.items()},
                     "why": why(h),
+                    "previously": [_prior_dict(p) for p in result.priors_of(h.record.id)],
                 }
                 for h in result.hits
             ],
@@ -162,6 +203,7 @@ def _print(
             "warnings": lane_warnings(result.skipped),
             "abstained": result.abstained,
             "evidence": None if result.evidence is None else result.evidence.to_json(),
+            "settings": dict(result.settings),
         }
         if explained is not None:
             payload["explain"] = {
@@ -186,6 +228,8 @@ def _print(
                 )
             )
             _body(r)
+            for prior in result.priors_of(r.id):
+                _prior(prior)
         for extra in result.extras:
             r, n = extra.record, extra.neighbour
             contested = " [CONTESTED]" if n.contested else ""
@@ -208,6 +252,8 @@ def _print(
         note(warning)
     if explained is not None:
         click.echo("explain:")
+        told = ", ".join(f"{k} {_setting(v)}" for k, v in result.settings.items())
+        click.echo(f"  settings: {told}")
         if explained.absent_lanes:
             click.echo(f"  {explained.absent_lanes}")
         if result.abstained and result.evidence is not None:
@@ -222,6 +268,36 @@ def _body(record: Record) -> None:
         click.echo("  " + defanged(record.body).replace("\n", "\n  "))
 
 
+def _prior(prior: Prior) -> None:
+    """A prior state under its result: indented, marked, with when and why it ended."""
+    r = prior.record
+    what = r.id if prior.version is None else f"{r.id} version {prior.version}"
+    why = f"; {prior.reason}" if prior.reason else ""
+    click.echo(
+        defanged(f"  - {r.title}{provenance_marks(r)} ({what}, until {stamp(prior.valid_to)}{why})")
+    )
+    if r.body != r.title:
+        click.echo("    " + defanged(r.body).replace("\n", "\n    "))
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(value) or "none"
+    return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _prior_dict(prior: Prior) -> dict[str, Any]:
+    r = prior.record
+    return {
+        "id": r.id,
+        "version": prior.version,
+        "title": r.title,
+        "content": r.body,
+        "valid_to": plain(prior.valid_to),
+        "reason": prior.reason,
+    }
+
+
 def _extra_dict(extra: Extra) -> dict[str, Any]:
     n = extra.neighbour
     return {
@@ -229,4 +305,6 @@ def _extra_dict(extra: Extra) -> dict[str, Any]:
         "linked_from": n.via,
         "link": n.link.value,
         "contested": n.contested,
+        "hop": n.hop,
+        "score": round(extra.score, 6),
     }

@@ -58,6 +58,7 @@ from memlane.write import capturelog
 
 if TYPE_CHECKING:
     from memlane.memory import Memory
+    from memlane.retrieve.result import Prior
 
 OpenMemory = Callable[[], "Memory"]
 # The prompt's share of the recall query, and the tool-operation tokens' reserved slice
@@ -215,7 +216,8 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         details["already_shown"] = len(admitted) - len(fresh)
     if not fresh:
         return Outcome("already-shown", details=details)
-    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details)
+    priors = {r.id: result.priors_of(r.id) for r in fresh}
+    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details, priors)
     made = [r for r in fresh if r.id in outcome.injected]
     state.note_shown(options.hook_dir, event.session_id, context.stamps(made))
     return outcome
@@ -228,10 +230,13 @@ def shown(
     records: Sequence[Record],
     options: Options,
     details: Mapping[str, Any],
+    priors: Mapping[str, Sequence[Prior]] | None = None,
 ) -> Outcome:
     """The records as a fenced block within the budget, counted as surfaced: injected,
-    or a budget-drop when none fits."""
+    or a budget-drop when none fits. `priors`: the states a record replaced, shown
+    under it when they fit (a question about a change)."""
     items = [context.memory_item(r, options.command) for r in records]
+    items = context.with_priors(items, priors or {})
     made = context.block(kind, header, [(None, items)], options.budget)
     if made.text is None:
         return Outcome("budget-drop", details=details)

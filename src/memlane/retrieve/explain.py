@@ -6,9 +6,12 @@ its trace and the target's record here. Verdicts, in the order they are tested:
     not_in_store        no memory the reader may see has that id (or matches the text)
     found               presented at `rank`
     linked              shown after the results as a linked neighbour of one of them
+    previously          shown under a result as a state it replaced (a question about
+                        a change; see retrieve.unfold)
     omitted_by_budget   ranked within the limit, left out by --max-tokens
     held_back           a passive read holds it back (untrusted web, injection risk,
                         confidence below the floor)
+    over_global_limit   a global candidate past --global-limit (or --no-global)
     abstained           a candidate, but nothing was near enough to the query: recall
                         answered with nothing (see retrieve.abstain)
     below_limit         a candidate, ranked below the last presented result
@@ -32,8 +35,10 @@ VERDICTS = (
     "not_in_store",
     "found",
     "linked",
+    "previously",
     "omitted_by_budget",
     "held_back",
+    "over_global_limit",
     "abstained",
     "below_limit",
     "not_valid_at_as_of",
@@ -104,8 +109,8 @@ def judge(
 
 
 def _in_trace(memory_id: str, result: RecallResult) -> Verdict | None:
-    """found / linked / omitted_by_budget / held_back / abstained / below_limit, from
-    the trace."""
+    """found / linked / previously / omitted_by_budget / held_back / over_global_limit
+    / abstained / below_limit, from the trace."""
     for rank, hit in enumerate(result.hits, start=1):
         if hit.record.id == memory_id:
             return Verdict(memory_id, "found", rank, hit.score, _lanes(hit.ranks))
@@ -114,6 +119,10 @@ def _in_trace(memory_id: str, result: RecallResult) -> Verdict | None:
             n = extra.neighbour
             detail = f"{n.link.value} link from {n.via}" + (" [CONTESTED]" if n.contested else "")
             return Verdict(memory_id, "linked", detail=detail)
+    for prior in result.previously:
+        if prior.record.id == memory_id:
+            why = f"; {prior.reason}" if prior.reason else ""
+            return Verdict(memory_id, "previously", detail=f"before {prior.of}{why}")
     for rank, cand in enumerate(result.candidates, start=1):
         if cand.record.id != memory_id:
             continue
@@ -121,6 +130,10 @@ def _in_trace(memory_id: str, result: RecallResult) -> Verdict | None:
             return Verdict(memory_id, "omitted_by_budget", rank, cand.score, "--max-tokens")
         if memory_id in result.held_back:
             return Verdict(memory_id, "held_back", rank, cand.score, "passive read")
+        if memory_id in result.global_dropped:
+            limit = result.settings.get("global_limit")
+            detail = "global memories left out" if limit is None else f"--global-limit {limit}"
+            return Verdict(memory_id, "over_global_limit", rank, cand.score, detail)
         if result.abstained and result.evidence is not None:
             return Verdict(memory_id, "abstained", rank, cand.score, result.evidence.reason())
         last = result.hits[-1].score if result.hits else None

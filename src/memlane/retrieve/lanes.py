@@ -311,6 +311,48 @@ def in_window(
     if not extra:
         low = min((h.score for h in found), default=0.0)
         extra = [Hit(r, low, 0) for r in store.query(replace(inside, order="recent"))]
+    return merged(found, extra)
+
+
+# How many `superseded_by` steps `successors` follows from a replaced memory to the
+# live one: a fact rarely changes more often than this, and each step is one read.
+SUCCESSOR_STEPS = 3
+
+
+def successors(store: Store, query: str, filters: Filters, found: list[Hit]) -> list[Hit]:
+    """The keyword lane's `found` with the live memories that replaced its matches
+    among superseded memories added, each at its predecessor's BM25.
+
+    Trigger: a question about a change ("why did we switch from MySQL"). Why: it names
+    what was replaced, which only the superseded memory holds; the memory that replaced
+    it may share no word with the question. Outcome: that memory joins the lane, and
+    the unfold (retrieve.unfold) shows the superseded one under it.
+    """
+    if filters.as_of is not None:  # a read of the past: what replaced it came later
+        return found
+    past = keyword(store, query, replace(filters, include_superseded=True), fill=True)
+    # The memory to read next -> the BM25 of the replaced match that leads to it.
+    wanted: dict[str, float] = {}
+    for hit in past:
+        if hit.record.superseded_by and not hit.record.live:
+            wanted.setdefault(hit.record.superseded_by, hit.score)
+    wide = replace(filters, include_superseded=True, limit=None)
+    heads: list[Hit] = []
+    for _ in range(SUCCESSOR_STEPS):
+        if not wanted:
+            break
+        later: dict[str, float] = {}
+        for r in store.query(replace(wide, ids=tuple(wanted))):
+            if r.live:
+                heads.append(Hit(r, wanted[r.id], 0))
+            elif r.superseded_by:
+                later.setdefault(r.superseded_by, wanted[r.id])
+        wanted = later
+    return merged(found, heads)
+
+
+def merged(found: list[Hit], extra: list[Hit]) -> list[Hit]:
+    """Two lists of hits as one, each memory at its better score, re-ranked."""
     best = {h.record.id: h for h in found}
     for hit in extra:
         if hit.record.id not in best or hit.score > best[hit.record.id].score:
@@ -327,12 +369,15 @@ def gather(
     vector_lane: tuple[Index, Embedder] | None,
     weights: Mapping[str, float] = LANE_WEIGHTS,
     window: Window | None = None,
+    past: bool = False,
 ) -> Gathered:
     """Run the keyword and entity lanes (and the vector lane when given) over-fetching
     for `limit`, and fuse their scores (fuse.convex with these lane weights). A lane
     weighted 0 does not run; a vector lane whose query cannot be embedded is left out
     and named in `failed`, and the other lanes still answer. `window`: the query's time
-    cue, whose memories the keyword lane also searches (see `in_window`)."""
+    cue, whose memories the keyword lane also searches (see `in_window`). `past`: a
+    question about a change, whose keyword matches among superseded memories bring the
+    memories that replaced them (see `successors`)."""
     pool = replace(filters, limit=pool_size(limit))
     found: dict[str, list[Hit]] = {}
     failed: dict[str, str] = {}
@@ -350,6 +395,8 @@ def gather(
                 found[BM25] = keyword(store, query, pool, fill=True)
                 if window is not None:
                     found[BM25] = in_window(store, query, pool, window, found[BM25])
+                if past:
+                    found[BM25] = successors(store, query, pool, found[BM25])
             if weights.get(ENTITY, 0.0) > 0:
                 found[ENTITY] = entity(store, query, pool)
         finally:

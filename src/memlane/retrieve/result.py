@@ -4,6 +4,8 @@ trace `--explain` reads."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 
 import msgspec
 
@@ -14,10 +16,24 @@ from memlane.retrieve.score import Scored
 
 
 class Extra(msgspec.Struct, frozen=True):
-    """A linked neighbour of a result, shown after the results (1-hop expansion)."""
+    """A linked neighbour of a result (or, two hops out, of another neighbour), shown
+    after the results."""
 
     record: Record
     neighbour: Neighbour
+    score: float = 0.0  # the score of the result it hangs from, decayed per hop
+
+
+class Prior(msgspec.Struct, frozen=True):
+    """A prior state of a result, shown under it when the query asks about a change:
+    a content version the result replaced, or a memory it superseded (see
+    retrieve.unfold). Its record reads as it was then, no longer live."""
+
+    record: Record
+    of: str  # the result it precedes
+    reason: str | None  # why it ended, as recorded by update, supersede or invalidate
+    valid_to: datetime | None
+    version: int | None = None  # a content version's number; None: a superseded memory
 
 
 class RecallResult(msgspec.Struct, frozen=True):
@@ -39,6 +55,15 @@ class RecallResult(msgspec.Struct, frozen=True):
     # How near the store came to an answer, and the floor it had to reach (None: no
     # floor was asked); when below it, no hits and no extras.
     evidence: Evidence | None = None
+    # Prior states of the top results, when the query asks about a change.
+    previously: tuple[Prior, ...] = ()
+    # Global memories the global limit left out (for --explain).
+    global_dropped: tuple[str, ...] = ()
+    # The per-call controls this recall ran with, as reported by --json and --explain.
+    settings: Mapping[str, Any] = {}
+
+    def priors_of(self, memory_id: str) -> list[Prior]:
+        return [p for p in self.previously if p.of == memory_id]
 
     @property
     def abstained(self) -> bool:

@@ -21,7 +21,7 @@ from memlane.retrieve.present import fenced, lane_warnings, provenance_marks
 
 if TYPE_CHECKING:
     from memlane.lifecycle.reflect import Proposal
-    from memlane.retrieve.result import Extra, RecallResult, Searched
+    from memlane.retrieve.result import Extra, Prior, RecallResult, Searched
     from memlane.services.reflect import Applied, Reflection
 
 JSON = dict[str, Any]
@@ -91,7 +91,15 @@ def brief(record: Record, score: float) -> JSON:
 def recalled(result: RecallResult) -> JSON:
     from memlane.retrieve.recall import why
 
-    results = [{**_read(h.record), "score": round(h.score, 3), "why": why(h)} for h in result.hits]
+    results = [
+        {
+            **_read(h.record),
+            "score": round(h.score, 3),
+            "why": why(h),
+            **_previously(result.priors_of(h.record.id)),
+        }
+        for h in result.hits
+    ]
     optional = {
         "linked": [_extra(e) for e in result.extras],
         "omitted": result.omitted,
@@ -147,10 +155,29 @@ def _abstained(result: RecallResult | Searched) -> JSON:
     }
 
 
+def _previously(priors: list[Prior]) -> JSON:
+    """The states a result replaced, when the question asked about a change."""
+    if not priors:
+        return {}
+    told = [
+        {
+            "id": p.record.id,
+            **({"version": p.version} if p.version is not None else {}),
+            "content": p.record.body,
+            "valid_to": when(p.valid_to),
+            "reason": p.reason,
+            **_marks(p.record),
+        }
+        for p in priors
+    ]
+    return {"previously": told}
+
+
 def _extra(extra: Extra) -> JSON:
     n = extra.neighbour
     contested = {"contested": True} if n.contested else {}
-    return {**_read(extra.record), "linked_from": n.via, "link": n.link.value, **contested}
+    hop = {"hop": n.hop} if n.hop > 1 else {}
+    return {**_read(extra.record), "linked_from": n.via, "link": n.link.value, **contested, **hop}
 
 
 def written(result: WriteResult) -> JSON:

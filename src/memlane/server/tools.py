@@ -22,6 +22,7 @@ from memlane.errors import Invalid
 from memlane.lifecycle.pack import Pack
 from memlane.memory import Memory
 from memlane.model import MAX_IMPORTANCE, Kind, Signal, SourceType, Taint
+from memlane.retrieve.expand import LINK_HOPS, MAX_LINK_HOPS
 from memlane.server import render
 from memlane.server.auth import Grant
 from memlane.server.backend import Backend
@@ -78,6 +79,11 @@ MinScore = Annotated[
     float | None,
     Field(ge=0, le=1, description="Relevance floor (cosine), 0: none. Default: calibrated."),
 ]
+IncludeGlobal = Annotated[bool | None, _about("false: no global memories.")]
+GlobalLimit = Annotated[int | None, Field(ge=0, description="Most global memories.")]
+LinkBudget = Annotated[int | None, Field(ge=0, description="Most linked memories.")]
+LinkHops = Annotated[int, Field(ge=0, le=MAX_LINK_HOPS, description="Link steps.")]
+Mmr = Annotated[bool, _about("false: no diversity re-ranking.")]
 Reason = Annotated[str | None, _about("Why, in a few words.")]
 NewText = Annotated[str | None, _about("New full text.")]
 NewTitle = Annotated[str | None, _about("New title.")]
@@ -190,16 +196,33 @@ class MemoryTools:
         limit: Limit = 10,
         max_tokens: MaxTokens = None,
         min_score: MinScore = None,
+        include_global: IncludeGlobal = None,
+        global_limit: GlobalLimit = None,
+        link_budget: LinkBudget = None,
+        link_hops: LinkHops = LINK_HOPS,
+        mmr: Mmr = True,
     ) -> CallToolResult:
         """The memories that matter for a question or task, best first, each with its
         text and why it was chosen, then memories linked to them. Use it when earlier
         decisions, conventions, preferences or mistakes may matter. Says so when nothing
         relevant is stored."""
+        controls: JSON = {
+            "include_global": include_global,
+            "global_limit": global_limit,
+            "link_budget": link_budget,
+            "link_hops": link_hops,
+            "mmr": mmr,
+        }
 
         def work(mem: Memory, grant: Grant) -> JSON:
             scopes = grant.read_scopes(scope)
             found = mem.recall(
-                query, limit=limit, max_tokens=max_tokens, min_score=min_score, scope=scopes
+                query,
+                limit=limit,
+                max_tokens=max_tokens,
+                min_score=min_score,
+                scope=scopes,
+                **controls,
             )
             return render.recalled(found)
 

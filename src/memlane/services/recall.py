@@ -20,6 +20,7 @@ from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded
+    from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.served import Index
     from memlane.write import normalize
 else:  # the document text of a memory, needed once vectors are made or compared
@@ -192,18 +193,21 @@ class Recall:
         False writes nothing (evaluations: popularity must not feed back into them).
         `min_score`: the relevance floor (see Recall.min_score); when the nearest memory is
         below it, the result has no hits and `abstained` is true.
+
+        Per-call controls among `options` (retrieve.recall.CONTROLS) override the recall
+        settings: `include_global` (False: no global memories; True: global besides the
+        scopes named), `global_limit`, `link_budget`, `link_hops` (0-2), `mmr` (False:
+        score order) and `unfold` (False: no prior states on a question about a change).
         """
         from memlane.retrieve.recall import recall
 
         query, limit = query_text(query), whole(limit, "--limit", 1)
+        settings, options = self._controlled(options)
         chosen = filters or self.rt.filters(**options)
         self.rt.entities_current()
         vector_lane, skipped = self._recall_vector_lane()
         settings = replace(
-            self.rt.recall_settings,
-            limit=limit,
-            max_tokens=max_tokens,
-            min_score=self.min_score(min_score),
+            settings, limit=limit, max_tokens=max_tokens, min_score=self.min_score(min_score)
         )
         if passive:
             # A hook's gate weighs how much of the prompt a memory covers
@@ -232,9 +236,19 @@ class Recall:
             result,
             hits=self._reread(result.hits),
             extras=self._reread(result.extras),
+            previously=self._reread(result.previously),
             # what explain reads: anchors filtered, no file checked (none is shown)
             candidates=self._reread(result.candidates, sources=False),
         )
+
+    def _controlled(self, options: dict[str, Any]) -> tuple[RecallOptions, dict[str, Any]]:
+        """The recall settings with the per-call controls among `options` applied, and
+        the options left (the filters)."""
+        from memlane.retrieve.recall import CONTROLS, controlled
+
+        asked = {k: options[k] for k in CONTROLS if k in options}
+        rest = {k: v for k, v in options.items() if k not in CONTROLS}
+        return controlled(self.rt.recall_settings, **asked), rest
 
     def min_score(self, asked: float | None = None) -> float | None:
         """The relevance floor a read uses: the one asked, else the recall_min_score
@@ -286,8 +300,11 @@ class Recall:
         not: the presented results without a target; else the memory with that id,
         or those whose title or body contains the text (at most EXPLAIN_TARGETS)."""
         from memlane.retrieve.explain import Explanation, judge
+        from memlane.retrieve.recall import with_global
 
-        chosen = filters or self.rt.filters(**options)
+        settings, rest = self._controlled(options)
+        chosen = with_global(filters or self.rt.filters(**rest), settings.include_global)
+        controls = {k: v for k, v in options.items() if k not in rest}
         result = self.recall(
             query,
             chosen,
@@ -296,6 +313,7 @@ class Recall:
             passive=passive,
             count=False,
             min_score=min_score,
+            **controls,
         )
         absent = None
         if result.skipped:
@@ -307,6 +325,9 @@ class Recall:
         records: list[Record | None] = []
         if target is None:
             records += [h.record for h in result.hits] + [e.record for e in result.extras]
+            told = {r.id for r in records if r is not None}
+            priors = {p.record.id: p.record for p in result.previously if p.record.id not in told}
+            records += priors.values()
         else:
             records += self._targets(target) or [None]
         verdicts = []
