@@ -19,6 +19,7 @@ from memlane.errors import (
     Unavailable,
 )
 from memlane.lifecycle.llm import Model
+from memlane.lifecycle.promote import Verdict
 from memlane.memory import Memory
 from memlane.model import (
     CLEAR,
@@ -57,6 +58,7 @@ from memlane.services.maintenance import Maintenance, MaintenanceReport
 from memlane.services.pack import ClosedSession, Packs, Summarizer
 from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 from memlane.services.registries import Registries
+from memlane.services.scoping import Move, Moves, Scoping
 from memlane.services.transfer import ImportReport, MigrationReport, Transfer
 from memlane.services.wake import Wake
 
@@ -110,6 +112,8 @@ __all__ = [
     "Memory",
     "MigrationReport",
     "Model",
+    "Move",
+    "Moves",
     "Neighbourhood",
     "NotFound",
     "Pack",
@@ -127,6 +131,7 @@ __all__ = [
     "RestoreReport",
     "Runtime",
     "SchemaTooNew",
+    "Scoping",
     "Searched",
     "Session",
     "Stats",
@@ -134,6 +139,7 @@ __all__ = [
     "Summarizer",
     "Transfer",
     "Unavailable",
+    "Verdict",
     "Version",
     "Vitals",
     "Wake",

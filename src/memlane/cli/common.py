@@ -51,7 +51,14 @@ READ_COMMANDS = frozenset(
     }
 )
 # Commands that only read when told so: a dry run, a pack printed instead of written.
-_READS_WHEN = {"consolidate": "dry_run", "organize": "dry_run", "pack": "out"}
+_READS_WHEN = {
+    "consolidate": "dry_run",
+    "organize": "dry_run",
+    "pack": "out",
+    "rekey-namespace": "dry_run",
+    "canonicalize-projects": "dry_run",
+    "promote": "candidates",
+}
 
 
 class State(msgspec.Struct):
