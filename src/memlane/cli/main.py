@@ -94,6 +94,7 @@ COMMANDS: dict[str, str] = {
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
     "bench": "bench:bench_cmd",
+    "tune-weights": "tune:tune_weights_cmd",
 }
 
 

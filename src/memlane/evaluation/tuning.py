@@ -1,0 +1,331 @@
+"""Tuning recall's score weights on gold cases and usage feedback (`memlane tune-weights`).
+
+A case is a query and the memories it should bring (a line of a gold file: see
+GoldCase). Usage feedback adds cases of its own: a memory agents applied and never
+found wrong should come first when asked for by its title. A case scores the
+reciprocal rank of its first expected memory within the first k (0 past k); a set of
+cases scores their mean (MRR@k).
+
+The search climbs from the current weights, moving STEP of weight from one term to
+another while the score rises. Each case's recall runs once: its scored candidates
+are ranked again under every weights tried (retrieve.score.terms), so a step costs no
+store read; MMR and the budget are left out there, and every figure reported comes
+from real recalls.
+
+The proposal is honest about what it has not seen: the cases are dealt into folds,
+weights are climbed on all folds but one and that fold's cases are recalled under
+them. The mean over every case, each recalled under weights chosen without it, is the
+held-out score; a proposal is worth applying only when it beats the current weights'.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from memlane.errors import Invalid
+from memlane.memory import Memory
+from memlane.model import Record, replace
+from memlane.retrieve.score import Weights, terms
+from memlane.scope import Context, scope_project
+
+# A step moves this much weight from one term to another: fine enough to find a
+# better mix, coarse enough that a few dozen cases can tell two steps apart.
+STEP = 0.05
+# At most this many steps: the climb usually stops far sooner (no step helps).
+MAX_STEPS = 40
+# A step must raise the mean reciprocal rank by more than this (float noise).
+MIN_GAIN = 1e-9
+FOLDS = 5
+# Fewer cases than this cannot be split into folds that each say something.
+MIN_CASES = 5
+# Feedback cases: at most this many, the most applied first, so feedback informs the
+# tuning without drowning a gold set.
+FEEDBACK_CASES = 50
+# A recall reads this many results per case, so the candidates cover the first k.
+POOL = 10
+
+
+class GoldCase(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One query and the memories it should bring, the first of them best; read where
+    `project` and `branch` say (the scope boosts depend on it), with recall's filters."""
+
+    id: str
+    query: str
+    expect: tuple[str, ...]
+    scope: str | list[str] | None = None
+    as_of: str | None = None
+    kind: str | None = None
+    project: str | None = None
+    branch: str | None = None
+    source: str = "gold"  # gold | feedback
+
+    def options(self) -> dict[str, Any]:
+        chosen = {"scope": self.scope, "as_of": self.as_of, "kind": self.kind}
+        return {name: value for name, value in chosen.items() if value is not None}
+
+
+class Tuning(msgspec.Struct, frozen=True):
+    """Current and proposed weights, and the score (MRR@k) of each on the cases."""
+
+    current: Weights
+    proposed: Weights
+    k: int
+    cases: int
+    feedback_cases: int
+    folds: int
+    current_score: float  # the current weights, on every case
+    proposed_score: float  # the proposal, on the cases it was climbed on
+    held_out_score: float  # each case under weights climbed without it
+
+    @property
+    def improves(self) -> bool:
+        """Whether tuning beat the current weights on cases it had not seen."""
+        return self.held_out_score > self.current_score + MIN_GAIN and (
+            self.proposed != self.current
+        )
+
+
+def load_cases(lines: Iterable[str], origin: str) -> list[GoldCase]:
+    """Gold cases from JSON lines (blank lines skipped); Invalid naming the first bad line."""
+    cases = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            case = msgspec.json.decode(line, type=GoldCase)
+        except msgspec.ValidationError as exc:
+            raise Invalid(f"{origin} line {number}: {exc}") from None
+        except msgspec.DecodeError:
+            raise Invalid(f"{origin} line {number}: not a JSON object") from None
+        if not case.query.strip() or not case.expect:
+            raise Invalid(f"{origin} line {number}: a case needs a query and expected ids")
+        cases.append(case)
+    return cases
+
+
+def feedback_cases(records: Iterable[Record]) -> list[GoldCase]:
+    """A case for each memory applied and never violated, most applied first: asked
+    for by its title where it lives, it should come first."""
+    used = [r for r in records if r.applied_count > 0 and r.violated_count == 0]
+    used.sort(key=lambda r: (-r.applied_count, r.id))
+    cases = []
+    for record in used[:FEEDBACK_CASES]:
+        project, branch = scope_project(record.scope)
+        cases.append(
+            GoldCase(
+                id=f"feedback:{record.id}",
+                query=record.title,
+                expect=(record.id,),
+                scope=record.scope,
+                project=project,
+                branch=branch,
+                source="feedback",
+            )
+        )
+    return cases
+
+
+# ---- the pure search --------------------------------------------------------------------
+
+
+class Probe(msgspec.Struct, frozen=True):
+    """One case's candidates as one recall scored them: their terms (a row each, in
+    score_candidates' tie order) and which rows are expected, best first."""
+
+    rows: npt.NDArray[np.float64]
+    expected: tuple[int, ...]
+
+
+def reciprocal_rank(ranked: Sequence[str], expect: Sequence[str], k: int) -> float:
+    """1 / the rank of the first expected memory within the first k; 0 without one."""
+    for rank, memory_id in enumerate(ranked[:k], start=1):
+        if memory_id in expect:
+            return 1.0 / rank
+    return 0.0
+
+
+def probe_score(probe: Probe, weights: npt.NDArray[np.float64], k: int) -> float:
+    """The reciprocal rank a probe's case gets under `weights` (a vector)."""
+    if not probe.expected or not len(probe.rows):
+        return 0.0
+    scores = probe.rows @ weights
+    order = np.argsort(-scores, kind="stable")[:k]
+    for rank, row in enumerate(order, start=1):
+        if int(row) in probe.expected:
+            return 1.0 / rank
+    return 0.0
+
+
+def margin(probe: Probe, weights: npt.NDArray[np.float64]) -> float:
+    """How far the best expected candidate scores below the best other one (0 when it
+    is first): what tells two weights apart when both leave every rank as it is. A
+    case already first counts 0, so the climb never trades weight for wider leads."""
+    if not probe.expected or len(probe.rows) < 2:
+        return 0.0
+    scores = probe.rows @ weights
+    wanted = np.zeros(len(scores), dtype=bool)
+    wanted[list(probe.expected)] = True
+    if wanted.all():
+        return 0.0
+    return min(0.0, float(scores[wanted].max() - scores[~wanted].max()))
+
+
+def objective(probes: Sequence[Probe], weights: Weights, k: int) -> tuple[float, float]:
+    """The mean reciprocal rank within k, then the mean margin (to break ties)."""
+    vector = np.array([getattr(weights, t) for t in Weights.__struct_fields__])
+    count = max(1, len(probes))
+    ranks = math.fsum(probe_score(p, vector, k) for p in probes) / count
+    return ranks, math.fsum(margin(p, vector) for p in probes) / count
+
+
+def mean_score(probes: Sequence[Probe], weights: Weights, k: int) -> float:
+    """The mean reciprocal rank within k of the probes' cases under `weights`."""
+    return objective(probes, weights, k)[0]
+
+
+def steps(weights: Weights) -> list[Weights]:
+    """Every weights one STEP away: STEP moved from one term to another."""
+    values = [getattr(weights, t) for t in Weights.__struct_fields__]
+    found = []
+    for give, take in itertools.permutations(range(len(values)), 2):
+        if values[give] < STEP - MIN_GAIN:
+            continue
+        moved = list(values)
+        moved[give] = max(0.0, round(moved[give] - STEP, 6))
+        moved[take] = round(moved[take] + STEP, 6)
+        found.append(Weights(*moved))
+    return found
+
+
+def climb(probes: Sequence[Probe], start: Weights, k: int) -> Weights:
+    """The weights reached from `start` taking, while one helps, the step that raises
+    the mean reciprocal rank most, or (where no step changes a rank) the mean margin
+    of the expected memories; the first such step on a tie."""
+    best, best_score = start, objective(probes, start, k)
+    for _ in range(MAX_STEPS):
+        scored = [(objective(probes, w, k), w) for w in steps(best)]
+        top_score, top = max(scored, key=lambda pair: pair[0], default=(best_score, best))
+        if not _better(top_score, best_score):
+            break
+        best, best_score = top, top_score
+    return best
+
+
+def _better(new: tuple[float, float], old: tuple[float, float]) -> bool:
+    if new[0] > old[0] + MIN_GAIN:
+        return True
+    return abs(new[0] - old[0]) <= MIN_GAIN and new[1] > old[1] + MIN_GAIN
+
+
+def fold_of(index: int, folds: int) -> int:
+    """The fold a case falls in: dealt in turn, so every fold mixes the whole set."""
+    return index % folds
+
+
+# ---- running it on a store --------------------------------------------------------------
+
+
+def tune(
+    mem: Memory,
+    cases: Sequence[GoldCase],
+    *,
+    k: int = 5,
+    folds: int = FOLDS,
+    progress: Callable[[int, int], None] | None = None,
+) -> Tuning:
+    """Propose score weights for `mem`'s recall from `cases` (see the module docstring).
+    Reads only: recalls are not counted."""
+    if k < 1:
+        raise Invalid("--k must be at least 1")
+    if len(cases) < MIN_CASES:
+        raise Invalid(
+            f"tuning needs at least {MIN_CASES} cases, found {len(cases)}: pass --gold FILE "
+            "or record feedback (memlane feedback ID --applied)"
+        )
+    folds = max(2, min(folds, len(cases)))
+    current = mem.recall_settings.weights
+    total = len(cases) * 3
+    probes = []
+    for done, case in enumerate(cases, start=1):
+        probes.append(_probe(mem, case))
+        if progress is not None:
+            progress(done, total)
+    proposed = climb(probes, current, k)
+    chosen = {}
+    for fold in range(folds):
+        training = [p for i, p in enumerate(probes) if fold_of(i, folds) != fold]
+        chosen[fold] = climb(training, current, k)
+    held, now, fitted = [], [], []
+    for i, case in enumerate(cases):
+        held.append(_recalled(mem, case, chosen[fold_of(i, folds)], k))
+        now.append(_recalled(mem, case, current, k))
+        fitted.append(_recalled(mem, case, proposed, k))
+        if progress is not None:
+            progress(len(cases) + 2 * (i + 1), total)
+    return Tuning(
+        current=current,
+        proposed=proposed,
+        k=k,
+        cases=len(cases),
+        feedback_cases=sum(1 for c in cases if c.source == "feedback"),
+        folds=folds,
+        current_score=_mean(now),
+        proposed_score=_mean(fitted),
+        held_out_score=_mean(held),
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / max(1, len(values))
+
+
+@contextmanager
+def _standing(mem: Memory, case: GoldCase) -> Iterator[None]:
+    """Read as from where the case stands (its project and branch), then back."""
+    before = mem.context
+    if case.project is not None:
+        mem.context = Context(case.project, case.branch)
+    try:
+        yield
+    finally:
+        mem.context = before
+
+
+def _probe(mem: Memory, case: GoldCase) -> Probe:
+    with _standing(mem, case):
+        result = mem.recall(case.query, limit=POOL, count=False, **case.options())
+    # Rows in the order ties are broken (as score_candidates breaks them), so a stable
+    # sort on the scores under other weights ranks as recall would.
+    candidates = sorted(
+        result.candidates, key=lambda s: (-s.relevance, s.record.dedup_hash, s.record.id)
+    )
+    rows = np.array([terms(s) for s in candidates], dtype=np.float64)
+    index = {s.record.id: i for i, s in enumerate(candidates)}
+    return Probe(
+        rows.reshape(len(candidates), 5), tuple(index[e] for e in case.expect if e in index)
+    )
+
+
+def _recalled(mem: Memory, case: GoldCase, weights: Weights, k: int) -> float:
+    """The case's reciprocal rank in a real recall under `weights`."""
+    settings = mem.recall_settings
+    mem.recall_settings = replace(settings, weights=weights)
+    try:
+        with _standing(mem, case):
+            hits = mem.recall(case.query, limit=k, count=False, **case.options()).hits
+    finally:
+        mem.recall_settings = settings
+    return reciprocal_rank([h.record.id for h in hits], case.expect, k)
+
+
+def live_records(mem: Memory) -> list[Record]:
+    """Every live memory this agent may see, in every scope (feedback's cases)."""
+    return list(mem.list(scope="all", limit=0, include_private=mem.agent is not None))
