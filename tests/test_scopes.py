@@ -173,6 +173,7 @@ def test_canonicalize_folds_aliased_projects_and_global_memories_written_there(
     mem: Memory, spread: dict[str, str]
 ) -> None:
     written = mem.add("A global rule from the old checkout.", scope="global").id
+    session = mem.lifecycle.create_session(type="work").id
     assert mem.get(written).project == "proj"  # the writer's project (Context proj@main)
     aliases = {"old": "new", "proj": "new", "new": "new"}
     dry = mem.scopes.canonicalize(aliases, dry_run=True)
@@ -184,6 +185,7 @@ def test_canonicalize_folds_aliased_projects_and_global_memories_written_there(
     assert mem.history(written)[0].reason == "project proj renamed to new"
     assert mem.get(spread["other"]).scope == "project:older"
     assert mem.scopes.canonicalize(aliases).moves == ()
+    assert [s.id for s in mem.lifecycle.sessions("new")] == [session]
 
 
 def test_update_scope_moves_one_memory_with_its_reason(mem: Memory, spread: dict[str, str]) -> None:

@@ -71,8 +71,9 @@ def canonicalize_projects_cmd(dry_run: bool, as_json: bool) -> None:
     The alias map (`memlane projects alias`, MEMLANE_PROJECT_ALIASES) keeps new writes
     of a renamed directory under the project's name; this moves what was stored under
     the old names: project:OLD and its branches go to project:NEW and the same branches,
-    and a global memory written in OLD names NEW as its project. Each move is kept in
-    the memory's history, as `rekey-namespace` keeps it."""
+    a global memory written in OLD names NEW as its project, and so do OLD's sessions
+    and reminders. Each move is kept in the memory's history, as `rekey-namespace`
+    keeps it."""
     aliases = load_aliases(Path(state().settings["project_aliases"]).expanduser())
     with progress_bar("moving", as_json or dry_run) as tell:
         moves = memory().scopes.canonicalize(aliases, dry_run=dry_run, progress=tell)

@@ -114,7 +114,8 @@ class Scoping:
     ) -> Moves:
         """Fold the projects the alias map names as one under the canonical name: each
         memory of an aliased project's scope (or its branches) moves to the canonical
-        project's, and a memory written in an aliased project names the canonical one."""
+        project's, a memory written in an aliased project names the canonical one, and
+        so do the sessions and reminders of an aliased project."""
         aliased = {name for name in aliases if canonical_project(name, aliases) != name}
         if not aliased:
             return Moves((), dry_run)
@@ -128,7 +129,12 @@ class Scoping:
             project = canonical_project(record.project, aliases) if record.project else None
             if (scope, project) != (record.scope, record.project):
                 changes.append((record, scope, project))
-        return self._apply(changes, dry_run, progress)
+        moves = self._apply(changes, dry_run, progress)
+        if not dry_run:  # the sessions and reminders of the old names follow
+            with self.rt.transaction() as w:
+                for name in sorted(aliased):
+                    w.rename_project(name, canonical_project(name, aliases))
+        return moves
 
     def promotion(self, memory_id: str) -> Verdict:
         """Whether a memory may climb one rung of the scope ladder now, and why."""
