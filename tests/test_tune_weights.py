@@ -15,8 +15,10 @@ import test_gold_recall
 from conftest import CliResult
 from gold_cases import CASES, Case
 from memlane import Invalid, Memory, config
-from memlane.evaluation import tuning
-from memlane.retrieve.score import DEFAULT_WEIGHTS, Weights, terms
+from memlane.evaluation import climb, tuning
+from memlane.evaluation.climb import Mix
+from memlane.retrieve.fuse import LANE_WEIGHTS
+from memlane.retrieve.score import DEFAULT_WEIGHTS, Weights
 from test_gold_recall import Gold
 
 # The gold store, built on its pinned clock (fixtures of test_gold_recall, used here too).
@@ -27,43 +29,63 @@ Run = Callable[..., CliResult]
 
 # ---- pure -------------------------------------------------------------------------------
 
+CURRENT = Mix.of(DEFAULT_WEIGHTS, LANE_WEIGHTS)
 
-def test_every_step_moves_one_step_of_weight_and_keeps_the_sum() -> None:
-    found = tuning.steps(DEFAULT_WEIGHTS)
-    assert len(found) == 20  # every term has weight to give to each of the four others
-    for weights in found:
-        values = [getattr(weights, t) for t in Weights.__struct_fields__]
+
+def test_every_step_moves_one_weight_step_and_keeps_the_score_weights_summing_to_1() -> None:
+    found = climb.steps(CURRENT)
+    moves = [m for m in found if m.lanes == CURRENT.lanes]
+    assert len(moves) == 20  # every term has weight to give to each of the four others
+    for mix in moves:
+        values = [getattr(mix.weights, t) for t in Weights.__struct_fields__]
         assert math.isclose(math.fsum(values), 1.0)
-        moved = [
-            v - getattr(DEFAULT_WEIGHTS, t)
-            for t, v in zip(Weights.__struct_fields__, values, strict=True)
-        ]
-        assert sorted(round(m, 6) for m in moved if abs(m) > 1e-9) == [-tuning.STEP, tuning.STEP]
-    no_popularity = Weights(0.6, 0.2, 0.1, 0.1, 0.0)
-    assert all(w.popularity >= 0 for w in tuning.steps(no_popularity))
-    assert len(tuning.steps(no_popularity)) == 16  # popularity has nothing to give
+        old = [getattr(DEFAULT_WEIGHTS, t) for t in Weights.__struct_fields__]
+        moved = [round(v - o, 6) for v, o in zip(values, old, strict=True) if abs(v - o) > 1e-9]
+        assert sorted(moved) == [-climb.STEP, climb.STEP]
+    lanes = [m.lanes for m in found if m.weights == DEFAULT_WEIGHTS]
+    assert len(lanes) == 6 and (0.7, 0.4, 0.2) in lanes and (0.6, 0.4, 0.1) in lanes
+    no_entity = Mix(Weights(0.6, 0.2, 0.1, 0.1, 0.0), (0.6, 0.4, 0.0))
+    assert all(m.weights.popularity >= 0 for m in climb.steps(no_entity))
+    assert len(climb.steps(no_entity)) == 16 + 4  # nothing to give; a lane that never ran
 
 
-def _probe(rows: Sequence[Sequence[float]], expected: int) -> tuning.Probe:
-    return tuning.Probe(np.array(rows, dtype=np.float64), (expected,))
+def _probe(others: list[list[float]], expected: int, bm25: list[float]) -> climb.Probe:
+    """Candidates found by the keyword lane alone, with these other terms."""
+    n = len(others)
+    lanes = np.array([[b, 0, 0, 0] for b in bm25], dtype=np.float64)
+    factor = np.ones(n)
+    return climb.Probe(
+        lanes, np.array(others, dtype=np.float64), factor, (0.6, 0.4, 0.2), (expected,)
+    )
 
 
 def test_the_climb_moves_weight_to_the_term_that_ranks_the_expected_first() -> None:
-    # Row 0 is more relevant; row 1, expected, more important.
-    probes = [_probe([[1.0, 0.1, 0, 0, 0], [0.7, 1.0, 0, 0, 0]], 1)] * 3
-    assert tuning.mean_score(probes, DEFAULT_WEIGHTS, 5) == 0.5
-    climbed = tuning.climb(probes, DEFAULT_WEIGHTS, 5)
-    assert tuning.mean_score(probes, climbed, 5) == 1.0
-    assert climbed.importance > DEFAULT_WEIGHTS.importance
-    assert tuning.climb(probes[:0], DEFAULT_WEIGHTS, 5) == DEFAULT_WEIGHTS
+    # Row 0 is more relevant; row 1, expected, far more important.
+    probes = [_probe([[0.1, 0, 0, 0], [1.0, 0, 0, 0]], 1, [0.6, 0.2])] * 3
+    assert climb.objective(probes, CURRENT, 5)[0] == 0.5
+    climbed = climb.climb(probes, CURRENT, 5)
+    assert climb.objective(probes, climbed, 5)[0] == 1.0
+    assert climbed.weights.importance > DEFAULT_WEIGHTS.importance
+    assert climb.climb([], CURRENT, 5) == CURRENT
+
+
+def test_a_lane_weight_rescales_that_lanes_share_and_relevance_is_relative() -> None:
+    lanes = np.array([[0.6, 0.0, 0, 0], [0.0, 0.4, 0, 0]], dtype=np.float64)
+    p = climb.Probe(lanes, np.zeros((2, 4)), np.ones(2), (0.6, 0.4, 0.2), (1,))
+    relevance_only = Weights(1.0, 0.0, 0.0, 0.0, 0.0)
+    assert list(climb.scores(p, Mix(relevance_only, (0.6, 0.4, 0.2)))) == [
+        1.0,
+        pytest.approx(2 / 3),
+    ]
+    assert list(climb.scores(p, Mix(relevance_only, (0.3, 0.4, 0.2)))) == [pytest.approx(0.75), 1.0]
 
 
 def test_a_rank_past_k_scores_nothing() -> None:
-    assert tuning.reciprocal_rank(["a", "b", "c"], ["c"], 3) == pytest.approx(1 / 3)
-    assert tuning.reciprocal_rank(["a", "b", "c"], ["c"], 2) == 0.0
-    assert tuning.reciprocal_rank(["a", "b"], ["b", "a"], 2) == 1.0
-    probe = _probe([[1, 0, 0, 0, 0], [0.5, 0, 0, 0, 0]], 1)
-    assert tuning.probe_score(probe, np.array([1.0, 0, 0, 0, 0]), 1) == 0.0
+    assert climb.reciprocal_rank(["a", "b", "c"], ["c"], 3) == pytest.approx(1 / 3)
+    assert climb.reciprocal_rank(["a", "b", "c"], ["c"], 2) == 0.0
+    assert climb.reciprocal_rank(["a", "b"], ["b", "a"], 2) == 1.0
+    p = _probe([[0, 0, 0, 0], [0, 0, 0, 0]], 1, [0.6, 0.3])
+    assert climb.rank_score(p, climb.scores(p, CURRENT), 1) == 0.0
 
 
 def test_gold_lines_are_checked_line_by_line() -> None:
@@ -117,16 +139,18 @@ def _converted(case: Case, expect: list[str]) -> tuning.GoldCase:
     )
 
 
-def test_candidates_rescored_under_the_current_weights_rank_as_recall(gold: Gold) -> None:
+def test_candidates_rescored_under_the_current_mix_score_as_recall_scored_them(
+    gold: Gold,
+) -> None:
     mem = gold.reader("coder", ("alpha", "main"))
-    result = mem.recall("invoice PDF rendering", count=False, limit=10)
-    for scored in result.candidates:
-        assert math.isclose(
-            math.fsum(
-                t * w for t, w in zip(terms(scored), [0.5, 0.15, 0.15, 0.1, 0.1], strict=True)
-            ),
-            scored.score,
+    for query in ("invoice PDF rendering", "who approves schema migrations", "RetryPolicy"):
+        result = mem.recall(query, count=False, limit=10)
+        p = climb.probe(result.candidates, CURRENT, [])
+        by_tie = sorted(
+            result.candidates, key=lambda s: (-s.relevance, s.record.dedup_hash, s.record.id)
         )
+        assert len(by_tie) > 3
+        assert climb.scores(p, CURRENT) == pytest.approx([s.score for s in by_tie])
 
 
 def test_tuning_on_the_gold_set_reports_held_out_folds_never_fitted_on_their_cases(
@@ -138,7 +162,7 @@ def test_tuning_on_the_gold_set_reports_held_out_folds_never_fitted_on_their_cas
     climbs: list[int] = []
     real_climb = tuning.climb
 
-    def counting(probes: Sequence[tuning.Probe], start: Weights, k: int) -> Weights:
+    def counting(probes: Sequence[climb.Probe], start: Mix, k: int) -> Mix:
         climbs.append(len(probes))
         return real_climb(probes, start, k)
 
@@ -148,7 +172,7 @@ def test_tuning_on_the_gold_set_reports_held_out_folds_never_fitted_on_their_cas
     sizes = [sum(1 for i in range(len(cases)) if i % 5 != f) for f in range(5)]
     assert climbs == [len(cases), *sizes]
     direct = [
-        tuning.reciprocal_rank(
+        climb.reciprocal_rank(
             [h.record.id for h in _read(gold, c).recall(c.query, limit=5, count=False,
                                                          **c.options()).hits],
             c.expect, 5,
@@ -156,7 +180,7 @@ def test_tuning_on_the_gold_set_reports_held_out_folds_never_fitted_on_their_cas
         for c in cases
     ]  # fmt: skip
     assert result.current_score == pytest.approx(math.fsum(direct) / len(direct))
-    assert result.current == DEFAULT_WEIGHTS and result.cases == len(cases)
+    assert result.current == CURRENT and result.cases == len(cases)
     assert 0.0 <= result.held_out_score <= 1.0
     assert mem.context.project == "alpha" and mem.recall_settings.weights == DEFAULT_WEIGHTS
 
@@ -196,10 +220,11 @@ def test_tune_weights_proposes_and_applies_what_beats_the_current_weights(
     report = run("tune-weights", "--gold", str(path), "--json", "--apply").json()
     assert isinstance(report, dict)
     assert report["current_score"] == 0.5 and report["held_out_score"] == 1.0
-    assert (
-        report["improves"] and report["applied"] == f"MEMLANE_RECALL_WEIGHTS={report['proposed']}"
-    )
-    assert Weights(*(float(v) for v in str(report["proposed"]).split(","))).importance > 0.15
+    proposed = report["proposed"]
+    assert isinstance(proposed, dict) and report["improves"]
+    assert report["applied"] == [f"MEMLANE_RECALL_WEIGHTS={proposed['recall_weights']}"]
+    assert proposed["recall_lane_weights"] == "0.6,0.4,0.2"  # unchanged: not applied
+    assert Weights(*(float(v) for v in proposed["recall_weights"].split(","))).importance > 0.15
 
 
 def test_tune_weights_refuses_too_few_cases_and_bad_gold(run: Run, tmp_path: Path) -> None:

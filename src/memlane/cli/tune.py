@@ -10,14 +10,18 @@ from memlane import config
 from memlane.cli.common import emit_json, in_section, json_option, memory
 from memlane.cli.embedding import progress_bar
 from memlane.evaluation import tuning
+from memlane.evaluation.climb import Mix
+from memlane.retrieve.fuse import LANES
 from memlane.retrieve.score import Weights
 
-SETTING = "recall_weights"
 
-
-def _value(weights: Weights) -> str:
-    """Weights as MEMLANE_RECALL_WEIGHTS writes them."""
-    return ",".join(f"{getattr(weights, t):g}" for t in Weights.__struct_fields__)
+def _lines(mix: Mix) -> dict[str, str]:
+    """The setting values of a mix: setting name -> value as its variable takes it."""
+    weights = ",".join(f"{getattr(mix.weights, t):g}" for t in Weights.__struct_fields__)
+    return {
+        "recall_weights": weights,
+        "recall_lane_weights": ",".join(f"{w:g}" for w in mix.lanes),
+    }
 
 
 def _cases(gold: tuple[str, ...], feedback: bool) -> list[tuning.GoldCase]:
@@ -56,37 +60,43 @@ def _cases(gold: tuple[str, ...], feedback: bool) -> list[tuning.GoldCase]:
 def tune_weights_cmd(
     gold: tuple[str, ...], feedback: bool, k: int, folds: int, apply_: bool, as_json: bool
 ) -> None:
-    """Propose recall score weights (MEMLANE_RECALL_WEIGHTS) from gold cases and usage
-    feedback, scored on the store as it is.
+    """Propose recall weights (MEMLANE_RECALL_WEIGHTS, MEMLANE_RECALL_LANE_WEIGHTS) from
+    gold cases and usage feedback, scored on the store as it is.
 
     Shows current -> proposed with the MRR@k of each, and the held-out score: each case
     recalled under weights tuned without it (--folds cross-validation), the one figure
     that says how the proposal does on cases it has not seen. Writes nothing; with
     --apply, a proposal that beats the current weights held out is set (today: the
-    setting line to use is printed)."""
+    setting lines to use are printed)."""
     cases = _cases(gold, feedback)
     with progress_bar("tuning", as_json) as tell:
         result = tuning.tune(memory(), cases, k=k, folds=folds, progress=tell)
-    applying = apply_ and result.improves
-    line = config.save_setting(SETTING, _value(result.proposed)) if applying else None
+    proposed = _lines(result.proposed)
+    changed = {n: v for n, v in proposed.items() if v != _lines(result.current)[n]}
+    applied = (
+        [config.save_setting(name, value) for name, value in changed.items()]
+        if apply_ and result.improves
+        else []
+    )
     if as_json:
-        emit_json(_report(result, line))
+        emit_json(_report(result, applied))
         return
     _show(result)
     if not result.improves:
         click.echo("the current weights stay: the tuning did not beat them held out")
-    elif line is not None:
-        click.echo(
-            f"applied: {line} (settings are environment variables: set it where memlane runs)"
-        )
+    elif applied:
+        for line in applied:
+            click.echo(f"applied: {line}")
+        click.echo("(settings are environment variables: set these where memlane runs)")
     else:
-        click.echo(f"to use it: MEMLANE_RECALL_WEIGHTS={_value(result.proposed)} (or --apply)")
+        use = " ".join(f"{config.BY_NAME[n].env}={v}" for n, v in changed.items())
+        click.echo(f"to use it: {use} (or --apply)")
 
 
-def _report(result: tuning.Tuning, line: str | None) -> dict[str, object]:
+def _report(result: tuning.Tuning, applied: list[str]) -> dict[str, object]:
     return {
-        "current": _value(result.current),
-        "proposed": _value(result.proposed),
+        "current": _lines(result.current),
+        "proposed": _lines(result.proposed),
         "k": result.k,
         "cases": result.cases,
         "feedback_cases": result.feedback_cases,
@@ -95,7 +105,7 @@ def _report(result: tuning.Tuning, line: str | None) -> dict[str, object]:
         "proposed_score": round(result.proposed_score, 4),
         "held_out_score": round(result.held_out_score, 4),
         "improves": result.improves,
-        "applied": line,
+        "applied": applied,
     }
 
 
@@ -104,10 +114,16 @@ def _show(result: tuning.Tuning) -> None:
         f"recall weights on {result.cases} cases ({result.feedback_cases} from feedback), "
         f"MRR@{result.k}:"
     )
-    for term in Weights.__struct_fields__:
-        now, then = getattr(result.current, term), getattr(result.proposed, term)
-        mark = "" if now == then else "  *"
-        click.echo(f"  {term:<11} {now:.2f} -> {then:.2f}{mark}")
+    now, then = result.current, result.proposed
+    rows = [
+        *(
+            (t, getattr(now.weights, t), getattr(then.weights, t))
+            for t in Weights.__struct_fields__
+        ),
+        *((f"lane {lane}", a, b) for lane, a, b in zip(LANES, now.lanes, then.lanes, strict=True)),
+    ]
+    for name, old, new in rows:
+        click.echo(f"  {name:<12} {old:.2f} -> {new:.2f}{'' if old == new else '  *'}")
     click.echo(f"current   {result.current_score:.3f}  (every case)")
     click.echo(f"proposed  {result.proposed_score:.3f}  (the cases it was tuned on)")
     click.echo(

@@ -6,11 +6,10 @@ found wrong should come first when asked for by its title. A case scores the
 reciprocal rank of its first expected memory within the first k (0 past k); a set of
 cases scores their mean (MRR@k).
 
-The search climbs from the current weights, moving STEP of weight from one term to
-another while the score rises. Each case's recall runs once: its scored candidates
-are ranked again under every weights tried (retrieve.score.terms), so a step costs no
-store read; MMR and the budget are left out there, and every figure reported comes
-from real recalls.
+The search (evaluation.climb) climbs from the current score and lane weights one
+step at a time while the score rises. Each case's recall runs once: its scored
+candidates are ranked again under every mix tried, so a step costs no store read;
+every figure reported comes from real recalls.
 
 The proposal is honest about what it has not seen: the cases are dealt into folds,
 weights are climbed on all folds but one and that fold's cases are recalled under
@@ -20,29 +19,21 @@ held-out score; a proposal is worth applying only when it beats the current weig
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
 from memlane.errors import Invalid
+from memlane.evaluation.climb import MIN_GAIN, Mix, Probe, climb, fold_of, probe, reciprocal_rank
 from memlane.memory import Memory
 from memlane.model import Record, replace
-from memlane.retrieve.score import Weights, terms
 from memlane.scope import Context, scope_project
 
-# A step moves this much weight from one term to another: fine enough to find a
-# better mix, coarse enough that a few dozen cases can tell two steps apart.
-STEP = 0.05
-# At most this many steps: the climb usually stops far sooner (no step helps).
-MAX_STEPS = 40
-# A step must raise the mean reciprocal rank by more than this (float noise).
-MIN_GAIN = 1e-9
+# Five folds: each is trained on four fifths of the cases, and a gold set of a few
+# dozen cases still leaves several in every held-out fold.
 FOLDS = 5
 # Fewer cases than this cannot be split into folds that each say something.
 MIN_CASES = 5
@@ -75,8 +66,8 @@ class GoldCase(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class Tuning(msgspec.Struct, frozen=True):
     """Current and proposed weights, and the score (MRR@k) of each on the cases."""
 
-    current: Weights
-    proposed: Weights
+    current: Mix
+    proposed: Mix
     k: int
     cases: int
     feedback_cases: int
@@ -133,103 +124,6 @@ def feedback_cases(records: Iterable[Record]) -> list[GoldCase]:
     return cases
 
 
-# ---- the pure search --------------------------------------------------------------------
-
-
-class Probe(msgspec.Struct, frozen=True):
-    """One case's candidates as one recall scored them: their terms (a row each, in
-    score_candidates' tie order) and which rows are expected, best first."""
-
-    rows: npt.NDArray[np.float64]
-    expected: tuple[int, ...]
-
-
-def reciprocal_rank(ranked: Sequence[str], expect: Sequence[str], k: int) -> float:
-    """1 / the rank of the first expected memory within the first k; 0 without one."""
-    for rank, memory_id in enumerate(ranked[:k], start=1):
-        if memory_id in expect:
-            return 1.0 / rank
-    return 0.0
-
-
-def probe_score(probe: Probe, weights: npt.NDArray[np.float64], k: int) -> float:
-    """The reciprocal rank a probe's case gets under `weights` (a vector)."""
-    if not probe.expected or not len(probe.rows):
-        return 0.0
-    scores = probe.rows @ weights
-    order = np.argsort(-scores, kind="stable")[:k]
-    for rank, row in enumerate(order, start=1):
-        if int(row) in probe.expected:
-            return 1.0 / rank
-    return 0.0
-
-
-def margin(probe: Probe, weights: npt.NDArray[np.float64]) -> float:
-    """How far the best expected candidate scores below the best other one (0 when it
-    is first): what tells two weights apart when both leave every rank as it is. A
-    case already first counts 0, so the climb never trades weight for wider leads."""
-    if not probe.expected or len(probe.rows) < 2:
-        return 0.0
-    scores = probe.rows @ weights
-    wanted = np.zeros(len(scores), dtype=bool)
-    wanted[list(probe.expected)] = True
-    if wanted.all():
-        return 0.0
-    return min(0.0, float(scores[wanted].max() - scores[~wanted].max()))
-
-
-def objective(probes: Sequence[Probe], weights: Weights, k: int) -> tuple[float, float]:
-    """The mean reciprocal rank within k, then the mean margin (to break ties)."""
-    vector = np.array([getattr(weights, t) for t in Weights.__struct_fields__])
-    count = max(1, len(probes))
-    ranks = math.fsum(probe_score(p, vector, k) for p in probes) / count
-    return ranks, math.fsum(margin(p, vector) for p in probes) / count
-
-
-def mean_score(probes: Sequence[Probe], weights: Weights, k: int) -> float:
-    """The mean reciprocal rank within k of the probes' cases under `weights`."""
-    return objective(probes, weights, k)[0]
-
-
-def steps(weights: Weights) -> list[Weights]:
-    """Every weights one STEP away: STEP moved from one term to another."""
-    values = [getattr(weights, t) for t in Weights.__struct_fields__]
-    found = []
-    for give, take in itertools.permutations(range(len(values)), 2):
-        if values[give] < STEP - MIN_GAIN:
-            continue
-        moved = list(values)
-        moved[give] = max(0.0, round(moved[give] - STEP, 6))
-        moved[take] = round(moved[take] + STEP, 6)
-        found.append(Weights(*moved))
-    return found
-
-
-def climb(probes: Sequence[Probe], start: Weights, k: int) -> Weights:
-    """The weights reached from `start` taking, while one helps, the step that raises
-    the mean reciprocal rank most, or (where no step changes a rank) the mean margin
-    of the expected memories; the first such step on a tie."""
-    best, best_score = start, objective(probes, start, k)
-    for _ in range(MAX_STEPS):
-        scored = [(objective(probes, w, k), w) for w in steps(best)]
-        top_score, top = max(scored, key=lambda pair: pair[0], default=(best_score, best))
-        if not _better(top_score, best_score):
-            break
-        best, best_score = top, top_score
-    return best
-
-
-def _better(new: tuple[float, float], old: tuple[float, float]) -> bool:
-    if new[0] > old[0] + MIN_GAIN:
-        return True
-    return abs(new[0] - old[0]) <= MIN_GAIN and new[1] > old[1] + MIN_GAIN
-
-
-def fold_of(index: int, folds: int) -> int:
-    """The fold a case falls in: dealt in turn, so every fold mixes the whole set."""
-    return index % folds
-
-
 # ---- running it on a store --------------------------------------------------------------
 
 
@@ -251,11 +145,12 @@ def tune(
             "or record feedback (memlane feedback ID --applied)"
         )
     folds = max(2, min(folds, len(cases)))
-    current = mem.recall_settings.weights
+    settings = mem.recall_settings
+    current = Mix.of(settings.weights, settings.lane_weights)
     total = len(cases) * 3
     probes = []
     for done, case in enumerate(cases, start=1):
-        probes.append(_probe(mem, case))
+        probes.append(_probe(mem, case, current))
         if progress is not None:
             progress(done, total)
     proposed = climb(probes, current, k)
@@ -299,25 +194,16 @@ def _standing(mem: Memory, case: GoldCase) -> Iterator[None]:
         mem.context = before
 
 
-def _probe(mem: Memory, case: GoldCase) -> Probe:
+def _probe(mem: Memory, case: GoldCase, current: Mix) -> Probe:
     with _standing(mem, case):
         result = mem.recall(case.query, limit=POOL, count=False, **case.options())
-    # Rows in the order ties are broken (as score_candidates breaks them), so a stable
-    # sort on the scores under other weights ranks as recall would.
-    candidates = sorted(
-        result.candidates, key=lambda s: (-s.relevance, s.record.dedup_hash, s.record.id)
-    )
-    rows = np.array([terms(s) for s in candidates], dtype=np.float64)
-    index = {s.record.id: i for i, s in enumerate(candidates)}
-    return Probe(
-        rows.reshape(len(candidates), 5), tuple(index[e] for e in case.expect if e in index)
-    )
+    return probe(result.candidates, current, case.expect)
 
 
-def _recalled(mem: Memory, case: GoldCase, weights: Weights, k: int) -> float:
-    """The case's reciprocal rank in a real recall under `weights`."""
+def _recalled(mem: Memory, case: GoldCase, mix: Mix, k: int) -> float:
+    """The case's reciprocal rank in a real recall under `mix`."""
     settings = mem.recall_settings
-    mem.recall_settings = replace(settings, weights=weights)
+    mem.recall_settings = replace(settings, weights=mix.weights, lane_weights=mix.lane_weights())
     try:
         with _standing(mem, case):
             hits = mem.recall(case.query, limit=k, count=False, **case.options()).hits

@@ -220,15 +220,6 @@ def combined(relevance: float, parts: Mapping[str, float], w: Weights) -> float:
     return base * parts["scope"] * parts["time"]
 
 
-def terms(scored: Scored) -> tuple[float, ...]:
-    """A candidate's five terms in the order of Weights' fields, each times its scope
-    boost and time fit: its score under any weights is their dot product with them."""
-    p = scored.parts
-    factor = p["scope"] * p["time"]
-    values = (scored.relevance, p["importance"], p["trust"], p["recency"], p["popularity"])
-    return tuple(v * factor for v in values)
-
-
 def _score(fused: Fused, record: Record, relevance: float, setting: _Setting) -> Scored:
     parts = _parts(fused, record, setting)
     score = combined(relevance, parts, setting.weights)
