@@ -230,6 +230,12 @@ def test_tune_weights_proposes_and_applies_what_beats_the_current_weights(
 def test_tune_weights_refuses_too_few_cases_and_bad_gold(run: Run, tmp_path: Path) -> None:
     few = run("tune-weights")
     assert few.exit_code == 2 and "needs at least 5 cases, found 0" in few.stderr
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    line = {"id": "c", "query": "q", "expect": ["m-nothere"]}
+    elsewhere.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    few = run("tune-weights", *["--gold", str(elsewhere)] * 5)
+    assert few.exit_code == 2 and "gold case c: no memory with id 'm-nothere'" in few.stderr
+    assert run("tune-weights", "--folds", "1").stderr.endswith("--folds must be at least 2\n")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n', encoding="utf-8")
     result = run("tune-weights", "--gold", str(bad))

@@ -49,9 +49,9 @@ def _report(moves: Moves, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Show what would move; write nothing.")
 @json_option
 def rekey_namespace_cmd(old: str, new: str, dry_run: bool, as_json: bool) -> None:
-    """Move every memory of scope OLD to scope NEW (a renamed project, a branch merged).
+    """Move every memory of scope OLD to scope NEW.
 
-    Every memory you may see moves, in any state (superseded and retired ones too), under
+    For a renamed project or a merged branch. Every memory you may see moves, in any state (superseded and retired ones too), under
     the same id; its prior version keeps the old scope in its reason, shown by `history`,
     and `journal` gets a move line. When OLD and NEW are both whole projects
     (project:NAME), OLD's branch scopes move to the same branches of NEW. `update ID
@@ -66,7 +66,7 @@ def rekey_namespace_cmd(old: str, new: str, dry_run: bool, as_json: bool) -> Non
 @click.option("--dry-run", is_flag=True, help="Show what would move; write nothing.")
 @json_option
 def canonicalize_projects_cmd(dry_run: bool, as_json: bool) -> None:
-    """Fold the projects the alias map names as one into their canonical name.
+    """Fold aliased projects' memories into the canonical project.
 
     The alias map (`memlane projects alias`, MEMLANE_PROJECT_ALIASES) keeps new writes
     of a renamed directory under the project's name; this moves what was stored under
@@ -100,10 +100,9 @@ def _verdict_dict(verdict: Verdict) -> dict[str, object]:
 def promote_cmd(
     memory_id: str | None, candidates: bool, scope: str | None, reason: str | None, as_json: bool
 ) -> None:
-    """Move a memory one rung up the scope ladder: a branch's to its project, a
-    project's to global.
+    """Move a memory one rung up the scope ladder.
 
-    Only explicit feedback earns a climb (`memlane feedback ID --applied`): applied 3
+    A branch's memory goes to its project, a project's to global. Only explicit feedback earns a climb (`memlane feedback ID --applied`): applied 3
     times, never violated, a week old, confidence 0.6 or more, not from the web; only
     lessons, conventions, procedures, preferences, constraints and insights go global.
     A refusal says which rule failed. --candidates lists the eligible memories. The

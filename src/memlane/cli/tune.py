@@ -60,9 +60,10 @@ def _cases(gold: tuple[str, ...], feedback: bool) -> list[tuning.GoldCase]:
 def tune_weights_cmd(
     gold: tuple[str, ...], feedback: bool, k: int, folds: int, apply_: bool, as_json: bool
 ) -> None:
-    """Propose recall weights (MEMLANE_RECALL_WEIGHTS, MEMLANE_RECALL_LANE_WEIGHTS) from
-    gold cases and usage feedback, scored on the store as it is.
+    """Propose recall weights from gold cases and usage feedback.
 
+    The score weights (MEMLANE_RECALL_WEIGHTS) and the lanes' fusion weights
+    (MEMLANE_RECALL_LANE_WEIGHTS), scored on the store as it is.
     Shows current -> proposed with the MRR@k of each, and the held-out score: each case
     recalled under weights tuned without it (--folds cross-validation), the one figure
     that says how the proposal does on cases it has not seen. Writes nothing; with

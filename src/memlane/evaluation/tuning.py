@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from memlane.errors import Invalid
+from memlane.errors import Invalid, NotFound
 from memlane.evaluation.climb import MIN_GAIN, Mix, Probe, climb, fold_of, probe, reciprocal_rank
 from memlane.memory import Memory
 from memlane.model import Record, replace
@@ -139,12 +139,15 @@ def tune(
     Reads only: recalls are not counted."""
     if k < 1:
         raise Invalid("--k must be at least 1")
+    if folds < 2:
+        raise Invalid("--folds must be at least 2")
     if len(cases) < MIN_CASES:
         raise Invalid(
             f"tuning needs at least {MIN_CASES} cases, found {len(cases)}: pass --gold FILE "
             "or record feedback (memlane feedback ID --applied)"
         )
-    folds = max(2, min(folds, len(cases)))
+    folds = min(folds, len(cases))
+    cases = [_resolved(mem, case) for case in cases]
     settings = mem.recall_settings
     current = Mix.of(settings.weights, settings.lane_weights)
     total = len(cases) * 3
@@ -176,6 +179,15 @@ def tune(
         proposed_score=_mean(fitted),
         held_out_score=_mean(held),
     )
+
+
+def _resolved(mem: Memory, case: GoldCase) -> GoldCase:
+    """The case with its expected memories' full ids; Invalid naming one not in the
+    store (a gold set written for another store would otherwise score 0 silently)."""
+    try:
+        return replace(case, expect=tuple(mem.resolve(e) for e in case.expect))
+    except NotFound as exc:
+        raise Invalid(f"gold case {case.id}: {exc}") from None
 
 
 def _mean(values: Sequence[float]) -> float:
