@@ -1,6 +1,7 @@
 """Moving memories between scopes: rekeying a scope (a renamed project), folding the
-projects an alias map names as one under its canonical name, and the scopes a
-narrowing to a project reads (`Memory.scopes`).
+projects an alias map names as one under its canonical name, promoting a memory one
+rung up the scope ladder (lifecycle.promote decides when), and the scopes a narrowing
+to a project reads (`Memory.scopes`).
 
 A move rewrites a memory's scope in place under the same id: its prior version is
 archived with a reason naming the old scope, and the journal gets a `move` line, so
@@ -69,7 +70,8 @@ class Moves(msgspec.Struct, frozen=True):
 
 
 class Scoping:
-    """Rekeying scopes and canonicalizing projects (`Memory.scopes`)."""
+    """Rekeying scopes, canonicalizing projects and promotion up the scope ladder
+    (`Memory.scopes`)."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt

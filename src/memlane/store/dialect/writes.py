@@ -58,10 +58,10 @@ class SharedWrites:
         )
 
     def rename_project(self, old: str, new: str) -> None:
+        mark = self.dialect.mark
         for table in ("session", "reminder"):
             self._conn.execute(
-                f"UPDATE {table} SET project = {self.dialect.mark} WHERE project = {self.dialect.mark}",
-                (new, old),
+                f"UPDATE {table} SET project = {mark} WHERE project = {mark}", (new, old)
             )
 
     def ensure_session(
