@@ -406,3 +406,19 @@ async def test_the_main_screen_matches_its_snapshot(still: Memory, tmp_path: Pat
     )
     for text in ("Deploy", "Tooling", "PR&#160;style", "m-fixed000"):
         assert text in svg
+
+
+@pytest.mark.anyio
+async def test_narrowing_to_a_project_shows_its_branches(
+    mem: Memory, seeded: dict[str, str]
+) -> None:
+    mem.add("The project builds with make.", title="Build", scope="project:proj")
+    mem.add("Another project's note.", title="Elsewhere", scope="project:other")
+    app = browser(mem)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press(*["backspace"] * 3, *"project:proj", "enter")
+        await pilot.pause()
+        assert sorted(tree_leaves(app)) == ["Build", "Deploy", "PR style", "Tooling"]

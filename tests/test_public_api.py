@@ -22,6 +22,7 @@ from memlane import (
     Packs,
     Reflector,
     Registries,
+    Scoping,
     Transfer,
     Wake,
 )
@@ -40,6 +41,7 @@ NAMESPACES = (
     Maintenance,
     Reflector,
     Admin,
+    Scoping,
 )
 
 

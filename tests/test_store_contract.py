@@ -502,6 +502,19 @@ def test_journal(mem: Memory) -> None:
     assert len(operations) >= 2 and operations[-1] == "add"
 
 
+def test_renaming_a_project_relabels_its_sessions_and_reminders(mem: Memory) -> None:
+    kept = mem.lifecycle.create_session(type="work", project="other")
+    moved = mem.lifecycle.create_session(type="work", project="proj")
+    reminder = mem.lifecycle.remind("in 2 hours", "check the deploy")
+    assert reminder.project == "proj"
+    with mem.store.write() as w:
+        w.rename_project("proj", "renamed")
+    assert [s.id for s in mem.lifecycle.sessions("renamed")] == [moved.id]
+    assert [s.id for s in mem.lifecycle.sessions("other")] == [kept.id]
+    assert mem.lifecycle.sessions("proj") == []
+    assert [r.project for r in mem.lifecycle.reminders()] == ["renamed"]
+
+
 def test_reminders(mem: Memory) -> None:
     reminder = mem.lifecycle.remind("in 2 hours", "check the deploy")
     assert [r.id for r in mem.lifecycle.reminders()] == [reminder.id]

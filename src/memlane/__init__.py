@@ -20,6 +20,7 @@ from memlane.errors import (
     Unavailable,
 )
 from memlane.lifecycle.llm import Model
+from memlane.lifecycle.promote import Verdict
 from memlane.memory import Memory
 from memlane.model import (
     CLEAR,
@@ -58,6 +59,7 @@ from memlane.services.maintenance import Maintenance, MaintenanceReport
 from memlane.services.pack import ClosedSession, Packs, Summarizer
 from memlane.services.reflect import Applied, Reflection, Reflector, Writes
 from memlane.services.registries import Registries
+from memlane.services.scoping import Move, Moves, Scoping
 from memlane.services.transfer import ImportReport, MigrationReport, Transfer
 from memlane.services.wake import Wake
 from memlane.store import SchemaStatus
@@ -115,6 +117,8 @@ __all__ = [
     "Memory",
     "MigrationReport",
     "Model",
+    "Move",
+    "Moves",
     "Neighbourhood",
     "NotFound",
     "Pack",
@@ -136,6 +140,7 @@ __all__ = [
     "SchemaOutdated",
     "SchemaStatus",
     "SchemaTooNew",
+    "Scoping",
     "Searched",
     "Session",
     "Stats",
@@ -143,6 +148,7 @@ __all__ = [
     "Summarizer",
     "Transfer",
     "Unavailable",
+    "Verdict",
     "Version",
     "Vitals",
     "Wake",

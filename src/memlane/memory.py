@@ -55,6 +55,7 @@ from memlane.services.policy import WritePolicy
 from memlane.services.recall import RECALL_LIMIT, Progress, Recall
 from memlane.services.reflect import Reflector
 from memlane.services.registries import Registries
+from memlane.services.scoping import Scoping
 from memlane.services.transfer import MigrationReport, Transfer
 from memlane.services.wake import Wake
 from memlane.services.writing import Writing
@@ -117,7 +118,8 @@ class Memory:
     ritual and its guess log), `transfer` (export, import, migration), `lifecycle`
     (review, reminders, sessions, vital signs), `packs` (the curated pack and episode
     summaries), `maintenance` (consolidate, organize, and their lock), `reflection`
-    (insights and pack proposals), `admin` (doctor, backup).
+    (insights and pack proposals), `admin` (doctor, backup), `scopes` (rekeying,
+    canonical projects, promotion).
     """
 
     store: _OnRuntime[Store] = _OnRuntime()
@@ -247,6 +249,12 @@ class Memory:
     def lifecycle(self) -> Lifecycle:
         """Reinforcement, feedback, review, reminders, sessions and vital signs."""
         return Lifecycle(self.rt)
+
+    @cached_property
+    def scopes(self) -> Scoping:
+        """Moving memories between scopes: rekeying a scope, folding aliased projects
+        under their canonical name, promotion up the scope ladder."""
+        return Scoping(self.rt)
 
     @cached_property
     def packs(self) -> Packs:

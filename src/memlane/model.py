@@ -784,6 +784,7 @@ class Patch(msgspec.Struct, frozen=True):
     anchors: tuple[str, ...] | str | None = None
     add_anchors: tuple[str, ...] | str | None = None
     remove_anchors: tuple[str, ...] | str | None = None
+    scope: str | None = None  # move the memory to this scope (history keeps the old one)
 
 
 class Cadence(msgspec.Struct, frozen=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -144,3 +145,49 @@ def save_alias(path: Path, directory_name: str, project: str) -> dict[str, str]:
     tmp.write_text(json.dumps(aliases, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(path)
     return aliases
+
+
+def project_scope(scope: str) -> bool:
+    """Whether `scope` is a whole project's (project:NAME, no branch)."""
+    project, branch = scope_project(scope)
+    return project is not None and branch is None
+
+
+def with_branches(scope: str, known: Iterable[str]) -> tuple[str, ...]:
+    """`scope` and, for a whole project's scope, every branch scope of it among `known`:
+    what narrowing to a project reads."""
+    if not project_scope(scope):
+        return (scope,)
+    return (scope, *sorted(s for s in set(known) if s.startswith(f"{scope}@")))
+
+
+def rekeyed(scope: str, old: str, new: str) -> str | None:
+    """Where a memory of `scope` goes when scope `old` is rekeyed to `new`: `new` for
+    `old` itself; when both name whole projects, a branch of `old` goes to the same
+    branch of `new`; None for a scope the rekey leaves alone."""
+    if scope == old:
+        return new
+    if project_scope(old) and project_scope(new) and scope.startswith(f"{old}@"):
+        return f"{new}@{scope.removeprefix(old + '@')}"
+    return None
+
+
+def canonical_project(name: str, aliases: Mapping[str, str]) -> str:
+    """The project `name` stands for under the alias map, following chains of aliases
+    (a -> b -> c gives c) and stopping where one would loop."""
+    seen = {name}
+    while (target := aliases.get(name)) is not None and target not in seen:
+        if not re.fullmatch(_NAME, target):
+            raise Invalid(f"project alias map names an invalid project {target!r}")
+        seen.add(target)
+        name = target
+    return name
+
+
+def canonical_scope(scope: str, aliases: Mapping[str, str]) -> str:
+    """`scope` with its project (and any branch) under the project's canonical name."""
+    project, branch = scope_project(scope)
+    if project is None:
+        return scope
+    canonical = canonical_project(project, aliases)
+    return f"project:{canonical}" + (f"@{branch}" if branch else "")

@@ -34,7 +34,8 @@ SETTINGS_PROBLEMS = "memlane.settings_problems"
 # create neither the file nor its directory.
 READ_COMMANDS = frozenset(
     "show list search recall recent history stats journal open-threads growth "
-    "types export doctor browse review health wake wake-fetch for-session".split()
+    "types export doctor browse review health wake wake-fetch for-session "
+    "tune-weights".split()
 ) | frozenset(
     {
         "tags list",
@@ -55,7 +56,15 @@ READ_COMMANDS = frozenset(
     }
 )
 # Commands that only read when told so: a dry run, a pack printed instead of written.
-_READS_WHEN = {"consolidate": "dry_run", "organize": "dry_run", "pack": "out", "migrate": "dry_run"}
+_READS_WHEN = {
+    "consolidate": "dry_run",
+    "organize": "dry_run",
+    "pack": "out",
+    "migrate": "dry_run",
+    "rekey-namespace": "dry_run",
+    "canonicalize-projects": "dry_run",
+    "promote": "candidates",
+}
 
 
 class State(msgspec.Struct):

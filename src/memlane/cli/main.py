@@ -38,6 +38,9 @@ COMMANDS: dict[str, str] = {
     "merge": "revise:merge_cmd",
     "delete": "revise:delete_cmd",
     "forget": "revise:forget_cmd",
+    "rekey-namespace": "scopes:rekey_namespace_cmd",
+    "canonicalize-projects": "scopes:canonicalize_projects_cmd",
+    "promote": "scopes:promote_cmd",
     "entities": "entities:entities",
     "links": "links:links",
     "contradict": "links:contradict_cmd",
@@ -87,6 +90,7 @@ COMMANDS: dict[str, str] = {
     "uninstall": "install:uninstall_cmd",
     "eval": "evaluate:eval_group",
     "bench": "bench:bench_cmd",
+    "tune-weights": "tune:tune_weights_cmd",
 }
 
 

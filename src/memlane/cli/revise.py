@@ -107,6 +107,7 @@ def _writer(no_embed: bool) -> Memory:
 @click.option("-d", "--domain", help="New domain.")
 @click.option("--state", help="open or closed (threads, commitments).")
 @click.option("--source-ref", help="New provenance reference.")
+@click.option("--scope", help="Move it to this scope (its history keeps the old one).")
 @click.option("--reason", help="Why it changed (kept with the prior version).")
 @_NO_EMBED
 @_NO_AUTO_ANCHOR
@@ -145,7 +146,9 @@ def update_cmd(
     A memory made private is the updating agent's (MEMLANE_AGENT): --owner may only name
     yourself, and a memory is never given to another owner. Making a private memory public
     needs --force. Like `add`, the new text passes the secret and injection screens
-    (--capture-mode) and re-anchors the memory unless --no-auto-anchor."""
+    (--capture-mode) and re-anchors the memory unless --no-auto-anchor. --scope moves
+    it to another scope: the prior version's reason names the old one (see
+    `rekey-namespace` for a whole scope)."""
     patch = Patch(
         content=pick_content(content, file),
         append=pick_content(append_content, append_file, "appended content"),

@@ -206,9 +206,8 @@ class _Setting(msgspec.Struct, frozen=True):
     shape: Shape
 
 
-def _score(fused: Fused, record: Record, relevance: float, setting: _Setting) -> Scored:
-    parts = _parts(fused, record, setting)
-    w = setting.weights
+def combined(relevance: float, parts: Mapping[str, float], w: Weights) -> float:
+    """The composite score of a candidate's relevance and parts under weights `w`."""
     base = math.fsum(
         (
             relevance * w.relevance,
@@ -218,7 +217,12 @@ def _score(fused: Fused, record: Record, relevance: float, setting: _Setting) ->
             parts["popularity"] * w.popularity,
         )
     )
-    score = base * parts["scope"] * parts["time"]
+    return base * parts["scope"] * parts["time"]
+
+
+def _score(fused: Fused, record: Record, relevance: float, setting: _Setting) -> Scored:
+    parts = _parts(fused, record, setting)
+    score = combined(relevance, parts, setting.weights)
     return Scored(record, score, relevance, parts, dict(fused.ranks))
 
 

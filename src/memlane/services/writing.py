@@ -366,6 +366,9 @@ class Writing:
             anchors_changed = self._update_anchors(w, old, patch)
             if new == old and not anchors_changed:
                 raise Invalid("nothing to change: the update leaves the memory as it is")
+            if new.scope != old.scope:
+                reason = patching.move_reason(old.scope, new.scope, reason)
+                w.journal("move", [old.id], self.rt.agent, f"{old.scope} -> {new.scope}")
             final = self.rt.commit_version(w, old, new, reason or "updated") if new != old else old
         result = WriteResult(
             id=final.id, status=WriteStatus.UPDATED, title=final.title, version=final.version

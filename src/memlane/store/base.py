@@ -162,6 +162,9 @@ class Writer(Protocol):
 
     def put_session(self, session: Session) -> None: ...
 
+    def rename_project(self, old: str, new: str) -> None:
+        """Give the sessions and reminders of project `old` the project name `new`."""
+
     def close_session(self, session_id: str, at: datetime) -> bool:
         """End an open session; False when there is no open session of that id."""
 

@@ -172,7 +172,7 @@ class Table(ModalScreen[str | None]):
 HELP = """\
 /        filter the tree by text (escape clears)
 s        semantic search: recall, with each result's score parts
-p        narrow to a scope (project:NAME, global, all)
+p        narrow to a scope (project:NAME with its branches, global, all)
 b        group by kind, scope, tag or session
 h        history of the memory, with a diff between versions
 g        graph neighbourhood: links and entities, one hop
@@ -536,7 +536,9 @@ class Browser(App[None]):
             if not query:
                 return
             try:
-                found = self.memory.recall(query, count=False, scope=self.scope)
+                found = self.memory.recall(
+                    query, count=False, scope=view.narrowed(self.memory, self.scope)
+                )
             except MemlaneError as exc:
                 self.notify(str(exc), severity="error", markup=False)
                 return
@@ -588,7 +590,8 @@ class Browser(App[None]):
             getattr(self.actions, name)(r)
 
     def action_review(self) -> None:
-        due = self.memory.lifecycle.review(limit=self.review_limit, scope=self.scope)
+        scope = view.narrowed(self.memory, self.scope)
+        due = self.memory.lifecycle.review(limit=self.review_limit, scope=scope)
         self.push_screen(Review(due))
 
     def action_claude_files(self) -> None:

@@ -41,11 +41,22 @@ def _keys(by: str) -> Callable[[Record], tuple[str, ...]]:
     raise ValueError(f"group by one of {', '.join(GROUPINGS)}, not {by!r}")
 
 
+def narrowed(memory: Memory, scope: str | None) -> str | list[str] | None:
+    """The scope option a narrowing to `scope` reads with: a project's scope with its
+    branch scopes, `all` for every scope, None for the default (this project and global)."""
+    if scope is None:
+        return None
+    covered = memory.scopes.covering(scope)
+    return "all" if covered is None else list(covered)
+
+
 def newest_live(memory: Memory, scope: str | None, limit: int) -> tuple[list[Record], bool]:
-    """The newest `limit` live memories of `scope` the agent may see (its own private
-    ones too), and whether there are more."""
+    """The newest `limit` live memories of `scope` (a project's with its branches) the
+    agent may see (its own private ones too), and whether there are more."""
     mine = memory.agent is not None
-    found = memory.list(memory.filters(scope=scope, limit=limit + 1, include_private=mine))
+    found = memory.list(
+        memory.filters(scope=narrowed(memory, scope), limit=limit + 1, include_private=mine)
+    )
     return found[:limit], len(found) > limit
 
 

@@ -18,6 +18,7 @@ from memlane.model import (
     parse_enum,
     replace,
 )
+from memlane.scope import parse_scope, scope_project
 from memlane.write.draft import (
     as_int,
     as_list,
@@ -29,6 +30,23 @@ from memlane.write.draft import (
 )
 from memlane.write.normalize import clean_text, dedup_hash, derive_title
 from memlane.write.settings import Limits
+
+
+def relocated(record: Record, scope: str) -> Record:
+    """`record` moved to `scope`. A project scope names the project (and branch) the
+    memory belongs to; a memory moved to global keeps the project it was written in."""
+    scope = parse_scope(scope)
+    project, branch = scope_project(scope)
+    if project is None:
+        return replace(record, scope=scope)
+    return replace(record, scope=scope, project=project, branch=branch)
+
+
+def move_reason(old: str, new: str, reason: str | None = None) -> str:
+    """The reason a moved memory's prior version keeps: it always names the old scope
+    (a version holds no scope of its own), after the caller's reason if any."""
+    moved = f"moved from {old} to {new}"
+    return f"{reason.strip()} ({moved})" if reason and reason.strip() else moved
 
 
 def make_patch(changes: dict[str, Any]) -> Patch:
@@ -143,6 +161,8 @@ def apply_patch(record: Record, p: Patch, limits: Limits, agent: str | None) -> 
         "wake phrases",
     )
     visibility, owner = _visibility(record, p, agent)
+    if p.scope is not None:
+        record = relocated(record, p.scope)
     if p.wake_order is CLEAR:
         wake_order = None
     else:

@@ -341,6 +341,9 @@ class ScreenedWriter:
     def close_session(self, session_id: str, at: datetime) -> bool:
         return self._inner.close_session(session_id, at)
 
+    def rename_project(self, old: str, new: str) -> None:
+        self._inner.rename_project(old, new)
+
     def dismiss_reminder(self, reminder_id: str, agent: str | None, at: datetime) -> bool:
         return self._inner.dismiss_reminder(reminder_id, agent, at)
 

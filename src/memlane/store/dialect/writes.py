@@ -57,6 +57,13 @@ class SharedWrites:
             (session.id, session.type, session.project, session.agent, to_text(session.started_at)),
         )
 
+    def rename_project(self, old: str, new: str) -> None:
+        mark = self.dialect.mark
+        for table in ("session", "reminder"):
+            self._conn.execute(
+                f"UPDATE {table} SET project = {mark} WHERE project = {mark}", (new, old)
+            )
+
     def ensure_session(
         self, session_id: str, at: datetime, agent: str | None, project: str | None = None
     ) -> None:
