@@ -222,8 +222,13 @@ def test_tune_weights_proposes_and_applies_what_beats_the_current_weights(
     assert report["current_score"] == 0.5 and report["held_out_score"] == 1.0
     proposed = report["proposed"]
     assert isinstance(proposed, dict) and report["improves"]
-    assert report["applied"] == [f"MEMLANE_RECALL_WEIGHTS={proposed['recall_weights']}"]
-    assert proposed["recall_lane_weights"] == "0.6,0.4,0.2"  # unchanged: not applied
+    [applied] = report["applied"]  # the lane weights are unchanged: not applied
+    assert applied["name"] == "recall_weights" and not applied["overridden"]
+    assert applied["value"] == proposed["recall_weights"]
+    assert proposed["recall_lane_weights"] == "0.6,0.4,0.2"
+    # Written to the settings file, which every later command reads.
+    kept = run("settings", "get", "recall_weights", "--json").json()
+    assert isinstance(kept, dict) and kept["source"] == "file", kept
     assert Weights(*(float(v) for v in proposed["recall_weights"].split(","))).importance > 0.15
 
 

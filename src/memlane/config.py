@@ -576,16 +576,6 @@ def resolve(
     return values
 
 
-def save_setting(name: str, value: str) -> str:
-    """Make `value` the setting `name`'s from now on, checked as the setting parses it;
-    the line that sets it. Settings are environment variables: the line is for the
-    caller's shell profile or service file, so nothing is written here (this is the one
-    place a settings file would be written)."""
-    setting = BY_NAME[name]
-    resolve({setting.env: value}, (setting,))  # Invalid for a value it would refuse
-    return f"{setting.env}={value}"
-
-
 # ---- from settings to the values the core receives ------------------------------------
 # Every interface (CLI, MCP server, hooks) opens its Memory here, so they cannot drift.
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memlane import config
+from memlane import config, settings_file
 from memlane.cli.common import emit_json, in_section, json_option, memory
 from memlane.cli.embedding import progress_bar
 from memlane.evaluation import tuning
@@ -67,34 +67,44 @@ def tune_weights_cmd(
     Shows current -> proposed with the MRR@k of each, and the held-out score: each case
     recalled under weights tuned without it (--folds cross-validation), the one figure
     that says how the proposal does on cases it has not seen. Writes nothing; with
-    --apply, a proposal that beats the current weights held out is set (today: the
-    setting lines to use are printed)."""
+    --apply, a proposal that beats the current weights held out is written to the
+    settings file (see `memlane settings`), where an environment variable still rules."""
     cases = _cases(gold, feedback)
     with progress_bar("tuning", as_json) as tell:
         result = tuning.tune(memory(), cases, k=k, folds=folds, progress=tell)
     proposed = _lines(result.proposed)
     changed = {n: v for n, v in proposed.items() if v != _lines(result.current)[n]}
     applied = (
-        [config.save_setting(name, value) for name, value in changed.items()]
+        [settings_file.set_value(name, value) for name, value in changed.items()]
         if apply_ and result.improves
         else []
     )
     if as_json:
-        emit_json(_report(result, applied))
+        emit_json(_report(result, [_applied(c, changed) for c in applied]))
         return
     _show(result)
     if not result.improves:
         click.echo("the current weights stay: the tuning did not beat them held out")
     elif applied:
-        for line in applied:
-            click.echo(f"applied: {line}")
-        click.echo("(settings are environment variables: set these where memlane runs)")
+        for change in applied:
+            name = change.setting.name
+            click.echo(f"applied: {name} = {changed[name]} in {change.path}")
+            if change.shadowed:
+                click.echo(f"  (but {change.setting.env} is set, and rules over the file)")
     else:
         use = " ".join(f"{config.BY_NAME[n].env}={v}" for n, v in changed.items())
         click.echo(f"to use it: {use} (or --apply)")
 
 
-def _report(result: tuning.Tuning, applied: list[str]) -> dict[str, object]:
+def _applied(change: settings_file.Change, changed: dict[str, str]) -> dict[str, object]:
+    """A setting --apply wrote: its value as given, the file, and whether its
+    environment variable overrides the file."""
+    name = change.setting.name
+    return {"name": name, "value": changed[name], "file": str(change.path),
+            "overridden": change.shadowed}  # fmt: skip
+
+
+def _report(result: tuning.Tuning, applied: list[dict[str, object]]) -> dict[str, object]:
     return {
         "current": _lines(result.current),
         "proposed": _lines(result.proposed),
