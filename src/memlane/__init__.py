@@ -18,6 +18,7 @@ from memlane.errors import (
     StoreDamaged,
     Unavailable,
 )
+from memlane.graph.search import EntityHit
 from memlane.lifecycle.llm import Model
 from memlane.memory import Memory
 from memlane.model import (
@@ -29,13 +30,16 @@ from memlane.model import (
     Check,
     EmbedOutcome,
     Entity,
+    EntityType,
     Filters,
     Hit,
     JournalEntry,
     Link,
     Patch,
+    Predicate,
     Record,
     RegistryEntry,
+    Relation,
     Reminder,
     Session,
     Stats,
@@ -51,7 +55,14 @@ from memlane.scope import Context
 from memlane.services.admin import Admin
 from memlane.services.backup import BackupReport, RestoreReport
 from memlane.services.forget import Forgotten
-from memlane.services.graph import EntityMerge, Graph, Linked, Neighbourhood
+from memlane.services.graph import (
+    EntityMerge,
+    Graph,
+    Linked,
+    Neighbourhood,
+    Related,
+    Relationships,
+)
 from memlane.services.lifecycle import Lifecycle
 from memlane.services.maintenance import Maintenance, MaintenanceReport
 from memlane.services.pack import ClosedSession, Packs, Summarizer
@@ -92,7 +103,9 @@ __all__ = [
     "Embedder",
     "EmbeddingFailed",
     "Entity",
+    "EntityHit",
     "EntityMerge",
+    "EntityType",
     "Explanation",
     "Filters",
     "Forgotten",
@@ -116,6 +129,7 @@ __all__ = [
     "Packs",
     "Patch",
     "PolicyRefused",
+    "Predicate",
     "Proposal",
     "RecallResult",
     "Record",
@@ -123,6 +137,9 @@ __all__ = [
     "Reflector",
     "Registries",
     "RegistryEntry",
+    "Related",
+    "Relation",
+    "Relationships",
     "Reminder",
     "RestoreReport",
     "Runtime",

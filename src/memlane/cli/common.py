@@ -33,12 +33,14 @@ SETTINGS_PROBLEMS = "memlane.settings_problems"
 # create neither the file nor its directory.
 READ_COMMANDS = frozenset(
     "show list search recall recent history stats journal open-threads growth "
-    "types export doctor browse review health wake wake-fetch for-session".split()
+    "types export doctor browse review health wake wake-fetch for-session "
+    "relationships".split()
 ) | frozenset(
     {
         "tags list",
         "entities list",
         "entities show",
+        "entities search",
         "sessions list",
         "reminders list",
         "agents list",

@@ -420,6 +420,8 @@ _ORDER = {
             "entity",
             "alias",
             "mention",
+            "sighting",
+            "relation",
             "reminder",
         )
     )
