@@ -663,6 +663,9 @@ def test_the_llm_command_turns_a_transcript_into_typed_memories(
     assert {"entity:web app", "entity:search-api"} <= set(relation.tags)
     with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
         assert {e.name for e in mem.graph.entities_of(relation.id)} >= {"web app", "search-api"}
+        [said] = mem.graph.relationships("search-api").relations
+        assert (said.subject, said.predicate.value, said.object, said.memory_id) == (
+            "web app", "depends_on", "search-api", relation.id)  # fmt: skip
 
 
 def test_a_malformed_llm_answer_is_asked_again_once_with_the_error(

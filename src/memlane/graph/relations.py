@@ -17,11 +17,13 @@ import re
 
 import msgspec
 
+from memlane.errors import Invalid
 from memlane.model import EntityType, Predicate
 
 _SEPARATORS = re.compile(r"[\s_\-]+")
-# A label longer than this is a sentence, not a predicate: cut (the context keeps prose).
-MAX_LABEL_CHARS = 80
+# Wording longer than this is a sentence, not a predicate: refused (the context is
+# where prose goes).
+MAX_LABEL_CHARS = 200
 
 P = Predicate
 # phrase -> canonical predicate, read subject -> object.
@@ -120,8 +122,8 @@ _TYPE_SYNONYMS: dict[str, EntityType] = {
 
 
 class Phrase(msgspec.Struct, frozen=True):
-    """A predicate as written, read: its canonical predicate, the words kept as its
-    label, and whether its ends swap ("owned by")."""
+    """A predicate as written, read: its canonical predicate, the words as written (its
+    label), and whether its ends swap ("owned by")."""
 
     predicate: Predicate
     label: str
@@ -135,7 +137,11 @@ def words_of(text: str) -> str:
 
 def read_predicate(text: str) -> Phrase:
     """The canonical predicate free wording names (see the module docstring)."""
-    label = " ".join(text.split())[:MAX_LABEL_CHARS]
+    label = " ".join(text.split())
+    if len(label) > MAX_LABEL_CHARS:
+        raise Invalid(
+            f"a predicate is a few words, not {len(label)} characters: say more in the context"
+        )
     words = words_of(label)
     if words in _SYNONYMS:
         return Phrase(_SYNONYMS[words], label)

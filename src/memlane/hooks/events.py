@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memlane.errors import MemlaneError, NotFound, Unavailable
+from memlane.errors import Invalid, MemlaneError, NotFound, Unavailable
 from memlane.hooks import context, extract, gate, llm, reflect, state, tool, transcript
 from memlane.hooks.host import STOP, Event
 from memlane.lifecycle.wake import CORE_MIN_IMPORTANCE, excluded_by
@@ -62,6 +62,8 @@ RECENT_DAYS = 7
 # it was a rule or a decision.
 CAPTURE_IMPORTANCE = llm.PROPOSED_IMPORTANCE
 CAPTURE_TAG = "captured"
+# Where from_llm hands a relation's parts (subject, predicate, object, context) to write.
+RELATION_FIELD = "_relation"
 # A cue phrase matched, but nothing read the sentence in its context: a capture by the
 # deterministic extractor is believed less than a model's (or a person's) note (0.6),
 # and still above the passive floor (0.25), so hooks show it.
@@ -388,7 +390,8 @@ def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
 
 def from_llm(item: llm.Proposal) -> dict[str, Any]:
     """A model's proposal (checked against its schema) as add fields: the entities it
-    names as `entity:` tags (memlane's entities then link them), a relation as a fact."""
+    names as `entity:` tags (memlane's entities then link them), a relation as a fact
+    and, under RELATION_FIELD, its parts for the entity graph."""
     relation = item.kind == "relation"
     fields: dict[str, Any] = {
         "content": item.text,
@@ -404,6 +407,8 @@ def from_llm(item: llm.Proposal) -> dict[str, Any]:
     }
     if item.title and item.title.strip():
         fields["title"] = item.title.strip()
+    if relation:
+        fields[RELATION_FIELD] = (item.subject, item.predicate, item.object, item.content)
     return fields
 
 
@@ -438,6 +443,7 @@ def write(
     for proposal in proposals:
         fields = {**common, **proposal}
         content, title = fields.pop("content"), fields.pop("title", None)
+        said = fields.pop(RELATION_FIELD, None)
         try:
             result = mem.add(content, title, **fields)
         except Unavailable as exc:  # the store, not the text: worth another try
@@ -446,8 +452,22 @@ def write(
         except MemlaneError:
             refused += 1
             continue
+        if said and result.id:
+            _relate(mem, said, result.id)
         if result.landed and result.id:
             landed.append(result.id)
         else:
             known += 1
     return Wrote(tuple(dict.fromkeys(landed)), known, refused, tuple(failed))
+
+
+def _relate(mem: Memory, said: tuple[str, str, str, str], memory_id: str) -> None:
+    """A relation the model proposed, into the entity graph, learned from its fact.
+
+    Trigger: the graph refuses it (its two ends are one entity, a name of no letters).
+    Why: the fact it came with has landed and says the same. Outcome: left out."""
+    subject, predicate, object, context = said
+    try:
+        mem.graph.relate(subject, predicate, object, context.strip() or None, memory_id)
+    except (Invalid, NotFound):
+        return

@@ -4,6 +4,7 @@ listed, shown and merged (the pure parts are memlane.graph)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -300,14 +301,13 @@ class Graph:
         phrase = vocabulary.read_predicate(_text(predicate, "predicate"))
         if phrase.swapped:
             subject, object = object, subject
-        label = phrase.predicate.value if phrase.swapped else phrase.label
         clean = context.strip() or None if context else None
         with self.rt.transaction() as w:
             source = self.rt.read(w, memory).id if memory else None
             a, b = self._entity_for(w, subject), self._entity_for(w, object)
             if a.id == b.id:
                 raise Invalid(f"{subject!r} and {object!r} are one entity: relate two")
-            same = self._current(a.id, b.id, phrase.predicate, label)
+            same = self._current(a.id, b.id, phrase.predicate, phrase.label)
             if same is not None:
                 return Related(same, added=False)
             at = utcnow()
@@ -316,7 +316,7 @@ class Graph:
                 subject_id=a.id,
                 subject=a.name,
                 predicate=phrase.predicate,
-                label=label,
+                label=phrase.label,
                 object_id=b.id,
                 object=b.name,
                 valid_from=at,
@@ -355,11 +355,20 @@ class Graph:
         relations = self.rt.store.entities.relations([found.id], self.rt.agent, not include_ended)
         return Relationships(found, tuple(relations))
 
-    def relations_among(self, names: list[str]) -> list[Relation]:
-        """The current relations touching any of these names' entities (unknown names
-        are skipped), as this agent may see them, oldest first."""
-        ids = [e.id for e in map(self._known, names) if e is not None]
-        return self.rt.store.entities.relations(ids, self.rt.agent) if ids else []
+    def relations_named(self, names: Sequence[str]) -> list[Relation]:
+        """The current relations between the entities of these names (each name an
+        alias; unknown ones skipped) that this agent may see, oldest first, with each
+        end named as given here rather than by its entity's name."""
+        given: dict[str, str] = {}
+        aliases = {normalize_alias(n): n for n in reversed(names) if normalize_alias(n)}
+        for match in self.rt.store.entities.mentioned(list(aliases), 0):
+            given.setdefault(match.entity_id, aliases[match.alias])
+        found = self.rt.store.entities.relations(list(given), self.rt.agent) if given else []
+        return [
+            replace(r, subject=given[r.subject_id], object=given[r.object_id])
+            for r in found
+            if r.subject_id in given and r.object_id in given
+        ]
 
     def _current(
         self, subject_id: str, object_id: str, predicate: Predicate, label: str

@@ -178,13 +178,21 @@ def repoint_relations(d: Dialect, conn: Connection, source: str, target: str, at
     m = d.mark
     mine = relations_of(d, conn, [source], None, current=True, everyone=True)
     theirs = relations_of(d, conn, [target], None, current=True, everyone=True)
-    held = {(r.subject_id, r.predicate, r.label.casefold(), r.object_id) for r in theirs}
+    held = {(r.subject_id, r.predicate, _wording(r), r.object_id) for r in theirs}
     for r in mine:
         subject = target if r.subject_id == source else r.subject_id
         obj = target if r.object_id == source else r.object_id
-        key = (subject, r.predicate, r.label.casefold(), obj)
+        key = (subject, r.predicate, _wording(r), obj)
         if subject == obj or key in held:
             end_relation(d, conn, r.id, at)
         held.add(key)
     conn.execute(f"UPDATE relation SET subject_id = {m} WHERE subject_id = {m}", (target, source))
     conn.execute(f"UPDATE relation SET object_id = {m} WHERE object_id = {m}", (target, source))
+
+
+def _wording(r: Relation) -> str:
+    """What tells two relations of one predicate apart: nothing, but for related_to
+    its words (as memlane.graph.relations.same_relation reads them)."""
+    if r.predicate is not Predicate.RELATED_TO:
+        return ""
+    return " ".join(r.label.casefold().replace("_", " ").replace("-", " ").split())
