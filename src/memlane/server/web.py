@@ -77,8 +77,8 @@ def explore_entity(memory: Memory, name: str) -> tuple[Entity, graphview.Graph]:
         other = ends[1] if relation.subject_id == centre.id else ends[0]
         graph.add(graphview.Node(entity_key(other), other, "entity"), entity_key(centre.name))
         said = relation.label if relation.predicate is Predicate.RELATED_TO else None
-        edge = graphview.Edge(*map(entity_key, ends), said or relation.predicate.value)
-        graph.connect(edge)
+        source, target = entity_key(ends[0]), entity_key(ends[1])
+        graph.connect(graphview.Edge(source, target, said or relation.predicate.value))
     return centre, graph
 
 
