@@ -102,3 +102,20 @@ def test_entities_search_type_and_merge_across_types(run, db_path):
     asked = run("entities", "merge", "Memcached", "Redis", "--yes", "--json").json()
     assert asked["status"] == "merged"
     assert run("entities", "show", "memcached", "--json").json()["name"] == "Redis"
+
+
+def test_recall_shows_entity_cards_in_text_and_json(run):
+    run("add", "The billing-api went live on Monday.")
+    run("relate", "billing-api", "depends on", "PostgreSQL")
+    run("entities", "type", "billing-api", "service")
+    text = run("recall", "when did billing-api go live").stdout
+    assert (
+        "<memlane-entities>\n- billing-api (service): depends_on PostgreSQL\n</memlane-entities>"
+        in text
+    )
+    [card] = run("recall", "when did billing-api go live", "--json").json()["entities"]
+    assert (card["name"], card["type"], card["more"]) == ("billing-api", "service", 0)
+    assert [(r["predicate"], r["object"]) for r in card["relations"]] == [
+        ("depends_on", "PostgreSQL")
+    ]
+    assert run("recall", "what went live", "--json").json()["entities"] == []

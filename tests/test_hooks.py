@@ -356,6 +356,19 @@ def test_a_prompt_naming_an_action_gets_the_rules_that_govern_it(run, db_path, p
     assert suite_time not in prompt_report(run, project, "run the tests")["injected"]
 
 
+def test_a_prompt_naming_an_entity_with_relations_gets_its_card_after_the_memories(
+    run, db_path, project
+):
+    [db_tests] = seed(db_path, DB_TESTS)
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        mem.graph.relate("PostgreSQL", "part of", "the CI stack", context="test runs")
+    report = prompt_report(run, project, "how do the DB integration tests use PostgreSQL?")
+    assert report["reason"] == "injected" and report["injected"] == [db_tests]
+    block = report["output"]["hookSpecificOutput"]["additionalContext"]
+    assert block.index("throwaway PostgreSQL") < block.index("## Entities")
+    assert "- [entity] PostgreSQL (unknown): part_of the CI stack" in block
+
+
 def test_the_action_alone_is_no_evidence_in_another_sense_or_kind(run, db_path, project):
     seed(db_path, LINT, DB_TESTS, SUITE_TIME)
     for prompt in ("commit to memory that I like tea", "let's test the waters with a beta",

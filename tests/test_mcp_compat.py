@@ -196,6 +196,15 @@ async def test_deleted_relations_end_and_types_read_back_as_written(
     assert (await call(client, "read_graph"))["relations"] == []
 
 
+async def test_recall_names_the_relations_of_an_entity_the_query_names(client: Client) -> None:
+    await call(client, "create_entities", entities=PEOPLE)
+    await call(client, "create_relations", relations=RELATIONS[:2])
+    recalled = await call(client, "recall", query="what did Ada Lovelace write")
+    assert recalled["entities"] == [
+        "Ada Lovelace (person): related_to (programmed) Analytical Engine"
+    ]
+
+
 async def test_relations_an_older_store_kept_as_memories_still_read_and_delete(
     client: Client, db_path: Path
 ) -> None:

@@ -10,7 +10,7 @@ from memlane.embed import get_embedder
 from memlane.errors import Invalid, NotFound
 from memlane.graph.relations import read_predicate, read_type, same_relation
 from memlane.graph.search import fuzzy_matches
-from memlane.model import Entity, EntityKind, EntityType, Predicate
+from memlane.model import Entity, EntityKind, EntityType, Predicate, replace
 from memlane.timeutil import utcnow
 
 # ---- the vocabularies (pure) -------------------------------------------------------
@@ -172,3 +172,49 @@ def test_entity_search_reaches_entities_made_by_hand(mem: Memory) -> None:
     assert mem.graph.search_entities("memcache")[0].entity.name == "Memcached"
     with pytest.raises(Invalid):
         mem.graph.search_entities("  ")
+
+
+# ---- entity cards in recall ----------------------------------------------------------
+
+
+def _relation(subject: Entity, predicate: Predicate, other: str, n: int, *, inward: bool = False):
+    from memlane.model import Relation
+
+    ends = [(subject.id, subject.name), (f"x{n}", other)]
+    (a, an), (b, bn) = reversed(ends) if inward else ends
+    at = utcnow().replace(microsecond=n)
+    return Relation(f"r-{n}", a, an, predicate, predicate.value, b, bn, at)
+
+
+def test_a_card_shows_the_newest_three_relations_both_ways_and_fits_a_budget() -> None:
+    from memlane.retrieve.cards import cards
+
+    api = replace(_entity("billing-api", "billingapi", "billing"), type=EntityType.SERVICE)
+    said = [
+        _relation(api, Predicate.USES, "Redis", 1),
+        _relation(api, Predicate.DEPENDS_ON, "PostgreSQL", 2),
+        _relation(api, Predicate.OWNS, "Ops Team", 3, inward=True),
+        _relation(api, Predicate.PART_OF, "Billing", 4),
+    ]
+    [card] = cards([api, _entity("lonely")], said, None)
+    assert card.text == (
+        "billing-api (service; also billing): part_of Billing; owns <- Ops Team; "
+        "depends_on PostgreSQL; +1 more"
+    )
+    assert cards([api], said, card.tokens - 1) == ()
+    assert cards([api], said, card.tokens) == (card,)
+
+
+def test_recall_carries_a_card_for_an_entity_the_query_names_with_relations(mem: Memory) -> None:
+    mem.add("The billing-api went live on Monday.")
+    mem.add("We keep the invoices in `PostgreSQL`.")
+    mem.graph.relate("billing-api", "depends on", "PostgreSQL", context="invoices")
+    [card] = mem.recall("when did billing-api go live").entities
+    assert card.entity.name == "billing-api" and card.text.endswith("depends_on PostgreSQL")
+    assert mem.recall("where are the invoices kept").entities == ()  # names no such entity
+    plain = mem.recall("when did billing-api go live", max_tokens=2000)
+    tight = mem.recall("when did billing-api go live", max_tokens=plain.tokens_used - 1)
+    assert plain.entities and not tight.entities  # the card fits the budget or is left
+    assert plain.tokens_used == tight.tokens_used + card.tokens
+    mem.graph.unrelate("billing-api", "depends on", "PostgreSQL")
+    assert mem.recall("when did billing-api go live").entities == ()  # no current relation

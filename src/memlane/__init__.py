@@ -48,6 +48,7 @@ from memlane.model import (
     WakeGuess,
     WriteResult,
 )
+from memlane.retrieve.cards import EntityCard
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.result import RecallResult, Searched
 from memlane.runtime import Runtime
@@ -103,6 +104,7 @@ __all__ = [
     "Embedder",
     "EmbeddingFailed",
     "Entity",
+    "EntityCard",
     "EntityHit",
     "EntityMerge",
     "EntityType",

@@ -190,7 +190,8 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
         details["already_shown"] = len(admitted) - len(fresh)
     if not fresh:
         return Outcome("already-shown", details=details)
-    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details)
+    cards = [context.card_item(c) for c in result.entities]
+    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details, cards)
     made = [r for r in fresh if r.id in outcome.injected]
     state.note_shown(options.hook_dir, event.session_id, context.stamps(made))
     return outcome
@@ -203,15 +204,18 @@ def shown(
     records: Sequence[Record],
     options: Options,
     details: Mapping[str, Any],
+    cards: Sequence[context.Item] = (),
 ) -> Outcome:
-    """The records as a fenced block within the budget, counted as surfaced: injected,
-    or a budget-drop when none fits."""
+    """The records (then any entity cards, in the room left) as a fenced block within
+    the budget, counted as surfaced: injected, or a budget-drop when no record fits."""
     items = [context.memory_item(r, options.command) for r in records]
-    made = context.block(kind, header, [(None, items)], options.budget)
-    if made.text is None:
+    sections = [(None, items), *([("Entities", cards)] if cards else [])]
+    made = context.block(kind, header, sections, options.budget)
+    ids = tuple(i for i in made.ids if not i.startswith(context.CARD_KEY))
+    if made.text is None or not ids:
         return Outcome("budget-drop", details=details)
-    mem.surfaced(made.ids)
-    return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
+    mem.surfaced(ids)
+    return Outcome("injected", made.text, ids, details={**details, "tokens": made.tokens})
 
 
 def query(prompt: str, ops: Sequence[str]) -> str:

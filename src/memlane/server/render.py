@@ -91,6 +91,7 @@ def recalled(result: RecallResult) -> JSON:
     results = [{**_read(h.record), "score": round(h.score, 3), "why": why(h)} for h in result.hits]
     optional = {
         "linked": [_extra(e) for e in result.extras],
+        "entities": [card.text for card in result.entities],
         "omitted": result.omitted,
         "warnings": lane_warnings(result.skipped),
     }

@@ -106,6 +106,11 @@ class EntityReads:
         with self._borrow() as conn:
             return entity_sql.entity_matches(self._d, conn, self._named(conn, aliases), cap)
 
+    def owners(self, aliases: Sequence[str]) -> dict[str, str]:
+        """alias -> entity id, for the known aliases among these (in one read)."""
+        with self._borrow() as conn:
+            return {str(row[0]): str(row[1]) for row in self._named(conn, aliases)}
+
     def known(self, alias: str, viewer: str | None) -> Entity | None:
         """The entity with this alias if the viewer may see it, even when no live
         memory names it (see memlane.store.dialect.relations)."""
