@@ -218,3 +218,18 @@ def test_recall_carries_a_card_for_an_entity_the_query_names_with_relations(mem:
     assert plain.tokens_used == tight.tokens_used + card.tokens
     mem.graph.unrelate("billing-api", "depends on", "PostgreSQL")
     assert mem.recall("when did billing-api go live").entities == ()  # no current relation
+
+
+def test_relate_first_thing_on_a_store_whose_mentions_are_stale(db_path) -> None:
+    from conftest import raw_sql
+
+    def open_store() -> Memory:
+        return Memory.open(db_path, agent="ada", context=Context("proj", "main"),
+                           embedder=get_embedder("hash"))  # fmt: skip
+
+    with open_store() as mem:
+        mem.add("The `Scheduler` runs every night.")
+    raw_sql(db_path, "UPDATE store_meta SET value = '0' WHERE key = 'entity_extractor'")
+    with open_store() as mem:  # the mentions are read again before the relation is written
+        assert mem.graph.relate("Scheduler", "uses", "cron").relation.subject == "Scheduler"
+        assert mem.graph.entity("scheduler").mentions == 1

@@ -258,6 +258,11 @@ class Graph:
 
     def _known(self, name: str) -> Entity | None:
         self.rt.entities_current()
+        return self._lookup(name)
+
+    def _lookup(self, name: str) -> Entity | None:
+        """`_known` without bringing mentions up to date (inside a write, where that
+        would open a second transaction)."""
         return self.rt.store.entities.known(_alias(name), self.rt.agent)
 
     def set_type(self, name: str, type: str) -> Entity:
@@ -302,6 +307,7 @@ class Graph:
         if phrase.swapped:
             subject, object = object, subject
         clean = context.strip() or None if context else None
+        self.rt.entities_current()
         with self.rt.transaction() as w:
             source = self.rt.read(w, memory).id if memory else None
             a, b = self._entity_for(w, subject), self._entity_for(w, object)
@@ -384,7 +390,7 @@ class Graph:
         """The entity a name refers to, made when there is none (kind as the extractor
         reads the name, else a tag: it was declared)."""
         alias = _alias(name)
-        found = self._known(name)
+        found = self._lookup(name)
         if found is not None:
             return found
         clean = _text(name, "entity name")
