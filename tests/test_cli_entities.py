@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_entities_list_show_and_merge(run):
     run("add", "Ask @ghopper about `MemoryStore` in src/memlane/store.py.")
@@ -67,10 +69,17 @@ def test_relate_relationships_and_unrelate(run):
     assert [r["id"] for r in everything] == [relation["id"]]
 
 
-def test_relation_commands_refuse_bad_input_with_one_line(run, db_path):
+@pytest.mark.sqlite_only
+def test_the_graph_reads_create_no_store(run, db_path):
     missing = run("relationships", "Nobody")
     assert missing.exit_code == 1 and missing.stderr.count("\n") == 1
-    assert not db_path.exists()  # a read creates no store
+    assert run("entities", "search", "anything").exit_code == 0
+    assert not db_path.exists()
+
+
+def test_relation_commands_refuse_bad_input_with_one_line(run):
+    missing = run("relationships", "Nobody")
+    assert missing.exit_code == 1 and missing.stderr.count("\n") == 1
     run("add", "Ask @ghopper about `MemoryStore`.")
     for args in (
         ("relate", "@ghopper", " ", "MemoryStore"),
@@ -85,9 +94,7 @@ def test_relation_commands_refuse_bad_input_with_one_line(run, db_path):
     assert gone.exit_code == 1 and "no current relation" in gone.stderr
 
 
-def test_entities_search_type_and_merge_across_types(run, db_path):
-    assert run("entities", "search", "anything").exit_code == 0
-    assert not db_path.exists()
+def test_entities_search_type_and_merge_across_types(run):
     run("add", "We moved the cache from `Memcached` to `Redis`; ask @ghopper.")
     found = run("entities", "search", "redis", "--json").json()
     assert found[0]["name"] == "Redis" and found[0]["score"] == 100
