@@ -104,6 +104,8 @@ def test_entities_search_type_and_merge_across_types(run):
     assert typed["type"] == "service"
     assert run("entities", "type", "redis", "planet").exit_code == 2
     assert "service" in run("entities", "list").stdout
+    services = run("entities", "list", "--type", "service", "--json").json()
+    assert [e["name"] for e in services] == ["Redis"]
     crossing = run("entities", "merge", "@ghopper", "Redis", "--confirm")
     assert crossing.exit_code == 2 and "person" in crossing.stderr
     asked = run("entities", "merge", "Memcached", "Redis", "--yes", "--json").json()

@@ -42,9 +42,15 @@ def entities() -> None:
 @click.option(
     "--kind", type=click.Choice([k.value for k in EntityKind]), help="Only entities of this kind."
 )
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice([t.value for t in EntityType]),
+    help="Only entities of this type.",
+)
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="At most N (0: all).")
 @json_option
-def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
+def entities_list(kind: str | None, type_: str | None, limit: int, as_json: bool) -> None:
     """Entities named by live memories, most mentioned first.
 
     Each with its kind and how many memories you may see name it. Every write records what a
@@ -55,7 +61,7 @@ def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
     `recall` looks up the names a query mentions (and adjacent word pairs, so "retry policy"
     finds `RetryPolicy`); rarer names weigh more, and a name more memories mention than the
     lane returns is left to the keyword lane."""
-    found = memory().graph.entities(kind, limit)
+    found = memory().graph.entities(kind, limit, type_)
     if as_json:
         emit_json([entity_dict(e) for e in found])
         return

@@ -240,13 +240,17 @@ class Graph:
             return []
         return list(row)
 
-    def entities(self, kind: str | None = None, limit: int | None = 50) -> list[Entity]:
-        """Entities named by live memories this agent may see, most mentioned first."""
+    def entities(
+        self, kind: str | None = None, limit: int | None = 50, type: str | None = None
+    ) -> list[Entity]:
+        """Entities named by live memories this agent may see (of a kind, of a type),
+        most mentioned first."""
         chosen = parse_enum(EntityKind, kind, "entity kind").value if kind else None
+        typed = parse_enum(EntityType, type, "entity type").value if type else None
         if limit is not None and limit < 0:
             raise Invalid("--limit must not be negative")
         self.rt.entities_current()
-        return self.rt.store.entities.listing(self.rt.agent, chosen, limit or None)
+        return self.rt.store.entities.listing(self.rt.agent, chosen, limit or None, typed)
 
     def entity(self, name: str) -> Entity:
         """The entity a name (any of its aliases, in any case or spelling) refers to:
@@ -367,8 +371,10 @@ class Graph:
         end named as given here rather than by its entity's name."""
         given: dict[str, str] = {}
         aliases = {normalize_alias(n): n for n in reversed(names) if normalize_alias(n)}
-        for match in self.rt.store.entities.mentioned(list(aliases), 0):
-            given.setdefault(match.entity_id, aliases[match.alias])
+        owners = self.rt.store.entities.owners(list(aliases)) if aliases else {}
+        for alias, name in reversed(aliases.items()):  # the first name given wins
+            if alias in owners:
+                given.setdefault(owners[alias], name)
         found = self.rt.store.entities.relations(list(given), self.rt.agent) if given else []
         return [
             replace(r, subject=given[r.subject_id], object=given[r.object_id])

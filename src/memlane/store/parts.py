@@ -84,11 +84,15 @@ class EntityReads:
         self._d, self._borrow, self._named = d, borrow, named
 
     def listing(
-        self, viewer: str | None, kind: str | None = None, limit: int | None = None
+        self,
+        viewer: str | None,
+        kind: str | None = None,
+        limit: int | None = None,
+        type: str | None = None,
     ) -> list[Entity]:
         """Entities named by visible live memories, most mentioned first."""
         with self._borrow() as conn:
-            return entity_sql.entity_listing(self._d, conn, viewer, kind, limit)
+            return entity_sql.entity_listing(self._d, conn, viewer, kind, limit, type)
 
     def find(self, alias: str, viewer: str | None) -> Entity | None:
         """The entity with this alias, if a visible live memory names it."""

@@ -65,16 +65,23 @@ def merge_entities(d: Dialect, conn: Connection, source: str, target: str) -> No
 
 
 def entity_listing(
-    d: Dialect, conn: Connection, viewer: str | None, kind: str | None, limit: int | None
+    d: Dialect,
+    conn: Connection,
+    viewer: str | None,
+    kind: str | None,
+    limit: int | None,
+    type: str | None = None,
 ) -> list[Entity]:
-    """Entities named by visible live memories, most mentioned first."""
-    of_kind = d.text("kind")
+    """Entities named by visible live memories (of a kind, of a type), most mentioned
+    first."""
+    of_kind, of_type = d.text("kind"), d.text("type")
     rows = conn.execute(
         "SELECT e.id, e.name, e.type, e.created_at, COUNT(*) AS n, e.entity_type FROM entity e "
         "JOIN mention n ON n.entity_id = e.id JOIN memory m ON m.id = n.memory_id "
         f"WHERE {_visible_live(d)} AND ({of_kind} IS NULL OR e.type = {of_kind}) "
+        f"AND ({of_type} IS NULL OR e.entity_type = {of_type}) "
         f"GROUP BY e.id ORDER BY n DESC, e.name LIMIT {d.param('limit')}",
-        {"viewer": viewer, "kind": kind, "limit": limit or d.unlimited},
+        {"viewer": viewer, "kind": kind, "type": type, "limit": limit or d.unlimited},
     ).fetchall()
     return with_aliases(d, conn, rows)
 
