@@ -130,12 +130,14 @@ def test_a_relation_from_a_private_memory_is_its_owners_and_goes_when_forgotten(
 
     with open_as("ada") as ada:
         secret = ada.add("`Vault` guards the `Ledger`.", private=True).id
-        ada.graph.relate("Vault", "part of", "Ledger", memory=secret)
+        hidden = ada.graph.relate("Vault", "part of", "Ledger", memory=secret).relation.id
         ada.graph.relate("Ledger", "uses", "Vault")
         assert len(ada.graph.relationships("Vault").relations) == 2
     with open_as("bob") as bob:
         assert [r.predicate for r in bob.graph.relationships("Vault").relations] == [Predicate.USES]
+        assert bob.graph.end_relations([hidden]) == []  # not bob's to end
     with open_as("ada") as ada:
+        assert len(ada.graph.relationships("Vault").relations) == 2  # still current
         ada.forget(secret)
         left = ada.graph.relationships("Vault", include_ended=True).relations
         assert [r.predicate for r in left] == [Predicate.USES]

@@ -349,14 +349,21 @@ class Graph:
         return self.end_relations([found.id])
 
     def end_relations(self, relation_ids: list[str]) -> list[Relation]:
-        """End these current relations (this agent may see them); the ones ended."""
+        """End these current relations; the ones ended. One learned from a memory this
+        agent may not see is left as it is."""
         at, ended = utcnow(), []
         with self.rt.transaction() as w:
             for relation_id in relation_ids:
-                if w.end_relation(relation_id, at):
+                if self._may_end(relation_id) and w.end_relation(relation_id, at):
                     ended.append(relation_id)
                     self.rt.journal(w, "unrelate", None)
         return [r for r in map(self.rt.store.entities.relation, ended) if r is not None]
+
+    def _may_end(self, relation_id: str) -> bool:
+        found = self.rt.store.entities.relation(relation_id)
+        return found is not None and (
+            found.memory_id is None or self.rt.visible_id(found.memory_id)
+        )
 
     def relationships(self, name: str, include_ended: bool = False) -> Relationships:
         """An entity and its relations both ways (the current ones unless
