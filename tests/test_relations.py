@@ -235,3 +235,10 @@ def test_relate_first_thing_on_a_store_whose_mentions_are_stale(db_path) -> None
     with open_store() as mem:  # the mentions are read again before the relation is written
         assert mem.graph.relate("Scheduler", "uses", "cron").relation.subject == "Scheduler"
         assert mem.graph.entity("scheduler").mentions == 1
+
+
+def test_the_extraction_prompt_offers_the_canonical_predicates() -> None:
+    from memlane.hooks.llm import INSTRUCTION
+
+    offered = INSTRUCTION.split("best one of ", 1)[1].split(", else", 1)[0]
+    assert offered.split(", ") == [p.value for p in Predicate]
