@@ -75,6 +75,7 @@ def test_a_memory_page_has_its_history_links_and_entities(
     assert f'href="/memory/{seeded["tooling"]}"' in text
     assert 'class="contradicts"' in text  # the contradiction is marked
     assert "deployctl" in text and f"/graph?id={seeded['deploy']}" in text
+    assert '<a href="/graph?entity=deployctl">deployctl</a>' in text  # its relations
 
 
 def test_text_from_the_store_is_escaped(client: TestClient, db_path: Path) -> None:

@@ -125,7 +125,8 @@ def memory_page(hood: Neighbourhood, versions: Sequence[Version], now: datetime)
         for n in hood.links
     )
     entities = "".join(
-        f"<li>{escape(e.name)} <small>({escape(e.kind.value)}, {e.mentions})</small></li>"
+        f'<li><a href="{escape(entity_graph_href(e.name))}">{escape(e.name)}</a> '
+        f"<small>({escape(e.kind.value)}, {escape(e.type.value)}, {e.mentions})</small></li>"
         for e in hood.entities
     )
     body = (
