@@ -35,7 +35,7 @@ def relation_line(relation: Relation) -> str:
 @click.option("--all", "include_ended", is_flag=True, help="Ended relations too.")
 @json_option
 def relationships_cmd(entity: str, include_ended: bool, as_json: bool) -> None:
-    """An entity's relations, both directions (the current ones unless --all).
+    """An entity's relations, both ways (current ones; --all adds ended).
 
     ENTITY is any of its names or aliases, in any case or spelling. Relations come from
     `memlane relate`, the MCP `create_relations` tool and LLM extraction."""
@@ -69,7 +69,7 @@ def relate_cmd(
     memory_id: str | None,
     as_json: bool,
 ) -> None:
-    """Say that SUBJECT PREDICATE OBJECT ("billing-api" "relies on" postgres).
+    """Record that SUBJECT PREDICATE OBJECT, e.g. api "relies on" postgres.
 
     The predicate maps onto uses, depends_on, part_of, owns, works_on, contributes_to,
     manages, replaces, located_in or related_to ("relies on" is depends_on; a passive
