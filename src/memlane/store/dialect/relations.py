@@ -88,7 +88,10 @@ def known_entity(d: Dialect, conn: Connection, alias: str, viewer: str | None) -
     """The entity with this alias if the viewer may see it (see the module docstring),
     counted over the visible live memories naming it (perhaps none)."""
     m = d.mark
-    live = f"m.superseded_at IS NULL AND m.valid_until IS NULL AND (m.visibility = 'public' OR m.owner = {m})"
+    live = (
+        "m.superseded_at IS NULL AND m.valid_until IS NULL "
+        f"AND (m.visibility = 'public' OR m.owner = {m})"
+    )
     rows = conn.execute(
         "SELECT e.id, e.name, e.type, e.created_at, "
         f"(SELECT COUNT(*) FROM mention n JOIN memory m ON m.id = n.memory_id "
@@ -97,9 +100,15 @@ def known_entity(d: Dialect, conn: Connection, alias: str, viewer: str | None) -
         (viewer, alias),
     ).fetchall()
     found = with_aliases(d, conn, rows)
-    if not found or found[0].mentions > 0 or not _named_by_a_memory(d, conn, found[0].id):
-        return found[0] if found else None
-    return found[0] if relations_of(d, conn, [found[0].id], viewer, current=False) else None
+    if not found:
+        return None
+    entity = found[0]
+    # Trigger: memories name it, none of them live and the viewer's. Why: a name only
+    # another's private memories (or ended ones) hold is not the viewer's to see.
+    # Outcome: seen only through a relation the viewer may see.
+    if entity.mentions or not _named_by_a_memory(d, conn, entity.id):
+        return entity
+    return entity if relations_of(d, conn, [entity.id], viewer, current=False) else None
 
 
 def _named_by_a_memory(d: Dialect, conn: Connection, entity_id: str) -> bool:
