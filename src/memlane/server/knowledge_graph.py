@@ -11,9 +11,9 @@ Every memory is tagged `mcp-memory` (the graph is read with one query) and
 relation has its ends), and its source_ref, `mcp-memory:` + a JSON object shaped like
 a line of the official server's memory.jsonl, says exactly what it stands for. So
 names and types read back as given, whatever memlane's text handling does to titles,
-and the memories recall, link and decay like any other. A store written before
-relations were memlane's own keeps its relation memories ("FROM RELATION TO",
-anchored to both cards); they read, and delete, as before.
+and the memories recall, link and decay like any other. A relation memory ("FROM
+RELATION TO", anchored to both cards, source_ref type "relation"), as stores written
+by older versions hold them, reads as a relation too, and deleting it deletes it.
 
 The operations keep the official server's semantics (names unique, observations
 unique per entity, relations unique per triple, deleting an entity ends its
