@@ -6,7 +6,8 @@ import pytest
 
 from conftest import raw_sql
 from memlane import Context, Memory
-from memlane.errors import Conflict, Invalid, NotFound
+from memlane.errors import Invalid, NotFound
+from memlane.model import EntityType
 from memlane.retrieve import lanes
 
 
@@ -76,14 +77,18 @@ def test_merge_is_a_dry_run_until_confirmed_and_moves_aliases_and_mentions(mem):
     assert names(mem)["@grace-h"] == 3
 
 
-def test_merge_refuses_kind_mismatch_and_self(mem):
+def test_a_merge_across_kinds_says_it_crosses_and_refuses_self(mem):
     mem.add("Ask @cobol about the `Cobol` parser and `Compiler`.")
     mem.add("The `Compiler` is slow.")
-    with pytest.raises(Conflict, match="different kinds"):
-        mem.graph.merge_entities("@cobol", "Compiler", confirm=True)
+    plan = mem.graph.merge_entities("@cobol", "Compiler")
+    assert plan.crosses and not plan.done
     with pytest.raises(Invalid, match="already one entity"):
         mem.graph.merge_entities("Compiler", "compiler")
     assert names(mem)["Compiler"] == 2
+    done = mem.graph.merge_entities("@cobol", "Compiler", confirm=True)
+    assert done.done and mem.graph.entity("cobol").name == "Compiler"
+    # the target had no type: it takes the source's (an @handle is a person)
+    assert mem.graph.entity("Compiler").type is EntityType.PERSON
 
 
 def test_the_entity_lane_finds_what_keywords_cannot(mem):

@@ -422,3 +422,36 @@ async def test_narrowing_to_a_project_shows_its_branches(
         await pilot.press(*["backspace"] * 3, *"project:proj", "enter")
         await pilot.pause()
         assert sorted(tree_leaves(app)) == ["Build", "Deploy", "PR style", "Tooling"]
+
+
+async def test_an_entity_view_lists_its_relations_and_opens_their_source(
+    mem: Memory, seeded: dict[str, str]
+) -> None:
+    mem.graph.relate("uv", "replaces", "pip", context="faster installs", memory=seeded["tooling"])
+    mem.graph.relate("Ops Team", "uses", "uv")
+    mem.graph.relate("uv", "mentors", "Ruff")
+    mem.graph.unrelate("uv", "mentors", "Ruff")
+    rows = view.relation_rows(mem.graph.relationships("uv", include_ended=True))
+    assert rows == [
+        ("->", "replaces", "pip", "faster installs", seeded["tooling"]),
+        ("<-", "uses", "Ops Team", "", ""),
+        ("->", "related_to (mentors) [ended]", "Ruff", "", ""),
+    ]
+    app = browser(mem)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press(*["backspace"] * 20, *"UV", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, Table)
+        assert app.screen.heading.startswith("uv (unknown): relations")
+        assert app.screen.rows == rows
+        await pilot.press("enter")  # the first row came from the Tooling memory
+        await pilot.pause()
+        assert card_text(app).startswith("# Tooling")
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press(*["backspace"] * 20, *"nobody", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, Table)  # told, not shown

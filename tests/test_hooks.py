@@ -361,6 +361,19 @@ def test_a_prompt_naming_an_action_gets_the_rules_that_govern_it(run, db_path, p
     assert suite_time not in prompt_report(run, project, "run the tests")["injected"]
 
 
+def test_a_prompt_naming_an_entity_with_relations_gets_its_card_after_the_memories(
+    run, db_path, project
+):
+    [db_tests] = seed(db_path, DB_TESTS)
+    with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
+        mem.graph.relate("PostgreSQL", "part of", "the CI stack", context="test runs")
+    report = prompt_report(run, project, "how do the DB integration tests use PostgreSQL?")
+    assert report["reason"] == "injected" and report["injected"] == [db_tests]
+    block = report["output"]["hookSpecificOutput"]["additionalContext"]
+    assert block.index("throwaway PostgreSQL") < block.index("## Entities")
+    assert "- [entity] PostgreSQL (unknown): part_of the CI stack" in block
+
+
 def test_the_action_alone_is_no_evidence_in_another_sense_or_kind(run, db_path, project):
     seed(db_path, LINT, DB_TESTS, SUITE_TIME)
     for prompt in ("commit to memory that I like tea", "let's test the waters with a beta",
@@ -668,6 +681,9 @@ def test_the_llm_command_turns_a_transcript_into_typed_memories(
     assert {"entity:web app", "entity:search-api"} <= set(relation.tags)
     with Memory.open(db_path, agent="tester", context=Context("proj")) as mem:
         assert {e.name for e in mem.graph.entities_of(relation.id)} >= {"web app", "search-api"}
+        [said] = mem.graph.relationships("search-api").relations
+        assert (said.subject, said.predicate.value, said.object, said.memory_id) == (
+            "web app", "depends_on", "search-api", relation.id)  # fmt: skip
 
 
 def test_a_malformed_llm_answer_is_asked_again_once_with_the_error(

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from memlane import Context, Memory
+from memlane.model import EntityType, Predicate
 from memlane.server.app import build_server
 from memlane.server.backend import Backend
 from test_mcp import GRAPH_TOOLS, call, everything, opener, refused
@@ -140,25 +141,84 @@ async def test_relations_and_observations_need_their_entities(
         assert len(everything(mem)) == before
 
 
-async def test_the_graph_is_memlane_memories(client: Client, db_path: Path) -> None:
+async def test_the_graph_is_memlane_memories_and_relations(client: Client, db_path: Path) -> None:
     await call(client, "create_entities", entities=PEOPLE)
     await call(client, "create_relations", relations=RELATIONS[:1])
     # The same observation on two entities stays two memories (no write-policy refresh).
     await call(client, "add_observations", observations=[
         {"entityName": "Charles Babbage", "contents": ["Never built"]}])  # fmt: skip
-    recalled = await call(client, "recall", query="who programmed the analytical engine")
-    assert recalled["results"][0]["content"] == "Ada Lovelace programmed Analytical Engine"
+    recalled = await call(client, "recall", query="who wrote the first program")
+    assert recalled["results"][0]["content"] == "Wrote the first program"
     with Memory.open(db_path, context=Context()) as mem:
+        [relation] = mem.graph.relationships("Analytical Engine").relations
+        assert (relation.subject, relation.predicate, relation.label, relation.object) == (
+            "Ada Lovelace", Predicate.RELATED_TO, "programmed", "Analytical Engine")  # fmt: skip
+        # the official type names a canonical one where it can
+        assert mem.graph.entity("Ada Lovelace").type is EntityType.PERSON
+        assert mem.graph.entity("Analytical Engine").type is EntityType.UNKNOWN
         rows = everything(mem)
         assert {r.scope for r in rows} == {"global"}
         assert {r.taint.value for r in rows} == {"untrusted_tool"}
         never = [r for r in rows if r.body == "Never built"]
         assert sorted(r.title for r in never) == ["Analytical Engine", "Charles Babbage"]
         ada, naming = mem.graph.mentioning("Ada Lovelace")
-        assert ada.mentions == len(naming) == 4  # the card, two observations, the relation
+        assert ada.mentions == len(naming) == 3  # the card, two observations
         card = next(r for r in rows if r.title == "Ada Lovelace" and "(person)" in r.body)
         first = next(r for r in rows if r.body == "Wrote the first program")
         assert first.anchors == (card.id,) and "mcp-memory" in first.tags
+
+
+async def test_deleted_relations_end_and_types_read_back_as_written(
+    client: Client, db_path: Path
+) -> None:
+    await call(client, "create_entities", entities=PEOPLE)
+    owned = {"from": "Analytical Engine", "to": "Charles Babbage", "relationType": "owned_by"}
+    made = await call(client, "create_relations", relations=[owned, RELATIONS[0]])
+    assert made["relations"] == [owned, RELATIONS[0]]
+    # "utilizes" means "uses": one relation; a repeated triple is not new
+    uses = {"from": "Ada Lovelace", "to": "Charles Babbage", "relationType": "uses"}
+    await call(client, "create_relations", relations=[uses])
+    again = await call(client, "create_relations",
+                       relations=[{**uses, "relationType": "utilizes"}, owned])  # fmt: skip
+    assert again["relations"] == []
+    graph = await call(client, "read_graph")
+    assert graph["relations"] == [owned, RELATIONS[0], uses]
+    await call(client, "delete_relations", relations=[owned])
+    assert (await call(client, "read_graph"))["relations"] == [RELATIONS[0], uses]
+    with Memory.open(db_path, context=Context()) as mem:
+        # stored canonical, the passive type with its ends swapped; ended, not deleted
+        history = mem.graph.relationships("Charles Babbage", include_ended=True).relations
+        assert [(r.subject, r.predicate.value, r.object, r.current) for r in history] == [
+            ("Charles Babbage", "owns", "Analytical Engine", False),
+            ("Ada Lovelace", "uses", "Charles Babbage", True),
+        ]
+    await call(client, "delete_entities", entityNames=["Ada Lovelace"])
+    assert (await call(client, "read_graph"))["relations"] == []
+
+
+async def test_recall_names_the_relations_of_an_entity_the_query_names(client: Client) -> None:
+    await call(client, "create_entities", entities=PEOPLE)
+    await call(client, "create_relations", relations=RELATIONS[:2])
+    recalled = await call(client, "recall", query="what did Ada Lovelace write")
+    assert recalled["entities"] == [
+        "Ada Lovelace (person): related_to (programmed) Analytical Engine"
+    ]
+
+
+async def test_relations_an_older_store_kept_as_memories_still_read_and_delete(
+    client: Client, db_path: Path
+) -> None:
+    await call(client, "create_entities", entities=PEOPLE[1:])
+    with Memory.open(db_path, context=Context()) as mem:
+        described = {"type": "relation", "from": "Charles Babbage", "to": "Analytical Engine",
+                     "relationType": "designed"}  # fmt: skip
+        mem.add("Charles Babbage designed Analytical Engine", scope="global", tags=["mcp-memory"],
+                source_ref="mcp-memory:" + json.dumps(described))  # fmt: skip
+    assert (await call(client, "read_graph"))["relations"] == [RELATIONS[1]]
+    await call(client, "delete_relations", relations=[RELATIONS[1]])
+    assert (await call(client, "read_graph"))["relations"] == []
+    with Memory.open(db_path, context=Context()) as mem:
+        assert not [r for r in everything(mem) if r.body.endswith("designed Analytical Engine")]
 
 
 # ---- import mcp-memory -------------------------------------------------------------------

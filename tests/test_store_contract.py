@@ -24,12 +24,20 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from conftest import create_database
+from conftest import create_database, raw_sql
 from memlane import Context, Memory
 from memlane.embed import get_embedder
 from memlane.embed.base import CHUNK_OVERLAP, CHUNK_TOKENS
 from memlane.errors import Unavailable
-from memlane.model import Filters
+from memlane.model import (
+    Entity,
+    EntityKind,
+    EntityType,
+    Filters,
+    Predicate,
+    Relation,
+    replace,
+)
 from memlane.store import terms
 from memlane.timeutil import utcnow
 
@@ -451,6 +459,50 @@ def test_the_entities_a_memory_names_most_named_first(mem: Memory) -> None:
     assert mem.graph.entities_of(mem.add("no names here at all").id) == []
 
 
+def test_relations_and_entities_made_by_hand(mem: Memory) -> None:
+    store, at = mem.rt.store, utcnow()
+    made = Entity("e-by-hand-1", "Payments Team", EntityKind.TAG, ("paymentsteam",), 0, at,
+                  EntityType.ORGANISATION)  # fmt: skip
+    note = mem.add("The `LedgerService` keeps the books.").id
+    ledger = mem.graph.entity("LedgerService")
+    with store.write() as w:
+        assert w.put_entity(made, "paymentsteam") == made.id
+        again = Entity("e-by-hand-2", "payments team", EntityKind.TAG, (), 0, at)
+        assert w.put_entity(again, "paymentsteam") == made.id  # the alias has its owner
+        w.set_entity_type(ledger.id, EntityType.SERVICE)
+        for number, predicate in enumerate((Predicate.OWNS, Predicate.RELATED_TO)):
+            w.add_relation(Relation(f"r-{number}", made.id, "Payments Team", predicate,
+                                    predicate.value, ledger.id, "LedgerService", at,
+                                    context="books" if number else None,
+                                    memory_id=note if number else None))  # fmt: skip
+        assert w.end_relation("r-0", at) and not w.end_relation("r-0", at)
+    assert store.entities.known("paymentsteam", "ada") == replace(made, aliases=("paymentsteam",))
+    assert [e.id for e in store.entities.unnamed()] == [made.id]
+    assert store.entities.known("ledgerservice", "ada").type is EntityType.SERVICE
+    current = store.entities.relations([ledger.id], "ada")
+    assert [(r.id, r.context, r.memory_id) for r in current] == [("r-1", "books", note)]
+    both = store.entities.relations([made.id, ledger.id], "ada", current=False)
+    assert [r.id for r in both] == ["r-0", "r-1"] and both[0].valid_to is not None
+    assert store.entities.relation("r-0") == both[0]
+    mem.forget(note)  # a relation learned from a memory goes with it
+    assert [r.id for r in store.entities.relations([made.id], "ada", current=False)] == ["r-0"]
+    assert store.entities.known("ledgerservice", "ada") is not None  # kept by "r-0"
+
+
+def test_the_relations_migration_types_the_entities_a_store_has(store: str) -> None:
+    with _open(store) as mem:
+        mem.add("@ghopper moved src/app/main.py to `Flask`.")
+    # the store as the previous schema left it
+    for statement in ("DROP TABLE relation", "ALTER TABLE entity DROP COLUMN entity_type",
+                      "DELETE FROM schema_migrations WHERE name = 'relations'"):  # fmt: skip
+        raw_sql(store, statement)
+    with _open(store) as mem:
+        types = {e.name: e.type for e in mem.graph.entities()}
+        assert types == {"@ghopper": EntityType.PERSON, "src/app/main.py": EntityType.FILE,
+                         "main.py": EntityType.FILE, "Flask": EntityType.UNKNOWN}  # fmt: skip
+        assert mem.graph.relate("@ghopper", "uses", "Flask").added
+
+
 def test_sessions(mem: Memory) -> None:
     session = mem.lifecycle.create_session(type="work", project="proj")
     added = mem.add("Found the flaky test cause.", session_id=session.id).id
@@ -539,6 +591,10 @@ def _full_store(mem: Memory, folder: Path) -> None:
     w = mem.add("The billing API is slow on Mondays.", kind="lesson", occurred_at="2026-01-05",
                 anchors=[x], applicability=["python"], content_type="code").id  # fmt: skip
     mem.graph.merge_entities("Alice", "Ada Lovelace", confirm=True)
+    mem.graph.relate("Ada Lovelace", "works on", "Acme Corp", context="hired", memory=x)
+    mem.graph.relate("Acme Corp", "based in", "London")
+    mem.graph.unrelate("Acme Corp", "located in", "London")
+    mem.graph.set_type("Acme Corp", "organisation")
     mem.invalidate(w, "fixed")
     mem.graph.link(x, z, "related", reason="same area")
     mem.reinforce(x)
@@ -789,6 +845,8 @@ def test_migration_4_gives_an_existing_stores_memories_their_terms(pg_store: str
         conn.execute("DROP FUNCTION memlane_terms_stale()")
         conn.execute("DROP TABLE term_df, term_total, sighting")
         conn.execute("DROP INDEX memory_event_time")
+        conn.execute("DROP TABLE relation")
+        conn.execute("ALTER TABLE entity DROP COLUMN entity_type")
         conn.execute("CREATE TABLE fts_term (term text)")
         conn.execute("CREATE TABLE fts_count (n bigint)")
         for operation in ("insert", "update", "delete"):

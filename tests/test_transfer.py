@@ -39,6 +39,9 @@ def _full_store(db: Path) -> Memory:
     source.write_text("The deploy script lives in ops/deploy.sh.\n")
     mem.add("The deploy script lives in ops/deploy.sh.", source_ref=f"file:{source}")
     mem.graph.merge_entities("Alice", "Ada Lovelace", confirm=True)
+    mem.graph.relate("Ada Lovelace", "works on", "Acme Corp", context="hired", memory=x)
+    mem.graph.relate("Acme Corp", "based in", "London")
+    mem.graph.unrelate("Acme Corp", "located in", "London")
     mem.invalidate(w.id, "fixed")
     mem.graph.link(x, z, "related", reason="same area")
     mem.reinforce(x)
@@ -53,7 +56,7 @@ def test_jsonl_round_trip_is_byte_identical_and_reimport_is_a_no_op(tmp_path):
     first = list(source.transfer.export_jsonl(**EVERYTHING))
     kinds = {json.loads(line)["kind"] for line in first}
     assert kinds >= {"memlane-export", "registry", "session", "memory", "version", "link",
-                     "entity", "alias", "mention", "reminder"}  # fmt: skip
+                     "entity", "alias", "mention", "relation", "reminder"}  # fmt: skip
     with Memory.open(tmp_path / "b.db", agent="ada", context=Context("proj", "main")) as copy:
         report = copy.transfer.import_jsonl(first)
         assert report.errors == [] and report.counts["memory"] == {"added": 6}
@@ -79,6 +82,18 @@ def test_export_selects_live_public_by_default(tmp_path):
     with Memory.open(tmp_path / "a.db", agent="bob", context=Context()) as bob:
         theirs = [json.loads(line) for line in bob.transfer.export_jsonl(**EVERYTHING)]
         assert all(r.get("owner") in (None, "bob") for r in theirs if r["kind"] == "memory")
+
+
+def test_an_export_from_before_entity_types_still_imports(tmp_path):
+    lines = [json.loads(line) for line in _full_store(tmp_path / "a.db").transfer.export_jsonl()]
+    for line in lines:
+        if line["kind"] == "entity":
+            del line["entity_type"]
+    older = [json.dumps(line) for line in lines if line["kind"] != "relation"]
+    with Memory.open(tmp_path / "b.db", agent="ada", context=Context()) as copy:
+        report = copy.transfer.import_jsonl(older)
+        assert report.errors == []
+        assert copy.graph.entity("Acme Corp").type.value == "unknown"
 
 
 def test_every_line_is_checked_first_and_bad_lines_are_reported(tmp_path):

@@ -75,6 +75,7 @@ def test_a_memory_page_has_its_history_links_and_entities(
     assert f'href="/memory/{seeded["tooling"]}"' in text
     assert 'class="contradicts"' in text  # the contradiction is marked
     assert "deployctl" in text and f"/graph?id={seeded['deploy']}" in text
+    assert '<a href="/graph?entity=deployctl">deployctl</a>' in text  # its relations
 
 
 def test_text_from_the_store_is_escaped(client: TestClient, db_path: Path) -> None:
@@ -293,3 +294,27 @@ def test_search_says_that_nothing_relevant_was_found(db_path: Path, seeded: dict
         assert "Nothing relevant found" in page.text and "below the floor 0.300" in page.text
         assert 'href="/memory/' not in page.text
         assert f'href="/memory/{seeded["deploy"]}"' in c.get("/", params={"q": "deploy"}).text
+
+
+def test_an_entity_graph_shows_its_relations_both_ways(
+    mem: Memory, client: TestClient, seeded: dict[str, str]
+) -> None:
+    mem.graph.relate("deployctl", "depends on", "Kubernetes", context="rollouts",
+                     memory=seeded["deploy"])  # fmt: skip
+    mem.graph.relate("Ops Team", "owns", "deployctl")
+    mem.graph.relate("deployctl", "mentors", "uv")
+    mem.graph.unrelate("deployctl", "mentors", "uv")  # ended: not drawn
+    page = client.get("/graph", params={"entity": "DEPLOYCTL"})
+    assert page.status_code == 200
+    text = page.text
+    assert "<h1>deployctl <small>(unknown)</small></h1>" in text
+    assert text.count('class="node entity') == 3 and "uv</text>" not in text
+    assert 'class="edge edge-depends_on"' in text and 'class="edge edge-owns"' in text
+    assert "/graph?entity=Kubernetes" in text and "<small>(rollouts)</small>" in text
+    assert f'href="/memory/{seeded["deploy"]}">source' in text
+    # the memory graph's entity nodes lead to their entity graph
+    assert "/graph?entity=deployctl" in client.get("/graph", params={"id": seeded["deploy"]}).text
+    assert client.get("/graph", params={"entity": "nobody"}).status_code == 404
+    for name in ("<script>", "<>"):
+        page = client.get("/graph", params={"entity": name})
+        assert page.status_code in (400, 404) and name not in page.text

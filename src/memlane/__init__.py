@@ -19,6 +19,7 @@ from memlane.errors import (
     StoreDamaged,
     Unavailable,
 )
+from memlane.graph.search import EntityHit
 from memlane.lifecycle.llm import Model
 from memlane.lifecycle.promote import Verdict
 from memlane.memory import Memory
@@ -31,13 +32,16 @@ from memlane.model import (
     Check,
     EmbedOutcome,
     Entity,
+    EntityType,
     Filters,
     Hit,
     JournalEntry,
     Link,
     Patch,
+    Predicate,
     Record,
     RegistryEntry,
+    Relation,
     Reminder,
     Session,
     Stats,
@@ -46,6 +50,7 @@ from memlane.model import (
     WakeGuess,
     WriteResult,
 )
+from memlane.retrieve.cards import EntityCard
 from memlane.retrieve.explain import Explanation
 from memlane.retrieve.result import RecallResult, Searched
 from memlane.runtime import Runtime
@@ -53,7 +58,14 @@ from memlane.scope import Context
 from memlane.services.admin import Admin
 from memlane.services.backup import BackupReport, RestoreReport
 from memlane.services.forget import Forgotten
-from memlane.services.graph import EntityMerge, Graph, Linked, Neighbourhood
+from memlane.services.graph import (
+    EntityMerge,
+    Graph,
+    Linked,
+    Neighbourhood,
+    Related,
+    Relationships,
+)
 from memlane.services.lifecycle import Lifecycle
 from memlane.services.maintenance import Maintenance, MaintenanceReport
 from memlane.services.pack import ClosedSession, Packs, Summarizer
@@ -99,7 +111,10 @@ __all__ = [
     "Embedder",
     "EmbeddingFailed",
     "Entity",
+    "EntityCard",
+    "EntityHit",
     "EntityMerge",
+    "EntityType",
     "Explanation",
     "Filters",
     "Forgotten",
@@ -125,6 +140,7 @@ __all__ = [
     "Packs",
     "Patch",
     "PolicyRefused",
+    "Predicate",
     "Proposal",
     "PruneRules",
     "Pruned",
@@ -134,6 +150,9 @@ __all__ = [
     "Reflector",
     "Registries",
     "RegistryEntry",
+    "Related",
+    "Relation",
+    "Relationships",
     "Reminder",
     "RestoreReport",
     "Runtime",

@@ -395,6 +395,28 @@ class Mention(msgspec.Struct, frozen=True):
     alias: str
 
 
+class EntityType(StrEnum):
+    """What an entity is in the world (its kind says how its name was written)."""
+
+    PERSON = "person"
+    PROJECT = "project"
+    SERVICE = "service"
+    TOOL = "tool"  # a library, a program, a framework
+    FILE = "file"  # a file or a directory
+    ORGANISATION = "organisation"
+    PLACE = "place"
+    CONCEPT = "concept"
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def of_kind(cls, kind: EntityKind) -> EntityType:
+        """The type extraction can tell from how a name was written: a path is a file,
+        an @handle a person; anything else is unknown until someone says."""
+        if kind is EntityKind.PATH:
+            return cls.FILE
+        return cls.PERSON if kind is EntityKind.HANDLE else cls.UNKNOWN
+
+
 class Entity(msgspec.Struct, frozen=True):
     """A named thing memories mention: its aliases and how many visible memories name it."""
 
@@ -404,6 +426,44 @@ class Entity(msgspec.Struct, frozen=True):
     aliases: tuple[str, ...]
     mentions: int
     created_at: datetime
+    type: EntityType = EntityType.UNKNOWN
+
+
+class Predicate(StrEnum):
+    """The canonical relation between two entities (free wording maps onto these)."""
+
+    USES = "uses"
+    DEPENDS_ON = "depends_on"
+    PART_OF = "part_of"
+    OWNS = "owns"
+    WORKS_ON = "works_on"
+    CONTRIBUTES_TO = "contributes_to"
+    MANAGES = "manages"
+    REPLACES = "replaces"
+    LOCATED_IN = "located_in"
+    RELATED_TO = "related_to"
+
+
+class Relation(msgspec.Struct, frozen=True):
+    """subject -predicate-> object, as written (`label`), with why (`context`), the
+    memory it came from, and when it held: from `valid_from` until `valid_to` (open
+    while current). A relation is ended, never deleted."""
+
+    id: str
+    subject_id: str
+    subject: str
+    predicate: Predicate
+    label: str
+    object_id: str
+    object: str
+    valid_from: datetime
+    context: str | None = None
+    memory_id: str | None = None
+    valid_to: datetime | None = None
+
+    @property
+    def current(self) -> bool:
+        return self.valid_to is None
 
 
 class EntityMatch(msgspec.Struct, frozen=True):

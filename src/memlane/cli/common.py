@@ -35,12 +35,13 @@ SETTINGS_PROBLEMS = "memlane.settings_problems"
 READ_COMMANDS = frozenset(
     "show list search recall recent history stats journal open-threads growth "
     "types export doctor browse review health wake wake-fetch for-session "
-    "tune-weights".split()
+    "tune-weights relationships".split()
 ) | frozenset(
     {
         "tags list",
         "entities list",
         "entities show",
+        "entities search",
         "sessions list",
         "reminders list",
         "agents list",

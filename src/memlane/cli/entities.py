@@ -1,13 +1,15 @@
-"""The memory graph from the command line: entities (list, show, merge)."""
+"""The memory graph from the command line: entities (list, show, search, type, merge)."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from memlane.cli.common import emit_json, in_section, json_option, memory, note
+from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
 from memlane.cli.render import plain, record_dict, record_line
-from memlane.model import Entity, EntityKind
-from memlane.services.graph import SHOW_LIMIT
+from memlane.model import Entity, EntityKind, EntityType
+from memlane.services.graph import SHOW_LIMIT, EntityMerge
 
 
 def entity_dict(entity: Entity) -> dict[str, object]:
@@ -17,22 +19,38 @@ def entity_dict(entity: Entity) -> dict[str, object]:
 def _entity_line(entity: Entity) -> str:
     others = [a for a in entity.aliases if a != entity.aliases[0]]
     also = f"  (also {', '.join(others)})" if others else ""
-    return f"{entity.name:<32} {entity.kind.value:<15} {entity.mentions:>6}{also}"
+    return (
+        f"{entity.name:<32} {entity.kind.value:<15} {entity.type.value:<13} "
+        f"{entity.mentions:>6}{also}"
+    )
+
+
+_HEADER = f"{'NAME':<32} {'KIND':<15} {'TYPE':<13} {'MEMORIES':>6}"
 
 
 @in_section("graph")
 @click.group("entities")
 def entities() -> None:
-    """Named things memories mention: code, paths, handles, names, entity: tags."""
+    """Named things memories mention: code, paths, handles, names, entity: tags.
+
+    Each has a kind (how its name was written) and a type (what it is: person, project,
+    service, tool, file, organisation, place, concept or unknown); paths are files and
+    @handles people from the start, `entities type` says the rest."""
 
 
 @entities.command("list")
 @click.option(
     "--kind", type=click.Choice([k.value for k in EntityKind]), help="Only entities of this kind."
 )
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice([t.value for t in EntityType]),
+    help="Only entities of this type.",
+)
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="At most N (0: all).")
 @json_option
-def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
+def entities_list(kind: str | None, type_: str | None, limit: int, as_json: bool) -> None:
     """Entities named by live memories, most mentioned first.
 
     Each with its kind and how many memories you may see name it. Every write records what a
@@ -43,14 +61,14 @@ def entities_list(kind: str | None, limit: int, as_json: bool) -> None:
     `recall` looks up the names a query mentions (and adjacent word pairs, so "retry policy"
     finds `RetryPolicy`); rarer names weigh more, and a name more memories mention than the
     lane returns is left to the keyword lane."""
-    found = memory().graph.entities(kind, limit)
+    found = memory().graph.entities(kind, limit, type_)
     if as_json:
         emit_json([entity_dict(e) for e in found])
         return
     if not found:
         note("no entities")
         return
-    click.echo(f"{'NAME':<32} {'KIND':<15} {'MEMORIES':>6}")
+    click.echo(_HEADER)
     for entity in found:
         click.echo(_entity_line(entity))
 
@@ -74,17 +92,61 @@ def entities_show(name: str, limit: int, as_json: bool) -> None:
         click.echo("  " + record_line(record))
 
 
+@entities.command("search")
+@click.argument("query")
+@click.option("-n", "--limit", type=int, default=10, show_default=True, help="At most N.")
+@json_option
+def entities_search(query: str, limit: int, as_json: bool) -> None:
+    """Entities whose name or an alias is like QUERY, spelled roughly ("postgress").
+
+    Best match first, with how alike (0-100) and the name that matched."""
+    found = memory().graph.search_entities(query, limit)
+    if as_json:
+        emit_json(
+            [{**entity_dict(h.entity), "score": h.score, "matched": h.matched} for h in found]
+        )
+        return
+    if not found:
+        note(f"no entity like {query!r}")
+        return
+    click.echo(f"{_HEADER} {'SCORE':>6}")
+    for hit in found:
+        click.echo(f"{_entity_line(hit.entity)} {hit.score:>6}")
+
+
+@entities.command("type")
+@click.argument("name")
+@click.argument("type", type=click.Choice([t.value for t in EntityType]))
+@json_option
+def entities_type(name: str, type: str, as_json: bool) -> None:
+    """Say what entity NAME is: TYPE person, project, service, tool, file, organisation,
+    place, concept or unknown."""
+    entity = memory().graph.set_type(name, type)
+    if as_json:
+        emit_json(entity_dict(entity))
+        return
+    click.echo(_entity_line(entity))
+
+
 @entities.command("merge")
 @click.argument("source")
 @click.argument("target")
 @click.option("--confirm", is_flag=True, help="Merge; without it, only show what would move.")
+@click.option(
+    "--yes", is_flag=True, help="Merge, without asking when the two differ in kind or type."
+)
 @json_option
-def entities_merge(source: str, target: str, confirm: bool, as_json: bool) -> None:
-    """Fold entity SOURCE into TARGET: its aliases and mentions move (a dry run by default).
+def entities_merge(source: str, target: str, confirm: bool, yes: bool, as_json: bool) -> None:
+    """Fold entity SOURCE into TARGET: its aliases, mentions and relations move (a dry run
+    by default).
 
     With --confirm the merge happens, and later mentions of SOURCE's aliases land on TARGET.
-    Entities of different kinds are refused."""
-    plan = memory().graph.merge_entities(source, target, confirm=confirm)
+    Entities of different kinds or types (a person and a project) merge only once you say
+    so at the prompt, or with --yes. TARGET keeps its type unless it has none."""
+    graph = memory().graph
+    plan = graph.merge_entities(source, target)
+    if (confirm or yes) and _agreed(plan, yes):
+        plan = graph.merge_entities(source, target, confirm=True)
     if as_json:
         emit_json(
             {
@@ -103,3 +165,21 @@ def entities_merge(source: str, target: str, confirm: bool, as_json: bool) -> No
     )
     if not plan.done:
         note("dry run: pass --confirm to merge")
+
+
+def _agreed(plan: EntityMerge, yes: bool) -> bool:
+    """Whether to merge: yes unless the two differ, then only when told so.
+
+    Trigger: a person into a project, a path into a name. Why: that is as often two
+    things sharing a name as one thing named twice. Outcome: asked at a terminal,
+    refused elsewhere without --yes."""
+    if yes or not plan.crosses:
+        return True
+    a, b = plan.source, plan.target
+    differ = (
+        f"{a.name!r} is a {a.kind.value} of type {a.type.value}, "
+        f"{b.name!r} a {b.kind.value} of type {b.type.value}"
+    )
+    if not sys.stdin.isatty():
+        fail(f"{differ}: pass --yes to merge them anyway")
+    return click.confirm(f"{differ}. Merge anyway?", default=False, err=True)

@@ -89,7 +89,8 @@ def hook_cmd(event: str, host_name: str, as_json: bool) -> None:
     1-10, "tags"? at most 8, "entities"? at most 8}` (kinds: decision, preference,
     convention, lesson, procedure, fact, constraint; a bug fixed is a lesson), or `{"kind":
     "relation", "subject", "predicate", "object"}` (stored as a fact "SUBJECT PREDICATE
-    OBJECT.", tagged `relation`); the entities a line names become `entity:NAME` tags. A
+    OBJECT.", tagged `relation`, and as a relation of the entity graph learned from that
+    fact: `memlane relationships NAME`); the entities a line names become `entity:NAME` tags. A
     fence around the lines is allowed. An answer with any other line is asked once more with
     the error; a second malformed answer is skipped whole, never stored in part, and logged
     (`llm_malformed`). A piece that would break the budget, a failed run or a timeout stops

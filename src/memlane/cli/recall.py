@@ -15,7 +15,7 @@ from memlane.cli.common import (
     note,
 )
 from memlane.cli.read import filters_only
-from memlane.cli.render import plain, record_dict, said_nothing
+from memlane.cli.render import card_dict, plain, record_dict, said_nothing
 from memlane.model import Record, as_dict
 from memlane.retrieve.expand import MAX_LINK_HOPS
 from memlane.retrieve.present import defanged, lane_warnings, provenance_marks, stamp
@@ -100,13 +100,15 @@ def recall_cmd(
 
     Text output is fenced (`<memlane-recall>`) and marked `[UNTRUSTED WEB]`, `[INJECTION
     RISK]`, `[PREVIOUSLY]`, `[STALE SOURCE]`; --json gives each result's score, its `parts`
-    and a `why` line, plus `omitted` and `tokens_used`. After the results come up to
-    MEMLANE_RECALL_LINK_BUDGET (2; --link-budget N for one call) linked neighbours (JSON
-    `linked`): a contradiction first, marked `[CONTESTED]`, then updates, support, structure
-    and plain relatedness; they pass the same filters, never take a result's place, and are
-    the first to go under --max-tokens. --link-hops 2 follows links of links too, after
-    every first-hop neighbour, each scored at half the score of what it hangs from per hop;
-    --link-hops 0 follows none. --no-mmr ranks by score alone.
+    and a `why` line, plus `omitted` and `tokens_used`. When the query names an entity that
+    has relations, up to 3 short entity cards follow (`<memlane-entities>`, JSON
+    `entities`: type, aliases, its 3 newest relations), within --max-tokens. After the
+    results come up to MEMLANE_RECALL_LINK_BUDGET (2; --link-budget N for one call) linked
+    neighbours (JSON `linked`): a contradiction first, marked `[CONTESTED]`, then updates,
+    support, structure and plain relatedness; they pass the same filters, never take a
+    result's place, and are the first to go under --max-tokens. --link-hops 2 follows links
+    of links too, after every first-hop neighbour, each scored at half the score of what it
+    hangs from per hop; --link-hops 0 follows none. --no-mmr ranks by score alone.
 
     Global memories join a read of this project (the default --scope holds global);
     --no-global leaves them out, --include-global adds them to the scopes --scope names,
@@ -195,6 +197,7 @@ def _print(
                 for h in result.hits
             ],
             "linked": [_extra_dict(e) for e in result.extras],
+            "entities": [card_dict(c) for c in result.entities],
             "count": len(result.hits),
             "omitted": result.omitted,
             "held_back": len(result.held_back),
@@ -241,6 +244,11 @@ def _print(
             )
             _body(r)
         click.echo("</memlane-recall>")
+    if result.entities:
+        click.echo("<memlane-entities>")
+        for card in result.entities:
+            click.echo(defanged(f"- {card.text}"))
+        click.echo("</memlane-entities>")
     if result.omitted:
         note(f"{result.omitted} more left out by --max-tokens {max_tokens}")
     if result.held_back:

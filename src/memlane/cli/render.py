@@ -10,6 +10,7 @@ import click
 
 from memlane.model import BatchResult, Hit, Link, Record, RegistryEntry, Version, WriteResult
 from memlane.retrieve.abstain import Evidence
+from memlane.retrieve.cards import EntityCard
 
 # These live in retrieve.present (the hooks and the MCP server fence memories too);
 # re-exported for the CLI's modules.
@@ -182,3 +183,24 @@ def show_record(record: Record) -> None:
     click.echo("")
     click.echo(defanged(record.body))
     click.echo("</memlane-memory>")
+
+
+def card_dict(card: EntityCard) -> dict[str, Any]:
+    """An entity card: the entity's name, type and aliases, its newest relations."""
+    e = card.entity
+    relations = [
+        {
+            name: plain(getattr(r, name))
+            for name in ("id", "subject", "predicate", "label", "object", "context", "memory_id")
+        }
+        for r in card.relations
+    ]
+    return {
+        "id": e.id,
+        "name": e.name,
+        "type": e.type.value,
+        "aliases": list(e.aliases),
+        "relations": relations,
+        "more": card.more,
+        "text": card.text,
+    }

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memlane.errors import MemlaneError, NotFound, Unavailable
+from memlane.errors import Invalid, MemlaneError, NotFound, Unavailable
 from memlane.hooks import (
     captures,
     context,
@@ -78,6 +78,8 @@ RECENT_DAYS = 7
 # it was a rule or a decision.
 CAPTURE_IMPORTANCE = llm.PROPOSED_IMPORTANCE
 CAPTURE_TAG = "captured"
+# Where from_llm hands a relation's parts (subject, predicate, object, context) to write.
+RELATION_FIELD = "_relation"
 # A cue phrase matched, but nothing read the sentence in its context: a capture by the
 # deterministic extractor is believed less than a model's (or a person's) note (0.6),
 # and still above the passive floor (0.25), so hooks show it.
@@ -217,7 +219,8 @@ def user_prompt(event: Event, open_memory: OpenMemory, options: Options) -> Outc
     if not fresh:
         return Outcome("already-shown", details=details)
     priors = {r.id: result.priors_of(r.id) for r in fresh}
-    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details, priors)
+    cards = [context.card_item(c) for c in result.entities]
+    outcome = shown(mem, "recall", context.RECALL_HEADER, fresh, options, details, priors, cards)
     made = [r for r in fresh if r.id in outcome.injected]
     state.note_shown(options.hook_dir, event.session_id, context.stamps(made))
     return outcome
@@ -231,17 +234,21 @@ def shown(
     options: Options,
     details: Mapping[str, Any],
     priors: Mapping[str, Sequence[Prior]] | None = None,
+    cards: Sequence[context.Item] = (),
 ) -> Outcome:
-    """The records as a fenced block within the budget, counted as surfaced: injected,
-    or a budget-drop when none fits. `priors`: the states a record replaced, shown
-    under it when they fit (a question about a change)."""
+    """The records (then any entity cards, in the room left) as a fenced block within
+    the budget, counted as surfaced: injected, or a budget-drop when no record fits.
+    `priors`: the states a record replaced, shown under it when they fit (a question
+    about a change)."""
     items = [context.memory_item(r, options.command) for r in records]
     items = context.with_priors(items, priors or {})
-    made = context.block(kind, header, [(None, items)], options.budget)
-    if made.text is None:
+    sections = [(None, items), *([("Entities", cards)] if cards else [])]
+    made = context.block(kind, header, sections, options.budget)
+    ids = tuple(i for i in made.ids if not i.startswith(context.CARD_KEY))
+    if made.text is None or not ids:
         return Outcome("budget-drop", details=details)
-    mem.surfaced(made.ids)
-    return Outcome("injected", made.text, made.ids, details={**details, "tokens": made.tokens})
+    mem.surfaced(ids)
+    return Outcome("injected", made.text, ids, details={**details, "tokens": made.tokens})
 
 
 def query(prompt: str, ops: Sequence[str]) -> str:
@@ -429,7 +436,8 @@ def from_cue(candidate: extract.Candidate) -> dict[str, Any]:
 
 def from_llm(item: llm.Proposal) -> dict[str, Any]:
     """A model's proposal (checked against its schema) as add fields: the entities it
-    names as `entity:` tags (memlane's entities then link them), a relation as a fact."""
+    names as `entity:` tags (memlane's entities then link them), a relation as a fact
+    and, under RELATION_FIELD, its parts for the entity graph."""
     relation = item.kind == "relation"
     fields: dict[str, Any] = {
         "content": item.text,
@@ -445,6 +453,8 @@ def from_llm(item: llm.Proposal) -> dict[str, Any]:
     }
     if item.title and item.title.strip():
         fields["title"] = item.title.strip()
+    if relation:
+        fields[RELATION_FIELD] = (item.subject, item.predicate, item.object, item.content)
     return fields
 
 
@@ -481,6 +491,7 @@ def write(
     for proposal in proposals:
         fields = {**common, **proposal}
         content, title = fields.pop("content"), fields.pop("title", None)
+        said = fields.pop(RELATION_FIELD, None)
         try:
             result = mem.add(content, title, **fields)
         except Unavailable as exc:  # the store, not the text: worth another try
@@ -489,9 +500,23 @@ def write(
         except MemlaneError:
             refused += 1
             continue
+        if said and result.id:
+            _relate(mem, said, result.id)
         if result.landed and result.id:
             landed.append(result.id)
             written.append((result.id, {**common, **proposal}))
         else:
             known += 1
     return Wrote(tuple(dict.fromkeys(landed)), known, refused, tuple(failed), tuple(written))
+
+
+def _relate(mem: Memory, said: tuple[str, str, str, str], memory_id: str) -> None:
+    """A relation the model proposed, into the entity graph, learned from its fact.
+
+    Trigger: the graph refuses it (its two ends are one entity, a name of no letters).
+    Why: the fact it came with has landed and says the same. Outcome: left out."""
+    subject, predicate, object, context = said
+    try:
+        mem.graph.relate(subject, predicate, object, context.strip() or None, memory_id)
+    except (Invalid, NotFound):
+        return

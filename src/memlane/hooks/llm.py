@@ -27,6 +27,7 @@ from memlane.hooks.transcript import Turn
 from memlane.lifecycle.llm import NESTED_ENV as NESTED_ENV
 from memlane.lifecycle.llm import Budget as Budget
 from memlane.lifecycle.llm import Model, Runner, Spent
+from memlane.model import Predicate
 from memlane.retrieve.budget import CHARS_PER_TOKEN, estimate_tokens
 
 # Kinds a captured memory may have; an answer with any other is malformed.
@@ -51,12 +52,13 @@ lesson), "content" (one or two self-contained sentences that name the tool, file
 project they are about), "importance" (1-10), and optionally "title" (a few words),
 "tags" (short words) and "entities" (the names of the services, tools, files or people
 it is about). A relation between two named things is a line of kind "relation" with
-"subject", "predicate" and "object" (e.g. "invoicer", "depends on", "tax service").
+"subject", "predicate" and "object" (e.g. "invoicer", "depends on", "tax service");
+the predicate is best one of {predicates}, else a few words of your own.
 Leave out small talk, one-off steps of the task at hand, what the code already says,
 and every secret (keys, tokens, passwords). Print nothing if nothing is durable.
 
 Conversation:
-"""
+""".replace("{predicates}", ", ".join(p.value for p in Predicate))
 
 
 SUMMARY_INSTRUCTION = """\

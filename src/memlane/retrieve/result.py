@@ -11,6 +11,7 @@ import msgspec
 
 from memlane.model import Hit, Record
 from memlane.retrieve.abstain import Evidence
+from memlane.retrieve.cards import EntityCard
 from memlane.retrieve.expand import Neighbour
 from memlane.retrieve.score import Scored
 
@@ -55,6 +56,9 @@ class RecallResult(msgspec.Struct, frozen=True):
     # How near the store came to an answer, and the floor it had to reach (None: no
     # floor was asked); when below it, no hits and no extras.
     evidence: Evidence | None = None
+    # The entities the query names that have relations, as short cards, within the
+    # token budget the results left (see memlane.retrieve.cards).
+    entities: tuple[EntityCard, ...] = ()
     # Prior states of the top results, when the query asks about a change.
     previously: tuple[Prior, ...] = ()
     # Global memories the global limit left out (for --explain).

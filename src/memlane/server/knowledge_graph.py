@@ -3,20 +3,26 @@
     entity       a card: one memory titled with the entity's name, body "NAME (TYPE)"
     observation  one memory per observation: titled with the entity's name, its body
                  the observation, anchored to the card
-    relation     one memory "FROM RELATION TO", anchored to both cards
+    relation     a relation of memlane's entity graph between the cards' entities
+                 (`memlane relationships NAME`), its type kept as written
 
-Every one is tagged `mcp-memory` (the graph is read with one query) and
-`entity:NAME` for each entity it is about (so memlane's entities list them), and its
-source_ref, `mcp-memory:` + a JSON object shaped like a line of the official
-server's memory.jsonl, says exactly what it stands for. So names and types read back
-as given, whatever memlane's text handling does to titles, and the memories recall,
-link and decay like any other.
+Every memory is tagged `mcp-memory` (the graph is read with one query) and
+`entity:NAME` for each entity it is about (so memlane's entities list them, and a
+relation has its ends), and its source_ref, `mcp-memory:` + a JSON object shaped like
+a line of the official server's memory.jsonl, says exactly what it stands for. So
+names and types read back as given, whatever memlane's text handling does to titles,
+and the memories recall, link and decay like any other. A relation memory ("FROM
+RELATION TO", anchored to both cards, source_ref type "relation"), as stores written
+by older versions hold them, reads as a relation too, and deleting it deletes it.
 
 The operations keep the official server's semantics (names unique, observations
-unique per entity, relations unique per triple, deleting an entity deletes its
-relations); texts are stored as memlane stores text (trimmed, NFC, secrets redacted).
-Compat writes skip memlane's near-duplicate policy: two entities may well share an
-observation, and each must keep its own.
+unique per entity, relations unique per triple, deleting an entity ends its
+relations) with one difference: relation types that mean the same in memlane's
+vocabulary ("uses" and "utilizes") make one relation. Deleting a relation ends it:
+`memlane relationships NAME --all` still shows it. Texts are stored as memlane
+stores text (trimmed, NFC, secrets redacted). Compat writes skip memlane's
+near-duplicate policy: two entities may well share an observation, and each must
+keep its own.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from typing import Any, TypeVar
 import msgspec
 
 from memlane.errors import Invalid, NotFound
+from memlane.graph.relations import read_predicate, read_type
 from memlane.memory import Memory
-from memlane.model import Record
+from memlane.model import EntityType, Record
+from memlane.model import Relation as Stored
 from memlane.write.normalize import clean_text
 
 MARKER = "mcp-memory"
@@ -61,7 +69,8 @@ class Graph(msgspec.Struct):
         default_factory=dict
     )  # name -> (type, card)
     observations: dict[str, list[Record]] = msgspec.field(default_factory=dict)
-    relations: dict[Relation, Record] = msgspec.field(default_factory=dict)
+    # A stored relation's id, or the memory an older store kept a relation as.
+    relations: dict[Relation, str | Record] = msgspec.field(default_factory=dict)
 
     def entity(self, name: str) -> Entity:
         kind, _ = self.cards[name]
@@ -92,6 +101,8 @@ class KnowledgeGraph:
             described = _described(record)
             if described is not None:
                 _place(graph, record, described)
+        for stored in self.memory.graph.relations_named(list(graph.cards)):
+            graph.relations.setdefault(_as_given(stored), stored.id)
         return graph
 
     def create_entities(self, entities: Sequence[Entity]) -> list[Entity]:
@@ -107,7 +118,23 @@ class KnowledgeGraph:
         cards = dict(zip(new, self._add(cards_lines), strict=True))
         observed = [(e.name, cards[e.name], o) for e in new.values() for o in e.observations]
         self._add([self._observation(name, card, text) for name, card, text in observed])
+        for entity in new.values():
+            self._typed(entity)
         return list(new.values())
+
+    def _typed(self, entity: Entity) -> None:
+        """Give the card's entity the canonical type its entityType names, if any and if
+        it has none yet (a type someone set stays)."""
+        kind = read_type(entity.entity_type)
+        graph = self.memory.graph
+        try:
+            if (
+                kind is not EntityType.UNKNOWN
+                and graph.entity(entity.name).type is EntityType.UNKNOWN
+            ):
+                graph.set_type(entity.name, kind.value)
+        except (NotFound, Invalid):  # a name past the tag limit, or of no letters: no entity
+            return
 
     def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
         """The relations that were new; NotFound (nothing written) when an end is."""
@@ -118,8 +145,14 @@ class KnowledgeGraph:
                 _card_of(graph, end)
             if relation not in graph.relations:
                 new[relation] = None
-        self._add([self._relation(r, graph) for r in new])
-        return list(new)
+        made = []
+        for relation in new:
+            said = self.memory.graph.relate(
+                relation.source, relation.relation_type, relation.target
+            )
+            if said.added:
+                made.append(relation)
+        return made
 
     def add_observations(
         self, items: Sequence[tuple[str, Sequence[str]]]
@@ -151,7 +184,7 @@ class KnowledgeGraph:
         deleted = [n for n in wanted if n in graph.cards]
         doomed = [graph.cards[n][1] for n in dict.fromkeys(deleted)]
         doomed += [r for n in dict.fromkeys(deleted) for r in graph.observations.get(n, [])]
-        doomed += [graph.relations[r] for r in graph.relations_touching(deleted)]
+        self._end([graph.relations[r] for r in graph.relations_touching(deleted)])
         self._delete(doomed)
         return deleted, [n for n in wanted if n not in graph.cards]
 
@@ -173,7 +206,7 @@ class KnowledgeGraph:
     def delete_relations(self, relations: Sequence[Relation]) -> int:
         graph = self.read()
         doomed = {_relation(r) for r in relations} & set(graph.relations)
-        self._delete([graph.relations[r] for r in doomed])
+        self._end([graph.relations[r] for r in doomed])
         return len(doomed)
 
     def search(self, query: str) -> tuple[list[Entity], list[Relation]]:
@@ -218,18 +251,6 @@ class KnowledgeGraph:
         described = {"type": "observation", "entityName": name}
         return {**self._line(text, name, described, [name]), "anchors": [card_id]}
 
-    def _relation(self, relation: Relation, graph: Graph) -> dict[str, Any]:
-        text = f"{relation.source} {relation.relation_type} {relation.target}"
-        described = {
-            "type": "relation",
-            "from": relation.source,
-            "to": relation.target,
-            "relationType": relation.relation_type,
-        }
-        ends = [relation.source, relation.target]
-        anchors = list(dict.fromkeys(_card_of(graph, end).id for end in ends))
-        return {**self._line(text, None, described, ends), "anchors": anchors}
-
     def _line(
         self, content: str, title: str | None, described: Mapping[str, str], names: list[str]
     ) -> dict[str, Any]:
@@ -266,6 +287,13 @@ class KnowledgeGraph:
     def _delete(self, records: Sequence[Record]) -> None:
         for record in records:
             self.memory.delete(record.id)
+
+    def _end(self, relations: Sequence[str | Record]) -> None:
+        """End stored relations; delete an older store's relation memories."""
+        self._delete([r for r in relations if isinstance(r, Record)])
+        ids = [r for r in relations if isinstance(r, str)]
+        if ids:
+            self.memory.graph.end_relations(ids)
 
 
 def parse_jsonl(text: str) -> tuple[list[Entity], list[Relation]]:
@@ -337,6 +365,15 @@ def _place(graph: Graph, record: Record, described: dict[str, Any]) -> None:
         )
         if relation.source in graph.cards and relation.target in graph.cards:
             graph.relations.setdefault(relation, record)
+
+
+def _as_given(stored: Stored) -> Relation:
+    """A stored relation as the client wrote it: a passive type ("owned_by") was
+    stored with its ends swapped."""
+    ends = (stored.subject, stored.object)
+    if read_predicate(stored.label).swapped:
+        ends = (stored.object, stored.subject)
+    return Relation(ends[0], ends[1], stored.label)
 
 
 def _card_of(graph: Graph, name: str) -> Record:

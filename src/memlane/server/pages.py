@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from markdown_it import MarkdownIt
 
 from memlane.claude_files import GROUPS, MemoryFile
-from memlane.model import Record, Version
+from memlane.model import Entity, Record, Relation, Version
 from memlane.retrieve.present import changes, facts, interval, titled
 from memlane.retrieve.recall import why
 from memlane.retrieve.result import RecallResult
@@ -128,7 +128,8 @@ def memory_page(hood: Neighbourhood, versions: Sequence[Version], now: datetime)
         for n in hood.links
     )
     entities = "".join(
-        f"<li>{escape(e.name)} <small>({escape(e.kind.value)}, {e.mentions})</small></li>"
+        f'<li><a href="{escape(entity_graph_href(e.name))}">{escape(e.name)}</a> '
+        f"<small>({escape(e.kind.value)}, {escape(e.type.value)}, {e.mentions})</small></li>"
         for e in hood.entities
     )
     body = (
@@ -151,6 +152,34 @@ def graph_page(centre: Record, drawing: str, legend: str, nodes: str) -> str:
         f"{legend}{drawing}<h2>Nodes</h2>{nodes}"
     )
     return layout(f"graph {centre.title}", body)
+
+
+def entity_graph_href(name: str) -> str:
+    return "/graph?" + urlencode([("entity", name)])
+
+
+def entity_graph_page(
+    entity: Entity, drawing: str, legend: str, relations: Sequence[Relation]
+) -> str:
+    rows = []
+    for r in relations:
+        ends = [
+            f'<a href="{escape(entity_graph_href(n))}">{escape(n)}</a>'
+            for n in (r.subject, r.object)
+        ]
+        said = "" if r.label.casefold() == r.predicate.value else f" <q>{escape(r.label)}</q>"
+        why = f" <small>({escape(r.context)})</small>" if r.context else ""
+        source = f' <a href="{memory_href(r.memory_id)}">source</a>' if r.memory_id else ""
+        rows.append(
+            f"<li>{ends[0]} <b>{escape(r.predicate.value)}</b>{said} {ends[1]}{why}{source}</li>"
+        )
+    listed = f'<ul class="relations">{"".join(rows)}</ul>' if rows else "<p>No relations.</p>"
+    body = (
+        f"<h1>{escape(entity.name)} <small>({escape(entity.type.value)})</small></h1>"
+        "<p>Its current relations; click an entity to centre it.</p>"
+        f"{legend}{drawing}<h2>Relations</h2>{listed}"
+    )
+    return layout(f"entity {entity.name}", body)
 
 
 def message_page(title: str, text: str) -> str:

@@ -102,6 +102,7 @@ def recalled(result: RecallResult) -> JSON:
     ]
     optional = {
         "linked": [_extra(e) for e in result.extras],
+        "entities": [card.text for card in result.entities],
         "omitted": result.omitted,
         "warnings": lane_warnings(result.skipped),
     }

@@ -34,7 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memlane import claude_files
 from memlane.errors import Invalid, MemlaneError, NotFound
 from memlane.memory import Memory
-from memlane.model import Record
+from memlane.model import Entity, Predicate, Record
 from memlane.server import graphview, pages, webguard
 from memlane.server.backend import StoreThread
 from memlane.timeutil import utcnow
@@ -65,6 +65,23 @@ def explore(memory: Memory, start: str, opened: Sequence[str]) -> tuple[Record, 
     for key in dict.fromkeys([memory_key(centre.id), *opened]):
         if key in graph.nodes and len(graph.nodes) < MAX_NODES:
             _expand(memory, graph, key)
+    return centre, graph
+
+
+def explore_entity(memory: Memory, name: str) -> tuple[Entity, graphview.Graph]:
+    """Entity `name` and its current relations: the entities one hop out, each edge
+    named by its predicate (a related_to by its own words), subject to object."""
+    found = memory.graph.relationships(name)
+    centre = found.entity
+    graph = graphview.Graph()
+    graph.add(graphview.Node(entity_key(centre.name), centre.name, "entity"), None)
+    for relation in found.relations[: MAX_NODES - 1]:
+        ends = (relation.subject, relation.object)
+        other = ends[1] if relation.subject_id == centre.id else ends[0]
+        graph.add(graphview.Node(entity_key(other), other, "entity"), entity_key(centre.name))
+        said = relation.label if relation.predicate is Predicate.RELATED_TO else None
+        source, target = entity_key(ends[0]), entity_key(ends[1])
+        graph.connect(graphview.Edge(source, target, said or relation.predicate.value))
     return centre, graph
 
 
@@ -107,7 +124,7 @@ def _node_list(graph: graphview.Graph, start: str, opened: Sequence[str]) -> str
     items = []
     for key, node in graph.nodes.items():
         expand = _expand_href(start, opened, key)
-        page = pages.memory_href(key[2:]) if not node.is_entity else None
+        page = (pages.entity_graph_href if node.is_entity else pages.memory_href)(key[2:])
         links = [
             f'<a href="{escape(h)}">{t}</a>' for h, t in ((page, "page"), (expand, "expand")) if h
         ]
@@ -149,8 +166,11 @@ class Views:
     async def graph(self, request: Request) -> Response:
         start = request.query_params.get("id", "")
         opened = request.query_params.getlist("open")
+        entity = request.query_params.get("entity", "").strip()
+        if entity:
+            return HTMLResponse(await self.store.run(lambda m: _entity_graph(m, entity)))
         if not start:
-            raise Invalid("the graph needs ?id=MEMORY")
+            raise Invalid("the graph needs ?id=MEMORY or ?entity=NAME")
 
         def read(m: Memory) -> str:
             centre, graph = explore(m, start, opened)
@@ -181,6 +201,16 @@ class Views:
             raise NotFound(f"no Claude Code memory file {given}")
         text = claude_files.read(files[int(given)].path)
         return HTMLResponse(pages.claude_page(files, self.home, int(given), text))
+
+
+def _entity_graph(memory: Memory, name: str) -> str:
+    """The page of an entity's relations: a click on a neighbour centres it."""
+    centre, graph = explore_entity(memory, name)
+    hrefs = {key: pages.entity_graph_href(key[2:]) for key in graph.nodes}
+    drawing = graphview.svg(graph, hrefs)
+    legend = graphview.legend((n.kind for n in graph.nodes.values()), (e.type for e in graph.edges))
+    found = memory.graph.relationships(centre.name)
+    return pages.entity_graph_page(centre, drawing, legend, found.relations)
 
 
 async def _errors(request: Request, exc: Exception) -> Response:

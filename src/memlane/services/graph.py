@@ -3,22 +3,29 @@ listed, shown and merged (the pure parts are memlane.graph)."""
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from memlane.errors import Conflict, Invalid, NotFound
-from memlane.graph.entities import normalize_alias
+from memlane.errors import Invalid, NotFound
+from memlane.graph import relations as vocabulary
+from memlane.graph.entities import extract, normalize_alias
+from memlane.graph.search import EntityHit, fuzzy_matches
 from memlane.lazy import lazy_module
 from memlane.model import (
     SYMMETRIC_LINKS,
     UNREINFORCING_LINKS,
     Entity,
     EntityKind,
+    EntityType,
     Filters,
     Link,
     LinkType,
+    Predicate,
     Record,
+    Relation,
     parse_enum,
     reinforced,
     replace,
@@ -33,6 +40,8 @@ else:  # the write policy loads with the first write: a read never runs it
     dedup = lazy_module("memlane.write.dedup")
 
 
+# What a relation's id starts with ("r-3fa9c1d2e0"): unrelate and journals name it.
+RELATION_PREFIX = "r-"
 # The memories `entities show` lists at most (newest first).
 SHOW_LIMIT = 50
 _SHOW_CAP = 10_000
@@ -46,6 +55,26 @@ class EntityMerge(msgspec.Struct, frozen=True):
     aliases: tuple[str, ...]
     mentions: int
     done: bool
+
+    @property
+    def crosses(self) -> bool:
+        """Whether the two differ in kind or type (a person into a project...)."""
+        a, b = self.source, self.target
+        return a.kind is not b.kind or a.type is not b.type
+
+
+class Related(msgspec.Struct, frozen=True):
+    """A relation `relate` made, or the current one it already was (`added` False)."""
+
+    relation: Relation
+    added: bool
+
+
+class Relationships(msgspec.Struct, frozen=True):
+    """An entity and its relations, both directions, oldest first."""
+
+    entity: Entity
+    relations: tuple[Relation, ...]
 
 
 class Linked(msgspec.Struct, frozen=True):
@@ -211,24 +240,180 @@ class Graph:
             return []
         return list(row)
 
-    def entities(self, kind: str | None = None, limit: int | None = 50) -> list[Entity]:
-        """Entities named by live memories this agent may see, most mentioned first."""
+    def entities(
+        self, kind: str | None = None, limit: int | None = 50, type: str | None = None
+    ) -> list[Entity]:
+        """Entities named by live memories this agent may see (of a kind, of a type),
+        most mentioned first."""
         chosen = parse_enum(EntityKind, kind, "entity kind").value if kind else None
+        typed = parse_enum(EntityType, type, "entity type").value if type else None
         if limit is not None and limit < 0:
             raise Invalid("--limit must not be negative")
         self.rt.entities_current()
-        return self.rt.store.entities.listing(self.rt.agent, chosen, limit or None)
+        return self.rt.store.entities.listing(self.rt.agent, chosen, limit or None, typed)
 
     def entity(self, name: str) -> Entity:
-        """The entity a name (any of its aliases, in any case or spelling) refers to."""
-        alias = normalize_alias(name)
-        if not alias:
-            raise Invalid(f"{name!r} names no entity: it has no letters or digits")
-        self.rt.entities_current()
-        found = self.rt.store.entities.find(alias, self.rt.agent)
+        """The entity a name (any of its aliases, in any case or spelling) refers to:
+        one a visible live memory names, or one made by hand or by a relation."""
+        found = self._known(name)
         if found is None:
             raise NotFound(f"no entity {name!r}")
         return found
+
+    def _known(self, name: str) -> Entity | None:
+        self.rt.entities_current()
+        return self._lookup(name)
+
+    def _lookup(self, name: str) -> Entity | None:
+        """`_known` without bringing mentions up to date (inside a write, where that
+        would open a second transaction)."""
+        return self.rt.store.entities.known(_alias(name), self.rt.agent)
+
+    def set_type(self, name: str, type: str) -> Entity:
+        """Say what an entity is (person, project, service, tool, file, organisation,
+        place, concept, unknown)."""
+        chosen = parse_enum(EntityType, type, "entity type")
+        found = self.entity(name)
+        with self.rt.transaction() as w:
+            w.set_entity_type(found.id, chosen)
+            self.rt.journal(w, "entity.type", None)
+        return replace(found, type=chosen)
+
+    def search_entities(self, query: str, limit: int = 10) -> list[EntityHit]:
+        """Entities whose name or an alias is like `query` (fuzzy), best first."""
+        if not query.strip():
+            raise Invalid("say what to look for: the query is empty")
+        if limit < 1:
+            raise Invalid("--limit must be at least 1")
+        self.rt.entities_current()
+        found = self.rt.store.entities.listing(self.rt.agent, None, None)
+        known = {e.id for e in found}
+        found += [e for e in self.rt.store.entities.unnamed() if e.id not in known]
+        return fuzzy_matches(query, found, limit)
+
+    # ---- relations between entities ----------------------------------------------
+
+    def relate(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        context: str | None = None,
+        memory: str | None = None,
+    ) -> Related:
+        """Say that `subject` `predicate` `object` ("api depends on postgres").
+
+        The predicate maps onto the canonical set (memlane.graph.relations); a
+        passive one ("owned by") swaps the ends. A name no entity has yet becomes one.
+        Saying a current relation again changes nothing.
+        """
+        phrase = vocabulary.read_predicate(_text(predicate, "predicate"))
+        if phrase.swapped:
+            subject, object = object, subject
+        clean = context.strip() or None if context else None
+        self.rt.entities_current()
+        with self.rt.transaction() as w:
+            source = self.rt.read(w, memory).id if memory else None
+            a, b = self._entity_for(w, subject), self._entity_for(w, object)
+            if a.id == b.id:
+                raise Invalid(f"{subject!r} and {object!r} are one entity: relate two")
+            same = self._current(a.id, b.id, phrase.predicate, phrase.label)
+            if same is not None:
+                return Related(same, added=False)
+            at = utcnow()
+            relation = Relation(
+                id=RELATION_PREFIX + secrets.token_hex(5),
+                subject_id=a.id,
+                subject=a.name,
+                predicate=phrase.predicate,
+                label=phrase.label,
+                object_id=b.id,
+                object=b.name,
+                valid_from=at,
+                context=clean,
+                memory_id=source,
+            )
+            w.add_relation(relation)
+            self.rt.journal(w, f"relate.{phrase.predicate.value}", source)
+        return Related(relation, added=True)
+
+    def unrelate(self, subject: str, predicate: str, object: str) -> list[Relation]:
+        """End the current relation `subject` `predicate` `object` (it stays, ended)."""
+        phrase = vocabulary.read_predicate(_text(predicate, "predicate"))
+        if phrase.swapped:
+            subject, object = object, subject
+        a, b = self.entity(subject), self.entity(object)
+        found = self._current(a.id, b.id, phrase.predicate, phrase.label)
+        if found is None:
+            raise NotFound(f"no current relation {subject} {predicate} {object}")
+        return self.end_relations([found.id])
+
+    def end_relations(self, relation_ids: list[str]) -> list[Relation]:
+        """End these current relations; the ones ended. One learned from a memory this
+        agent may not see is left as it is."""
+        at, ended = utcnow(), []
+        with self.rt.transaction() as w:
+            for relation_id in relation_ids:
+                if self._may_end(relation_id) and w.end_relation(relation_id, at):
+                    ended.append(relation_id)
+                    self.rt.journal(w, "unrelate", None)
+        return [r for r in map(self.rt.store.entities.relation, ended) if r is not None]
+
+    def _may_end(self, relation_id: str) -> bool:
+        found = self.rt.store.entities.relation(relation_id)
+        return found is not None and (
+            found.memory_id is None or self.rt.visible_id(found.memory_id)
+        )
+
+    def relationships(self, name: str, include_ended: bool = False) -> Relationships:
+        """An entity and its relations both ways (the current ones unless
+        `include_ended`), as this agent may see them, oldest first."""
+        found = self.entity(name)
+        relations = self.rt.store.entities.relations([found.id], self.rt.agent, not include_ended)
+        return Relationships(found, tuple(relations))
+
+    def relations_named(self, names: Sequence[str]) -> list[Relation]:
+        """The current relations between the entities of these names (each name an
+        alias; unknown ones skipped) that this agent may see, oldest first, with each
+        end named as given here rather than by its entity's name."""
+        given: dict[str, str] = {}
+        aliases = {normalize_alias(n): n for n in reversed(names) if normalize_alias(n)}
+        owners = self.rt.store.entities.owners(list(aliases)) if aliases else {}
+        for alias, name in reversed(aliases.items()):  # the first name given wins
+            if alias in owners:
+                given.setdefault(owners[alias], name)
+        found = self.rt.store.entities.relations(list(given), self.rt.agent) if given else []
+        return [
+            replace(r, subject=given[r.subject_id], object=given[r.object_id])
+            for r in found
+            if r.subject_id in given and r.object_id in given
+        ]
+
+    def _current(
+        self, subject_id: str, object_id: str, predicate: Predicate, label: str
+    ) -> Relation | None:
+        for r in self.rt.store.entities.relations([subject_id], self.rt.agent):
+            if (r.subject_id, r.object_id) == (subject_id, object_id) and (
+                vocabulary.same_relation(r.predicate, r.label, predicate, label)
+            ):
+                return r
+        return None
+
+    def _entity_for(self, w: Writer, name: str) -> Entity:
+        """The entity a name refers to, made when there is none (kind as the extractor
+        reads the name, else a tag: it was declared)."""
+        alias = _alias(name)
+        found = self._lookup(name)
+        if found is not None:
+            return found
+        clean = _text(name, "entity name")
+        read = [m.kind for m in extract(clean) if m.alias == alias]
+        kind = read[0] if read else EntityKind.TAG
+        made = Entity(
+            secrets.token_hex(8), clean, kind, (alias,), 0, utcnow(), EntityType.of_kind(kind)
+        )
+        owner = w.put_entity(made, alias)
+        return made if owner == made.id else replace(made, id=owner)
 
     def entities_of(self, memory_id: str) -> list[Entity]:
         """The entities a memory names (most named first), each counted over the live
@@ -248,20 +433,32 @@ class Graph:
         return found, self.rt.store.query(filters)
 
     def merge_entities(self, source: str, target: str, confirm: bool = False) -> EntityMerge:
-        """Fold entity `source` into `target` (aliases and mentions); a dry run unless
-        `confirm`. Entities of different kinds are refused."""
+        """Fold entity `source` into `target` (aliases, mentions, relations); a dry run
+        unless `confirm`. Across kinds or types too (`EntityMerge.crosses` says so, for
+        an interface to ask first); `target` keeps its type unless it has none."""
         old, new = self.entity(source), self.entity(target)
         if old.id == new.id:
             raise Invalid(f"{source!r} and {target!r} are already one entity ({new.name})")
-        if old.kind is not new.kind:
-            raise Conflict(
-                f"cannot merge {old.kind.value} {old.name!r} into {new.kind.value} {new.name!r}: "
-                "entities of different kinds stay apart"
-            )
         plan = EntityMerge(old, new, old.aliases, old.mentions, done=False)
         if not confirm:
             return plan
         with self.rt.transaction() as w:
             w.merge_entities(old.id, new.id)
+            if new.type is EntityType.UNKNOWN and old.type is not EntityType.UNKNOWN:
+                w.set_entity_type(new.id, old.type)
             self.rt.journal(w, "entity.merge", None)
         return replace(plan, done=True)
+
+
+def _alias(name: str) -> str:
+    alias = normalize_alias(name)
+    if not alias:
+        raise Invalid(f"{name!r} names no entity: it has no letters or digits")
+    return alias
+
+
+def _text(value: str, what: str) -> str:
+    text = " ".join(value.split())
+    if not text:
+        raise Invalid(f"the {what} is empty")
+    return text

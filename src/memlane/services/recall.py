@@ -20,6 +20,7 @@ from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # numpy and the models load only when vectors are used
     from memlane.embed import Embedded
+    from memlane.retrieve.cards import EntityCard
     from memlane.retrieve.recall import RecallOptions
     from memlane.retrieve.served import Index
     from memlane.write import normalize
@@ -232,6 +233,9 @@ class Recall:
                 *(["activation"] if activate else []),
             ]
             self.rt.count(ids, *counters)
+        # A passive read that says nothing says nothing at all, cards included.
+        quiet = passive and result.abstained
+        found = () if quiet else self._cards(query, max_tokens, result.tokens_used)
         return replace(
             result,
             hits=self._reread(result.hits),
@@ -239,6 +243,8 @@ class Recall:
             previously=self._reread(result.previously),
             # what explain reads: anchors filtered, no file checked (none is shown)
             candidates=self._reread(result.candidates, sources=False),
+            entities=found,
+            tokens_used=result.tokens_used + sum(c.tokens for c in found),
         )
 
     def _controlled(self, options: dict[str, Any]) -> tuple[RecallOptions, dict[str, Any]]:
@@ -249,6 +255,27 @@ class Recall:
         asked = {k: options[k] for k in CONTROLS if k in options}
         rest = {k: v for k, v in options.items() if k not in CONTROLS}
         return controlled(self.rt.recall_settings, **asked), rest
+
+    def _cards(self, query: str, max_tokens: int | None, used: int) -> tuple[EntityCard, ...]:
+        """Cards for the entities `query` names that have current relations this agent
+        may see, in the order the query names them, within what is left of the budget."""
+        from memlane.graph.entities import query_aliases
+        from memlane.retrieve.cards import cards
+
+        entities = self.rt.store.entities
+        aliases = query_aliases(query).all
+        owners = entities.owners(aliases) if aliases else {}
+        if not owners:
+            return ()
+        relations = entities.relations(list(dict.fromkeys(owners.values())), self.rt.agent)
+        related = {r.subject_id for r in relations} | {r.object_id for r in relations}
+        named = [
+            e
+            for alias in aliases
+            if owners.get(alias) in related and (e := entities.known(alias, self.rt.agent))
+        ]
+        unique = list({e.id: e for e in named}.values())
+        return cards(unique, relations, None if max_tokens is None else max_tokens - used)
 
     def min_score(self, asked: float | None = None) -> float | None:
         """The relevance floor a read uses: the one asked, else the recall_min_score

@@ -443,6 +443,8 @@ _ORDER = {
             "entity",
             "alias",
             "mention",
+            "sighting",
+            "relation",
             "reminder",
         )
     )

@@ -17,6 +17,8 @@ import msgspec
 
 from memlane.errors import Invalid, SchemaOutdated
 from memlane.model import (
+    Entity,
+    EntityType,
     Filters,
     Hit,
     JournalEntry,
@@ -25,6 +27,7 @@ from memlane.model import (
     Mention,
     Record,
     RegistryEntry,
+    Relation,
     Reminder,
     Session,
     Stats,
@@ -196,7 +199,19 @@ class Writer(Protocol):
         (an alias names one entity)."""
 
     def merge_entities(self, source: str, target: str) -> None:
-        """Move every alias and mention of entity `source` to `target`; drop `source`."""
+        """Move every alias, mention and relation of entity `source` to `target`; drop
+        `source` (a relation the move would repeat, or turn on itself, is ended)."""
+
+    def put_entity(self, entity: Entity, alias: str) -> str:
+        """Make an entity no memory names, keyed by `alias`: the id of the entity that
+        owns the alias after (an existing one wins; `entity` is then not written)."""
+
+    def set_entity_type(self, entity_id: str, type: EntityType) -> None: ...
+
+    def add_relation(self, relation: Relation) -> None: ...
+
+    def end_relation(self, relation_id: str, at: datetime) -> bool:
+        """End a current relation at `at`; False when no current one has that id."""
 
     def put_registry(self, entry: RegistryEntry) -> None: ...
 

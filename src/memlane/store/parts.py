@@ -17,6 +17,7 @@ from memlane.model import (
     Entity,
     EntityMatch,
     RegistryEntry,
+    Relation,
     Reminder,
     Session,
     WakeGuess,
@@ -24,6 +25,7 @@ from memlane.model import (
 )
 from memlane.store.dialect import Dialect, counts
 from memlane.store.dialect import entities as entity_sql
+from memlane.store.dialect import relations as relation_sql
 from memlane.store.dialect import reminders as reminder_sql
 from memlane.store.dialect import sessions as session_sql
 from memlane.store.dialect import wake as wake_sql
@@ -82,11 +84,15 @@ class EntityReads:
         self._d, self._borrow, self._named = d, borrow, named
 
     def listing(
-        self, viewer: str | None, kind: str | None = None, limit: int | None = None
+        self,
+        viewer: str | None,
+        kind: str | None = None,
+        limit: int | None = None,
+        type: str | None = None,
     ) -> list[Entity]:
         """Entities named by visible live memories, most mentioned first."""
         with self._borrow() as conn:
-            return entity_sql.entity_listing(self._d, conn, viewer, kind, limit)
+            return entity_sql.entity_listing(self._d, conn, viewer, kind, limit, type)
 
     def find(self, alias: str, viewer: str | None) -> Entity | None:
         """The entity with this alias, if a visible live memory names it."""
@@ -103,6 +109,34 @@ class EntityReads:
         `common` when there are more). Not filtered by viewer: the caller filters."""
         with self._borrow() as conn:
             return entity_sql.entity_matches(self._d, conn, self._named(conn, aliases), cap)
+
+    def owners(self, aliases: Sequence[str]) -> dict[str, str]:
+        """alias -> entity id, for the known aliases among these (in one read)."""
+        with self._borrow() as conn:
+            return {str(row[0]): str(row[1]) for row in self._named(conn, aliases)}
+
+    def known(self, alias: str, viewer: str | None) -> Entity | None:
+        """The entity with this alias if the viewer may see it, even when no live
+        memory names it (see memlane.store.dialect.relations)."""
+        with self._borrow() as conn:
+            return relation_sql.known_entity(self._d, conn, alias, viewer)
+
+    def unnamed(self) -> list[Entity]:
+        """The entities no memory names (made by hand), by name."""
+        with self._borrow() as conn:
+            return relation_sql.made_by_hand(self._d, conn)
+
+    def relations(
+        self, entity_ids: Sequence[str], viewer: str | None, current: bool = True
+    ) -> list[Relation]:
+        """The relations touching these entities that the viewer may see, oldest first
+        (only the current ones unless `current` is False)."""
+        with self._borrow() as conn:
+            return relation_sql.relations_of(self._d, conn, entity_ids, viewer, current)
+
+    def relation(self, relation_id: str) -> Relation | None:
+        with self._borrow() as conn:
+            return relation_sql.relation(self._d, conn, relation_id)
 
 
 class ReminderReads:

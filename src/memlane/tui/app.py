@@ -1,10 +1,10 @@
 """`memlane browse`: a Textual browser over one store, read-mostly.
 
 Left, the live memories as a tree grouped by kind (or scope, tag, session); right, the
-highlighted memory's card. Keys search, narrow, show history and the graph
-neighbourhood, and list Claude Code's own memory files (`tui.claude_view`); the few
-writes (reinforce, mark reviewed, invalidate, retire, and the review walk's edit) each
-ask first and go through the `Memory` facade like any other.
+highlighted memory's card. Keys search, narrow, show history, the graph
+neighbourhood and an entity's relations, and list Claude Code's own memory files
+(`tui.claude_view`); the few writes (reinforce, mark reviewed, invalidate, retire, and
+the review walk's edit) each ask first and go through the `Memory` facade like any other.
 """
 
 from __future__ import annotations
@@ -176,6 +176,7 @@ p        narrow to a scope (project:NAME with its branches, global, all)
 b        group by kind, scope, tag or session
 h        history of the memory, with a diff between versions
 g        graph neighbourhood: links and entities, one hop
+e        an entity's relations (its type, both ways, ended ones marked)
 r        reload from the store
 f        reinforce (asks first)
 m        mark reviewed (asks first)
@@ -362,6 +363,7 @@ class Browser(App[None]):
         Binding("b", "regroup", "group by"),
         Binding("h", "history", "history"),
         Binding("g", "graph", "graph"),
+        Binding("e", "entity", "entity"),
         Binding("r", "reload", "reload"),
         Binding("f", "act('reinforce')", "reinforce", show=False),
         Binding("m", "act('reviewed')", "reviewed", show=False),
@@ -579,6 +581,27 @@ class Browser(App[None]):
             self.push_screen(
                 Table(title, ("what", "relation", "id / kind", "title"), rows), self.select
             )
+
+    def action_entity(self) -> None:
+        """Ask for an entity (the selected memory's most named one offered), then show
+        its relations; enter on one opens the memory it came from."""
+        r = self.current()
+        named = self.memory.graph.entities_of(r.id) if r is not None else []
+
+        def asked(name: str | None) -> None:
+            if not name:
+                return
+            try:
+                found = self.memory.graph.relationships(name, include_ended=True)
+            except MemlaneError as exc:
+                self.notify(str(exc), severity="error", markup=False)
+                return
+            e = found.entity
+            title = f"{e.name} ({e.type.value}): relations (enter opens the source memory)"
+            columns = ("way", "predicate", "entity", "context", "source")
+            self.push_screen(Table(title, columns, view.relation_rows(found)), self.select)
+
+        self.push_screen(Ask("Entity (any name or alias):", named[0].name if named else ""), asked)
 
     def action_reload(self) -> None:
         self.reload()

@@ -15,7 +15,7 @@ from memlane.memory import Memory
 from memlane.model import Record, Version
 from memlane.retrieve.present import changes, facts, interval, stamp, titled
 from memlane.retrieve.score import Scored
-from memlane.services.graph import Neighbourhood
+from memlane.services.graph import Neighbourhood, Relationships
 
 GROUPINGS = ("kind", "scope", "tag", "session")
 NO_TAG = "(no tag)"
@@ -126,6 +126,30 @@ def neighbourhood_rows(hood: Neighbourhood) -> list[tuple[str, str, str, str]]:
         rows.append(("memory", f"{n.arrow} {n.link.type.value}", n.other.id, label(n.other)))
     for e in hood.entities:
         rows.append(("entity", "names", e.kind.value, f"{e.name} ({_named_by(e.mentions)})"))
+    return rows
+
+
+def relation_rows(found: Relationships) -> list[tuple[str, str, str, str, str]]:
+    """An entity's relations as table rows: (way, predicate as written, the entity at
+    the other end, context, the memory it came from)."""
+    rows = []
+    for r in found.relations:
+        outgoing = r.subject_id == found.entity.id
+        said = (
+            r.predicate.value
+            if r.label.casefold() == r.predicate.value
+            else (f"{r.predicate.value} ({r.label})")
+        )
+        ended = "" if r.current else " [ended]"
+        rows.append(
+            (
+                "->" if outgoing else "<-",
+                said + ended,
+                r.object if outgoing else r.subject,
+                r.context or "",
+                r.memory_id or "",
+            )
+        )
     return rows
 
 

@@ -29,11 +29,14 @@ from memlane.errors import Invalid
 from memlane.model import (
     INJECTION_TAG,
     REDACTED_TAG,
+    Entity,
+    EntityType,
     Link,
     LinkType,
     Mention,
     Record,
     RegistryEntry,
+    Relation,
     Reminder,
     Session,
     Version,
@@ -56,6 +59,7 @@ _ROW_TEXTS: dict[str, tuple[str, ...]] = {
     "memory": RECORD_TEXTS,
     "version": (*RECORD_TEXTS[:4], "reason"),
     "link": ("reason",),
+    "relation": ("label", "context"),
     "reminder": ("text",),
 }
 _ROW_LISTS: dict[str, tuple[str, ...]] = {"memory": RECORD_LISTS, "version": RECORD_LISTS}
@@ -361,6 +365,27 @@ class ScreenedWriter:
 
     def merge_entities(self, source: str, target: str) -> None:
         self._inner.merge_entities(source, target)
+
+    def put_entity(self, entity: Entity, alias: str) -> str:
+        """A name given by hand is refused when it holds a secret (as a registry key)."""
+        self.screen.refuse(entity.name, "entity name")
+        return self._inner.put_entity(entity, alias)
+
+    def set_entity_type(self, entity_id: str, type: EntityType) -> None:
+        self._inner.set_entity_type(entity_id, type)
+
+    def add_relation(self, relation: Relation) -> None:
+        context = relation.context
+        self._inner.add_relation(
+            replace(
+                relation,
+                label=self.screen.text(relation.label, "relation"),
+                context=self.screen.text(context, "context") if context else context,
+            )
+        )
+
+    def end_relation(self, relation_id: str, at: datetime) -> bool:
+        return self._inner.end_relation(relation_id, at)
 
     def remove_registry(self, registry: str, key: str) -> bool:
         return self._inner.remove_registry(registry, key)

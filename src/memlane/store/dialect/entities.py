@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memlane.model import Entity, EntityKind, EntityMatch, Mention
+from memlane.model import Entity, EntityKind, EntityMatch, EntityType, Mention
 from memlane.store.dialect import Connection, Dialect
 from memlane.timeutil import from_text
 
@@ -65,30 +65,38 @@ def merge_entities(d: Dialect, conn: Connection, source: str, target: str) -> No
 
 
 def entity_listing(
-    d: Dialect, conn: Connection, viewer: str | None, kind: str | None, limit: int | None
+    d: Dialect,
+    conn: Connection,
+    viewer: str | None,
+    kind: str | None,
+    limit: int | None,
+    type: str | None = None,
 ) -> list[Entity]:
-    """Entities named by visible live memories, most mentioned first."""
-    of_kind = d.text("kind")
+    """Entities named by visible live memories (of a kind, of a type), most mentioned
+    first."""
+    of_kind, of_type = d.text("kind"), d.text("type")
     rows = conn.execute(
-        "SELECT e.id, e.name, e.type, e.created_at, COUNT(*) AS n FROM entity e "
+        "SELECT e.id, e.name, e.type, e.created_at, COUNT(*) AS n, e.entity_type FROM entity e "
         "JOIN mention n ON n.entity_id = e.id JOIN memory m ON m.id = n.memory_id "
         f"WHERE {_visible_live(d)} AND ({of_kind} IS NULL OR e.type = {of_kind}) "
+        f"AND ({of_type} IS NULL OR e.entity_type = {of_type}) "
         f"GROUP BY e.id ORDER BY n DESC, e.name LIMIT {d.param('limit')}",
-        {"viewer": viewer, "kind": kind, "limit": limit or d.unlimited},
+        {"viewer": viewer, "kind": kind, "type": type, "limit": limit or d.unlimited},
     ).fetchall()
-    return _with_aliases(d, conn, rows)
+    return with_aliases(d, conn, rows)
 
 
 def find_entity(d: Dialect, conn: Connection, alias: str, viewer: str | None) -> Entity | None:
     """The entity with this alias, if any visible live memory names it."""
     rows = conn.execute(
-        "SELECT e.id, e.name, e.type, e.created_at, COUNT(*) AS n FROM entity_alias a "
+        "SELECT e.id, e.name, e.type, e.created_at, COUNT(*) AS n, e.entity_type "
+        "FROM entity_alias a "
         "JOIN entity e ON e.id = a.entity_id JOIN mention n ON n.entity_id = e.id "
         f"JOIN memory m ON m.id = n.memory_id WHERE a.alias = {d.param('alias')} "
         f"AND {_visible_live(d)} GROUP BY e.id",
         {"alias": alias, "viewer": viewer},
     ).fetchall()
-    found = _with_aliases(d, conn, rows)
+    found = with_aliases(d, conn, rows)
     return found[0] if found else None
 
 
@@ -96,16 +104,17 @@ def entities_of(d: Dialect, conn: Connection, memory_id: str, viewer: str | None
     """The entities one memory names, each counted over the visible live memories that
     name it (0 when only this one does and it is no longer live), most named first."""
     rows = conn.execute(
-        "SELECT e.id, e.name, e.type, e.created_at, COUNT(m.id) AS n FROM mention x "
+        "SELECT e.id, e.name, e.type, e.created_at, COUNT(m.id) AS n, e.entity_type "
+        "FROM mention x "
         "JOIN entity e ON e.id = x.entity_id JOIN mention n ON n.entity_id = e.id "
         f"LEFT JOIN memory m ON m.id = n.memory_id AND {_visible_live(d)} "
         f"WHERE x.memory_id = {d.param('memory')} GROUP BY e.id ORDER BY n DESC, e.name",
         {"memory": memory_id, "viewer": viewer},
     ).fetchall()
-    return _with_aliases(d, conn, rows)
+    return with_aliases(d, conn, rows)
 
 
-def _with_aliases(d: Dialect, conn: Connection, rows: list[Any]) -> list[Entity]:
+def with_aliases(d: Dialect, conn: Connection, rows: list[Any]) -> list[Entity]:
     ids = [str(row[0]) for row in rows]
     aliases: dict[str, list[str]] = {}
     for test, part in d.among("entity_id", ids):
@@ -122,6 +131,7 @@ def _with_aliases(d: Dialect, conn: Connection, rows: list[Any]) -> list[Entity]
             aliases=tuple(aliases.get(str(row[0]), ())),
             mentions=int(row[4]),
             created_at=from_text(row[3]),
+            type=EntityType(row[5]),
         )
         for row in rows
     ]

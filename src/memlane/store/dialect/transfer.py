@@ -22,6 +22,7 @@ TABLES: dict[str, tuple[str, str]] = {
     "alias": ("entity_alias", "entity_id, alias"),
     "mention": ("mention", "memory_id, entity_id"),
     "sighting": ("sighting", "memory_id, session_id"),
+    "relation": ("relation", "id"),
     "reminder": ("reminder", "id"),
 }
 KINDS = tuple(TABLES)  # also the order an import applies them in
@@ -35,8 +36,11 @@ _KEYS = {  # what identifies a row, to tell "already here" from "different"
     "alias": ("alias", "entity_id"),
     "mention": ("memory_id", "entity_id"),
     "sighting": ("memory_id", "session_id"),
+    "relation": ("id",),
     "reminder": ("id",),
 }
+# Columns an older export lacks, and what they hold then.
+_ADDED = {("entity", "entity_type"): "unknown"}
 # A memory's own `kind` column travels as `memory_kind`: `kind` names the record.
 _OUTER = {("memory", "kind"): "memory_kind", ("version", "kind"): "memory_kind"}
 _INNER = {(kind, outer): column for (kind, column), outer in _OUTER.items()}
@@ -100,6 +104,9 @@ def export_rows(
         "sighting": f"memory_id IN {_IDS}",
         "entity": f"id IN {_ENTITIES}",
         "alias": f"entity_id IN {_ENTITIES}",
+        # A relation travels with both its ends, and with its memory if it has one.
+        "relation": f"subject_id IN {_ENTITIES} AND object_id IN {_ENTITIES} "
+        f"AND (memory_id IS NULL OR memory_id IN {_IDS})",
         "reminder": f"agent {d.same} {d.text('viewer')}",
     }.get(kind, d.true)
     query = f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {order}"
@@ -128,6 +135,7 @@ def check_record(
         raise Invalid(f"unknown record kind {kind!r}")
     row = {_INNER.get((kind, k), k): v for k, v in record.items() if k != "kind"}
     expected = columns(kind)
+    row |= {c: v for (k, c), v in _ADDED.items() if k == kind and c not in row}
     missing = [c for c in expected if c not in row]
     extra = [c for c in row if c not in expected]
     if missing or extra:

@@ -1,6 +1,6 @@
 """Writes whose SQL is the same on both stores but for the dialect: sessions and
-their sightings, reminders, registries, plain link removal, the meta compare-and-swap and the wake
-log (see memlane.store.dialect)."""
+their sightings, reminders, registries, plain link removal, entities made by hand and
+relations, the meta compare-and-swap and the wake log (see memlane.store.dialect)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,19 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from memlane.errors import Invalid
-from memlane.model import LinkType, RegistryEntry, Reminder, Session, WakeGuess, WakeRitual
+from memlane.model import (
+    Entity,
+    EntityType,
+    LinkType,
+    RegistryEntry,
+    Relation,
+    Reminder,
+    Session,
+    WakeGuess,
+    WakeRitual,
+)
 from memlane.store.dialect import Connection, Dialect, wake
+from memlane.store.dialect import relations as relation_sql
 from memlane.timeutil import to_text, utcnow
 
 
@@ -36,6 +47,18 @@ class SharedWrites:
             except Invalid as exc:
                 out.append(exc)
         return out
+
+    def put_entity(self, entity: Entity, alias: str) -> str:
+        return relation_sql.put_entity(self.dialect, self._conn, entity, alias)
+
+    def set_entity_type(self, entity_id: str, type: EntityType) -> None:
+        relation_sql.set_entity_type(self.dialect, self._conn, entity_id, type)
+
+    def add_relation(self, relation: Relation) -> None:
+        relation_sql.add_relation(self.dialect, self._conn, relation)
+
+    def end_relation(self, relation_id: str, at: datetime) -> bool:
+        return relation_sql.end_relation(self.dialect, self._conn, relation_id, at)
 
     def put_reminder(self, reminder: Reminder) -> None:
         self._conn.execute(

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from memlane.model import Mention
+from memlane.model import EntityType, Mention
 from memlane.store.dialect import entities as shared
 from memlane.store.postgres.sql import POSTGRES
 from memlane.timeutil import to_text, utcnow
@@ -39,8 +39,12 @@ def set_mentions(conn: Conn, mentions: Mapping[str, Sequence[Mention]]) -> None:
         at = to_text(utcnow())
         with conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO entity(id, name, type, created_at) VALUES (%s, %s, %s, %s)",
-                [(entity_id, m.name, m.kind.value, at) for entity_id, m in created],
+                "INSERT INTO entity(id, name, type, created_at, entity_type) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                [
+                    (eid, m.name, m.kind.value, at, EntityType.of_kind(m.kind).value)
+                    for eid, m in created
+                ],
             )
             cur.executemany(
                 "INSERT INTO entity_alias(alias, entity_id) VALUES (%s, %s) "

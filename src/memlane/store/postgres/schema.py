@@ -471,6 +471,27 @@ def m007_event_time(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
     cur.execute(f"CREATE INDEX memory_event_time ON memory (({EVENT_TIME}))")
 
 
+def m008_relations(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """What an entity is (paths are files, @handles people, the rest unknown until
+    someone says), and the relations between entities: ended (valid_to), never
+    deleted; one learned from a memory goes when that memory is forgotten."""
+    cur.execute(f"ALTER TABLE entity ADD COLUMN entity_type {T} NOT NULL DEFAULT 'unknown'")
+    cur.execute(
+        "UPDATE entity SET entity_type = CASE type WHEN 'path' THEN 'file' "
+        "WHEN 'handle' THEN 'person' ELSE 'unknown' END"
+    )
+    cur.execute(
+        f"CREATE TABLE relation (id {T} PRIMARY KEY, "
+        f"subject_id {T} NOT NULL REFERENCES entity(id), predicate {T} NOT NULL, "
+        f"label {T} NOT NULL, object_id {T} NOT NULL REFERENCES entity(id), context {T}, "
+        f"memory_id {T} REFERENCES memory(id) ON DELETE CASCADE, "
+        f"valid_from {T} NOT NULL, valid_to {T})"
+    )
+    cur.execute("CREATE INDEX relation_subject ON relation(subject_id)")
+    cur.execute("CREATE INDEX relation_object ON relation(object_id)")
+    cur.execute("CREATE INDEX relation_memory ON relation(memory_id) WHERE memory_id IS NOT NULL")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "stemming_like_sqlite", m002_stemming_like_sqlite),
@@ -479,6 +500,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (5, "no_statistics_for_rows_without_terms", m005_no_statistics_for_rows_without_terms),
     (6, "sightings", m006_sightings),
     (7, "event_time", m007_event_time),
+    (8, "relations", m008_relations),
 )
 LATEST = MIGRATIONS[-1][0]
 

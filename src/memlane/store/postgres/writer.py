@@ -21,6 +21,8 @@ from memlane.model import (
     Record,
     Version,
 )
+from memlane.store.dialect import relations as relation_sql
+from memlane.store.dialect.relations import KEPT_BY_RELATION
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
@@ -194,7 +196,8 @@ class PostgresWriter(SharedWrites):
         self._forget_wake(memory_id)
         self._conn.execute(
             "DELETE FROM entity WHERE id = ANY(%s::text[]) "
-            "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id)",
+            "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id) "
+            f"AND NOT EXISTS ({KEPT_BY_RELATION})",
             (named,),
         )
 
@@ -202,6 +205,7 @@ class PostgresWriter(SharedWrites):
         entity_sql.set_mentions(self._conn, mentions)
 
     def merge_entities(self, source: str, target: str) -> None:
+        relation_sql.repoint_relations(self.dialect, self._conn, source, target, utcnow())
         entity_sql.merge(self._conn, source, target)
 
     def add_link(self, link: Link) -> None:

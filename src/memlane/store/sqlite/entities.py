@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from memlane.model import Mention
+from memlane.model import EntityType, Mention
 from memlane.store.dialect import entities as shared
 from memlane.store.sqlite.sql import SQLITE
 from memlane.timeutil import to_text, utcnow
@@ -32,8 +32,8 @@ def set_mentions(conn: sqlite3.Connection, mentions: Mapping[str, Sequence[Menti
     created = [(secrets.token_hex(8), m) for alias, m in first.items() if alias not in owner]
     at = to_text(utcnow())
     conn.executemany(
-        "INSERT INTO entity(id, name, type, created_at) VALUES (?, ?, ?, ?)",
-        [(entity_id, m.name, m.kind.value, at) for entity_id, m in created],
+        "INSERT INTO entity(id, name, type, created_at, entity_type) VALUES (?, ?, ?, ?, ?)",
+        [(eid, m.name, m.kind.value, at, EntityType.of_kind(m.kind).value) for eid, m in created],
     )
     conn.executemany(
         "INSERT INTO entity_alias(alias, entity_id) VALUES (?, ?)",

@@ -367,6 +367,30 @@ def m011_event_time(conn: sqlite3.Connection) -> None:
     conn.execute(f"CREATE INDEX memory_event_time ON memory({EVENT_TIME})")
 
 
+# What an entity is (memlane.model.EntityType): paths are files and @handles people;
+# the rest is unknown until someone says. And the relations between entities: a
+# relation is ended (valid_to), never deleted; one learned from a memory goes when
+# that memory is forgotten.
+RELATION_SCHEMA = (
+    "ALTER TABLE entity ADD COLUMN entity_type TEXT NOT NULL DEFAULT 'unknown'",
+    "UPDATE entity SET entity_type = CASE type WHEN 'path' THEN 'file' "
+    "WHEN 'handle' THEN 'person' ELSE 'unknown' END",
+    "CREATE TABLE relation (id TEXT PRIMARY KEY, "
+    "subject_id TEXT NOT NULL REFERENCES entity(id), predicate TEXT NOT NULL, "
+    "label TEXT NOT NULL, object_id TEXT NOT NULL REFERENCES entity(id), context TEXT, "
+    "memory_id TEXT REFERENCES memory(id) ON DELETE CASCADE, "
+    "valid_from TEXT NOT NULL, valid_to TEXT)",
+    "CREATE INDEX relation_subject ON relation(subject_id)",
+    "CREATE INDEX relation_object ON relation(object_id)",
+    "CREATE INDEX relation_memory ON relation(memory_id) WHERE memory_id IS NOT NULL",
+)
+
+
+def m012_relations(conn: sqlite3.Connection) -> None:
+    for statement in RELATION_SCHEMA:
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -379,6 +403,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (9, "journal_detail", m009_journal_detail),
     (10, "sightings", m010_sightings),
     (11, "event_time", m011_event_time),
+    (12, "relations", m012_relations),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -37,6 +37,8 @@ from memlane.store import base
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, SchemaStatus, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
+from memlane.store.dialect import relations as relation_sql
+from memlane.store.dialect.relations import KEPT_BY_RELATION
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.parts import (
     EntityReads,
@@ -191,7 +193,8 @@ class SQLiteWriter(SharedWrites):
         # An entity only this memory named would keep its name in the file.
         self._conn.executemany(
             "DELETE FROM entity WHERE id = ? "
-            "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id)",
+            "AND NOT EXISTS (SELECT 1 FROM mention WHERE entity_id = entity.id) "
+            f"AND NOT EXISTS ({KEPT_BY_RELATION})",
             [(entity_id,) for entity_id in named],
         )
         self.purged = True
@@ -207,6 +210,7 @@ class SQLiteWriter(SharedWrites):
         entity_sql.set_mentions(self._conn, mentions)
 
     def merge_entities(self, source: str, target: str) -> None:
+        relation_sql.repoint_relations(self.dialect, self._conn, source, target, utcnow())
         entity_sql.merge(self._conn, source, target)
 
     def add_link(self, link: Link) -> None:
