@@ -14,7 +14,7 @@ import pytest
 import test_gold_recall
 from conftest import CliResult
 from gold_cases import CASES, Case
-from memlane import Invalid, Memory, config
+from memlane import Invalid, Memory, settings_file
 from memlane.evaluation import climb, tuning
 from memlane.evaluation.climb import Mix
 from memlane.retrieve.fuse import LANE_WEIGHTS
@@ -102,12 +102,11 @@ def test_gold_lines_are_checked_line_by_line() -> None:
             tuning.load_cases([good, bad], "gold.jsonl")
 
 
-def test_the_setting_line_is_checked_as_the_setting_parses_it() -> None:
-    assert config.save_setting("recall_weights", "0.6,0.1,0.1,0.1,0.1") == (
-        "MEMLANE_RECALL_WEIGHTS=0.6,0.1,0.1,0.1,0.1"
-    )
-    with pytest.raises(Invalid, match="MEMLANE_RECALL_WEIGHTS"):
-        config.save_setting("recall_weights", "0.6,0.4")
+def test_a_proposed_setting_is_checked_as_the_setting_parses_it() -> None:
+    setting = settings_file.check_known("recall_weights")
+    assert settings_file.check_value(setting, "0.6,0.1,0.1,0.1,0.1")
+    with pytest.raises(Invalid, match="recall_weights = '0.6,0.4' is not valid"):
+        settings_file.check_value(setting, "0.6,0.4")
 
 
 # ---- the repository's gold set ------------------------------------------------------------
