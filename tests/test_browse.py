@@ -424,6 +424,7 @@ async def test_narrowing_to_a_project_shows_its_branches(
         assert sorted(tree_leaves(app)) == ["Build", "Deploy", "PR style", "Tooling"]
 
 
+@pytest.mark.anyio
 async def test_an_entity_view_lists_its_relations_and_opens_their_source(
     mem: Memory, seeded: dict[str, str]
 ) -> None:
