@@ -227,7 +227,7 @@ class Memory:
     @cached_property
     def transfer(self) -> Transfer:
         """Export and import (JSONL, CSV, Markdown) and migration to another store."""
-        return Transfer(self.rt, self._writing.add_batch)
+        return Transfer(self.rt, self._writing.iter_batch)
 
     @cached_property
     def maintenance(self) -> Maintenance:

@@ -383,7 +383,7 @@ def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_
     "injection"|"benign", "kind", "lang", "text"}`. The shipped corpora's own figures
     flatter the model; --held-out gives the figure for text nobody fitted it to. After
     changing the corpora, `scripts/train-injection-model` retrains it."""
-    from memlane.cli.embedding import progress_bar
+    from memlane.cli.progress import progress_bar
     from memlane.evaluation import learn, screening
     from memlane.write.injection import is_injection
 
