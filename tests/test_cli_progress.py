@@ -1,0 +1,157 @@
+"""Progress bars on long commands and warnings summarised (memlane.cli.progress).
+
+A bar is drawn on stderr only when stderr is a terminal: piped, a command prints
+nothing it would not print anyway. A terminal is simulated by handing the helper a rich
+console forced to be one (in-process runs) or by a pseudo-terminal (a real process).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memlane.cli import progress
+
+# Each line states another figure for the same thing: the write policy notes that it
+# may contradict the lines before it.
+PORTS = [f"The staging server for service alpha listens on port 80{i}" for i in range(1, 10)]
+# Lines about unrelated things: no notes.
+FACTS = [
+    "Billing invoices are generated nightly by the ledger cron",
+    "Kiwi plants need a male vine nearby to fruit",
+    "Our VPN gateway rotates certificates every quarter",
+    "Grandma's lasagna recipe uses nutmeg in the bechamel",
+    "The marathon route passes the old harbour lighthouse",
+    "Rust's borrow checker rejects two mutable references",
+]
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """What a terminal on stderr would show: every bar drawn while the test runs."""
+    from rich.console import Console
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    monkeypatch.setattr(progress, "_terminal", lambda: console)
+    return screen
+
+
+def batch(tmp_path: Path, texts: list[str]) -> str:
+    path = tmp_path / "batch.jsonl"
+    path.write_text("".join(json.dumps({"content": t, "session_id": "s"}) + "\n" for t in texts))
+    return str(path)
+
+
+def test_add_batch_draws_a_bar_on_a_terminal_and_keeps_stdout_as_piped(run, tmp_path, terminal):
+    file = batch(tmp_path, FACTS)
+    drawn = run("add-batch", "-f", file)
+    assert drawn.exit_code == 0, drawn.stderr
+    assert "adding" in terminal.getvalue() and "6/6" in terminal.getvalue()
+    assert drawn.stdout.count("Added entry") == 6
+    assert "adding" not in drawn.stderr
+
+
+def test_add_batch_piped_prints_nothing_extra(run, tmp_path):
+    file = batch(tmp_path, FACTS)
+    piped = run("add-batch", "-f", file)
+    assert piped.exit_code == 0 and piped.stderr == ""
+    assert piped.stdout.count("Added entry") == 6
+
+
+def test_add_batch_prints_the_first_notes_then_counts_them_and_json_keeps_all(run, tmp_path):
+    shown = run("add-batch", "-f", batch(tmp_path, PORTS))
+    assert shown.exit_code == 0, shown.stderr
+    notes = [ln for ln in shown.stderr.splitlines() if "may contradict" in ln]
+    assert len(notes) == progress.SHOWN_NOTES
+    assert f"note: {len(PORTS) - 1} notes in all, the first 5 shown (--json lists all)" in (
+        shown.stderr
+    )
+    every = run("add-batch", "-f", batch(tmp_path, [t + "0" for t in PORTS]), "--json")
+    assert every.stderr == ""
+    warned = [ln for ln in every.json()["lines"] if ln["warnings"]]
+    assert len(warned) == len(PORTS)  # each also close to the first batch's lines
+
+
+def test_a_few_notes_are_all_printed_and_not_counted(run, tmp_path):
+    shown = run("add-batch", "-f", batch(tmp_path, PORTS[:3]))
+    assert sum("may contradict" in ln for ln in shown.stderr.splitlines()) == 2
+    assert "in all" not in shown.stderr
+
+
+def test_import_summarises_bad_lines_and_draws_its_phases(run, tmp_path, terminal):
+    run("add", "A memory to carry over", "--session-id", "s")
+    export = tmp_path / "out.jsonl"
+    assert run("export", "-o", str(export)).exit_code == 0
+    assert "export" in terminal.getvalue()
+    lines = export.read_text().splitlines()
+    export.write_text("\n".join([*lines, *["{broken"] * 8]) + "\n")
+    loaded = run("import", str(export))
+    assert loaded.exit_code == 2
+    assert sum("{broken" in ln or "line" in ln for ln in loaded.stderr.splitlines()) >= 5
+    assert "note: 8 bad lines in all, the first 5 shown (--json lists all)" in loaded.stderr
+    assert "import: loading" in terminal.getvalue()
+    listed = run("import", str(export), "--json")
+    assert len(listed.json()["errors"]) == 8
+
+
+def test_a_quiet_bar_draws_nothing_even_on_a_terminal(terminal):
+    with progress.progress_bar("quiet job", quiet=True) as tell:
+        tell(1, 2, "half")
+    with progress.progress_steps("quiet steps", quiet=True) as step:
+        step("first")
+    assert terminal.getvalue() == ""
+
+
+def test_steps_show_each_step_done(terminal):
+    with progress.progress_steps("bench") as step:
+        step("building 1,000")
+        step("recall [1/2]")
+    shown = terminal.getvalue()
+    assert "done: building 1,000" in shown and "recall [1/2]" in shown
+
+
+def test_count_lines_rewinds_and_counts_a_last_line_without_newline():
+    stream = io.BytesIO(b"a\nb\n\nc")
+    stream.seek(2)
+    assert progress.count_lines(stream) == 3
+    assert stream.tell() == 2
+    assert progress.count_lines(io.BytesIO(b"")) == 0
+
+
+def test_a_real_terminal_gets_the_bar_and_a_pipe_does_not(cli_env, tmp_path):
+    file = batch(tmp_path, FACTS[:4])
+    env = {**os.environ, **cli_env}
+    command = [sys.executable, "-m", "memlane", "add-batch", "-f", file]
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path, timeout=120
+    )
+    os.close(follower)
+    drawn = _read_all(leader)
+    assert done.returncode == 0 and done.stdout.count(b"Added entry") == 4
+    assert "adding" in drawn and "4/4" in drawn
+    piped = subprocess.run(command, capture_output=True, env=env, cwd=tmp_path, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == b""
+
+
+def _read_all(leader: int) -> str:
+    """Everything written to a pseudo-terminal whose other end is closed."""
+    out = b""
+    while True:
+        try:
+            block = os.read(leader, 65536)
+        except OSError:  # Linux: the other end is gone and everything was read
+            break
+        if not block:
+            break
+        out += block
+    os.close(leader)
+    return out.decode(errors="replace")
