@@ -155,3 +155,116 @@ def _read_all(leader: int) -> str:
         out += block
     os.close(leader)
     return out.decode(errors="replace")
+
+
+# ---- the library side: callbacks, never printing ---------------------------------------
+
+
+class Told:
+    """A progress callback that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int | None, str]] = []
+
+    def __call__(self, done: int, total: int | None, what: str) -> None:
+        self.calls.append((done, total, what))
+
+    def last(self, what: str) -> tuple[int, int | None]:
+        done, total, _ = [c for c in self.calls if c[2] == what][-1]
+        return done, total
+
+
+def test_an_import_tells_its_phases_and_ends_each_at_its_total(vmem, tmp_path, capsys):
+    from memlane import Memory
+    from memlane.embed import get_embedder
+
+    for text in FACTS:
+        vmem.add(text, session_id="s")
+    lines = list(vmem.transfer.export_jsonl())
+    told = Told()
+    target = tmp_path / "copy.db"
+    with Memory.open(target, agent="tester", embedder=get_embedder("hash")) as copy:
+        report = copy.transfer.import_jsonl(lines, progress=told)
+    assert report.counts["memory"] == {"added": len(FACTS)}
+    assert told.last("loading") == (len(lines) - 1, len(lines) - 1)
+    assert told.last("embedding") == (len(FACTS), len(FACTS))
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_table_import_tells_each_row_as_its_chunk_lands(mem):
+    told = Told()
+    rows = ["body,title", *(f"{text},{text[:12]}" for text in FACTS)]
+    report = mem.transfer.import_csv(rows, progress=told)
+    assert report.added == len(FACTS)
+    assert [c[0] for c in told.calls] == list(range(1, len(FACTS) + 1))
+    assert {c[1:] for c in told.calls} == {(len(FACTS), "adding")}
+
+
+def test_consolidate_tells_planning_merging_and_embedding(vmem):
+    for text in PORTS[:3]:
+        vmem.add(text, allow_duplicate=True)
+    told = Told()
+    report = vmem.maintenance.consolidate(threshold=0.5, force=True, progress=told)
+    assert report.plan is not None and report.plan.merges
+    phases = list(dict.fromkeys(what for _, _, what in told.calls))
+    assert phases == ["planning", "merging", "embedding"]
+    merges = len(report.plan.merges)
+    assert told.last("merging") == (merges, merges)
+
+
+def test_a_dry_run_plans_and_tells_nothing_of_writing(vmem):
+    for text in PORTS[:3]:
+        vmem.add(text, allow_duplicate=True)
+    told = Told()
+    vmem.maintenance.organize(dry_run=True, force=True, progress=told)
+    assert {what for _, _, what in told.calls} == {"planning"}
+
+
+def test_locomo_tells_every_question_it_asks(tmp_path):
+    from memlane.evaluation import locomo
+
+    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+    if not data.exists():
+        pytest.skip(f"needs the LoCoMo development split at {data}")
+    sample = json.loads(data.read_text(encoding="utf-8"))[:2]
+    small = tmp_path / "two.json"
+    small.write_text(json.dumps(sample), encoding="utf-8")
+    told = Told()
+
+    def search(mem, query, limit):
+        return [h.record.id for h in mem.search(query, mode="keyword", limit=limit, scope="all")]
+
+    rows = list(locomo.run(small, search, k=10, progress=told))
+    done, total, _ = told.calls[-1]
+    assert done == total == len(rows)
+    assert [c[2].endswith("writing") for c in told.calls].count(True) == 2
+
+
+def test_upkeep_tells_each_step_as_it_starts(mem, tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    from memlane.hooks import upkeep
+    from memlane.model import Cadence
+
+    options = upkeep.UpkeepOptions(
+        hook_dir=tmp_path / "hooks",
+        backup_dir=tmp_path / "backups",
+        backup_retention=2,
+        backup_every=timedelta(hours=24),
+        sweep_retention_days=7,
+        cadence=Cadence(7, 0.2),
+        working_set=64,
+    )
+    steps: list[str] = []
+    report = upkeep.run(lambda: mem, options, datetime.now(UTC), steps.append)
+    assert steps == list(report.steps) == ["backup", "sweep", "organize"]
+
+
+def test_eval_secrets_draws_a_bar_on_a_terminal_only(run, terminal):
+    drawn = run("eval", "secrets")
+    assert drawn.exit_code == 0 and "secrets" in terminal.getvalue()
+    assert "━" in terminal.getvalue()
+    assert run("eval", "secrets", "--json").exit_code == 0
+    quiet_from = len(terminal.getvalue())
+    run("eval", "secrets", "--json")
+    assert terminal.getvalue()[quiet_from:] == ""
