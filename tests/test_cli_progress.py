@@ -268,3 +268,12 @@ def test_eval_secrets_draws_a_bar_on_a_terminal_only(run, terminal):
     quiet_from = len(terminal.getvalue())
     run("eval", "secrets", "--json")
     assert terminal.getvalue()[quiet_from:] == ""
+
+
+def test_auto_anchor_tells_every_memory_it_goes_through(vmem):
+    for text in FACTS:
+        vmem.add(text)
+    told: list[tuple[int, int]] = []
+    plans = vmem.auto_anchor(dry_run=True, progress=lambda done, total: told.append((done, total)))
+    assert told == [(n, len(FACTS)) for n in range(1, len(FACTS) + 1)]
+    assert len(plans) == len(FACTS)
