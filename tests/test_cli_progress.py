@@ -110,12 +110,32 @@ def test_a_quiet_bar_draws_nothing_even_on_a_terminal(terminal):
     assert terminal.getvalue() == ""
 
 
-def test_steps_show_each_step_done(terminal):
+def test_steps_show_each_step_done_once_and_the_count_of_a_counted_one(terminal):
     with progress.progress_steps("bench") as step:
-        step("building 1,000")
-        step("recall [1/2]")
+        step("building")
+        for done in range(0, 3001, 500):
+            step("building", done, 3000)
+        step("asking", 1500, 3000)
     shown = terminal.getvalue()
-    assert "done: building 1,000" in shown and "recall [1/2]" in shown
+    assert shown.count("done: building") == 1
+    assert "asking 1,500/3,000" in shown  # the last state, drawn as the bar stops
+
+
+def test_a_bench_build_tells_its_steps_and_counts_what_it_adds(tmp_path):
+    from memlane.benchmark import scale
+    from memlane.embed import get_embedder
+
+    plan = scale.Plan(sizes=(300,), directory=tmp_path, seed=7)
+    told: list[tuple[str, int | None, int | None]] = []
+
+    def progress(words: str, done: int | None = None, total: int | None = None) -> None:
+        told.append((words, done, total))
+
+    scale.build_store(tmp_path / "built.db", plan, 300, get_embedder("hash"), progress)
+    adding = [(d, t) for w, d, t in told if "add-batch of 300" in w and d is not None]
+    assert adding[0] == (0, 300) and adding[-1] == (300, 300)
+    embedded = [(d, t) for w, d, t in told if "embedding" in w and d is not None]
+    assert embedded[-1] == (300, 300)
 
 
 def test_count_lines_rewinds_and_counts_a_last_line_without_newline():

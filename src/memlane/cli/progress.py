@@ -9,7 +9,7 @@ when a bar is drawn, so no other command pays for it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
@@ -26,8 +26,12 @@ class Tell(Protocol):
     def __call__(self, done: int, total: int | None, what: str | None = None) -> None: ...
 
 
-# What a job is doing now, in words: a step of a benchmark, an evaluation's phase.
-Step = Callable[[str], None]
+class Step(Protocol):
+    """What a job does now, in WORDS (a benchmark's step, an upkeep's), with DONE of
+    TOTAL when that step is counted."""
+
+    def __call__(self, words: str, done: int | None = None, total: int | None = None) -> None: ...
+
 
 # Trigger: a batch of 10,000 lines can raise a warning on every line.
 # Why: thousands of notes bury the summary and the errors; --json keeps every one.
@@ -48,7 +52,7 @@ def _untold(done: int, total: int | None, what: str | None = None) -> None:
     """The progress of a quiet or piped job."""
 
 
-def _unshown(words: str) -> None:
+def _unshown(words: str, done: int | None = None, total: int | None = None) -> None:
     """The steps of a quiet or piped job."""
 
 
@@ -84,9 +88,9 @@ def progress_bar(label: str, quiet: bool = False) -> Iterator[Tell]:
 
 @contextmanager
 def progress_steps(label: str, quiet: bool = False) -> Iterator[Step]:
-    """A callback `step(words)` showing, after LABEL, what a long job does now, with a
-    spinner and the time it has run; each step done stays as a line above. Nothing when
-    QUIET or piped."""
+    """A callback `step(words, done, total)` showing, after LABEL, what a long job does
+    now (how far into it, when counted), with a spinner and the time it has run; each
+    step done stays as a line above. Nothing when QUIET or piped."""
     console = None if quiet else _terminal()
     if console is None:
         yield _unshown
@@ -96,16 +100,18 @@ def progress_steps(label: str, quiet: bool = False) -> Iterator[Step]:
     columns = (
         progress.SpinnerColumn(),
         progress.TextColumn("{task.description}", markup=False),
+        progress.TextColumn("{task.fields[count]}", markup=False),
         progress.TimeElapsedColumn(),
     )
     with progress.Progress(*columns, console=console, redirect_stdout=False) as bar:
-        task = bar.add_task(label, total=None)
+        task = bar.add_task(label, total=None, count="")
 
-        def step(words: str) -> None:
+        def step(words: str, done: int | None = None, total: int | None = None) -> None:
             description = bar.tasks[0].description
-            if description != label:
+            if description not in (label, words):
                 bar.console.print(f"done: {description}", markup=False, highlight=False)
-            bar.update(task, description=words)
+            count = "" if done is None else f"{done:,}" + ("" if total is None else f"/{total:,}")
+            bar.update(task, description=words, count=count)
 
         yield step
 
