@@ -90,7 +90,7 @@ def progress_bar(label: str, quiet: bool = False) -> Iterator[Tell]:
 def progress_steps(label: str, quiet: bool = False) -> Iterator[Step]:
     """A callback `step(words, done, total)` showing, after LABEL, what a long job does
     now (how far into it, when counted), with a spinner and the time it has run; each
-    step done stays as a line above. Nothing when QUIET or piped."""
+    step done stays as a line, the spinner goes at the end. Nothing when QUIET or piped."""
     console = None if quiet else _terminal()
     if console is None:
         yield _unshown
@@ -103,17 +103,23 @@ def progress_steps(label: str, quiet: bool = False) -> Iterator[Step]:
         progress.TextColumn("{task.fields[count]}", markup=False),
         progress.TimeElapsedColumn(),
     )
-    with progress.Progress(*columns, console=console, redirect_stdout=False) as bar:
+    with progress.Progress(*columns, console=console, redirect_stdout=False, transient=True) as bar:
         task = bar.add_task(label, total=None, count="")
 
+        def finished(now: str | None) -> None:
+            """The step shown so far as a line of its own, when NOW is another."""
+            shown = bar.tasks[0]
+            if shown.description not in (label, now):
+                line = f"done: {shown.description} {shown.fields['count']}".rstrip()
+                bar.console.print(line, markup=False, highlight=False)
+
         def step(words: str, done: int | None = None, total: int | None = None) -> None:
-            description = bar.tasks[0].description
-            if description not in (label, words):
-                bar.console.print(f"done: {description}", markup=False, highlight=False)
+            finished(words)
             count = "" if done is None else f"{done:,}" + ("" if total is None else f"/{total:,}")
             bar.update(task, description=words, count=count)
 
         yield step
+        finished(None)
 
 
 def count_lines(stream: BinaryIO) -> int | None:
