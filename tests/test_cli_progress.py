@@ -297,3 +297,10 @@ def test_auto_anchor_tells_every_memory_it_goes_through(vmem):
     plans = vmem.auto_anchor(dry_run=True, progress=lambda done, total: told.append((done, total)))
     assert told == [(n, len(FACTS)) for n in range(1, len(FACTS) + 1)]
     assert len(plans) == len(FACTS)
+
+
+def test_steps_a_command_reports_itself_leave_no_lines(terminal):
+    with progress.progress_steps("upkeep", leave=False) as step:
+        step("backup")
+        step("sweep")
+    assert "sweep" in terminal.getvalue() and "done:" not in terminal.getvalue()

@@ -87,10 +87,11 @@ def progress_bar(label: str, quiet: bool = False) -> Iterator[Tell]:
 
 
 @contextmanager
-def progress_steps(label: str, quiet: bool = False) -> Iterator[Step]:
+def progress_steps(label: str, quiet: bool = False, *, leave: bool = True) -> Iterator[Step]:
     """A callback `step(words, done, total)` showing, after LABEL, what a long job does
     now (how far into it, when counted), with a spinner and the time it has run; each
-    step done stays as a line, the spinner goes at the end. Nothing when QUIET or piped."""
+    step done stays as a line unless not LEAVE (the command reports them itself), the
+    spinner goes at the end. Nothing when QUIET or piped."""
     console = None if quiet else _terminal()
     if console is None:
         yield _unshown
@@ -109,7 +110,7 @@ def progress_steps(label: str, quiet: bool = False) -> Iterator[Step]:
         def finished(now: str | None) -> None:
             """The step shown so far as a line of its own, when NOW is another."""
             shown = bar.tasks[0]
-            if shown.description not in (label, now):
+            if leave and shown.description not in (label, now):
                 line = f"done: {shown.description} {shown.fields['count']}".rstrip()
                 bar.console.print(line, markup=False, highlight=False)
 

@@ -40,7 +40,7 @@ def upkeep_cmd(as_json: bool) -> None:
         cadence=Cadence(s["consolidate_interval_days"], s["consolidate_growth"]),
         working_set=s["organize_working_set"],
     )
-    with progress_steps("upkeep", as_json) as starting:
+    with progress_steps("upkeep", as_json, leave=False) as starting:
         report = upkeep.run(memory, options, datetime.now(UTC), starting)
     if as_json:
         emit_json({"busy": report.busy, "steps": report.steps})
