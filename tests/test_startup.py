@@ -16,7 +16,7 @@ LATER = (
     "memlane.lifecycle.consolidate", "memlane.lifecycle.organize", "memlane.write.capture",
     "memlane.write.frontmatter", "memlane.write.dedup", "memlane.write.draft",
     "memlane.write.patch", "memlane.write.pipeline", "memlane.write.normalize", "rapidfuzz",
-    "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy",
+    "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy", "rich",
 )  # fmt: skip
 
 

@@ -227,7 +227,7 @@ class Memory:
     @cached_property
     def transfer(self) -> Transfer:
         """Export and import (JSONL, CSV, Markdown) and migration to another store."""
-        return Transfer(self.rt, self._writing.add_batch)
+        return Transfer(self.rt, self._writing.iter_batch)
 
     @cached_property
     def maintenance(self) -> Maintenance:
@@ -479,10 +479,17 @@ class Memory:
         max_anchors: int = MAX_ANCHORS,
         dry_run: bool = False,
         fill: bool = False,
+        progress: Progress | None = None,
     ) -> AnchorPlans:
-        """Anchor one memory (or every live one) to its nearest neighbours; the plans."""
+        """Anchor one memory (or every live one) to its nearest neighbours; the plans.
+        `progress(done, total)` is told after each memory."""
         return self._anchoring.auto_anchor(
-            memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
+            memory_id,
+            threshold=threshold,
+            max_anchors=max_anchors,
+            dry_run=dry_run,
+            fill=fill,
+            progress=progress,
         )
 
     def get(self, memory_id: str, as_of: datetime | str | None = None) -> Record:

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -54,7 +54,16 @@ WARMUP_QUERIES = 10
 EMBED_CHUNK = 2_000
 POOL_MIN_SIZE = 5_000  # smaller stores are embedded in this process
 
-Progress = Callable[[str], None]
+
+class Progress(Protocol):
+    """A run's progress: the step it is on, in words, and how far into it when the step
+    is counted (DONE of TOTAL)."""
+
+    def __call__(self, words: str, done: int | None = None, total: int | None = None) -> None: ...
+
+
+def _unwatched(words: str, done: int | None = None, total: int | None = None) -> None:
+    """The progress of a run nobody watches."""
 
 
 class Plan(msgspec.Struct, frozen=True):
@@ -131,8 +140,15 @@ def _embed_texts(texts: list[str]) -> list[Embedded]:
     return embed_documents(_worker_embedder, texts)
 
 
-def embed_store(mem: Memory, embedder: Embedder, ids: Sequence[str], workers: int) -> int:
-    """Embed the memories `ids` of a freshly written store; returns how many.
+def embed_store(
+    mem: Memory,
+    embedder: Embedder,
+    ids: Sequence[str],
+    workers: int,
+    counted: Callable[[int], None] = lambda done: None,
+) -> int:
+    """Embed the memories `ids` of a freshly written store; returns how many, having
+    told `counted` how many so far after each chunk.
 
     Trigger: a store of 10^5..10^6 memories. Why: the hash embedder is pure Python,
     so one process embeds ~1,000 texts a second. Outcome: texts are embedded by
@@ -151,9 +167,13 @@ def embed_store(mem: Memory, embedder: Embedder, ids: Sequence[str], workers: in
         )
         return store.query(wanted)
 
+    stored = [0]
+
     def put(chunk: list[Record], documents: Sequence[Embedded]) -> int:
         with store.write() as w:
             embedding.put_documents(w, embedder, chunk, documents)
+        stored[0] += len(chunk)
+        counted(stored[0])
         return len(chunk)
 
     starts = range(0, len(ids), EMBED_CHUNK)
@@ -188,15 +208,19 @@ def build_store(db: Path, plan: Plan, size: int, embedder: Embedder, progress: P
     db.parent.mkdir(parents=True, exist_ok=True)
     items = Generator(plan.seed).memories(size)
     with _open(db, embedder, embed_on_write=False) as mem:
-        progress(f"{size:,}: add-batch of {size:,} memories (no embeddings)")
-        added, ids = timed_add_batch(mem, items, "add-batch")
+        adding = f"{size:,}: add-batch of {size:,} memories (no embeddings)"
+        progress(adding)
+        added, ids = timed_add_batch(mem, items, "add-batch", lambda n: progress(adding, n, size))
         # Trigger: minilm runs its own threads; a small store is done before a pool
         # starts. Outcome: one process for those, one per core otherwise.
         alone = embedder.profile.name == "minilm" or size < POOL_MIN_SIZE
         workers = 1 if alone else (os.cpu_count() or 1)
-        progress(f"{size:,}: embedding with {embedder.profile.signature} ({workers} processes)")
+        vectors = f"{size:,}: embedding with {embedder.profile.signature} ({workers} processes)"
+        progress(vectors)
         start = time.perf_counter()
-        embedded = embed_store(mem, embedder, ids, workers)
+        embedded = embed_store(
+            mem, embedder, ids, workers, lambda n: progress(vectors, n, len(ids))
+        )
         embed_seconds = time.perf_counter() - start
     build = Build(
         memories=size,
@@ -416,7 +440,7 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
     }
 
 
-def run(plan: Plan, progress: Progress = lambda _: None) -> dict[str, Any]:
+def run(plan: Plan, progress: Progress = _unwatched) -> dict[str, Any]:
     """Every size of `plan`, smallest first; the machine, the parameters and the results."""
     from memlane.embed import get_embedder
 

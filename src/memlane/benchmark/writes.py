@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,10 @@ import msgspec
 
 from memlane.memory import Memory
 from memlane.runtime import BATCH_CHUNK
+
+# Items handed to add-batch between two counts told to a watcher: rare enough that
+# telling costs nothing the timing would see.
+COUNT_EVERY = 500
 
 
 class AddResult(msgspec.Struct):
@@ -27,8 +31,14 @@ class AddResult(msgspec.Struct):
     first_error: str | None = None
 
 
-def _marked(items: Iterable[Any], every: int, marks: list[tuple[int, float]]) -> Iterator[Any]:
-    """Yield items, noting the time whenever `every` more have been handed out.
+def _marked(
+    items: Iterable[Any],
+    every: int,
+    marks: list[tuple[int, float]],
+    counted: Callable[[int], None] | None = None,
+) -> Iterator[Any]:
+    """Yield items, noting the time whenever `every` more have been handed out, and
+    telling `counted` how many were handed out every COUNT_EVERY.
 
     With `every` a multiple of BATCH_CHUNK, add_batch has committed all items handed out
     before it asks for the next one, so each mark is a commit boundary.
@@ -36,6 +46,8 @@ def _marked(items: Iterable[Any], every: int, marks: list[tuple[int, float]]) ->
     for i, item in enumerate(items):
         if i and i % every == 0:
             marks.append((i, time.perf_counter()))
+        if counted is not None and i % COUNT_EVERY == 0:
+            counted(i)
         yield item
 
 
@@ -46,14 +58,20 @@ def store_bytes(path: Path) -> int:
 
 
 def timed_add_batch(
-    mem: Memory, items: Sequence[dict[str, Any]] | Sequence[str], label: str
+    mem: Memory,
+    items: Sequence[dict[str, Any]] | Sequence[str],
+    label: str,
+    counted: Callable[[int], None] | None = None,
 ) -> tuple[AddResult, list[str]]:
-    """Write `items` through `Memory.add_batch`; the rate, and the ids that landed."""
+    """Write `items` through `Memory.add_batch`; the rate, and the ids that landed.
+    `counted` is told how many items add_batch has taken, now and then."""
     every = max(BATCH_CHUNK, len(items) // 10 // BATCH_CHUNK * BATCH_CHUNK)
     marks: list[tuple[int, float]] = []
     start = time.perf_counter()
-    result = mem.add_batch(_marked(items, every, marks))
+    result = mem.add_batch(_marked(items, every, marks, counted))
     seconds = time.perf_counter() - start
+    if counted is not None:
+        counted(len(items))
     points = [(0, start), *marks, (len(items), start + seconds)]
     rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in itertools.pairwise(points)]
     outcome = AddResult(

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option
+from memlane.cli.progress import progress_steps
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -133,14 +134,8 @@ def bench_cmd(
             fail("--backend postgres needs --pg-url URL")
         from memlane.benchmark import backends
 
-        compared = backends.run(
-            _sizes(sizes),
-            pg_url,
-            profile,
-            queries,
-            seed,
-            progress=lambda line: click.echo(line, err=True),
-        )
+        with progress_steps("bench", as_json) as step:
+            compared = backends.run(_sizes(sizes), pg_url, profile, queries, seed, progress=step)
         _finish(compared, backends.text, out, as_json)
         return
     plan = scale.Plan(
@@ -153,7 +148,8 @@ def bench_cmd(
         seed=seed,
         rebuild=rebuild,
     )
-    data: dict[str, Any] = scale.run(plan, progress=lambda line: click.echo(line, err=True))
+    with progress_steps("bench", as_json) as step:
+        data: dict[str, Any] = scale.run(plan, progress=step)
     _finish(data, report.text, out, as_json)
 
 
@@ -223,5 +219,6 @@ def writers_cmd(
     if where is not None:
         where.mkdir(parents=True, exist_ok=True)
     plan = bench_writers.WritersPlan(writers, writes, profile, seed, where)
-    data = bench_writers.run(plan, progress=lambda line: click.echo(line, err=True))
+    with progress_steps("bench writers", as_json) as step:
+        data = bench_writers.run(plan, progress=step)
     _finish(data, bench_writers.text, out, as_json)

@@ -17,6 +17,7 @@ from memlane.cli.common import (
     open_input,
     pick_content,
 )
+from memlane.cli.progress import Notes, count_lines, progress_bar
 from memlane.cli.render import batch_dict, write_dict
 from memlane.model import (
     MAX_IMPORTANCE,
@@ -224,9 +225,12 @@ def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: 
     One object per line with the fields of `add` (`content`, `title`, `kind`, `type`,
     `tags`, `session_id`, `private`, `allow_duplicate`, ...), each line through the same
     write policy, also compared with the lines before it. A bad line is reported with its
-    line number and skipped. Prints a line per entry, then `N added, R refreshed, K already
-    saved (no action needed), F failed`; exit 2 when any line failed. --json gives the
-    summary with `ids` in input order (null for a failed line)."""
+    line number and skipped. Prints a line per entry as its chunk commits, then `N added, R
+    refreshed, K already saved (no action needed), F failed`; exit 2 when any line failed.
+    The notes (a text close in meaning to stored ones, ...) are printed for the first 5
+    lines, then counted; --json gives the summary with `ids` in input order (null for a
+    failed line) and every line's `warnings`. On a terminal a progress bar runs on
+    stderr."""
     stream = open_input(file, "batch")
     lines: list[BatchLine] = []
     mem = memory()
@@ -234,15 +238,19 @@ def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: 
         mem.capture_mode = capture_mode
     if no_embed:  # every line lands without vectors; `embed --pending` adds them later
         mem.embed_on_write = False
-    with stream:
+    notes = Notes()
+    with stream, progress_bar("adding", as_json) as tell:
+        total = count_lines(stream)
         for line in mem.iter_batch(inputs.lines(stream)):
             lines.append(line)
+            tell(line.line, total)
             if not as_json:
-                _report_line(line)
+                _report_line(line, notes)
     result = BatchResult(tuple(lines))
     if as_json:
         emit_json(batch_dict(result))
     else:
+        notes.close("notes")
         bypassed = sum(1 for ln in result.lines if ln.result and ln.result.dedup)
         if bypassed:
             note(f"{bypassed} line(s) had no session id: their exact-duplicate check was skipped")
@@ -255,8 +263,9 @@ def add_batch_cmd(file: str, no_embed: bool, capture_mode: str | None, as_json: 
         sys.exit(2)
 
 
-def _report_line(line: BatchLine) -> None:
-    """One line of the batch report, printed once the line's transaction committed."""
+def _report_line(line: BatchLine, notes: Notes) -> None:
+    """One line of the batch report, printed once the line's transaction committed; its
+    warnings go to NOTES."""
     if line.error is not None:
         click.echo(f"[{line.line}] error: {line.error}", err=True)
     elif line.result is not None and line.result.skipped:
@@ -269,4 +278,4 @@ def _report_line(line: BatchLine) -> None:
     elif line.result is not None:
         click.echo(f"[{line.line}] Added entry: {line.result.id} ({line.result.title})")
         for warning in line.result.warnings:
-            click.echo(f"[{line.line}] note: {warning}", err=True)
+            notes.add(f"[{line.line}] note: {warning}")

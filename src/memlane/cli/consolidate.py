@@ -8,6 +8,7 @@ import click
 import msgspec
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.cli.progress import Notes, progress_bar
 from memlane.lifecycle.consolidate import DEFAULT_THRESHOLD, Absorbed, Merge, Plan
 from memlane.lifecycle.organize import TopicPlan
 from memlane.lifecycle.prune import PruneRules
@@ -77,11 +78,19 @@ def consolidate_cmd(
     transformative, is never pruned. ephemeral: flagged ephemeral or of resonance ephemeral
     or session, not changed, retrieved, surfaced or activated for the prune age, unless an
     open thread or commitment or of importance 8 or more. --json then adds `pruned` (id,
-    title, rule, reason); --dry-run lists what would be."""
+    title, rule, reason); --dry-run lists what would be. On a terminal a progress bar runs on
+    stderr."""
     rules = PruneRules(state().settings["prune_age_days"]) if prune else None
-    report = memory().maintenance.consolidate(
-        threshold, dry_run=dry_run, scope=scope, force=force, cadence=_cadence(), prune=rules
-    )
+    with progress_bar("consolidate", as_json) as tell:
+        report = memory().maintenance.consolidate(
+            threshold,
+            dry_run=dry_run,
+            scope=scope,
+            force=force,
+            cadence=_cadence(),
+            prune=rules,
+            progress=tell,
+        )
     _render(report, as_json)
 
 
@@ -103,19 +112,23 @@ def organize_cmd(dry_run: bool, force: bool, as_json: bool) -> None:
     members' most central sentences, whole (at most 5 and 800 characters), linked `derives`
     to each member. Summaries are never organized themselves. The cadence gate, the lock and
     --dry-run are consolidate's (one clock for both). --json adds `topics` (label, scope,
-    members, summary, and `action`: create, update or unchanged) and `written`."""
+    members, summary, and `action`: create, update or unchanged) and `written`. On a
+    terminal a progress bar runs on stderr."""
     size = state().settings["organize_working_set"]
-    report = memory().maintenance.organize(
-        dry_run=dry_run, force=force, cadence=_cadence(), working_set=size
-    )
+    with progress_bar("organize", as_json) as tell:
+        report = memory().maintenance.organize(
+            dry_run=dry_run, force=force, cadence=_cadence(), working_set=size, progress=tell
+        )
     _render(report, as_json)
 
 
 def _render(report: MaintenanceReport, as_json: bool) -> None:
     if report.notice:
         note(f"{report.operation}: {report.notice}")
+    notes = Notes()
     for warning in report.warnings:
-        note(warning)
+        notes.add(f"note: {warning}")
+    notes.close("notes")
     if as_json:
         emit_json(report_dict(report))
     elif report.plan is not None:

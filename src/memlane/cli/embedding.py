@@ -2,37 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note, state
-
-
-@contextmanager
-def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback drawing a bar on a terminal's stderr; None elsewhere."""
-    if quiet or not sys.stderr.isatty():
-        yield None
-        return
-    bars: list[Any] = []
-    shown = [0]
-
-    def tell(done: int, total: int) -> None:
-        if not bars:
-            bars.append(click.progressbar(length=total, label=label, file=sys.stderr))
-            bars[0].__enter__()
-        bars[0].update(done - shown[0])
-        shown[0] = done
-
-    try:
-        yield tell
-    finally:
-        if bars:
-            bars[0].__exit__(None, None, None)
+from memlane.cli.progress import progress_bar
 
 
 @in_section("recall")

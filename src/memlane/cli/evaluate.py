@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import msgspec
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, recall_settings, state
+from memlane.cli.progress import Tell, progress_bar
 from memlane.evaluation import locomo
 from memlane.memory import Memory
 
 if TYPE_CHECKING:
     from memlane.embed import Embedder
     from memlane.retrieve.recall import RecallOptions
+
+T = TypeVar("T")
 
 
 @in_section("admin")
@@ -110,7 +113,7 @@ def locomo_cmd(
     session date as `occurred_at`, its session), every question a query. Prints the
     figures for categories 1-4 together and for each category (5 separately); --folds adds each
     conversation's headline figures and their mean; --out writes one JSON line per
-    question."""
+    question. On a terminal a progress bar runs on stderr."""
     stores: locomo.Stores = locomo.sqlite_store
     if backend == "postgres":
         if not pg_url:
@@ -138,10 +141,14 @@ def locomo_cmd(
     scores = locomo.Scores()
     sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
     try:
-        for row in locomo.run(Path(data), search, embedder, k, conversations, stores, off_topic):
-            scores.rows.append(row)
-            if sink:
-                sink.write(json.dumps(row) + "\n")
+        with progress_bar("locomo", as_json) as tell:
+            rows = locomo.run(
+                Path(data), search, embedder, k, conversations, stores, off_topic, tell
+            )
+            for row in rows:
+                scores.rows.append(row)
+                if sink:
+                    sink.write(json.dumps(row) + "\n")
     finally:
         if sink:
             sink.close()
@@ -242,17 +249,19 @@ def _cross_validate(
 
     searches = {name: searching(options) for name, options in settings.items()}
     results = {name: locomo.Scores() for name in settings}
-    rows = locomo.run_grid(
-        data,
-        searches,
-        embedder,
-        asking.k,
-        asking.conversations,
-        asking.stores,
-        asking.off_topic,
-    )
-    for name, row in rows:
-        results[name].rows.append(row)
+    with progress_bar(f"locomo, {len(settings)} settings", as_json) as tell:
+        rows = locomo.run_grid(
+            data,
+            searches,
+            embedder,
+            asking.k,
+            asking.conversations,
+            asking.stores,
+            asking.off_topic,
+            tell,
+        )
+        for name, row in rows:
+            results[name].rows.append(row)
     held = locomo.cross_validate(results, objective=objective)
     mean = locomo.fold_mean({h.conversation: h.figures for h in held})
     pooled = {name: s.summary(locomo.HEADLINE) for name, s in results.items()}
@@ -357,7 +366,9 @@ def eval_secrets_cmd(files: tuple[str, ...], misses: bool, as_json: bool) -> Non
     from memlane.write.secrets import find_secrets
 
     cases = screening.load([Path(f) for f in files] or screening.corpus_files("secrets"))
-    report = screening.score_secrets(cases, lambda t: [(r.start, r.end) for r in find_secrets(t)])
+    with progress_bar("secrets", as_json) as tell:
+        spans = _counted(lambda t: [(r.start, r.end) for r in find_secrets(t)], len(cases), tell)
+        report = screening.score_secrets(cases, spans)
     _report(report, misses, as_json)
 
 
@@ -383,19 +394,34 @@ def eval_injection_cmd(files: tuple[str, ...], misses: bool, held_out: bool, as_
     "injection"|"benign", "kind", "lang", "text"}`. The shipped corpora's own figures
     flatter the model; --held-out gives the figure for text nobody fitted it to. After
     changing the corpora, `scripts/train-injection-model` retrains it."""
-    from memlane.cli.embedding import progress_bar
     from memlane.evaluation import learn, screening
     from memlane.write.injection import is_injection
 
     cases = screening.load([Path(f) for f in files] or screening.corpus_files("injection"))
     if not held_out:
-        _report(screening.score_injection(cases, is_injection), misses, as_json)
+        with progress_bar("injection", as_json) as tell:
+            report = screening.score_injection(cases, _counted(is_injection, len(cases), tell))
+        _report(report, misses, as_json)
         return
     if len({case.source for case in cases}) < 2:
         fail("--held-out needs two corpus files or more")
     with progress_bar("training without each file", as_json) as tell:
         verdicts = learn.held_out_verdicts(cases, tell)
     _report(screening.score_verdicts(cases, verdicts), misses, as_json)
+
+
+def _counted(judge: Callable[[str], T], total: int, tell: Tell) -> Callable[[str], T]:
+    """JUDGE as it is, TELL told how many of TOTAL texts it has judged."""
+    done = 0
+
+    def counted(text: str) -> T:
+        nonlocal done
+        verdict = judge(text)
+        done += 1
+        tell(done, total)
+        return verdict
+
+    return counted
 
 
 def _report(report: Any, misses: bool, as_json: bool) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory
+from memlane.cli.progress import progress_bar
 from memlane.cli.render import link_dict
 from memlane.model import Link, LinkType
 from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
@@ -144,10 +145,17 @@ def auto_anchor_cmd(
     anchors that fell out of that band are pruned. Anchors set with `add --anchors` are
     never pruned. --fill only touches memories without anchors. Every `add`, `update`,
     `edit`, `append`, `prepend` and `restore` does the same for its memory, unless given
-    `add --no-auto-anchor` (or the same flag of the others)."""
-    plans = memory().auto_anchor(
-        memory_id, threshold=threshold, max_anchors=max_anchors, dry_run=dry_run, fill=fill
-    )
+    `add --no-auto-anchor` (or the same flag of the others). On a terminal a progress bar
+    runs on stderr."""
+    with progress_bar("anchoring", as_json or memory_id is not None) as tell:
+        plans = memory().auto_anchor(
+            memory_id,
+            threshold=threshold,
+            max_anchors=max_anchors,
+            dry_run=dry_run,
+            fill=fill,
+            progress=tell,
+        )
     if as_json:
         emit_json(
             {

@@ -10,6 +10,7 @@ import click
 
 from memlane import config
 from memlane.cli.common import emit_json, fail, in_section, json_option, note, state
+from memlane.cli.progress import progress_bar, progress_steps
 from memlane.memory import Memory
 
 _URL_SCHEMES = ("postgresql://", "postgres://")
@@ -63,11 +64,15 @@ def migrate_store_cmd(source: str, target: str, force: bool, as_json: bool) -> N
     A target that already holds memories is refused unless --force (the import then merges:
     records already there are left alone). Afterwards the records of each kind are counted
     on both sides; a difference fails the command (exit 1). A source path that does not
-    exist is refused rather than created."""
+    exist is refused rather than created. On a terminal a progress bar runs on stderr."""
     if source == target:
         fail("--from and --to name the same store")
-    with _open(source, must_exist=True) as src, _open(target, must_exist=False) as dst:
-        report = src.transfer.migrate_to(dst.transfer, force=force)
+    with (
+        _open(source, must_exist=True) as src,
+        _open(target, must_exist=False) as dst,
+        progress_bar("copy", as_json) as tell,
+    ):
+        report = src.transfer.migrate_to(dst.transfer, force=force, progress=tell)
     if as_json:
         emit_json(
             {
@@ -106,7 +111,11 @@ def migrate_cmd(dry_run: bool, as_json: bool) -> None:
     would be applied and changes nothing. A store that does not exist is refused (exit
     1), never created; a store a newer memlane made is refused too."""
     location = state().location()
-    status = Memory.schema_status(location) if dry_run else Memory.migrate_schema(location)
+    if dry_run:
+        status = Memory.schema_status(location)
+    else:
+        with progress_steps("migrating the schema", as_json):
+            status = Memory.migrate_schema(location)
     where = _shown(status.location)
     if as_json:
         emit_json(

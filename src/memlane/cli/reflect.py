@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.cli.progress import progress_steps
 from memlane.lifecycle.reflect import BATCH_SIZE, MIN_NEW, Proposal
 
 
@@ -137,9 +138,11 @@ def reflect_cmd(
         if not waiting:
             note("no proposals are waiting")
         return
-    done = mem.reflection.reflect(
-        llm_model(), scope=scope, days=days, min_new=min_new, batch_size=batch_size, drain=drain
-    )
+    model = llm_model()
+    with progress_steps("reflecting", as_json or model is None):  # a model takes its time
+        done = mem.reflection.reflect(
+            model, scope=scope, days=days, min_new=min_new, batch_size=batch_size, drain=drain
+        )
     if as_json:
         emit_json(
             {

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from memlane.cli.common import emit_json, in_section, json_option, memory, state
-from memlane.cli.embedding import progress_bar
+from memlane.cli.progress import progress_bar
 from memlane.lifecycle.promote import Verdict
 from memlane.scope import load_aliases
 from memlane.services.scoping import Move, Moves

@@ -10,6 +10,7 @@ import click
 
 from memlane import config
 from memlane.cli.common import body_cap, emit_json, in_section, json_option, memory
+from memlane.cli.progress import Notes, count_lines, progress_bar
 from memlane.errors import MemlaneError
 from memlane.write import inputs
 from memlane.write.frontmatter import split
@@ -74,14 +75,20 @@ def seed_knowledge(path: Path | None, as_json: bool) -> None:
     """Add the memories of one JSONL file (the add-batch format), or of every `*.jsonl` in
     seed/knowledge in the data directory. Bad lines are reported and skipped.
 
-    Every line goes through the write policy; a bad line is reported as `file:line` and the
-    command exits 2."""
+    Every line goes through the write policy; a bad line is reported as `file:line` (the
+    first 5, then how many; --json lists all) and the command exits 2. On a terminal a
+    progress bar runs on stderr."""
     files = [path] if path else sorted(_seed_dir("knowledge").glob("*.jsonl"))
     mem, added, failed = memory(), 0, []
     for file in files:
         try:
-            with inputs.open_file(file, "knowledge") as stream:
+            with (
+                inputs.open_file(file, "knowledge") as stream,
+                progress_bar(file.name, as_json) as tell,
+            ):
+                total = count_lines(stream)
                 for line in mem.iter_batch(inputs.lines(stream)):
+                    tell(line.line, total)
                     if line.error is not None:
                         failed.append({"file": str(file), "line": line.line, "error": line.error})
                     elif line.result is not None and line.result.landed:
@@ -96,9 +103,11 @@ def _report(payload: dict[str, Any], as_json: bool, summary: str) -> None:
     if as_json:
         emit_json(payload)
     else:
+        bad = Notes()
         for problem in payload["failed"]:
             where = problem["file"] + (f":{problem['line']}" if problem.get("line") else "")
-            click.echo(f"{where}: {problem['error']}", err=True)
+            bad.add(f"{where}: {problem['error']}")
+        bad.close("failures")
         click.echo(summary)
     if payload["failed"]:
         sys.exit(2)

@@ -20,6 +20,7 @@ from memlane.cli.common import (
     read_text,
     state,
 )
+from memlane.cli.progress import progress_bar
 from memlane.cli.reflect import llm_model
 from memlane.model import Taint
 from memlane.scope import GLOBAL, parse_scope
@@ -229,7 +230,8 @@ def import_mcp_memory_cmd(file: str, scope: str, capture_mode: str | None, as_js
     mem.default_taint = Taint.UNTRUSTED_TOOL
     if capture_mode is not None:
         mem.capture_mode = capture_mode
-    loaded = KnowledgeGraph(mem, where, [where]).load(entities, relations)
+    with progress_bar("import", as_json) as tell:
+        loaded = KnowledgeGraph(mem, where, [where]).load(entities, relations, tell)
     if as_json:
         emit_json({"scope": where, **loaded})
         return

@@ -180,7 +180,7 @@ def _reindex(quiet: bool) -> int | None:
     """Every live memory embedded again with the settings now in force (None: the
     profile makes no vectors, or there is no store yet); a progress bar on a terminal
     unless `quiet`."""
-    from memlane.cli.embedding import progress_bar
+    from memlane.cli.progress import progress_bar
 
     values = settings_file.load().values
     embedder = config.embedder_for(values, values["embed_profile"])

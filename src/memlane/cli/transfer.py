@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,11 +22,15 @@ from memlane.cli.common import (
     note,
     open_input,
 )
+from memlane.cli.progress import Notes, Tell, progress_bar
 from memlane.errors import Invalid, MemlaneError
 from memlane.files import private_dirs, replace_file
 from memlane.services.transfer import ImportReport
 from memlane.write import inputs
 from memlane.write.frontmatter import split
+
+if TYPE_CHECKING:
+    from memlane.memory import Memory
 
 FORMATS = ("jsonl", "csv", "md")
 
@@ -81,7 +86,8 @@ def export_cmd(
     empty cell; numbers as JSON writes them, `ephemeral` as 0 or 1; rows end in CRLF. A text
     a spreadsheet would run as a formula gets a leading ' that `import csv` takes off again.
 
-    md writes one `<id>.md` per memory into `-o DIR`: YAML front matter, then the body."""
+    md writes one `<id>.md` per memory into `-o DIR`: YAML front matter, then the body. On
+    a terminal a progress bar runs on stderr."""
     options: dict[str, Any] = {
         "scope": scope,
         "include_superseded": include_superseded,
@@ -92,22 +98,34 @@ def export_cmd(
         if output is None:
             raise click.UsageError("-f md writes one file per memory: give -o DIRECTORY")
         private_dirs(output)
-        files = [
-            _write(output / name, text) for name, text in mem.transfer.export_markdown(**options)
-        ]
+        with progress_bar("export", as_json) as tell:
+            files = []
+            for name, text in mem.transfer.export_markdown(**options):
+                files.append(_write(output / name, text))
+                tell(len(files), None, "files")
         _done(as_json, output, len(files))
         return
-    text = (
-        "".join(f"{line}\n" for line in mem.transfer.export_jsonl(**options))
-        if fmt == "jsonl"
-        else mem.transfer.export_csv(**options)
-    )
+    with progress_bar("export", as_json) as tell:
+        text = (
+            _jsonl(mem.transfer.export_jsonl(**options), tell)
+            if fmt == "jsonl"
+            else mem.transfer.export_csv(progress=tell, **options)
+        )
     if output is None and not as_json:
         echo_stored(text, nl=False)
         return
     if output is not None:
         _write(output, text)
     _done(as_json, output, text.count("\n"))
+
+
+def _jsonl(lines: Iterator[str], tell: Tell) -> str:
+    """The export's lines as one text, TELL told how many so far."""
+    out = []
+    for line in lines:
+        out.append(f"{line}\n")
+        tell(len(out), None, "lines")
+    return "".join(out)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -150,7 +168,9 @@ def import_group() -> None:
     as `add` does (secrets redacted, injection tagged) unless --capture-mode reviewed or
     manual, for files from a store you trust; new memories are embedded when a profile is
     set. A bad line, row or file is reported and the import exits 2: `import mcp-memory`
-    then writes nothing, the others skip it and load the rest."""
+    then writes nothing, the others skip it and load the rest. The first 5 bad lines are
+    printed, then how many there were (--json lists all). On a terminal a progress bar
+    runs on stderr."""
 
 
 @import_group.command("jsonl")
@@ -182,9 +202,12 @@ def import_jsonl_cmd(
     memory the agent may not see, is a bad line. Every record is screened as `add` screens
     it (secrets redacted in every text column, injection tagged, an entity named by a piece
     of a secret left out and counted `redacted`)."""
-    with open_input(str(file), "import") as stream:
+    with open_input(str(file), "import") as stream, progress_bar("import", as_json) as tell:
         report = memory().transfer.import_jsonl(
-            inputs.lines(stream), capture_mode=capture_mode, allow_tombstones=allow_tombstones
+            inputs.lines(stream),
+            capture_mode=capture_mode,
+            allow_tombstones=allow_tombstones,
+            progress=tell,
         )
     _report(file, report, as_json, "line")
 
@@ -215,10 +238,10 @@ def import_csv_cmd(file: Path, capture_mode: str | None, as_json: bool) -> None:
     column or lacking one, or a text that is not UTF-8 CSV, is refused in one line (exit 2)
     and nothing lands. Importing the same file again changes nothing."""
     source = "stdin" if str(file) == "-" else str(file.resolve())
-    with open_input(str(file), "import") as stream:
+    with open_input(str(file), "import") as stream, progress_bar("import", as_json) as tell:
         try:
             report = memory().transfer.import_csv(
-                inputs.lines(stream), capture_mode=capture_mode, source=source
+                inputs.lines(stream), capture_mode=capture_mode, source=source, progress=tell
             )
         except Invalid as exc:
             fail(f"{file}: {exc}")
@@ -238,9 +261,11 @@ def _report(file: Path, report: ImportReport, as_json: bool, unit: str) -> None:
             }
         )
     else:
+        bad = Notes()
         for number, error in report.errors:
             where = f"{file}:{number}" if unit == "line" else f"{file}: {unit} {number}"
-            click.echo(f"{where}: {error}", err=True)
+            bad.add(f"{where}: {error}")
+        bad.close(f"bad {unit}s")
         for kind, outcomes in report.counts.items():
             click.echo(f"{kind}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
         if report.unembedded:
@@ -267,8 +292,8 @@ def import_captures_cmd(path: Path, as_json: bool) -> None:
     counts: dict[str, int] = {}
     errors: list[dict[str, Any]] = []
     for file in files:
-        with open_input(str(file), "import") as stream:
-            report = mem.transfer.import_captures(inputs.lines(stream))
+        with open_input(str(file), "import") as stream, progress_bar(file.name, as_json) as tell:
+            report = mem.transfer.import_captures(inputs.lines(stream), tell)
         for outcome, n in report.counts.get("memory", {}).items():
             counts[outcome] = counts.get(outcome, 0) + n
         errors += [{"file": str(file), "line": n, "error": e} for n, e in report.errors]
@@ -287,8 +312,10 @@ def import_captures_cmd(path: Path, as_json: bool) -> None:
             }
         )
     else:
+        bad = Notes()
         for problem in errors:
-            click.echo(f"{problem['file']}:{problem['line']}: {problem['error']}", err=True)
+            bad.add(f"{problem['file']}:{problem['line']}: {problem['error']}")
+        bad.close("bad lines")
         done = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "nothing"
         click.echo(f"{len(files)} capture log file(s): {done}")
     if errors:
@@ -310,47 +337,82 @@ def import_markdown_cmd(directory: Path, capture_mode: str | None, as_json: bool
     FIFO or a device is reported and skipped (exit 2)."""
     if not directory.is_dir():
         raise click.UsageError(f"{directory} is not a directory")
-    mem, added, failed, exported = memory(), [], [], []
-    for file in sorted(directory.rglob("*.md")):
-        try:
-            inputs.inside(directory, file)
-            meta, body = split(inputs.read_text(file, 2 * body_cap(), "markdown"), str(file))
-            record = mem.transfer.exported_record(meta, body)
-            if record is not None:  # memlane's own export: restored as `import` does
-                exported.append((file, record))
-                continue
-            fields = {k: v for k, v in meta.items() if k in _MARKDOWN_FIELDS}
-            if "memory_kind" in meta:  # a memlane Markdown export names the kind so
-                fields.setdefault("kind", meta["memory_kind"])
-            result = mem.add(
-                body,
-                session_id=f"import:{directory.resolve()}",
-                source_ref=meta.get("source_ref") or f"file:{file.resolve()}",
-                capture_mode=capture_mode,
-                **fields,
-            )
-            added.append({"file": str(file), "id": result.id, "status": result.status.value})
-        except (MemlaneError, OSError, UnicodeDecodeError) as exc:
-            failed.append({"file": str(file), "error": str(exc)})
-    if exported:
-        report = mem.transfer.import_jsonl([r for _, r in exported], capture_mode=capture_mode)
-        bad = dict(report.errors)
-        for number, (file, record) in enumerate(exported, start=1):
-            if number in bad:
-                failed.append({"file": str(file), "error": bad[number]})
-            else:
-                memory_id = json.loads(record)["id"]
-                status = "added" if memory_id in report.landed else "unchanged"
-                added.append({"file": str(file), "id": memory_id, "status": status})
+    mem = memory()
+    added: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    exported: list[tuple[Path, str]] = []
+    files = sorted(directory.rglob("*.md"))
+    with progress_bar("import", as_json) as tell:
+        for number, file in enumerate(files, start=1):
+            _markdown_file(mem, directory, file, capture_mode, added, failed, exported)
+            tell(number, len(files), "reading")
+        if exported:
+            _restore_exported(mem, exported, capture_mode, added, failed, tell)
     if as_json:
         emit_json({"imported": added, "failed": failed})
     else:
+        bad = Notes()
         for problem in failed:
-            click.echo(f"{problem['file']}: {problem['error']}", err=True)
+            bad.add(f"{problem['file']}: {problem['error']}")
+        bad.close("bad files")
         landed = sum(1 for a in added if a["status"] == "added")
         click.echo(f"{landed} added, {len(added) - landed} already there, {len(failed)} failed")
     if failed:
         sys.exit(2)
+
+
+def _markdown_file(
+    mem: Memory,
+    directory: Path,
+    file: Path,
+    capture_mode: str | None,
+    added: list[dict[str, Any]],
+    failed: list[dict[str, Any]],
+    exported: list[tuple[Path, str]],
+) -> None:
+    """One Markdown file: added through the write policy, set aside in EXPORTED when it
+    is memlane's own export, or its problem put in FAILED."""
+    try:
+        inputs.inside(directory, file)
+        meta, body = split(inputs.read_text(file, 2 * body_cap(), "markdown"), str(file))
+        record = mem.transfer.exported_record(meta, body)
+        if record is not None:  # memlane's own export: restored as `import` does
+            exported.append((file, record))
+            return
+        fields = {k: v for k, v in meta.items() if k in _MARKDOWN_FIELDS}
+        if "memory_kind" in meta:  # a memlane Markdown export names the kind so
+            fields.setdefault("kind", meta["memory_kind"])
+        result = mem.add(
+            body,
+            session_id=f"import:{directory.resolve()}",
+            source_ref=meta.get("source_ref") or f"file:{file.resolve()}",
+            capture_mode=capture_mode,
+            **fields,
+        )
+        added.append({"file": str(file), "id": result.id, "status": result.status.value})
+    except (MemlaneError, OSError, UnicodeDecodeError) as exc:
+        failed.append({"file": str(file), "error": str(exc)})
+
+
+def _restore_exported(
+    mem: Memory,
+    exported: list[tuple[Path, str]],
+    capture_mode: str | None,
+    added: list[dict[str, Any]],
+    failed: list[dict[str, Any]],
+    tell: Tell,
+) -> None:
+    """memlane's own Markdown export files, restored as `import` restores JSONL."""
+    records = [r for _, r in exported]
+    report = mem.transfer.import_jsonl(records, capture_mode=capture_mode, progress=tell)
+    bad = dict(report.errors)
+    for number, (file, record) in enumerate(exported, start=1):
+        if number in bad:
+            failed.append({"file": str(file), "error": bad[number]})
+        else:
+            memory_id = json.loads(record)["id"]
+            status = "added" if memory_id in report.landed else "unchanged"
+            added.append({"file": str(file), "id": memory_id, "status": status})
 
 
 _MARKDOWN_FIELDS = frozenset(

@@ -8,7 +8,7 @@ import click
 
 from memlane import config, settings_file
 from memlane.cli.common import emit_json, in_section, json_option, memory
-from memlane.cli.embedding import progress_bar
+from memlane.cli.progress import progress_bar
 from memlane.evaluation import tuning
 from memlane.evaluation.climb import Mix
 from memlane.retrieve.fuse import LANES

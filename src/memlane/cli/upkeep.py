@@ -10,6 +10,7 @@ import click
 
 from memlane.cli.backup import settings_dir
 from memlane.cli.common import emit_json, in_section, json_option, memory, note, state
+from memlane.cli.progress import progress_steps
 from memlane.hooks import upkeep
 from memlane.model import Cadence
 
@@ -27,7 +28,8 @@ def upkeep_cmd(as_json: bool) -> None:
     once) at most once an hour, unless MEMLANE_HOOK_UPKEEP is 0. One upkeep runs at a time
     (an OS lock on `upkeep.lock` in MEMLANE_HOOK_DIR); a second one does nothing and says
     so. A failed step is reported and the next one runs. Each run logs an `upkeep` line to
-    `hooks.log`. --json: `busy` and `steps` (backup, sweep, organize: what each did)."""
+    `hooks.log`. --json: `busy` and `steps` (backup, sweep, organize: what each did). On a
+    terminal the step running shows on stderr."""
     s = state().settings
     options = upkeep.UpkeepOptions(
         hook_dir=Path(s["hook_dir"]).expanduser(),
@@ -38,7 +40,8 @@ def upkeep_cmd(as_json: bool) -> None:
         cadence=Cadence(s["consolidate_interval_days"], s["consolidate_growth"]),
         working_set=s["organize_working_set"],
     )
-    report = upkeep.run(memory, options, datetime.now(UTC))
+    with progress_steps("upkeep", as_json, leave=False) as starting:
+        report = upkeep.run(memory, options, datetime.now(UTC), starting)
     if as_json:
         emit_json({"busy": report.busy, "steps": report.steps})
     elif report.busy:

@@ -188,6 +188,12 @@ def memory_fields(turn: Turn) -> dict[str, Any]:
 Search = Callable[[Memory, str, int], list[str]]
 # A fresh, empty store's location per conversation, removed afterwards.
 Stores = Callable[[str], AbstractContextManager[str]]
+# A run's progress: questions asked of all there are, and what it does now.
+Progress = Callable[[int, int | None, str], None]
+
+
+def _untold(done: int, total: int | None, what: str) -> None:
+    """The progress of a run nobody watches."""
 
 
 @contextmanager
@@ -218,12 +224,14 @@ def run(
     conversations: int | None = None,
     stores: Stores = sqlite_store,
     off_topic_questions: bool = True,
+    progress: Progress = _untold,
 ) -> Iterator[dict[str, Any]]:
     """Yield one result row per scored question (see `score`) and, with
     `off_topic_questions`, per question of another conversation (see `off_topic`);
-    each conversation in a fresh store from `stores` (default: a SQLite file)."""
+    each conversation in a fresh store from `stores` (default: a SQLite file).
+    `progress` is told the questions asked of all there are to ask."""
     for _, row in run_grid(
-        data, {"": search}, embedder, k, conversations, stores, off_topic_questions
+        data, {"": search}, embedder, k, conversations, stores, off_topic_questions, progress
     ):
         yield row
 
@@ -236,6 +244,7 @@ def run_grid(
     conversations: int | None = None,
     stores: Stores = sqlite_store,
     off_topic_questions: bool = True,
+    progress: Progress = _untold,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """`run` for several named searches (settings to compare) over the same stores:
     each conversation is written once and every search asks every question; yields
@@ -246,8 +255,10 @@ def run_grid(
     for sample in samples:
         known = {t.dia_id for t in turns_of(sample)}
         asked[sample["sample_id"]] = questions_of(sample, known)
+    total, done = _to_ask(asked, off_topic_questions), 0
     for sample in samples:
         turns = turns_of(sample)
+        progress(done, total, f"{sample['sample_id']}: writing")
         with (
             stores(sample["sample_id"]) as location,
             Memory.open(location, context=Context(), embedder=embedder) as mem,
@@ -260,6 +271,8 @@ def run_grid(
                 for name, search in searches.items():
                     ranked = [dia_of[m] for m in search(mem, question.text, k) if m in dia_of]
                     yield name, score(question, ranked, k)
+                done += 1
+                progress(done, total, f"{sample['sample_id']}: asking")
             others = [
                 q
                 for other, questions in asked.items()
@@ -271,6 +284,19 @@ def run_grid(
                 for name, search in searches.items():
                     found = search(mem, question.text, k)
                     yield name, off_topic(question, sample["sample_id"], found)
+                done += 1
+                progress(done, total, f"{sample['sample_id']}: asking")
+
+
+def _to_ask(asked: Mapping[str, list[Question]], off_topic_questions: bool) -> int:
+    """How many questions a run asks: each conversation's own and, with
+    `off_topic_questions`, the other conversations' of categories 1-4."""
+    headline = {name: sum(q.category in HEADLINE for q in qs) for name, qs in asked.items()}
+    others = sum(headline.values())
+    return sum(
+        len(qs) + (others - headline[name] if off_topic_questions else 0)
+        for name, qs in asked.items()
+    )
 
 
 # What answering off-topic questions with nothing may cost in R@10.

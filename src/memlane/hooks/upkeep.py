@@ -69,17 +69,27 @@ class UpkeepReport(msgspec.Struct, frozen=True):
     busy: bool = False  # another upkeep was running: nothing done
 
 
-def run(open_memory: Callable[[], Memory], options: UpkeepOptions, now: datetime) -> UpkeepReport:
-    """Run what is due (see the module docstring), one upkeep at a time; logged."""
+def run(
+    open_memory: Callable[[], Memory],
+    options: UpkeepOptions,
+    now: datetime,
+    progress: Callable[[str], None] = lambda _: None,
+) -> UpkeepReport:
+    """Run what is due (see the module docstring), one upkeep at a time; logged.
+    `progress` is told each step as it starts."""
     with _locked(options.hook_dir) as had:
         if not had:
             report = UpkeepReport({}, busy=True)
         else:
-            steps = {
-                "backup": _step(lambda: _backup(open_memory(), options)),
-                "sweep": _step(lambda: _sweep(options, now)),
-                "organize": _step(lambda: _organize(open_memory(), options, now)),
+            work: dict[str, Callable[[], str]] = {
+                "backup": lambda: _backup(open_memory(), options),
+                "sweep": lambda: _sweep(options, now),
+                "organize": lambda: _organize(open_memory(), options, now),
             }
+            steps = {}
+            for name, step in work.items():
+                progress(name)
+                steps[name] = _step(step)
             report = UpkeepReport(steps)
     state.log(options.hook_dir, {"event": "upkeep", "busy": report.busy, **report.steps})
     return report

@@ -28,7 +28,7 @@ keep its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -221,18 +221,28 @@ class KnowledgeGraph:
         found = graph.entities(clean_text(n) for n in names)
         return found, graph.relations_touching(e.name for e in found)
 
-    def load(self, entities: Sequence[Entity], relations: Sequence[Relation]) -> dict[str, int]:
+    def load(
+        self,
+        entities: Sequence[Entity],
+        relations: Sequence[Relation],
+        progress: Callable[[int, int | None, str], None] = lambda done, total, what: None,
+    ) -> dict[str, int]:
         """Import a whole graph (a memory.jsonl): new entities, observations new to
         their entity, new relations. Relation ends must be entities of the file or of
-        the graph already; otherwise nothing is written."""
+        the graph already; otherwise nothing is written. `progress` is told each of the
+        three phases as it starts."""
         known = set(self.read().cards) | {_text(e.name, "entity name") for e in entities}
         for relation in relations:
             for end in (relation.source, relation.target):
                 if clean_text(end) not in known:
                     raise NotFound(f"Entity with name {end} not found")
+        progress(0, 3, "entities")
         created = self.create_entities([Entity(e.name, e.entity_type) for e in entities])
+        progress(1, 3, "observations")
         added = self.add_observations([(e.name, e.observations) for e in entities])
+        progress(2, 3, "relations")
         linked = self.create_relations(relations)
+        progress(3, 3, "relations")
         return {
             "entities": len(created),
             "observations": sum(len(a) for _, a in added),

@@ -4,6 +4,7 @@ words, without vectors), kept current as memories are written. The plan is pure
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memlane.errors import Invalid, MemlaneError
@@ -44,10 +45,12 @@ class Anchoring:
         max_anchors: int = MAX_ANCHORS,
         dry_run: bool = False,
         fill: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> list[tuple[str, AnchorPlan]]:
         """Anchor one memory (or every live one this agent may see) to its neighbours in
         [threshold, 0.95] and prune automatic anchors that fell out; `fill`: only those
-        without anchors; `dry_run`: plan only. The plans, by memory id."""
+        without anchors; `dry_run`: plan only. The plans, by memory id. `progress` is
+        told the memories done of all."""
         if not 0.0 <= threshold <= ANCHOR_HIGH:
             raise Invalid(f"--threshold must be between 0 and {ANCHOR_HIGH}")
         if max_anchors < 0:
@@ -60,7 +63,9 @@ class Anchoring:
                 self.rt.filters(scope="all", include_private=mine, limit=0)
             )
         plans = []
-        for record in targets:
+        for done, record in enumerate(targets, start=1):
+            if progress is not None:
+                progress(done, len(targets))
             if fill and record.anchors:
                 continue
             plan = self._plan(record, threshold, max_anchors)

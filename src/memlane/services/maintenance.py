@@ -67,6 +67,15 @@ else:  # the planning modules and the write path load with the first run: a reca
 LAST_RUN_META = "consolidate.last_run"
 # The reason on the supersedes links that record a keeper's provenance.
 MERGED_LINK = "consolidated"
+# A run's progress: done of total (None while unknown), and its phase ("planning",
+# "merging", "summarising", "embedding").
+Progress = Callable[[int, int | None, str], None]
+
+
+def _untold(done: int, total: int | None, what: str) -> None:
+    """The progress of a run nobody watches."""
+
+
 SUMMARY_CATEGORY = "summary"
 
 
@@ -118,12 +127,13 @@ class Maintenance:
         force: bool = False,
         cadence: Cadence | None = None,
         prune: PruneRules | None = None,
+        progress: Progress = _untold,
     ) -> MaintenanceReport:
         """Fold live near-duplicates (similarity >= `threshold`, 0.80 by default) this
         agent may see, in `scope` (every scope by default), into their best-used, most
         confident member; with `prune`, also retire what its rules name
         (lifecycle.prune). See the module docstring for the guards; `dry_run` writes
-        nothing."""
+        nothing. `progress` is told each phase, and the merges as they are written."""
         alike = cons.DEFAULT_THRESHOLD if threshold is None else threshold
         if not 0.0 < alike <= 1.0:
             raise Invalid("--threshold must be above 0 and at most 1")
@@ -133,13 +143,15 @@ class Maintenance:
         )
 
         def work() -> _Work:
+            progress(0, None, "planning")
             found = [r for r in self.rt.store.query(filters) if not org.is_summary_row(r)]
             planned = self._planned(found[:cap], alike, len(found) > cap)
             if prune is None:
                 return planned
             return replace(planned, pruned=self._prunable(scope, prune, planned.plan))
 
-        return self._run("consolidate", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
+        gate = cadence or cons.DEFAULT_CADENCE
+        return self._run("consolidate", dry_run, force, gate, work, progress)
 
     def organize(
         self,
@@ -148,22 +160,26 @@ class Maintenance:
         force: bool = False,
         cadence: Cadence | None = None,
         working_set: int | None = None,
+        progress: Progress = _untold,
     ) -> MaintenanceReport:
         """Consolidate the `working_set` most recent live memories (256 by default),
         then group what is left into topics and keep one extractive summary row per
-        topic."""
+        topic. `progress` is told each phase, and the merges and topics as they are
+        written."""
         size = org.WORKING_SET if working_set is None else working_set
         if size < 0:
             raise Invalid("the working set must not be negative")
 
         def work() -> _Work:
+            progress(0, None, "planning")
             done = self._planned(self._working_set(size), cons.DEFAULT_THRESHOLD)
             found = org.topics(org.after(list(done.records.values()), done.plan))
             if found:
                 self.rt.check_category(SUMMARY_CATEGORY)
             return replace(done, topics=self._topic_plans(found))
 
-        return self._run("organize", dry_run, force, cadence or cons.DEFAULT_CADENCE, work)
+        gate = cadence or cons.DEFAULT_CADENCE
+        return self._run("organize", dry_run, force, gate, work, progress)
 
     def merged_from(self, memory_id: str) -> list[str]:
         """The memories consolidation folded into this one, first merged first; an id
@@ -187,6 +203,7 @@ class Maintenance:
         force: bool,
         cadence: Cadence,
         work: Callable[[], _Work],
+        progress: Progress,
     ) -> MaintenanceReport:
         """Lock, gate, plan, and (unless dry) write: the one path both commands take."""
         verb = "would skip" if dry_run else "skipped"
@@ -209,7 +226,7 @@ class Maintenance:
             )
             if holder is not None:  # a stale lock, taken over
                 report = replace(report, warnings=(f"took over a stale lock: {busy(holder)}",))
-            return report if dry_run else self._write(report, planned)
+            return report if dry_run else self._write(report, planned, progress)
         finally:
             if token is not None:
                 self.rt.lock.release(token)
@@ -311,20 +328,27 @@ class Maintenance:
 
     # ---- writing ----------------------------------------------------------------
 
-    def _write(self, report: MaintenanceReport, work: _Work) -> MaintenanceReport:
+    def _write(
+        self, report: MaintenanceReport, work: _Work, progress: Progress
+    ) -> MaintenanceReport:
         """The plan in one transaction (the clock recorded with it), then new vectors
         for the memories whose text changed."""
         warnings = list(report.warnings)
         with self.rt.transaction() as w:
-            changed = self._apply_merges(w, work, warnings)
+            changed = self._apply_merges(w, work, warnings, progress)
             retired = self._retire(w, work.pruned, warnings)
-            written = [self._write_topic(w, t) for t in work.topics if t.action != "unchanged"]
+            topics = [t for t in work.topics if t.action != "unchanged"]
+            written = []
+            for topic in topics:
+                written.append(self._write_topic(w, topic))
+                progress(len(written), len(topics), "summarising")
             stamp = {
                 "at": to_text(utcnow()),
                 "live": self.rt.store.stats(None, everyone=True).live,
                 "by": report.operation,
             }
             w.set_meta(LAST_RUN_META, json.dumps(stamp))
+        progress(0, None, "embedding")
         failed = self.rt.embed_changed([*changed, *written])
         warnings += [f"{i}: embedding deferred ({why})" for i, why in failed.items()]
         return replace(report, written=tuple(written), warnings=tuple(warnings), pruned=retired)
@@ -347,10 +371,13 @@ class Maintenance:
             done.append(item)
         return tuple(done)
 
-    def _apply_merges(self, w: Writer, work: _Work, warnings: list[str]) -> list[str]:
+    def _apply_merges(
+        self, w: Writer, work: _Work, warnings: list[str], progress: Progress
+    ) -> list[str]:
         """Each merge whose members are as planned; the keepers whose text changed."""
         changed = []
-        for merge in work.plan.merges:
+        for number, merge in enumerate(work.plan.merges, start=1):
+            progress(number, len(work.plan.merges), "merging")
             members = [merge.keeper, *(a.id for a in merge.absorbed)]
             current = {i: w.get(i) for i in members}
             moved = [i for i in members if not _as_planned(work.records[i], current[i])]

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from memlane.errors import Conflict, Invalid, Unavailable
-from memlane.model import BatchResult, Filters, Record, WriteStatus, replace
+from memlane.model import BatchLine, Filters, Record, WriteStatus, replace
 from memlane.runtime import BatchItem, Runtime
 from memlane.store import Selection
 from memlane.store.dialect.transfer import missing_ref
@@ -28,7 +28,20 @@ FORMAT, FORMAT_VERSION = "memlane-export", 1
 # Ids per read when an agent's import checks which memories it names it may see: each
 # is a bound parameter, and SQLite takes a few thousand at most per statement.
 ID_CHUNK = 500
+# New memories embedded per step after an import's rows land: each step one
+# transaction, and one tick of the caller's progress (a model takes seconds for it).
+EMBED_STEP = 256
+# Lines checked between two ticks of an import's progress.
+CHECK_STEP = 1000
 HEADER = {"kind": FORMAT, "version": FORMAT_VERSION}
+
+# An import's progress: done of total (None while unknown), and what it is doing
+# ("checking", "loading", "adding", "embedding").
+Progress = Callable[[int, int | None, str], None]
+
+
+def _silent(done: int, total: int | None, what: str) -> None:
+    """The progress of an import nobody watches."""
 
 
 class ImportReport(msgspec.Struct):
@@ -71,10 +84,10 @@ class Transfer:
     `add_batch` is the write policy's, for a table of new memories."""
 
     def __init__(
-        self, rt: Runtime, add_batch: Callable[[Iterable[BatchItem]], BatchResult]
+        self, rt: Runtime, iter_batch: Callable[[Iterable[BatchItem]], Iterator[BatchLine]]
     ) -> None:
         self.rt = rt
-        self._add_batch = add_batch
+        self._iter_batch = iter_batch
 
     def _selection(
         self, scope: str | None, include_superseded: bool, include_private: bool
@@ -124,13 +137,16 @@ class Transfer:
             rows = memories if kind == "memory" else list(merged[kind].values())
             yield from ((kind, row) for row in rows)
 
-    def migrate_to(self, target: Transfer, *, force: bool = False) -> MigrationReport:
+    def migrate_to(
+        self, target: Transfer, *, force: bool = False, progress: Progress = _silent
+    ) -> MigrationReport:
         """Copy this whole store into `target` (see `migration_records`), then check
         that the target holds as many records of each kind, then embed what lacks
         vectors there when the target has an embedding profile.
 
         A target that already holds memories is refused unless `force` (the import
-        then merges: records already there are left alone)."""
+        then merges: records already there are left alone). `progress` is told as
+        records are checked and land and as vectors are made."""
         there = target.rt.store.stats(None, everyone=True)
         if there.total and not force:
             raise Conflict(f"{there.path} already holds memories: pass --force to merge into it")
@@ -142,7 +158,9 @@ class Transfer:
         # Vectors are made once, after the counts are checked, not per import batch.
         on_write, target.rt.embed_on_write = target.rt.embed_on_write, False
         try:
-            imported = target._import(lines, None, allow_tombstones=True, restore=True)
+            imported = target._import(
+                lines, None, allow_tombstones=True, restore=True, progress=progress
+            )
         finally:
             target.rt.embed_on_write = on_write
         if imported.errors:
@@ -159,33 +177,39 @@ class Transfer:
         if short:
             detail = ", ".join(f"{k}: {a} sent, {b} there" for k, (a, b) in short.items())
             raise Unavailable(f"the counts differ after the copy ({detail})")
-        embedded, failed = target._embed_pending()
+        embedded, failed = target._embed_pending(progress)
         return MigrationReport(sent, imported, counts, embedded, failed, force)
 
-    def _embed_pending(self) -> tuple[int | None, int]:
-        """(embedded, failed) over the live memories without current vectors; None
-        embedded when no profile is set."""
+    def _embed_pending(self, progress: Progress = _silent) -> tuple[int | None, int]:
+        """(embedded, failed) over the live memories without current vectors, a step
+        at a time; None embedded when no profile is set."""
         if self.rt.embedder is None:
             return None, 0
         from memlane.write import embedding
 
         pending = self.rt.store.unembedded(self.rt.embedder.profile.signature)
-        outcome = embedding.embed_records(self.rt.store, self.rt.embedder, pending)
-        return len(outcome.embedded), len(outcome.failed)
+        embedded = failed = 0
+        for start in range(0, len(pending), EMBED_STEP):
+            part = pending[start : start + EMBED_STEP]
+            outcome = embedding.embed_records(self.rt.store, self.rt.embedder, part)
+            embedded, failed = embedded + len(outcome.embedded), failed + len(outcome.failed)
+            progress(start + len(part), len(pending), "embedding")
+        return embedded, failed
 
     def export_jsonl(self, **options: Any) -> Iterator[str]:
         yield json.dumps(HEADER, separators=(",", ":"))
         for kind, row in self.export_records(**options):
             yield line(kind, row)
 
-    def export_csv(self, **options: Any) -> str:
+    def export_csv(self, progress: Progress = _silent, **options: Any) -> str:
         """One row per memory with every column of its JSONL record, those a
         spreadsheet wants first; lists as JSON arrays, null as an empty cell (see
-        memlane.write.csvrows). `import_csv` restores it exactly."""
+        memlane.write.csvrows). `import_csv` restores it exactly. `progress` is told
+        the rows written so far."""
         from memlane.write import csvrows
 
-        records = self.export_records(**options)
-        return csvrows.table(row for kind, row in records if kind == "memory")
+        memories = (row for kind, row in self.export_records(**options) if kind == "memory")
+        return csvrows.table(_told(memories, progress, "rows"))
 
     def import_csv(
         self,
@@ -193,6 +217,7 @@ class Transfer:
         *,
         capture_mode: str | None = None,
         source: str = "csv",
+        progress: Progress = _silent,
     ) -> ImportReport:
         """Load a CSV. memlane's own export (its header names id or dedup_hash) is
         restored as `import_jsonl` restores its records: ids, times, counters and
@@ -207,15 +232,21 @@ class Transfer:
         table = csvrows.read(lines)
         rows = [row for _, row in table.rows]
         if table.restore:
-            report = self.import_jsonl(map(json.dumps, rows), capture_mode=capture_mode)
+            report = self.import_jsonl(
+                map(json.dumps, rows), capture_mode=capture_mode, progress=progress
+            )
         else:
             session = {"session_id": f"import:{source}"}
-            report = self._added([{**session, **row, "capture_mode": capture_mode} for row in rows])
+            report = self._added(
+                [{**session, **row, "capture_mode": capture_mode} for row in rows], progress
+            )
         done = [(table.rows[n - 1][0], why) for n, why in report.errors]
         report.errors = sorted(table.bad + done)
         return report
 
-    def import_captures(self, lines: Iterable[str | bytes]) -> ImportReport:
+    def import_captures(
+        self, lines: Iterable[str | bytes], progress: Progress = _silent
+    ) -> ImportReport:
         """Replay a capture log (write.capturelog): each line added through the write
         policy in its own session, so a memory the store has already is found, not added
         again. A line that is not the log's is reported by number and skipped; blank
@@ -234,15 +265,16 @@ class Transfer:
                 bad.append((number, str(exc)))
                 continue
             numbers.append(number)
-        report = self._added(items)
+        report = self._added(items, progress)
         report.errors = sorted(bad + [(numbers[n - 1], why) for n, why in report.errors])
         return report
 
-    def _added(self, items: list[BatchItem]) -> ImportReport:
-        """add-batch over these items, as an import's report (item numbers from 1)."""
-        batch = self._add_batch(items)
+    def _added(self, items: list[BatchItem], progress: Progress) -> ImportReport:
+        """add-batch over these items, as an import's report (item numbers from 1);
+        `progress` told as each chunk of them commits."""
         report = ImportReport()
-        for line in batch.lines:
+        for line in self._iter_batch(items):
+            progress(line.line, len(items), "adding")
             if line.result is None:
                 report.errors.append((line.line, line.error or "not added"))
                 continue
@@ -285,6 +317,7 @@ class Transfer:
         *,
         capture_mode: str | None = None,
         allow_tombstones: bool = False,
+        progress: Progress = _silent,
     ) -> ImportReport:
         """Load a JSONL export. Every line is checked before anything is written; a bad
         line is reported by number and skipped, the good ones land in one transaction.
@@ -296,8 +329,12 @@ class Transfer:
         Without an agent identity an import is a restore: every owner's private
         memories and every agent's reminders land as they are. An agent imports only
         shared memories and its own private ones and reminders; a line holding another
-        owner's, or naming a memory this agent may not see, is reported as bad."""
-        return self._import(lines, capture_mode, allow_tombstones, restore=self.rt.agent is None)
+        owner's, or naming a memory this agent may not see, is reported as bad.
+        `progress` is told as lines are checked, kinds land and new memories are
+        embedded."""
+        return self._import(
+            lines, capture_mode, allow_tombstones, restore=self.rt.agent is None, progress=progress
+        )
 
     def _import(
         self,
@@ -306,17 +343,19 @@ class Transfer:
         allow_tombstones: bool,
         *,
         restore: bool,
+        progress: Progress = _silent,
     ) -> ImportReport:
         """`import_jsonl`; `restore`: every owner's records kept as they are."""
         from memlane.write.capture import CaptureMode, parse_mode
 
         report = ImportReport()
         mode = parse_mode(capture_mode or self.rt.capture_mode)
-        checked = self._checked(lines, report)
+        checked = self._checked(lines, report, progress)
         if not restore:
             checked = self._agents_own(checked, report)
         by_kind = sorted(checked, key=lambda item: _ORDER[item[1]])
         landed: list[str] = []
+        loaded = 0
         with self.rt.transaction() as w:
             if mode is not CaptureMode.AUTO:
                 w.keep_everything()
@@ -331,13 +370,24 @@ class Transfer:
                     report.count(kind, outcome)
                     if kind == "memory" and outcome in ("added", "tombstoned"):
                         landed.append(row["id"])
+                loaded += len(batch)
+                progress(loaded, len(by_kind), "loading")
             if landed:
                 w.journal("import", landed, self.rt.agent)
             report.redactions = len(w.found)
         report.errors.sort()
         report.landed = landed
-        report.unembedded = len(self.rt.embed_changed(landed))
+        report.unembedded = self._embedded(landed, progress)
         return report
+
+    def _embedded(self, ids: Sequence[str], progress: Progress) -> int:
+        """Embed the memories an import landed, a step at a time; how many were left
+        without vectors."""
+        left = 0
+        for start in range(0, len(ids), EMBED_STEP):
+            left += len(self.rt.embed_changed(ids[start : start + EMBED_STEP]))
+            progress(min(start + EMBED_STEP, len(ids)), len(ids), "embedding")
+        return left
 
     def _agents_own(self, checked: Checked, report: ImportReport) -> Checked:
         """The checked lines an agent may import; the others reported as bad lines."""
@@ -372,12 +422,14 @@ class Transfer:
         return out
 
     def _checked(
-        self, lines: Iterable[str | bytes], report: ImportReport
+        self, lines: Iterable[str | bytes], report: ImportReport, progress: Progress = _silent
     ) -> list[tuple[int, str, dict[str, Any]]]:
         from memlane.write.draft import check_loaded
 
         out = []
         for number, raw in enumerate(lines, start=1):
+            if number % CHECK_STEP == 0:
+                progress(number, None, "checking")
             if isinstance(raw, (str, bytes)) and not raw.strip():
                 continue
             try:
@@ -396,6 +448,14 @@ class Transfer:
 
 
 Checked = list[tuple[int, str, dict[str, Any]]]  # (line number, kind, row)
+Row = dict[str, Any]
+
+
+def _told(rows: Iterable[Row], progress: Progress, what: str) -> Iterator[Row]:
+    """ROWS as they are, `progress` told how many have passed."""
+    for number, row in enumerate(rows, start=1):
+        progress(number, None, what)
+        yield row
 
 
 def _memory_refs(kind: str, row: dict[str, Any]) -> tuple[str, ...]:
