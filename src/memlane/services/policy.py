@@ -51,9 +51,14 @@ CHANGED_SINCE = 1_000
 _WORD = re.compile(r"[^\W_]{3,}")
 
 
+def content_words(text: str) -> list[str]:
+    """The distinct content words of `text` (lowercased, no stopwords), in text order."""
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS))
+
+
 def key_words(text: str) -> str:
     """The KEY_WORDS longest distinct content words of `text`, in text order."""
-    seen = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    seen = content_words(text)
     longest = sorted(seen, key=len, reverse=True)[:KEY_WORDS]
     return " ".join(w for w in seen if w in longest)
 
@@ -86,12 +91,16 @@ class Batch(msgspec.Struct):
     texts: list[str] = msgspec.field(default_factory=list)
     folded: list[str] = msgspec.field(default_factory=list)  # the texts as compared (lowercased...)
     vectors: list[Any] = msgspec.field(default_factory=list)  # entry vectors; None where none
+    # content word -> the staged records holding it ("": those without content words)
+    holding: dict[str, list[int]] = msgspec.field(default_factory=dict)
     _matrix: Any = None  # the vectors stacked (zeros where none), grown by doubling
 
     def add(self, record: Record, doc: Embedded | None) -> None:
         self.staged.append(record)
         self.texts.append(normalize.document_text(record))
         self.folded.append(_fold(self.texts[-1]))
+        for word in content_words(self.texts[-1]) or [""]:
+            self.holding.setdefault(word, []).append(len(self.staged) - 1)
         self.vectors.append(None if doc is None else doc.entry)
         if doc is not None:
             import numpy as np
@@ -114,6 +123,22 @@ class Batch(msgspec.Struct):
         scores = self._matrix[: len(self.staged)] @ doc.entry
         top = np.argsort(-scores, kind="stable")[:k] if len(scores) > k else np.arange(len(scores))
         return {int(i): float(scores[i]) for i in top if scores[i] >= floor}
+
+    def sharing(self, text: str) -> dict[int, str]:
+        """{position: folded text} of the staged records that hold one of the key
+        words of `text` (all of them when `text` has none), those a restatement of it
+        can be among.
+
+        Trigger: a batch of thousands of lines. Why: comparing each line's text with
+        every line before it costs the square of the batch; a restatement keeps its
+        rare words. Outcome: each line is compared with the lines that share one of
+        its KEY_WORDS longest words, and with those that have no content word.
+        """
+        words = key_words(text).split()
+        if not words:
+            return dict(enumerate(self.folded))
+        found = {i for word in ("", *words) for i in self.holding.get(word, ())}
+        return {i: self.folded[i] for i in sorted(found)}
 
     def cosine(self, i: int, doc: Embedded | None) -> float | None:
         vector = self.vectors[i]
@@ -355,11 +380,12 @@ def _staged_neighbours(
         return []
     from rapidfuzz import fuzz, process
 
+    text = normalize.document_text(record)
     alike = {
         i
         for _, _, i in process.extract(
-            _fold(normalize.document_text(record)),
-            batch.folded,
+            _fold(text),
+            batch.sharing(text),
             scorer=fuzz.ratio,
             score_cutoff=STAGED_CUTOFF,
             limit=NEIGHBOURS,
