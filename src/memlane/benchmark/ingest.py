@@ -47,7 +47,9 @@ def _copy_store(db: Path, into: Path) -> Path:
     return copy
 
 
-def _timed(db: Path, embedder: Embedder | None, items: list[dict[str, Any]], project: str) -> AddResult:
+def _timed(
+    db: Path, embedder: Embedder | None, items: list[dict[str, Any]], project: str
+) -> AddResult:
     with Memory.open(
         db,
         agent="bench",

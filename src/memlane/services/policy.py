@@ -120,9 +120,13 @@ class Batch(msgspec.Struct):
             return {}
         import numpy as np
 
-        scores = self._matrix[: len(self.staged)] @ doc.entry
-        top = np.argsort(-scores, kind="stable")[:k] if len(scores) > k else np.arange(len(scores))
-        return {int(i): float(scores[i]) for i in top if scores[i] >= floor}
+        from memlane.retrieve.vectors import dot
+
+        scores = dot(self._matrix[: len(self.staged)], doc.entry)
+        top = np.flatnonzero(scores >= floor)
+        if len(top) > k:
+            top = top[np.argsort(-scores[top], kind="stable")[:k]]
+        return {int(i): float(scores[i]) for i in top}
 
     def sharing(self, text: str) -> dict[int, str]:
         """{position: folded text} of the staged records that hold one of the key
@@ -185,8 +189,12 @@ class WritePolicy:
         if mark is None:
             return None
         rows = self._snapshot() if any(doc is not None for _, doc in drafts) else None
+        vectors = [(record.id, doc.entry) for record, doc in drafts if doc is not None]
+        near = self.nearest_each(vectors, rows) if rows is not None else {}
         found = {
-            record.id: tuple(n.id for n in self._stored_neighbours(record, doc, rows))
+            record.id: tuple(
+                n.id for n in self._stored_neighbours(record, doc, rows, near.get(record.id))
+            )
             for record, doc in drafts
         }
         return Looked(mark, found)
@@ -246,8 +254,14 @@ class WritePolicy:
         return [dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id)) for r in found]
 
     def _stored_neighbours(
-        self, record: Record, doc: Embedded | None, rows: Snapshot | None
+        self,
+        record: Record,
+        doc: Embedded | None,
+        rows: Snapshot | None,
+        nearest: dict[str, float] | None = None,
     ) -> list[Neighbour]:
+        """The stored memories that may restate `record`: its keyword matches and its
+        nearest vectors (`nearest`, when the batch's search found them already)."""
         near = Filters(
             scopes=(record.scope,),
             kinds=(record.kind,),
@@ -262,7 +276,7 @@ class WritePolicy:
                 found.setdefault(hit.record.id, hit.record)
         cosines: dict[str, float] = {}
         if doc is not None and rows is not None:
-            cosines = self.nearest(doc.entry, rows)
+            cosines = dict(nearest) if nearest is not None else self.nearest(doc.entry, rows)
             ids = tuple(i for i in cosines if i not in found)
             if ids:
                 found.update((r.id, r) for r in self.rt.store.query(replace(near, ids=ids)))
@@ -284,6 +298,50 @@ class WritePolicy:
             return {h.memory_id: h.score for h in index.search(vector, k)}
         cosines.update(self.cosines(vector, changed[1]))
         return cosines
+
+    def nearest_each(
+        self, vectors: Sequence[tuple[str, Any]], rows: Snapshot
+    ) -> dict[str, dict[str, float]]:
+        """`nearest` for many vectors (keyed by their memory ids) at once: one search of
+        the index for the batch, and one read of the memories changed since."""
+        if not vectors:
+            return {}
+        import numpy as np
+
+        matrix = np.stack([vector for _, vector in vectors])
+        changed = self.rt.store.vector_changes(rows.change, CHANGED_SINCE)
+        if changed is None:  # many writes since: the index catches up once
+            index, _ = self.rt.vector_lane()
+            found = index.current().search_many(matrix, NEIGHBOURS)
+            return {
+                memory_id: {h.memory_id: h.score for h in hits}
+                for (memory_id, _), hits in zip(vectors, found, strict=True)
+            }
+        found = rows.search_many(matrix, NEIGHBOURS)
+        now = self._cosines_many(matrix, changed[1])
+        return {
+            memory_id: {**{h.memory_id: h.score for h in hits}, **fresh}
+            for (memory_id, _), hits, fresh in zip(vectors, found, now, strict=True)
+        }
+
+    def _cosines_many(self, matrix: Any, ids: Sequence[str]) -> list[dict[str, float]]:
+        """`cosines` for each row of `matrix`, the memories' vectors read once."""
+        if not ids or self.rt.embedder is None:
+            return [{} for _ in matrix]
+        from memlane.embed.blob import from_blobs
+
+        signature, dim = self.rt.embedder.profile.signature, self.rt.embedder.dimension
+        stored = [(i, blob) for i, _, blob in self.rt.store.vectors(signature, ids)]
+        if not stored:
+            return [{} for _ in matrix]
+        scores = matrix @ from_blobs([blob for _, blob in stored], dim).T
+        out = []
+        for row in scores.tolist():
+            best: dict[str, float] = {}
+            for (memory_id, _), score in zip(stored, row, strict=True):
+                best[memory_id] = max(score, best.get(memory_id, -1.0))
+            out.append(best)
+        return out
 
     def cosines(self, vector: Any, ids: Sequence[str]) -> dict[str, float]:
         """{id: cosine} of these memories' current vectors (best chunk) with `vector`."""
