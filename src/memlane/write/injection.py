@@ -363,6 +363,11 @@ REMEMBERED_CHARS = 4_096
 REMEMBERED_TEXTS = 4_096
 
 
+def forget_remembered() -> None:
+    """Forget the remembered families found (a benchmark times the screen afresh)."""
+    _remembered.cache_clear()
+
+
 @functools.lru_cache(maxsize=REMEMBERED_TEXTS)
 def _remembered(text: str) -> tuple[str, ...]:
     return tuple(_signals(text))
