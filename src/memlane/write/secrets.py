@@ -97,9 +97,10 @@ def find_secrets(text: str) -> list[Redaction]:
     return _find_secrets(text)
 
 
-# Texts this short have their findings remembered; this many of them.
-REMEMBERED_CHARS = 4_096
-REMEMBERED_TEXTS = 4_096
+# Texts this short have their findings remembered; this many of them (at most a few
+# megabytes held).
+REMEMBERED_CHARS = 2_048
+REMEMBERED_TEXTS = 2_048
 
 
 def forget_remembered() -> None:
