@@ -29,6 +29,15 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     assert size["write"]["sample"] == 50
     assert size["write"]["with_embeddings"]["per_second"] > 0
     assert size["store_bytes"] > 0 and "profile hash" in size["build"]["vectors"]
+    # ingest into a copy of the built store, and the embedder alone on the same texts
+    ingest = size["ingest"]
+    assert ingest["sample"] == 50 and ingest["profile"].startswith("hash")
+    for label in ("keyword", "vectors"):
+        assert ingest[label]["added"] + ingest[label]["failed"] <= 50
+        assert ingest[label]["failed"] == 0 and ingest[label]["per_second"] > 0
+    assert ingest["ratio"] == ingest["vectors"]["per_second"] / ingest["embedder_per_second"]
+    assert "ingest with vectors / embedder" in result.stdout
+    assert ">= 5000 @ 100,000" in result.stdout  # a goal of a size this run did not build
 
     again = run(*args, "--cold-runs", "0", "--json")  # the same parameters: reused
     assert again.exit_code == 0, again.stderr
@@ -36,6 +45,22 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     table = run(*args, "--cold-runs", "0")  # says whose build rates it repeats
     assert table.exit_code == 0, table.stderr
     assert "(reused: built 20" in table.stdout and "UTC" in table.stdout
+
+
+def test_the_ingest_goals_are_floors():
+    from memlane.benchmark.report import goal_cell
+
+    def result(memories, keyword, ratio):
+        ingest = {"keyword": {"per_second": keyword}, "vectors": {"per_second": 1.0},
+                  "ratio": ratio}  # fmt: skip
+        return {"memories": memories, "ingest": ingest}
+
+    floors = {"ingest_keyword_per_second": {"100000": 5000.0},
+              "ingest_to_embedder_ratio": {"100000": 0.85}}  # fmt: skip
+    data = {"goals": {}, "floors": floors, "results": [result(100_000, 5200.0, 0.5)]}
+    assert goal_cell(data, "ingest_keyword_per_second") == ">= 5000 @ 100,000: met"
+    assert goal_cell(data, "ingest_to_embedder_ratio") == ">= 0.85 @ 100,000: MISSED"
+    assert goal_cell(data, "ingest_hash_per_second") == ""  # not a goal of this profile
 
 
 def test_bench_refuses_bad_sizes(run):

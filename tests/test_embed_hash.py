@@ -84,3 +84,18 @@ def test_features_cover_words_bigrams_and_trigrams() -> None:
     assert found["b:cat sits"] == 0.5
     assert found["t: si"] == found["t:sit"] == 0.25
     assert features("!!!")["w:!!!"] == 1.0
+
+
+def test_vectors_are_the_signed_sums_of_the_features(hasher: Embedder) -> None:
+    """Each feature's weight lands in its bucket with its sign: the vector the features
+    define, however the embedder adds them up."""
+    from memlane.embed.hashing import _slot
+
+    texts = [*TEXTS, "the the the cat cat", "sitting sits sit", "a b c d e f g"]
+    expected = np.zeros((len(texts), 384), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for feature, weight in features(text).items():
+            bucket, sign = _slot(feature, 384)
+            expected[row, bucket] += sign * weight
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.array_equal(hasher.embed_many(texts), expected)

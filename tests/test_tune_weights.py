@@ -105,7 +105,7 @@ def test_gold_lines_are_checked_line_by_line() -> None:
 def test_a_proposed_setting_is_checked_as_the_setting_parses_it() -> None:
     setting = settings_file.check_known("recall_weights")
     assert settings_file.check_value(setting, "0.6,0.1,0.1,0.1,0.1")
-    with pytest.raises(Invalid, match="recall_weights = '0.6,0.4' is not valid"):
+    with pytest.raises(Invalid, match=r"recall_weights = '0\.6,0\.4' is not valid"):
         settings_file.check_value(setting, "0.6,0.4")
 
 

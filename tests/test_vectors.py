@@ -130,6 +130,22 @@ def test_the_sign_codes_find_what_exact_search_finds(mem):
     assert abs(hits[0].score - float(vectors[17] @ near)) < 1e-5
 
 
+@pytest.mark.parametrize("ann", [False, True])
+def test_a_batch_search_finds_what_an_exact_search_of_each_query_finds(mem, ann):
+    vectors = _directions(200)
+    _fill(mem, vectors)
+    index = _ann(mem) if ann else VectorIndex(mem.store, "test", WIDE)
+    queries = np.stack([vectors[17] + 0.05 * vectors[3], vectors[40], -vectors[5]])
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    rows = index.current()
+    found = rows.search_many(queries, 5)
+    for query, hits in zip(queries, found, strict=True):
+        exact = index.search(query, 5, exact=True)
+        assert [h.memory_id for h in hits] == [h.memory_id for h in exact]
+        assert np.allclose([h.score for h in hits], [h.score for h in exact], atol=1e-5)
+    assert rows.search_many(queries[:0], 5) == []
+
+
 def test_the_sign_codes_never_return_a_deleted_memory(mem):
     vectors = _directions(120)
     ids = _fill(mem, vectors)

@@ -228,6 +228,55 @@ def test_add_batch_lines_go_through_the_same_policy(store):
     assert (result.added, result.refreshed) == (3, 2)
 
 
+def _filler(n):
+    """`n` lines alike in shape, none restating another."""
+    words = ["kafka", "redis", "nginx", "helm", "terraform", "jenkins", "docker", "vault"]
+    return [
+        {"content": f"Line {i}: the {words[i % 8]} setting {i * 7919} was moved to {i}x."}
+        for i in range(n)
+    ]
+
+
+def test_a_long_batch_still_catches_restatements_of_its_own_lines(store):
+    lines = [
+        {"content": RESTATED},
+        *_filler(60),
+        {"content": RESTATED.upper()},  # shares its words with the first line only
+        {"content": "ok"},  # no content word: compared with every line before it
+        {"content": "OK!"},
+    ]
+    result = store.add_batch(lines)
+    statuses = [ln.result.status for ln in result.lines]
+    assert statuses[61:] == [WriteStatus.REFRESHED, WriteStatus.ADDED, WriteStatus.REFRESHED]
+    assert result.ids[61] == result.ids[0] and result.ids[63] == result.ids[62]
+    assert statuses[:61] == [WriteStatus.ADDED] * 61
+
+
+@pytest.mark.parametrize("changed_since", [None, 0])
+def test_a_batch_finds_the_nearest_stored_vectors_of_all_its_lines_at_once(
+    vmem, monkeypatch, changed_since
+):
+    """One search of the vector index for a batch's lines, with the memories written
+    since the index was read compared one by one (or, after too many, the index caught
+    up), finds what the search of each line finds."""
+    from memlane.services import policy
+
+    if changed_since is not None:
+        monkeypatch.setattr(policy, "CHANGED_SINCE", changed_since)
+    vmem.add_batch(_filler(30))
+    index, embedder = vmem.rt.vector_lane()
+    rows = index.snapshot()  # the index as read before the memories below
+    later = vmem.add("Deploys of the web app go out through the canary first.")
+    texts = ["deploys of the web app go out through the canary", "the helm setting moved"]
+    vectors = [(str(i), embedder.embed(t)) for i, t in enumerate(texts)]
+    near = vmem._policy.nearest_each(vectors, rows)
+    for i, vector in vectors:
+        each = vmem._policy.nearest(vector, rows)
+        assert near[i].keys() == each.keys()
+        assert all(abs(near[i][m] - each[m]) < 1e-5 for m in each)
+    assert max(near["0"], key=near["0"].__getitem__) == later.id
+
+
 def test_vectors_report_the_conflict_band(vmem):
     old = vmem.add("The deploy pipeline runs on GitHub Actions.")
     new = vmem.add("The deploy pipeline runs on GitLab CI.")  # hash cosine 0.71, text 0.8

@@ -36,6 +36,14 @@ ROWS: tuple[Row, ...] = (
     ("add-batch/s at scale, no vectors", lambda r: _rate(r["build"]["add_batch_per_second"]), None),
     ("add-batch/s sample, no vectors", lambda r: _write(r, "without_embeddings"), None),
     ("add-batch/s sample, embedded", lambda r: _write(r, "with_embeddings"), None),
+    (
+        "ingest/s into the store, keyword-only",
+        lambda r: _ingest(r, "keyword"),
+        "ingest_keyword_per_second",
+    ),
+    ("ingest/s into the store, vectors", lambda r: _ingest(r, "vectors"), "ingest_hash_per_second"),
+    ("embedder alone/s, same texts", lambda r: _ingest(r, "embedder"), None),
+    ("ingest with vectors / embedder", lambda r: _ingest(r, "ratio"), "ingest_to_embedder_ratio"),
     ("embedding/s at build", lambda r: _rate(r["build"]["embed_per_second"]), None),
     ("store MB (db+wal)", lambda r: _mb(r["store_bytes"]), None),
     ("vector index MB (file)", lambda r: _mb(r["index_bytes"]), None),
@@ -67,6 +75,17 @@ def _write(result: dict[str, Any], label: str) -> str:
     return _rate(result["write"][label]["per_second"])
 
 
+def _ingest(result: dict[str, Any], key: str) -> str:
+    ingest = result.get("ingest")
+    if ingest is None:
+        return "-"
+    if key == "ratio":
+        return f"{ingest['ratio']:.2f}"
+    if key == "embedder":
+        return _rate(ingest["embedder_per_second"])
+    return _rate(ingest[key]["per_second"])
+
+
 def _index(index: dict[str, Any]) -> str:
     if index["kind"] == "exact":
         return f"exact, {index['rows']:,} rows"
@@ -77,7 +96,14 @@ def _index(index: dict[str, Any]) -> str:
 GOAL_VALUES: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "recall_hybrid_p50_ms": lambda r: r["recall_hybrid"]["p50_ms"],
     "cold_recall_p50_ms": lambda r: r["cold_recall"]["hybrid"].get("p50_ms"),
+    "ingest_keyword_per_second": lambda r: _ingested(r, "keyword"),
+    "ingest_hash_per_second": lambda r: _ingested(r, "vectors"),
+    "ingest_to_embedder_ratio": lambda r: r["ingest"]["ratio"] if "ingest" in r else None,
 }
+
+
+def _ingested(result: dict[str, Any], label: str) -> float | None:
+    return result["ingest"][label]["per_second"] if "ingest" in result else None
 
 
 def goal_cell(data: dict[str, Any], key: str | None) -> str:
@@ -91,6 +117,12 @@ def goal_cell(data: dict[str, Any], key: str | None) -> str:
         value = measured.get(int(size))
         if value is not None:
             part += ": met" if value <= limit else ": MISSED"
+        parts.append(part)
+    for size, floor in data.get("floors", {}).get(key, {}).items():
+        part = f">= {floor:g} @ {int(size):,}"
+        value = measured.get(int(size))
+        if value is not None:
+            part += ": met" if value >= floor else ": MISSED"
         parts.append(part)
     return ", ".join(parts)
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from memlane.benchmark.corpus import Generator
+from memlane.benchmark.ingest import FLOORS, ingest_at_scale
 from memlane.benchmark.machine import calibrate, machine_info, with_speed
 from memlane.benchmark.timing import Latency, time_each
 from memlane.benchmark.writes import store_bytes, timed_add_batch
@@ -427,6 +428,8 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
     }
     progress(f"{size:,}: add-batch throughput on a sample")
     writes = write_throughput(plan, size, embedder)
+    progress(f"{size:,}: add-batch of {plan.write_sample:,} memories into the store")
+    ingested = ingest_at_scale(db, embedder, plan.write_sample, plan.seed, PROJECT, plan.directory)
     return {
         "memories": size,
         "store": str(db),
@@ -437,6 +440,7 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
         **timings,
         "cold_recall": cold,
         "write": {"at_scale_without_embeddings_per_second": build.add_batch_per_second, **writes},
+        "ingest": ingested,
     }
 
 
@@ -457,5 +461,10 @@ def run(plan: Plan, progress: Progress = _unwatched) -> dict[str, Any]:
             "warmup_queries": WARMUP_QUERIES,
         },
         "goals": {k: {str(n): v for n, v in goals.items()} for k, goals in GOALS.items()},
+        "floors": {
+            k: {str(n): v for n, v in floors.items()}
+            for k, floors in FLOORS.items()
+            if plan.profile == "hash" or k != "ingest_hash_per_second"
+        },
         "results": results,
     }

@@ -36,9 +36,8 @@ class HashEmbedder(Embedder):
     def embed_batch(self, texts: list[str]) -> Vectors:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature, weight in features(text).items():
-                bucket, sign = _slot(feature, self.dimension)
-                out[row, bucket] += sign * weight
+            buckets, values = _parts(text, self.dimension)
+            np.add.at(out[row], buckets, values)
             if not out[row].any():
                 # Trigger: signed features that cancel exactly. Why: a zero vector has no
                 # direction. Outcome: one fixed bucket, still deterministic.
@@ -59,6 +58,43 @@ def features(text: str) -> dict[str, float]:
     for first, second in itertools.pairwise(words):
         counts[f"b:{first} {second}"] += BIGRAM_WEIGHT
     return counts
+
+
+def _parts(text: str, dimension: int) -> tuple[list[int], list[float]]:
+    """The buckets and signed weights of `features(text)`, each word's own features
+    (the word and its trigrams) looked up once per distinct word.
+
+    Trigger: every text embedded. Why: hashing and slotting each trigram of each word
+    was most of the embedder's time, and words recur. Outcome: the same vector (every
+    weight a multiple of 1/4, so sums in any order are exact), several times faster.
+    """
+    lowered = text.lower()
+    words = _WORD.findall(lowered) or lowered.split()
+    buckets: list[int] = []
+    values: list[float] = []
+    for word in words:
+        word_buckets, word_values = _word_parts(word, dimension)
+        buckets += word_buckets
+        values += word_values
+    for first, second in itertools.pairwise(words):
+        bucket, sign = _slot(f"b:{first} {second}", dimension)
+        buckets.append(bucket)
+        values.append(sign * BIGRAM_WEIGHT)
+    return buckets, values
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_parts(word: str, dimension: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The buckets and signed weights of one word's own features."""
+    padded = f" {word} "
+    slots = [(_slot(f"w:{word}", dimension), WORD_WEIGHT)]
+    slots += [
+        (_slot(f"t:{padded[i : i + 3]}", dimension), TRIGRAM_WEIGHT) for i in range(len(padded) - 2)
+    ]
+    return (
+        tuple(bucket for (bucket, _), _ in slots),
+        tuple(sign * weight for (_, sign), weight in slots),
+    )
 
 
 @lru_cache(maxsize=1 << 16)

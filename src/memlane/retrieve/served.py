@@ -27,6 +27,8 @@ class Snapshot(Protocol):
 
     def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]: ...
 
+    def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]: ...
+
 
 class ServerIndex:
     """VectorIndex's reads, answered by the store's own index."""
@@ -41,6 +43,10 @@ class ServerIndex:
         nothing: the store widens to an exact scan itself when its index cannot fill k."""
         found = self._store.nearest(self.profile, query, k) or []
         return [VectorHit(memory_id, score) for memory_id, score in found]
+
+    def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]:
+        """Each query's search: the server's index answers one query at a time."""
+        return [self.search(q, k) for q in queries]
 
     def current(self) -> ServerIndex:
         """What a worker thread may search: the store takes a connection of its own."""
@@ -58,6 +64,10 @@ class Served(msgspec.Struct, frozen=True):
 
     def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]:
         return self.index.search(query, k, exact=exact)
+
+    def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]:
+        """Each query's search: the server's index answers one query at a time."""
+        return [self.index.search(q, k) for q in queries]
 
 
 Index = VectorIndex | ServerIndex

@@ -51,9 +51,14 @@ CHANGED_SINCE = 1_000
 _WORD = re.compile(r"[^\W_]{3,}")
 
 
+def content_words(text: str) -> list[str]:
+    """The distinct content words of `text` (lowercased, no stopwords), in text order."""
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS))
+
+
 def key_words(text: str) -> str:
     """The KEY_WORDS longest distinct content words of `text`, in text order."""
-    seen = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    seen = content_words(text)
     longest = sorted(seen, key=len, reverse=True)[:KEY_WORDS]
     return " ".join(w for w in seen if w in longest)
 
@@ -86,12 +91,16 @@ class Batch(msgspec.Struct):
     texts: list[str] = msgspec.field(default_factory=list)
     folded: list[str] = msgspec.field(default_factory=list)  # the texts as compared (lowercased...)
     vectors: list[Any] = msgspec.field(default_factory=list)  # entry vectors; None where none
+    # content word -> the staged records holding it ("": those without content words)
+    holding: dict[str, list[int]] = msgspec.field(default_factory=dict)
     _matrix: Any = None  # the vectors stacked (zeros where none), grown by doubling
 
     def add(self, record: Record, doc: Embedded | None) -> None:
         self.staged.append(record)
         self.texts.append(normalize.document_text(record))
         self.folded.append(_fold(self.texts[-1]))
+        for word in content_words(self.texts[-1]) or [""]:
+            self.holding.setdefault(word, []).append(len(self.staged) - 1)
         self.vectors.append(None if doc is None else doc.entry)
         if doc is not None:
             import numpy as np
@@ -111,9 +120,29 @@ class Batch(msgspec.Struct):
             return {}
         import numpy as np
 
-        scores = self._matrix[: len(self.staged)] @ doc.entry
-        top = np.argsort(-scores, kind="stable")[:k] if len(scores) > k else np.arange(len(scores))
-        return {int(i): float(scores[i]) for i in top if scores[i] >= floor}
+        from memlane.retrieve.vectors import dot
+
+        scores = dot(self._matrix[: len(self.staged)], doc.entry)
+        top = np.flatnonzero(scores >= floor)
+        if len(top) > k:
+            top = top[np.argsort(-scores[top], kind="stable")[:k]]
+        return {int(i): float(scores[i]) for i in top}
+
+    def sharing(self, text: str) -> dict[int, str]:
+        """{position: folded text} of the staged records that hold one of the key
+        words of `text` (all of them when `text` has none), those a restatement of it
+        can be among.
+
+        Trigger: a batch of thousands of lines. Why: comparing each line's text with
+        every line before it costs the square of the batch; a restatement keeps its
+        rare words. Outcome: each line is compared with the lines that share one of
+        its KEY_WORDS longest words, and with those that have no content word.
+        """
+        words = key_words(text).split()
+        if not words:
+            return dict(enumerate(self.folded))
+        found = {i for word in ("", *words) for i in self.holding.get(word, ())}
+        return {i: self.folded[i] for i in sorted(found)}
 
     def cosine(self, i: int, doc: Embedded | None) -> float | None:
         vector = self.vectors[i]
@@ -160,8 +189,12 @@ class WritePolicy:
         if mark is None:
             return None
         rows = self._snapshot() if any(doc is not None for _, doc in drafts) else None
+        vectors = [(record.id, doc.entry) for record, doc in drafts if doc is not None]
+        near = self.nearest_each(vectors, rows) if rows is not None else {}
         found = {
-            record.id: tuple(n.id for n in self._stored_neighbours(record, doc, rows))
+            record.id: tuple(
+                n.id for n in self._stored_neighbours(record, doc, rows, near.get(record.id))
+            )
             for record, doc in drafts
         }
         return Looked(mark, found)
@@ -221,8 +254,14 @@ class WritePolicy:
         return [dedup.Neighbour(r.id, normalize.document_text(r), cosines.get(r.id)) for r in found]
 
     def _stored_neighbours(
-        self, record: Record, doc: Embedded | None, rows: Snapshot | None
+        self,
+        record: Record,
+        doc: Embedded | None,
+        rows: Snapshot | None,
+        nearest: dict[str, float] | None = None,
     ) -> list[Neighbour]:
+        """The stored memories that may restate `record`: its keyword matches and its
+        nearest vectors (`nearest`, when the batch's search found them already)."""
         near = Filters(
             scopes=(record.scope,),
             kinds=(record.kind,),
@@ -237,7 +276,7 @@ class WritePolicy:
                 found.setdefault(hit.record.id, hit.record)
         cosines: dict[str, float] = {}
         if doc is not None and rows is not None:
-            cosines = self.nearest(doc.entry, rows)
+            cosines = dict(nearest) if nearest is not None else self.nearest(doc.entry, rows)
             ids = tuple(i for i in cosines if i not in found)
             if ids:
                 found.update((r.id, r) for r in self.rt.store.query(replace(near, ids=ids)))
@@ -259,6 +298,50 @@ class WritePolicy:
             return {h.memory_id: h.score for h in index.search(vector, k)}
         cosines.update(self.cosines(vector, changed[1]))
         return cosines
+
+    def nearest_each(
+        self, vectors: Sequence[tuple[str, Any]], rows: Snapshot
+    ) -> dict[str, dict[str, float]]:
+        """`nearest` for many vectors (keyed by their memory ids) at once: one search of
+        the index for the batch, and one read of the memories changed since."""
+        if not vectors:
+            return {}
+        import numpy as np
+
+        matrix = np.stack([vector for _, vector in vectors])
+        changed = self.rt.store.vector_changes(rows.change, CHANGED_SINCE)
+        if changed is None:  # many writes since: the index catches up once
+            index, _ = self.rt.vector_lane()
+            found = index.current().search_many(matrix, NEIGHBOURS)
+            return {
+                memory_id: {h.memory_id: h.score for h in hits}
+                for (memory_id, _), hits in zip(vectors, found, strict=True)
+            }
+        found = rows.search_many(matrix, NEIGHBOURS)
+        now = self._cosines_many(matrix, changed[1])
+        return {
+            memory_id: {**{h.memory_id: h.score for h in hits}, **fresh}
+            for (memory_id, _), hits, fresh in zip(vectors, found, now, strict=True)
+        }
+
+    def _cosines_many(self, matrix: Any, ids: Sequence[str]) -> list[dict[str, float]]:
+        """`cosines` for each row of `matrix`, the memories' vectors read once."""
+        if not ids or self.rt.embedder is None:
+            return [{} for _ in matrix]
+        from memlane.embed.blob import from_blobs
+
+        signature, dim = self.rt.embedder.profile.signature, self.rt.embedder.dimension
+        stored = [(i, blob) for i, _, blob in self.rt.store.vectors(signature, ids)]
+        if not stored:
+            return [{} for _ in matrix]
+        scores = matrix @ from_blobs([blob for _, blob in stored], dim).T
+        out = []
+        for row in scores.tolist():
+            best: dict[str, float] = {}
+            for (memory_id, _), score in zip(stored, row, strict=True):
+                best[memory_id] = max(score, best.get(memory_id, -1.0))
+            out.append(best)
+        return out
 
     def cosines(self, vector: Any, ids: Sequence[str]) -> dict[str, float]:
         """{id: cosine} of these memories' current vectors (best chunk) with `vector`."""
@@ -355,11 +438,12 @@ def _staged_neighbours(
         return []
     from rapidfuzz import fuzz, process
 
+    text = normalize.document_text(record)
     alike = {
         i
         for _, _, i in process.extract(
-            _fold(normalize.document_text(record)),
-            batch.folded,
+            _fold(text),
+            batch.sharing(text),
             scorer=fuzz.ratio,
             score_cutoff=STAGED_CUTOFF,
             limit=NEIGHBOURS,

@@ -12,6 +12,7 @@ version or the old memory for audit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from memlane import runtime
@@ -262,9 +263,14 @@ class Writing:
             except (Invalid, NotFound, Conflict) as exc:
                 out[number] = BatchLine(number, error=str(exc))
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
-        docs = dict(zip(drafts, self.policy.embed_drafts(wanted), strict=True))
+        # Trigger: a chunk to embed. Why: a model (onnxruntime, an http endpoint) runs
+        # without Python's lock, and the screen of the drafts is all Python. Outcome:
+        # the drafts are screened while the model embeds them.
+        with ThreadPoolExecutor(1, thread_name_prefix="memlane-embed") as pool:
+            embedding = pool.submit(self.policy.embed_drafts, wanted)
+            cleared = [d.record for d in drafts.values() if screen.unchanged(d.record)]
+            docs = dict(zip(drafts, embedding.result(), strict=True))
         looked = self.policy.look([(d.record, docs[n]) for n, d in drafts.items() if _judged(d)])
-        cleared = [d.record for d in drafts.values() if screen.unchanged(d.record)]
         with self.rt.transaction() as w:
             w.keep(d.record.dedup_hash for n, d in drafts.items() if captures[n].keeps)
             w.cleared(cleared)

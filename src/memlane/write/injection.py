@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import functools
 import html
 import re
 import unicodedata
@@ -345,6 +346,35 @@ def _sent_out(prepared: str) -> bool:
 
 
 def injection_signals(text: str) -> list[str]:
+    """The families of model-directed instructions found in the text; [] when benign
+    (see `_signals`).
+
+    Trigger: a text of at most REMEMBERED_CHARS. Why: the same titles, tags and
+    texts are read by the capture policy and again at the store's door
+    (write.screen). Outcome: the families found are remembered (the last
+    REMEMBERED_TEXTS such texts)."""
+    if len(text) <= REMEMBERED_CHARS:
+        return list(_remembered(text))
+    return _signals(text)
+
+
+# Texts this short have their findings remembered; this many of them (at most a few
+# megabytes held).
+REMEMBERED_CHARS = 2_048
+REMEMBERED_TEXTS = 2_048
+
+
+def forget_remembered() -> None:
+    """Forget the remembered families found (a benchmark times the screen afresh)."""
+    _remembered.cache_clear()
+
+
+@functools.lru_cache(maxsize=REMEMBERED_TEXTS)
+def _remembered(text: str) -> tuple[str, ...]:
+    return tuple(_signals(text))
+
+
+def _signals(text: str) -> list[str]:
     """The families of model-directed instructions found in the text; [] when benign.
 
     The rules decide, with the learned model (write.injection_model) as a second

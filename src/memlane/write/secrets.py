@@ -19,6 +19,7 @@ stays behind.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import msgspec
@@ -85,6 +86,34 @@ def _repeated(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, i
 
 
 def find_secrets(text: str) -> list[Redaction]:
+    """Secrets in the text, sorted and non-overlapping (see `_find_secrets`).
+
+    Trigger: a text of at most REMEMBERED_CHARS. Why: a write's title, body and tags
+    are screened by the capture policy and again at the store's door (write.screen),
+    and the same entity names and tags recur across a batch. Outcome: its findings
+    are remembered (the last REMEMBERED_TEXTS such texts)."""
+    if len(text) <= REMEMBERED_CHARS:
+        return list(_remembered(text))
+    return _find_secrets(text)
+
+
+# Texts this short have their findings remembered; this many of them (at most a few
+# megabytes held).
+REMEMBERED_CHARS = 2_048
+REMEMBERED_TEXTS = 2_048
+
+
+def forget_remembered() -> None:
+    """Forget the remembered findings (a benchmark times the screen afresh)."""
+    _remembered.cache_clear()
+
+
+@functools.lru_cache(maxsize=REMEMBERED_TEXTS)
+def _remembered(text: str) -> tuple[Redaction, ...]:
+    return tuple(_find_secrets(text))
+
+
+def _find_secrets(text: str) -> list[Redaction]:
     """Secrets in the text, sorted and non-overlapping.
 
     Trigger: two findings overlap (an `sk-...` key that is also the value of
