@@ -299,3 +299,42 @@ def test_a_failure_on_the_look_ahead_thread_is_raised_to_the_caller(mem):
         lanes.vector(
             mem.store, index, get_embedder("hash"), "anything", mem.filters(limit=5), ahead
         )
+
+
+def _lookahead_threads() -> set[int]:
+    import threading
+
+    return {t.ident or 0 for t in threading.enumerate() if t.name.startswith("memlane-lookahead")}
+
+
+def test_the_vector_lane_runs_on_a_kept_thread(vmem):
+    """A recall hands its vector lane to a thread kept from the one before, so it never
+    waits for a new thread to start."""
+    vmem.add("the deploy runbook lives in the ops wiki")
+    assert vmem.recall("deploy runbook").hits
+    first = _lookahead_threads()
+    assert vmem.recall("ops wiki").hits
+    assert first and _lookahead_threads() == first
+
+
+def _recall_in_child(location: str) -> list[str]:
+    from memlane.memory import Memory
+    from memlane.scope import Context
+
+    with Memory.open(
+        location, agent="tester", context=Context("proj", "main"), embedder=get_embedder("hash")
+    ) as mem:
+        return [h.record.title for h in mem.recall("deploy runbook").hits]
+
+
+@pytest.mark.sqlite_only  # a forked child on its own connection to the file
+def test_a_forked_process_recalls_with_threads_of_its_own(vmem, db_path):
+    """The parent's kept threads do not exist in a forked child: it starts its own
+    instead of waiting forever for them."""
+    import multiprocessing
+
+    vmem.add("the deploy runbook lives in the ops wiki")
+    assert vmem.recall("deploy runbook").hits  # the parent's threads are started
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        titles = pool.apply_async(_recall_in_child, (str(db_path),)).get(timeout=60)
+    assert titles == ["the deploy runbook lives in the ops wiki"]
