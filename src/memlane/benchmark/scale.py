@@ -398,7 +398,7 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
     if build is None:
         build = build_store(db, plan, size, embedder, progress)
     queries = [q for _, q in Generator(plan.seed).queries(plan.queries)][: plan.queries]
-    progress(f"{size:,}: in-process recall, {len(queries)} queries")
+    progress(f"{size:,}: in-process recall, {len(queries)} queries, and beside the floor")
     timings = in_process(db, embedder, queries)
     progress(f"{size:,}: cold recall processes")
     cold = {
