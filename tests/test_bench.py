@@ -30,6 +30,7 @@ def test_bench_writes_the_report_as_json(run, tmp_path, monkeypatch):
     beside = size["floor"]  # recall and the floor, timed in turn with the same queries
     assert beside["recall_hybrid"]["count"] == beside["floor"]["count"] == 5
     assert beside["ratio_p50"] == beside["recall_hybrid"]["p50_ms"] / beside["floor"]["p50_ms"]
+    assert beside["recall_hybrid_cpu"]["count"] == beside["floor_cpu"]["count"] == 5
     assert size["cold_recall"]["hybrid"]["count"] == 1
     assert size["cold_recall"]["hybrid"]["command"] == "memlane"  # the installed script
     assert size["write"]["sample"] == 50
@@ -48,7 +49,7 @@ def test_bench_writes_the_report_as_json(run, tmp_path, monkeypatch):
     name = "recall / floor p50"
     rows = [line[len(name) :].split() for line in table.stdout.splitlines()]
     assert [cells[0] for cells, line in zip(rows, table.stdout.splitlines(), strict=True)
-            if line.startswith(name)] == ["-"]  # fmt: skip
+            if line.startswith(name + "  ")] == ["-"]  # fmt: skip
 
 
 def test_bench_refuses_bad_sizes(run):

@@ -33,6 +33,7 @@ ROWS: tuple[Row, ...] = (
     ("recall hybrid p95 ms beside it", lambda r: _floor(r, "recall_hybrid", "p95_ms"), None),
     ("recall / floor p50", lambda r: _ratio(r, "ratio_p50"), "recall_floor_ratio_p50"),
     ("recall / floor p95", lambda r: _ratio(r, "ratio_p95"), None),
+    ("recall / floor p50, CPU time", lambda r: _ratio(r, "ratio_cpu_p50"), None),
     ("recall keyword-only p50 ms", lambda r: _ms(r["recall_keyword"]["p50_ms"]), None),
     ("recall keyword-only p95 ms", lambda r: _ms(r["recall_keyword"]["p95_ms"]), None),
     ("vector lane p50 ms", lambda r: _ms(r["vector_search"]["p50_ms"]), None),
