@@ -7,11 +7,9 @@ which alone decide what may be returned (live or as-of, scope, visibility, kind.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
@@ -115,7 +113,8 @@ class Lookahead:
         self.hits: list[Hit] | None = None
         self.failed: str | None = None  # why the query could not be embedded
         self._error: BaseException | None = None
-        self._done = _workers().submit(self._run, search, embedder, query, finish)
+        self._thread = threading.Thread(target=self._run, args=(search, embedder, query, finish))
+        self._thread.start()
 
     def _run(
         self, search: Search, embedder: Embedder, query: str, finish: tuple[Store, Filters] | None
@@ -133,40 +132,17 @@ class Lookahead:
 
     def wait(self) -> None:
         """Until the worker is done (it may be reading through a lent connection)."""
-        wait([self._done])
+        self._thread.join()
 
     def result(self) -> tuple[Vector, list[VectorHit]]:
         """The query's vector and its `k` nearest memories (waits for the worker)."""
-        self.wait()
+        self._thread.join()
         if self.failed is not None:
             raise EmbeddingFailed(self.failed)
         if self._error is not None:
             raise self._error
         assert self._found is not None  # set whenever _run ended without an error
         return self._found
-
-
-# Lookaheads running at once (recalls on several threads of one process); more wait.
-LOOKAHEAD_WORKERS = 4
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # the process that started it, and it
-_pool_made = threading.Lock()
-
-
-def _workers() -> ThreadPoolExecutor:
-    """The threads that run lookaheads, started on first use and kept.
-
-    Trigger: a recall's vector lane. Why: starting a thread waits until the new thread
-    runs, which on a busy machine takes milliseconds, the keyword lane's time at 10^5
-    memories (`memlane bench`); a kept thread is handed the work without waiting.
-    Outcome: the lane starts at once, and the threads outlive the recall. A forked
-    child, which has none of its parent's threads, starts its own.
-    """
-    global _pool
-    with _pool_made:
-        if _pool is None or _pool[0] != os.getpid():
-            threads = ThreadPoolExecutor(LOOKAHEAD_WORKERS, thread_name_prefix="memlane-lookahead")
-            _pool = (os.getpid(), threads)
-        return _pool[1]
 
 
 def embed_query(embedder: Embedder, query: str) -> Vector:
