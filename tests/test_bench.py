@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 
-def test_bench_writes_the_report_as_json(run, tmp_path):
+
+def test_bench_writes_the_report_as_json(run, tmp_path, monkeypatch):
     out = tmp_path / "results" / "bench.json"
     stores = tmp_path / "stores"
     args = ("bench", "--sizes", "200", "--queries", "5", "--write-sample", "50",
@@ -13,6 +15,7 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     result = run(*args, "--cold-runs", "1", "--out", str(out))
     assert result.exit_code == 0, result.stderr
     assert "recall hybrid p50 ms" in result.stdout
+    assert "recall / floor p50" in result.stdout and "floor: RRF (k=60)" in result.stdout
     data = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "parameters", "goals", "results"} <= set(data)
     # how fast the machine was, at both ends of the run, so runs compare
@@ -24,6 +27,10 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     for key in ("recall_hybrid", "recall_keyword", "vector_search"):
         assert size[key]["count"] == 5 and size[key]["p50_ms"] > 0
     assert size["index"]["kind"] == "exact" and size["index"]["memories"] == 200
+    beside = size["floor"]  # recall and the floor, timed in turn with the same queries
+    assert beside["recall_hybrid"]["count"] == beside["floor"]["count"] == 5
+    assert beside["ratio_p50"] == beside["recall_hybrid"]["p50_ms"] / beside["floor"]["p50_ms"]
+    assert beside["recall_hybrid_cpu"]["count"] == beside["floor_cpu"]["count"] == 5
     assert size["cold_recall"]["hybrid"]["count"] == 1
     assert size["cold_recall"]["hybrid"]["command"] == "memlane"  # the installed script
     assert size["write"]["sample"] == 50
@@ -42,9 +49,16 @@ def test_bench_writes_the_report_as_json(run, tmp_path):
     again = run(*args, "--cold-runs", "0", "--json")  # the same parameters: reused
     assert again.exit_code == 0, again.stderr
     assert json.loads(again.stdout)["results"][0]["reused_store"]
+    # without the bench extra the floor is skipped, and the bench says why
+    monkeypatch.setattr("memlane.benchmark.floor.PACKAGES", {"memlane_absent": "chroma-hnswlib"})
     table = run(*args, "--cold-runs", "0")  # says whose build rates it repeats
     assert table.exit_code == 0, table.stderr
     assert "(reused: built 20" in table.stdout and "UTC" in table.stdout
+    assert "floor: skipped: the floor needs chroma-hnswlib" in table.stdout
+    name = "recall / floor p50"
+    rows = [line[len(name) :].split() for line in table.stdout.splitlines()]
+    assert [cells[0] for cells, line in zip(rows, table.stdout.splitlines(), strict=True)
+            if line.startswith(name + "  ")] == ["-"]  # fmt: skip
 
 
 def test_the_ingest_goals_are_floors():
@@ -114,3 +128,39 @@ def test_bench_writers_reports_each_writes_wait_and_that_all_landed(run, tmp_pat
 def test_bench_writers_refuses_no_writers(run):
     result = run("bench", "writers", "--writers", "0")
     assert result.exit_code != 0 and "--writers" in result.stderr
+
+
+def test_the_floor_fuses_its_lanes_by_reciprocal_rank():
+    from memlane.benchmark.floor import fuse
+
+    # 7: 1/61 + 1/62 (first in one lane, second in the other) beats 3: 1/61 + 1/63
+    assert fuse([[7, 3, 5], [4, 7, 9, 3]], limit=3) == [7, 3, 4]
+    assert fuse([[2, 1], []], limit=5) == [2, 1]  # an empty lane adds nothing
+    assert fuse([[1, 2], [2, 1]], limit=2, k=0) == [1, 2]  # a tie keeps first appearance
+
+
+def test_the_floor_finds_a_memory_by_its_words_and_by_its_vector(vmem):
+    pytest.importorskip("hnswlib")
+    pytest.importorskip("bm25s")
+    from memlane.benchmark import floor
+
+    texts = [f"note {i}: the {w} cache warms slowly after a deploy" for i, w in
+             enumerate(("redis", "memcached", "varnish", "nginx", "squid"))]  # fmt: skip
+    texts.append("Kubernetes pods restart when the liveness probe times out")
+    ids = [vmem.add(text).id for text in texts]
+    built = floor.build(vmem.store, vmem.embedder)
+    assert sorted(built.ids) == sorted(ids)
+    assert built.search("liveness probe restart", limit=3, pool=50)[0] == ids[-1]
+    assert built.search("varnish", limit=1, pool=50) == [ids[2]]
+    assert built.search("the a of", limit=3, pool=50) != []  # stopwords only: vectors answer
+    assert len(built.search("cache", limit=10, pool=50)) == len(ids)
+
+
+def test_the_floor_is_skipped_without_the_bench_extra():
+    from memlane.benchmark.floor import missing
+
+    assert missing() is None  # the dev install has the extra
+    reason = missing({"memlane_no_such_module": "no-such-package", "json": "json"})
+    assert reason == (
+        "the floor needs no-such-package (the bench extra: pip install 'memlane[bench]')"
+    )

@@ -27,6 +27,13 @@ def _mb(value: float) -> str:
 ROWS: tuple[Row, ...] = (
     ("recall hybrid p50 ms", lambda r: _ms(r["recall_hybrid"]["p50_ms"]), "recall_hybrid_p50_ms"),
     ("recall hybrid p95 ms", lambda r: _ms(r["recall_hybrid"]["p95_ms"]), None),
+    ("floor p50 ms (HNSW + bm25s, RRF)", lambda r: _floor(r, "floor", "p50_ms"), None),
+    ("floor p95 ms", lambda r: _floor(r, "floor", "p95_ms"), None),
+    ("recall hybrid p50 ms beside it", lambda r: _floor(r, "recall_hybrid", "p50_ms"), None),
+    ("recall hybrid p95 ms beside it", lambda r: _floor(r, "recall_hybrid", "p95_ms"), None),
+    ("recall / floor p50", lambda r: _ratio(r, "ratio_p50"), "recall_floor_ratio_p50"),
+    ("recall / floor p95", lambda r: _ratio(r, "ratio_p95"), None),
+    ("recall / floor p50, CPU time", lambda r: _ratio(r, "ratio_cpu_p50"), None),
     ("recall keyword-only p50 ms", lambda r: _ms(r["recall_keyword"]["p50_ms"]), None),
     ("recall keyword-only p95 ms", lambda r: _ms(r["recall_keyword"]["p95_ms"]), None),
     ("vector lane p50 ms", lambda r: _ms(r["vector_search"]["p50_ms"]), None),
@@ -60,6 +67,16 @@ ROWS: tuple[Row, ...] = (
         None,
     ),
 )
+
+
+def _floor(result: dict[str, Any], side: str, key: str) -> str:
+    measured = result.get("floor", {})
+    return _ms(measured[side][key]) if side in measured else "-"
+
+
+def _ratio(result: dict[str, Any], key: str) -> str:
+    measured = result.get("floor", {})
+    return f"{measured[key]:.2f}" if key in measured else "-"
 
 
 def _seconds(value: float | None) -> str:
@@ -99,6 +116,7 @@ GOAL_VALUES: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "ingest_keyword_per_second": lambda r: _ingested(r, "keyword"),
     "ingest_hash_per_second": lambda r: _ingested(r, "vectors"),
     "ingest_to_embedder_ratio": lambda r: r["ingest"]["ratio"] if "ingest" in r else None,
+    "recall_floor_ratio_p50": lambda r: r.get("floor", {}).get("ratio_p50"),
 }
 
 
@@ -155,9 +173,23 @@ def text(data: dict[str, Any]) -> str:
     cold = results[0]["cold_recall"]["hybrid"] if results else {}
     if cold.get("command"):
         notes.append(f"cold recall: `{cold['command']} recall QUERY --json`, a new process each")
+    notes += _floor_notes(results)
     for r in results:
         notes.append(f"store {r['memories']:,}: {r['store']}" + _reused(r))
     return "\n".join([*head, "", *lines, "", *notes])
+
+
+def _floor_notes(results: list[dict[str, Any]]) -> list[str]:
+    """How the floor was made, or why it was skipped (once, not once per size)."""
+    measured = [r["floor"] for r in results if "floor" in r]
+    if not measured:
+        return []
+    if "skipped" in measured[0]:
+        return [f"floor: skipped: {measured[0]['skipped']}"]
+    return [
+        f"floor: {measured[0]['method']}; timed in turn with recall, query by query "
+        "(the 'beside it' rows)"
+    ]
 
 
 def _reused(result: dict[str, Any]) -> str:

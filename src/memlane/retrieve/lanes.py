@@ -67,22 +67,20 @@ def keyword(store: Store, query: str, filters: Filters, fill: bool = False) -> l
             if hits:
                 return hits
         return []
-    first, *later = SEARCH_STEPS
-    found = store.search(query, filters, first)
-    scores = {hit.record.id: hit.score for hit in found}
-    for match in later:
-        if filters.limit is not None and len(scores) >= filters.limit:
+    scores: dict[str, float] = {}
+    for step, match in enumerate(SEARCH_STEPS):
+        if step and filters.limit is not None and len(scores) >= filters.limit:
             break
         # Each step finds the memories of the steps before it again (all words match
-        # "all but one" too), so it is asked for the whole pool, not what is missing,
-        # and by id: only the memories new to the lane are read, once.
+        # "all but one" too), so it is asked for the whole pool, not what is missing.
+        # Steps rank ids only: sorting whole rows to keep a page of them costs more
+        # than ranking at 10^5 memories, so the kept memories are read once, at the end.
         for memory_id, score in store.search_scores(query, filters, match):
             scores.setdefault(memory_id, score)
     ids = list(scores)[: filters.limit] if filters.limit else list(scores)
-    records = {hit.record.id: hit.record for hit in found}
-    missing = tuple(i for i in ids if i not in records)
-    if missing:
-        records.update((r.id, r) for r in store.query(replace(filters, ids=missing, limit=None)))
+    if not ids:
+        return []
+    records = {r.id: r for r in store.query(replace(filters, ids=tuple(ids), limit=None))}
     kept = [i for i in ids if i in records]  # a memory changed in between is left out
     return [Hit(records[i], scores[i], rank + 1) for rank, i in enumerate(kept)]
 
