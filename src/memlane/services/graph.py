@@ -279,6 +279,10 @@ class Graph:
             self.rt.journal(w, "entity.type", None)
         return replace(found, type=chosen)
 
+    def unnamed_entities(self) -> list[Entity]:
+        """The entities no memory names (made by `relate` or the MCP tools), by name."""
+        return self.rt.store.entities.unnamed()
+
     def search_entities(self, query: str, limit: int = 10) -> list[EntityHit]:
         """Entities whose name or an alias is like `query` (fuzzy), best first."""
         if not query.strip():
