@@ -55,6 +55,10 @@ class EntityMerge(msgspec.Struct, frozen=True):
     aliases: tuple[str, ...]
     mentions: int
     done: bool
+    # Current relations that move to `target`, and those ended (between the two, or
+    # repeating one `target` has).
+    relations_moved: int = 0
+    relations_ended: int = 0
 
     @property
     def crosses(self) -> bool:
@@ -443,7 +447,11 @@ class Graph:
         old, new = self.entity(source), self.entity(target)
         if old.id == new.id:
             raise Invalid(f"{source!r} and {target!r} are already one entity ({new.name})")
-        plan = EntityMerge(old, new, old.aliases, old.mentions, done=False)
+        mine, theirs = (
+            self.rt.store.entities.relations([e.id], self.rt.agent) for e in (old, new)
+        )
+        moved, ended = vocabulary.merged_relations(old.id, new.id, mine, theirs)
+        plan = EntityMerge(old, new, old.aliases, old.mentions, False, moved, ended)
         if not confirm:
             return plan
         with self.rt.transaction() as w:
