@@ -154,3 +154,18 @@ def test_declining_a_merge_at_the_prompt_says_not_merged(run, monkeypatch):
     assert declined.exit_code == 0 and "not merged" in declined.stderr
     assert "dry run" not in declined.stderr
     assert run("entities", "show", "ghopper", "--json").json()["name"] == "@ghopper"
+
+
+def test_entities_list_has_those_only_relate_made_and_type_shows_the_type(run):
+    run("add", "Ask @ghopper about `MemoryStore`.")
+    run("relate", "api", "uses", "PostgreSQL")
+    run("entities", "type", "PostgreSQL", "service")
+    listed = run("entities", "list", "--json").json()
+    assert {(e["name"], e["mentions"]) for e in listed} >= {("api", 0), ("PostgreSQL", 0)}
+    assert [e["mentions"] for e in listed][-2:] == [0, 0]  # after the named ones
+    services = run("entities", "list", "--type", "service", "--json").json()
+    assert [e["name"] for e in services] == ["PostgreSQL"]
+    assert len(run("entities", "list", "--limit", "1", "--json").json()) == 1
+    shown = run("entities", "type", "postgresql")
+    assert shown.exit_code == 0 and shown.stdout.split()[:3] == ["PostgreSQL", "code", "service"]
+    assert run("entities", "type", "Nobody").exit_code == 1

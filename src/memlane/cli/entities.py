@@ -52,7 +52,8 @@ def entities() -> None:
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="At most N (0: all).")
 @json_option
 def entities_list(kind: str | None, type_: str | None, limit: int, as_json: bool) -> None:
-    """Entities named by live memories, most mentioned first.
+    """Entities named by live memories, most mentioned first, then those only `relate`
+    made (0 memories).
 
     Each with its kind and how many memories you may see name it. Every write records what a
     memory names, read by a deterministic extractor (no model): backticked identifiers, file
@@ -117,12 +118,13 @@ def entities_search(query: str, limit: int, as_json: bool) -> None:
 
 @entities.command("type")
 @click.argument("name")
-@click.argument("type", type=click.Choice([t.value for t in EntityType]))
+@click.argument("type", type=click.Choice([t.value for t in EntityType]), required=False)
 @json_option
-def entities_type(name: str, type: str, as_json: bool) -> None:
+def entities_type(name: str, type: str | None, as_json: bool) -> None:
     """Say what entity NAME is: TYPE person, project, service, tool, file, organisation,
-    place, concept or unknown."""
-    entity = memory().graph.set_type(name, type)
+    place, concept or unknown; without TYPE, show what it is now."""
+    graph = memory().graph
+    entity = graph.entity(name) if type is None else graph.set_type(name, type)
     if as_json:
         emit_json(entity_dict(entity))
         return
