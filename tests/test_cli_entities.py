@@ -128,3 +128,44 @@ def test_recall_shows_entity_cards_in_text_and_json(run):
         ("depends_on", "PostgreSQL")
     ]
     assert run("recall", "what went live", "--json").json()["entities"] == []
+
+
+def test_a_merge_reports_relations_moved_and_ended(run):
+    run("relate", "api", "uses", "PostgreSQL")
+    run("relate", "postgres", "same as", "PostgreSQL")
+    run("relate", "worker", "uses", "postgres")
+    dry = run("entities", "merge", "postgres", "PostgreSQL")
+    assert dry.stdout == (
+        "Would merge 'postgres' into 'PostgreSQL': 1 aliases (postgres), 0 mentions, "
+        "1 relations moved, 1 ended\n"
+    )
+    merged = run("entities", "merge", "postgres", "PostgreSQL", "--yes", "--json").json()
+    assert (merged["relations_moved"], merged["relations_ended"]) == (1, 1)
+    shown = run("relationships", "PostgreSQL", "--json").json()["relations"]
+    assert sorted((r["subject"], r["object"]) for r in shown) == [
+        ("api", "PostgreSQL"), ("worker", "PostgreSQL")]  # fmt: skip
+    assert "(also postgres)" in run("entities", "show", "postgresql").stdout
+
+
+def test_declining_a_merge_at_the_prompt_says_not_merged(run, monkeypatch):
+    run("add", "We moved the cache to `Redis`; ask @ghopper.")
+    monkeypatch.setattr("memlane.cli.entities._at_terminal", lambda: True)
+    declined = run("entities", "merge", "@ghopper", "Redis", "--confirm", input="n\n")
+    assert declined.exit_code == 0 and "not merged" in declined.stderr
+    assert "dry run" not in declined.stderr
+    assert run("entities", "show", "ghopper", "--json").json()["name"] == "@ghopper"
+
+
+def test_entities_list_has_those_only_relate_made_and_type_shows_the_type(run):
+    run("add", "Ask @ghopper about `MemoryStore`.")
+    run("relate", "api", "uses", "PostgreSQL")
+    run("entities", "type", "PostgreSQL", "service")
+    listed = run("entities", "list", "--json").json()
+    assert {(e["name"], e["mentions"]) for e in listed} >= {("api", 0), ("PostgreSQL", 0)}
+    assert [e["mentions"] for e in listed][-2:] == [0, 0]  # after the named ones
+    services = run("entities", "list", "--type", "service", "--json").json()
+    assert [e["name"] for e in services] == ["PostgreSQL"]
+    assert len(run("entities", "list", "--limit", "1", "--json").json()) == 1
+    shown = run("entities", "type", "postgresql")
+    assert shown.exit_code == 0 and shown.stdout.split()[:3] == ["PostgreSQL", "code", "service"]
+    assert run("entities", "type", "Nobody").exit_code == 1

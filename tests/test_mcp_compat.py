@@ -264,3 +264,31 @@ def test_a_bad_file_imports_nothing(run, tmp_path: Path, db_path: Path) -> None:
     if db_path.exists():
         with Memory.open(db_path, context=Context()) as mem:
             assert everything(mem) == []
+
+
+async def test_the_tools_read_and_extend_the_entity_graph_relate_wrote(
+    client: Client, db_path: Path
+) -> None:
+    with Memory.open(db_path, context=Context()) as mem:
+        mem.graph.relate("api", "uses", "PostgreSQL")
+        mem.graph.set_type("PostgreSQL", "service")
+    uses = {"from": "api", "to": "PostgreSQL", "relationType": "uses"}
+    api = {"name": "api", "entityType": "unknown", "observations": []}
+    postgres = {"name": "PostgreSQL", "entityType": "service", "observations": []}
+    assert await call(client, "open_nodes", names=["api"]) == {
+        "entities": [api],
+        "relations": [uses],
+    }
+    assert await call(client, "search_nodes", query="postgres") == {
+        "entities": [postgres], "relations": [uses]}  # fmt: skip
+    await call(client, "create_entities", entities=PEOPLE[:1])
+    made = {"from": "Ada Lovelace", "to": "api", "relationType": "works_on"}
+    assert await call(client, "create_relations", relations=[made]) == {"relations": [made]}
+    await call(client, "add_observations",
+               observations=[{"entityName": "api", "contents": ["Serves the web view"]}])  # fmt: skip
+    graph = await call(client, "read_graph")
+    assert [e["name"] for e in graph["entities"]] == ["Ada Lovelace", "api", "PostgreSQL"]
+    assert graph["entities"][1] == {**api, "observations": ["Serves the web view"]}
+    assert graph["relations"] == [uses, made]
+    await call(client, "delete_entities", entityNames=["PostgreSQL"])
+    assert (await call(client, "read_graph"))["relations"] == [made]

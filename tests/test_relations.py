@@ -8,7 +8,7 @@ import pytest
 from memlane import Context, Memory
 from memlane.embed import get_embedder
 from memlane.errors import Invalid, NotFound
-from memlane.graph.relations import read_predicate, read_type, same_relation
+from memlane.graph.relations import merged_relations, read_predicate, read_type, same_relation
 from memlane.graph.search import fuzzy_matches
 from memlane.model import Entity, EntityKind, EntityType, Predicate, replace
 from memlane.timeutil import utcnow
@@ -174,6 +174,17 @@ def test_entity_search_reaches_entities_made_by_hand(mem: Memory) -> None:
     assert mem.graph.search_entities("memcache")[0].entity.name == "Memcached"
     with pytest.raises(Invalid):
         mem.graph.search_entities("  ")
+
+
+def test_merging_ends_relations_between_the_two_and_repeats_and_moves_the_rest() -> None:
+    old, new = _entity("postgres", "postgres"), _entity("PostgreSQL", "postgresql")
+    between = _relation(old, Predicate.RELATED_TO, "PostgreSQL", 1)
+    between = replace(between, object_id=new.id)
+    repeat = _relation(old, Predicate.USES, "api", 2, inward=True)
+    moved = _relation(old, Predicate.PART_OF, "stack", 3)
+    held = replace(repeat, id="r-9", object_id=new.id)  # api uses PostgreSQL already
+    assert merged_relations(old.id, new.id, [between, repeat, moved], [between, held]) == (1, 2)
+    assert merged_relations(old.id, new.id, [moved], []) == (1, 0)
 
 
 # ---- entity cards in recall ----------------------------------------------------------

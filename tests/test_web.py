@@ -312,6 +312,11 @@ def test_an_entity_graph_shows_its_relations_both_ways(
     assert 'class="edge edge-depends_on"' in text and 'class="edge edge-owns"' in text
     assert "/graph?entity=Kubernetes" in text and "<small>(rollouts)</small>" in text
     assert f'href="/memory/{seeded["deploy"]}">source' in text
+    assert (
+        f'<h2>Memories naming it (1)</h2><ul><li><a href="/memory/{seeded["deploy"]}">Deploy'
+        in text
+    )
+    assert "No memory names it." in client.get("/graph", params={"entity": "Ops Team"}).text
     # the memory graph's entity nodes lead to their entity graph
     assert "/graph?entity=deployctl" in client.get("/graph", params={"id": seeded["deploy"]}).text
     assert client.get("/graph", params={"entity": "nobody"}).status_code == 404

@@ -8,6 +8,7 @@ import click
 
 from memlane.cli.common import emit_json, fail, in_section, json_option, memory, note
 from memlane.cli.render import plain, record_dict, record_line
+from memlane.graph.entities import normalize_alias
 from memlane.model import Entity, EntityKind, EntityType
 from memlane.services.graph import SHOW_LIMIT, EntityMerge
 
@@ -17,7 +18,7 @@ def entity_dict(entity: Entity) -> dict[str, object]:
 
 
 def _entity_line(entity: Entity) -> str:
-    others = [a for a in entity.aliases if a != entity.aliases[0]]
+    others = [a for a in entity.aliases if a != normalize_alias(entity.name)]
     also = f"  (also {', '.join(others)})" if others else ""
     return (
         f"{entity.name:<32} {entity.kind.value:<15} {entity.type.value:<13} "
@@ -51,7 +52,8 @@ def entities() -> None:
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="At most N (0: all).")
 @json_option
 def entities_list(kind: str | None, type_: str | None, limit: int, as_json: bool) -> None:
-    """Entities named by live memories, most mentioned first.
+    """Entities named by live memories, most mentioned first, then those only `relate`
+    made (0 memories).
 
     Each with its kind and how many memories you may see name it. Every write records what a
     memory names, read by a deterministic extractor (no model): backticked identifiers, file
@@ -116,12 +118,13 @@ def entities_search(query: str, limit: int, as_json: bool) -> None:
 
 @entities.command("type")
 @click.argument("name")
-@click.argument("type", type=click.Choice([t.value for t in EntityType]))
+@click.argument("type", type=click.Choice([t.value for t in EntityType]), required=False)
 @json_option
-def entities_type(name: str, type: str, as_json: bool) -> None:
+def entities_type(name: str, type: str | None, as_json: bool) -> None:
     """Say what entity NAME is: TYPE person, project, service, tool, file, organisation,
-    place, concept or unknown."""
-    entity = memory().graph.set_type(name, type)
+    place, concept or unknown; without TYPE, show what it is now."""
+    graph = memory().graph
+    entity = graph.entity(name) if type is None else graph.set_type(name, type)
     if as_json:
         emit_json(entity_dict(entity))
         return
@@ -142,10 +145,14 @@ def entities_merge(source: str, target: str, confirm: bool, yes: bool, as_json: 
 
     With --confirm the merge happens, and later mentions of SOURCE's aliases land on TARGET.
     Entities of different kinds or types (a person and a project) merge only once you say
-    so at the prompt, or with --yes. TARGET keeps its type unless it has none."""
+    so at the prompt, or with --yes; without a terminal, --confirm refuses such a merge
+    unless --yes is given. Current relations between the two end (an entity is not
+    related to itself), as do those that would repeat one of TARGET's. TARGET keeps its
+    type unless it has none."""
     graph = memory().graph
     plan = graph.merge_entities(source, target)
-    if (confirm or yes) and _agreed(plan, yes):
+    asked = confirm or yes
+    if asked and _agreed(plan, yes):
         plan = graph.merge_entities(source, target, confirm=True)
     if as_json:
         emit_json(
@@ -154,17 +161,20 @@ def entities_merge(source: str, target: str, confirm: bool, yes: bool, as_json: 
                 "target": entity_dict(plan.target),
                 "aliases": list(plan.aliases),
                 "mentions": plan.mentions,
-                "status": "merged" if plan.done else "dry_run",
+                "relations_moved": plan.relations_moved,
+                "relations_ended": plan.relations_ended,
+                "status": "merged" if plan.done else "declined" if asked else "dry_run",
             }
         )
         return
     verb = "Merged" if plan.done else "Would merge"
     click.echo(
         f"{verb} {plan.source.name!r} into {plan.target.name!r}: "
-        f"{len(plan.aliases)} aliases ({', '.join(plan.aliases)}), {plan.mentions} mentions"
+        f"{len(plan.aliases)} aliases ({', '.join(plan.aliases)}), {plan.mentions} mentions, "
+        f"{plan.relations_moved} relations moved, {plan.relations_ended} ended"
     )
     if not plan.done:
-        note("dry run: pass --confirm to merge")
+        note("not merged" if asked else "dry run: pass --confirm to merge")
 
 
 def _agreed(plan: EntityMerge, yes: bool) -> bool:
@@ -180,6 +190,10 @@ def _agreed(plan: EntityMerge, yes: bool) -> bool:
         f"{a.name!r} is a {a.kind.value} of type {a.type.value}, "
         f"{b.name!r} a {b.kind.value} of type {b.type.value}"
     )
-    if not sys.stdin.isatty():
+    if not _at_terminal():
         fail(f"{differ}: pass --yes to merge them anyway")
     return click.confirm(f"{differ}. Merge anyway?", default=False, err=True)
+
+
+def _at_terminal() -> bool:
+    return sys.stdin.isatty()

@@ -14,11 +14,12 @@ names the canonical predicate with its ends swapped.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import msgspec
 
 from memlane.errors import Invalid
-from memlane.model import EntityType, Predicate
+from memlane.model import EntityType, Predicate, Relation
 
 _SEPARATORS = re.compile(r"[\s_\-]+")
 # Wording longer than this is a sentence, not a predicate: refused (the context is
@@ -156,6 +157,26 @@ def same_relation(predicate: Predicate, label: str, other: Predicate, other_labe
     if predicate is not other:
         return False
     return predicate is not Predicate.RELATED_TO or words_of(label) == words_of(other_label)
+
+
+def merged_relations(
+    source: str, target: str, mine: Sequence[Relation], theirs: Sequence[Relation]
+) -> tuple[int, int]:
+    """(moved, ended): what merging entity `source` into `target` does to the current
+    relations of each (`mine`, `theirs`). One that would join `target` to itself, or
+    repeat one `target` has, is ended; the others move."""
+    held = [(r.subject_id, r.object_id, r) for r in theirs]
+    moved = ended = 0
+    for r in mine:
+        subject = target if r.subject_id == source else r.subject_id
+        obj = target if r.object_id == source else r.object_id
+        repeats = subject == obj or any(
+            (s, o) == (subject, obj) and same_relation(h.predicate, h.label, r.predicate, r.label)
+            for s, o, h in held
+        )
+        ended, moved = ended + repeats, moved + (not repeats)
+        held.append((subject, obj, r))
+    return moved, ended
 
 
 def read_type(text: str) -> EntityType:

@@ -6,6 +6,11 @@
     relation     a relation of memlane's entity graph between the cards' entities
                  (`memlane relationships NAME`), its type kept as written
 
+Entities no memory names that have a current relation (made by `memlane relate`)
+are part of the graph too, with their canonical type as entityType and no
+observations, so the tools see what the CLI relates; adding an observation to one
+gives it a card, deleting one ends its relations.
+
 Every memory is tagged `mcp-memory` (the graph is read with one query) and
 `entity:NAME` for each entity it is about (so memlane's entities list them, and a
 relation has its ends), and its source_ref, `mcp-memory:` + a JSON object shaped like
@@ -34,6 +39,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from memlane.errors import Invalid, NotFound
+from memlane.graph.entities import normalize_alias
 from memlane.graph.relations import read_predicate, read_type
 from memlane.memory import Memory
 from memlane.model import EntityType, Record
@@ -69,16 +75,24 @@ class Graph(msgspec.Struct):
         default_factory=dict
     )  # name -> (type, card)
     observations: dict[str, list[Record]] = msgspec.field(default_factory=dict)
+    # Entities of the entity graph without a card: name -> canonical type.
+    uncarded: dict[str, str] = msgspec.field(default_factory=dict)
     # A stored relation's id, or the memory an older store kept a relation as.
     relations: dict[Relation, str | Record] = msgspec.field(default_factory=dict)
 
     def entity(self, name: str) -> Entity:
+        if name in self.uncarded:
+            return Entity(name, self.uncarded[name])
         kind, _ = self.cards[name]
         return Entity(name, kind, tuple(r.body for r in self.observations.get(name, [])))
 
+    def names(self) -> list[str]:
+        """The cards' names (oldest first), then the uncarded entities' (by name)."""
+        return [*self.cards, *self.uncarded]
+
     def entities(self, names: Iterable[str] | None = None) -> list[Entity]:
-        wanted = set(self.cards if names is None else names)
-        return [self.entity(name) for name in self.cards if name in wanted]
+        wanted = set(self.names() if names is None else names)
+        return [self.entity(name) for name in self.names() if name in wanted]
 
     def relations_touching(self, names: Iterable[str]) -> list[Relation]:
         chosen = set(names)
@@ -101,8 +115,19 @@ class KnowledgeGraph:
             described = _described(record)
             if described is not None:
                 _place(graph, record, described)
-        for stored in self.memory.graph.relations_named(list(graph.cards)):
-            graph.relations.setdefault(_as_given(stored), stored.id)
+        carded = {normalize_alias(name) for name in graph.cards}
+        uncarded = {
+            e.name: e.type.value
+            for e in self.memory.graph.unnamed_entities()
+            if carded.isdisjoint(e.aliases)
+        }
+        for stored in self.memory.graph.relations_named([*graph.cards, *uncarded]):
+            relation = _as_given(stored)
+            graph.relations.setdefault(relation, stored.id)
+            for end in (relation.source, relation.target):
+                if end in uncarded:  # one with no current relation is not in the graph
+                    graph.uncarded[end] = uncarded[end]
+        graph.uncarded = dict(sorted(graph.uncarded.items()))
         return graph
 
     def create_entities(self, entities: Sequence[Entity]) -> list[Entity]:
@@ -142,7 +167,7 @@ class KnowledgeGraph:
         for given in relations:
             relation = _relation(given)
             for end in (relation.source, relation.target):
-                _card_of(graph, end)
+                _known(graph, end)
             if relation not in graph.relations:
                 new[relation] = None
         made = []
@@ -159,7 +184,7 @@ class KnowledgeGraph:
     ) -> list[tuple[str, list[str]]]:
         """Per item, the observations that were new to the entity; NotFound (nothing
         written) when an entity is."""
-        graph = self.read()
+        graph = self._carded([_text(name, "entity name") for name, _ in items])
         seen = {name: {r.body for r in rs} for name, rs in graph.observations.items()}
         results, lines = [], []
         for given_name, contents in items:
@@ -177,16 +202,28 @@ class KnowledgeGraph:
         self._add(lines)
         return results
 
+    def _carded(self, names: Sequence[str]) -> Graph:
+        """The graph, once the uncarded entities of these names have a card (of their
+        type) for observations to anchor to."""
+        graph = self.read()
+        uncarded = [
+            Entity(n, graph.uncarded[n]) for n in dict.fromkeys(names) if n in graph.uncarded
+        ]
+        if not uncarded:
+            return graph
+        self.create_entities(uncarded)
+        return self.read()
+
     def delete_entities(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         """(deleted, not found): each entity with its observations and relations."""
         graph = self.read()
         wanted = [clean_text(n) for n in names]
-        deleted = [n for n in wanted if n in graph.cards]
-        doomed = [graph.cards[n][1] for n in dict.fromkeys(deleted)]
+        deleted = [n for n in wanted if n in graph.cards or n in graph.uncarded]
+        doomed = [graph.cards[n][1] for n in dict.fromkeys(deleted) if n in graph.cards]
         doomed += [r for n in dict.fromkeys(deleted) for r in graph.observations.get(n, [])]
         self._end([graph.relations[r] for r in graph.relations_touching(deleted)])
         self._delete(doomed)
-        return deleted, [n for n in wanted if n not in graph.cards]
+        return deleted, [n for n in wanted if n not in deleted]
 
     def delete_observations(
         self, items: Sequence[tuple[str, Sequence[str]]]
@@ -384,6 +421,11 @@ def _as_given(stored: Stored) -> Relation:
     if read_predicate(stored.label).swapped:
         ends = (stored.object, stored.subject)
     return Relation(ends[0], ends[1], stored.label)
+
+
+def _known(graph: Graph, name: str) -> None:
+    if name not in graph.cards and name not in graph.uncarded:
+        raise NotFound(f"Entity with name {name} not found")
 
 
 def _card_of(graph: Graph, name: str) -> Record:

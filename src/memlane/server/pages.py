@@ -159,7 +159,11 @@ def entity_graph_href(name: str) -> str:
 
 
 def entity_graph_page(
-    entity: Entity, drawing: str, legend: str, relations: Sequence[Relation]
+    entity: Entity,
+    drawing: str,
+    legend: str,
+    relations: Sequence[Relation],
+    mentioning: Sequence[Record] = (),
 ) -> str:
     rows = []
     for r in relations:
@@ -178,8 +182,18 @@ def entity_graph_page(
         f"<h1>{escape(entity.name)} <small>({escape(entity.type.value)})</small></h1>"
         "<p>Its current relations; click an entity to centre it.</p>"
         f"{legend}{drawing}<h2>Relations</h2>{listed}"
+        f"<h2>Memories naming it ({entity.mentions})</h2>{_memory_list(mentioning)}"
     )
     return layout(f"entity {entity.name}", body)
+
+
+def _memory_list(records: Sequence[Record]) -> str:
+    if not records:
+        return "<p>No memory names it.</p>"
+    items = "".join(
+        f'<li><a href="{memory_href(r.id)}">{escape(titled(r))}</a></li>' for r in records
+    )
+    return f"<ul>{items}</ul>"
 
 
 def message_page(title: str, text: str) -> str:

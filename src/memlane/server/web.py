@@ -41,6 +41,8 @@ from memlane.timeutil import utcnow
 
 COOKIE = "memlane_web"
 LOOPBACK = "127.0.0.1"
+# The memories naming it an entity's page lists (newest first): a few, the way in.
+ENTITY_MEMORIES = 10
 # Nodes a graph holds at most, and memories an opened entity adds.
 MAX_NODES = 80
 ENTITY_FANOUT = 12
@@ -210,7 +212,8 @@ def _entity_graph(memory: Memory, name: str) -> str:
     drawing = graphview.svg(graph, hrefs)
     legend = graphview.legend((n.kind for n in graph.nodes.values()), (e.type for e in graph.edges))
     found = memory.graph.relationships(centre.name)
-    return pages.entity_graph_page(centre, drawing, legend, found.relations)
+    _, mentioning = memory.graph.mentioning(centre.name, ENTITY_MEMORIES)
+    return pages.entity_graph_page(centre, drawing, legend, found.relations, mentioning)
 
 
 async def _errors(request: Request, exc: Exception) -> Response:

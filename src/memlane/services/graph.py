@@ -55,6 +55,10 @@ class EntityMerge(msgspec.Struct, frozen=True):
     aliases: tuple[str, ...]
     mentions: int
     done: bool
+    # Current relations that move to `target`, and those ended (between the two, or
+    # repeating one `target` has).
+    relations_moved: int = 0
+    relations_ended: int = 0
 
     @property
     def crosses(self) -> bool:
@@ -244,13 +248,20 @@ class Graph:
         self, kind: str | None = None, limit: int | None = 50, type: str | None = None
     ) -> list[Entity]:
         """Entities named by live memories this agent may see (of a kind, of a type),
-        most mentioned first."""
+        most mentioned first, then those no memory names (made by `relate`), by name."""
         chosen = parse_enum(EntityKind, kind, "entity kind").value if kind else None
         typed = parse_enum(EntityType, type, "entity type").value if type else None
         if limit is not None and limit < 0:
             raise Invalid("--limit must not be negative")
         self.rt.entities_current()
-        return self.rt.store.entities.listing(self.rt.agent, chosen, limit or None, typed)
+        found = self.rt.store.entities.listing(self.rt.agent, chosen, limit or None, typed)
+        found += [
+            e
+            for e in self.unnamed_entities()
+            if (chosen is None or e.kind.value == chosen)
+            and (typed is None or e.type.value == typed)
+        ]
+        return found[:limit] if limit else found
 
     def entity(self, name: str) -> Entity:
         """The entity a name (any of its aliases, in any case or spelling) refers to:
@@ -278,6 +289,16 @@ class Graph:
             w.set_entity_type(found.id, chosen)
             self.rt.journal(w, "entity.type", None)
         return replace(found, type=chosen)
+
+    def unnamed_entities(self) -> list[Entity]:
+        """The entities no memory names that a relation this agent may see touches
+        (made by `relate` or the MCP tools), by name. One a memory named once, and no
+        relation, is a leftover name: left out."""
+        found = self.rt.store.entities.unnamed()
+        ids = [e.id for e in found]
+        touched = self.rt.store.entities.relations(ids, self.rt.agent, False) if ids else []
+        ends = {end for r in touched for end in (r.subject_id, r.object_id)}
+        return [e for e in found if e.id in ends]
 
     def search_entities(self, query: str, limit: int = 10) -> list[EntityHit]:
         """Entities whose name or an alias is like `query` (fuzzy), best first."""
@@ -439,7 +460,9 @@ class Graph:
         old, new = self.entity(source), self.entity(target)
         if old.id == new.id:
             raise Invalid(f"{source!r} and {target!r} are already one entity ({new.name})")
-        plan = EntityMerge(old, new, old.aliases, old.mentions, done=False)
+        mine, theirs = (self.rt.store.entities.relations([e.id], self.rt.agent) for e in (old, new))
+        moved, ended = vocabulary.merged_relations(old.id, new.id, mine, theirs)
+        plan = EntityMerge(old, new, old.aliases, old.mentions, False, moved, ended)
         if not confirm:
             return plan
         with self.rt.transaction() as w:
