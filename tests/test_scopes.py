@@ -42,11 +42,12 @@ def test_rekeying_a_project_carries_its_branches_only_to_another_project() -> No
     assert rekeyed("project:old@b", "project:old@b", "global") == "global"
 
 
-def test_canonical_names_follow_alias_chains_and_stop_at_loops() -> None:
-    aliases = {"a": "b", "b": "c", "x": "y", "y": "x"}
+def test_canonical_names_follow_alias_chains_and_refuse_cycles() -> None:
+    aliases = {"a": "b", "b": "c", "c": "c"}
     assert canonical_project("a", aliases) == "c"
-    assert canonical_project("x", aliases) == "y"
     assert canonical_project("z", aliases) == "z"
+    with pytest.raises(Invalid, match=r"cycle: x -> y -> x \("):
+        canonical_project("w", {"w": "x", "x": "y", "y": "x"})
     assert canonical_scope("project:a@feat", aliases) == "project:c@feat"
     assert canonical_scope("global", aliases) == "global"
     with pytest.raises(Invalid, match="invalid project"):
@@ -296,6 +297,30 @@ def test_canonicalize_projects_command(run: Run) -> None:
         done.stdout
     )
     assert run("canonicalize-projects").stdout == "nothing to move\n"
+
+
+def test_alias_cycles_are_refused_and_canonicalize_never_swaps(
+    run: Run, cli_env: dict[str, str]
+) -> None:
+    aliases = Path(cli_env["MEMLANE_PROJECT_ALIASES"])
+    assert run("projects", "alias", "plain", "rv29").exit_code == 0
+    saved = aliases.read_text(encoding="utf-8")
+    for args, message in [
+        (("rv29", "plain"), "alias rv29 -> plain would make a cycle: rv29 -> plain -> rv29\n"),
+        (("shop", "shop"), "cannot alias 'shop' to itself\n"),
+    ]:
+        refused = run("projects", "alias", *args)
+        assert (refused.exit_code, refused.stderr) == (2, f"memlane: error: {message}")
+        assert aliases.read_text(encoding="utf-8") == saved
+    run("add", "Plain's deploy rule.", "--scope", "project:plain")
+    run("add", "Rv29's deploy rule.", "--scope", "project:rv29")
+    aliases.write_text('{"plain": "rv29", "rv29": "plain"}', encoding="utf-8")
+    looped = run("canonicalize-projects")
+    assert looped.exit_code == 2
+    assert "cycle: plain -> rv29 -> plain" in looped.stderr and looped.stderr.count("\n") == 1
+    scopes = run("list", "--scope", "all", "--json").json()
+    assert isinstance(scopes, dict)
+    assert sorted(m["scope"] for m in scopes["results"]) == ["project:plain", "project:rv29"]
 
 
 def test_update_scope_command(run: Run) -> None:
