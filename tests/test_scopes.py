@@ -323,6 +323,21 @@ def test_alias_cycles_are_refused_and_canonicalize_never_swaps(
     assert sorted(m["scope"] for m in scopes["results"]) == ["project:plain", "project:rv29"]
 
 
+def test_unicode_project_names_scope_and_rekey(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("日本", "café", "caf"):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        run("add", f"A rule of the {name} checkout.")
+    listed = run("list", "--scope", "all", "--json").json()
+    assert isinstance(listed, dict)
+    scopes = sorted(m["scope"] for m in listed["results"])
+    assert scopes == ["project:caf", "project:café", "project:日本"]
+    moved = run("rekey-namespace", "project:café", "project:ünïcødé")
+    assert moved.exit_code == 0 and "project:café -> project:ünïcødé" in moved.stdout
+
+
 def test_update_scope_command(run: Run) -> None:
     added = run("add", "Ports: API on 8081.", "--scope", "global", "--json").json()
     assert isinstance(added, dict)

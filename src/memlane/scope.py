@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from memlane.errors import Invalid
 
 GLOBAL = "global"
 ALL = "all"
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+# A project name: letters and digits of any script (NFC), then also . _ -; on ASCII
+# exactly [A-Za-z0-9][A-Za-z0-9._-]*, so names derived before stay the same.
+_NAME = r"[^\W_][\w.-]*"
 _BRANCH = r"[A-Za-z0-9][A-Za-z0-9._/+-]*"
 _SCOPE = re.compile(rf"^project:(?P<project>{_NAME})(?:@(?P<branch>{_BRANCH}))?$")
 # Misspellings of `global` that would strand a memory where no default read looks.
@@ -56,7 +59,7 @@ def parse_scope(text: str) -> str:
     """Validate a scope; near-misses of `global` are refused naming the canonical form."""
     if not isinstance(text, str):
         raise Invalid(f"scope must be a string, not {type(text).__name__}")
-    value = text.strip()
+    value = unicodedata.normalize("NFC", text.strip())
     if value == GLOBAL or _SCOPE.match(value):
         return value
     lowered = value.lower()
@@ -104,7 +107,8 @@ def _branch(root: Path) -> str | None:
 
 
 def _safe_name(name: str) -> str | None:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._")
+    """A directory's name as a project name: NFC, each run of other characters a `-`."""
+    cleaned = re.sub(r"[^\w.-]+", "-", unicodedata.normalize("NFC", name)).strip("-._")
     return cleaned or None
 
 
@@ -136,6 +140,7 @@ def detect_context(cwd: Path, aliases: dict[str, str] | None = None) -> Context:
 def save_alias(path: Path, directory_name: str, project: str) -> dict[str, str]:
     """Add `directory_name -> project` to the alias map file; returns the whole map.
     A self-alias, or one that would close a cycle of aliases, is refused unwritten."""
+    directory_name, project = (unicodedata.normalize("NFC", n) for n in (directory_name, project))
     for name in (directory_name, project):
         if not re.fullmatch(_NAME, name):
             raise Invalid(f"invalid project name {name!r}: letters, digits, . _ -")
