@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CliResult, raw_sql
-from memlane import Invalid, Memory
+from memlane import Invalid, Memory, NotFound
 from memlane.lifecycle import promote
 from memlane.model import Kind, Record, Taint, replace
 from memlane.scope import canonical_project, canonical_scope, rekeyed, with_branches
@@ -150,7 +150,7 @@ def test_rekey_to_global_keeps_the_project_it_was_written_in(
 
 
 def test_rekey_refuses_an_empty_or_unchanged_scope(mem: Memory, spread: dict[str, str]) -> None:
-    with pytest.raises(Invalid, match=r"no memories in scope project:olf \(did you mean"):
+    with pytest.raises(NotFound, match=r"no memories in scope project:olf \(did you mean"):
         mem.scopes.rekey("project:olf", "project:new")
     with pytest.raises(Invalid, match="already the scope"):
         mem.scopes.rekey("project:old", "project:old")
@@ -270,7 +270,7 @@ def test_rekey_namespace_command(run: Run, db_path: Path) -> None:
     history = run("history", added["id"])
     assert "moved from project:old to project:new" in history.stdout
     missing = run("rekey-namespace", "project:old", "project:new")
-    assert missing.exit_code == 2 and missing.stdout == ""
+    assert missing.exit_code == 1 and missing.stdout == ""
     assert missing.stderr.startswith("memlane: error: no memories in scope project:old")
     assert run("rekey-namespace", "project:new", "nowhere").exit_code == 2
 
@@ -280,8 +280,12 @@ def test_a_dry_run_on_a_missing_store_creates_nothing(
 ) -> None:
     if "://" in cli_env["MEMLANE_DB"]:
         pytest.skip("a server database exists before the command runs")
-    result = run("rekey-namespace", "project:a", "project:b", "--dry-run")
-    assert result.exit_code == 2 and "no memories in scope project:a" in result.stderr
+    for dry_run in (("--dry-run",), ()):
+        result = run("rekey-namespace", "project:a", "project:b", *dry_run)
+        assert result.exit_code == 1 and "no memories in scope project:a" in result.stderr
+        assert f"(no store at {cli_env['MEMLANE_DB']})" in result.stderr
+        assert not Path(cli_env["MEMLANE_DB"]).exists()
+    assert run("canonicalize-projects").stdout == "nothing to move\n"
     assert not Path(cli_env["MEMLANE_DB"]).exists()
     assert run("promote", "--candidates").stdout == "no promotion candidates\n"
     assert not Path(cli_env["MEMLANE_DB"]).exists()

@@ -74,7 +74,8 @@ _READS_WHEN = {
 # one of them makes a store of its own.
 _CHANGES_EXISTING = frozenset(
     "update edit append prepend restore supersede invalidate retire merge delete forget "
-    "promote reinforce feedback reviewed contradict unrelate reflect".split()
+    "promote reinforce feedback reviewed contradict unrelate reflect rekey-namespace "
+    "canonicalize-projects".split()
 ) | frozenset({"entities type", "entities merge", "links add", "links delete"})
 _CREATES_WHEN = {"restore": "snapshot"}
 
