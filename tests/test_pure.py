@@ -311,6 +311,35 @@ def test_detect_context_makes_a_directory_name_a_valid_project_name(tmp_path):
     assert parse_scope(ctx.default_scope) == "project:my-proj-copy"
 
 
+@pytest.mark.parametrize(
+    ("directory", "project"),
+    [
+        ("日本", "日本"),
+        ("café", "café"),
+        ("cafe\u0301", "café"),  # NFD, as some file systems spell it: the same project
+        ("caf", "caf"),
+        ("Ünïcødé (2)", "Ünïcødé-2"),
+        ("my_proj.v2 ", "my_proj.v2"),
+        ("__x__", "x"),
+    ],
+)
+def test_detect_context_keeps_unicode_letters_and_ascii_names_as_before(
+    tmp_path, directory, project
+):
+    folder = tmp_path / directory
+    folder.mkdir()
+    ctx = detect_context(folder)
+    assert ctx.project == project
+    assert parse_scope(ctx.default_scope) == f"project:{project}"
+
+
+def test_parse_scope_accepts_unicode_project_names_in_nfc():
+    assert parse_scope("project:ünïcødé@main") == "project:ünïcødé@main"
+    assert parse_scope("project:cafe\u0301") == "project:café"
+    with pytest.raises(Invalid, match="scope"):
+        parse_scope("project:_x")
+
+
 @pytest.mark.parametrize("absolute", [True, False])
 def test_detect_context_follows_a_worktree_git_file(tmp_path, absolute):
     main = make_repo(tmp_path / "main-repo")

@@ -398,3 +398,25 @@ def test_read_commands_on_a_missing_store_create_nothing(run, tmp_path):
     missing.parent.mkdir(parents=True)
     assert run("--db", str(missing), "add", "The staging host is db-7.").exit_code == 0
     assert missing.exists()  # a write makes it
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code", "said"),
+    [
+        (("reflect", "--list"), 0, "no proposals are waiting"),
+        (("reflect",), 0, "no new memories"),
+        (("promote", "m-x"), 1, "no memory with id 'm-x' (no store at "),
+        (("update", "m-x", "--scope", "global"), 1, "no memory with id 'm-x' (no store at "),
+        (("restore", "m-x"), 1, "no memory with id 'm-x' (no store at "),
+        (("entities", "merge", "a", "b"), 1, "no entity 'a' (no store at "),
+        (("entities", "type", "a", "person"), 1, "no entity 'a' (no store at "),
+        (("unrelate", "a", "uses", "b"), 1, "no entity 'a' (no store at "),
+    ],
+)
+def test_commands_on_what_is_stored_create_no_missing_store(run, tmp_path, args, exit_code, said):
+    missing = tmp_path / "store" / "m.db"
+    missing.parent.mkdir()
+    result = run("--db", str(missing), *args)
+    assert result.exit_code == exit_code and said in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert list(missing.parent.iterdir()) == []  # no store, no -wal, no writer lock

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CliResult, raw_sql
-from memlane import Invalid, Memory
+from memlane import Invalid, Memory, NotFound
 from memlane.lifecycle import promote
 from memlane.model import Kind, Record, Taint, replace
 from memlane.scope import canonical_project, canonical_scope, rekeyed, with_branches
@@ -42,11 +42,12 @@ def test_rekeying_a_project_carries_its_branches_only_to_another_project() -> No
     assert rekeyed("project:old@b", "project:old@b", "global") == "global"
 
 
-def test_canonical_names_follow_alias_chains_and_stop_at_loops() -> None:
-    aliases = {"a": "b", "b": "c", "x": "y", "y": "x"}
+def test_canonical_names_follow_alias_chains_and_refuse_cycles() -> None:
+    aliases = {"a": "b", "b": "c", "c": "c"}
     assert canonical_project("a", aliases) == "c"
-    assert canonical_project("x", aliases) == "y"
     assert canonical_project("z", aliases) == "z"
+    with pytest.raises(Invalid, match=r"cycle: x -> y -> x \("):
+        canonical_project("w", {"w": "x", "x": "y", "y": "x"})
     assert canonical_scope("project:a@feat", aliases) == "project:c@feat"
     assert canonical_scope("global", aliases) == "global"
     with pytest.raises(Invalid, match="invalid project"):
@@ -149,7 +150,7 @@ def test_rekey_to_global_keeps_the_project_it_was_written_in(
 
 
 def test_rekey_refuses_an_empty_or_unchanged_scope(mem: Memory, spread: dict[str, str]) -> None:
-    with pytest.raises(Invalid, match=r"no memories in scope project:olf \(did you mean"):
+    with pytest.raises(NotFound, match=r"no memories in scope project:olf \(did you mean"):
         mem.scopes.rekey("project:olf", "project:new")
     with pytest.raises(Invalid, match="already the scope"):
         mem.scopes.rekey("project:old", "project:old")
@@ -269,7 +270,7 @@ def test_rekey_namespace_command(run: Run, db_path: Path) -> None:
     history = run("history", added["id"])
     assert "moved from project:old to project:new" in history.stdout
     missing = run("rekey-namespace", "project:old", "project:new")
-    assert missing.exit_code == 2 and missing.stdout == ""
+    assert missing.exit_code == 1 and missing.stdout == ""
     assert missing.stderr.startswith("memlane: error: no memories in scope project:old")
     assert run("rekey-namespace", "project:new", "nowhere").exit_code == 2
 
@@ -279,8 +280,12 @@ def test_a_dry_run_on_a_missing_store_creates_nothing(
 ) -> None:
     if "://" in cli_env["MEMLANE_DB"]:
         pytest.skip("a server database exists before the command runs")
-    result = run("rekey-namespace", "project:a", "project:b", "--dry-run")
-    assert result.exit_code == 2 and "no memories in scope project:a" in result.stderr
+    for dry_run in (("--dry-run",), ()):
+        result = run("rekey-namespace", "project:a", "project:b", *dry_run)
+        assert result.exit_code == 1 and "no memories in scope project:a" in result.stderr
+        assert f"(no store at {cli_env['MEMLANE_DB']})" in result.stderr
+        assert not Path(cli_env["MEMLANE_DB"]).exists()
+    assert run("canonicalize-projects").stdout == "nothing to move\n"
     assert not Path(cli_env["MEMLANE_DB"]).exists()
     assert run("promote", "--candidates").stdout == "no promotion candidates\n"
     assert not Path(cli_env["MEMLANE_DB"]).exists()
@@ -296,6 +301,45 @@ def test_canonicalize_projects_command(run: Run) -> None:
         done.stdout
     )
     assert run("canonicalize-projects").stdout == "nothing to move\n"
+
+
+def test_alias_cycles_are_refused_and_canonicalize_never_swaps(
+    run: Run, cli_env: dict[str, str]
+) -> None:
+    aliases = Path(cli_env["MEMLANE_PROJECT_ALIASES"])
+    assert run("projects", "alias", "plain", "rv29").exit_code == 0
+    saved = aliases.read_text(encoding="utf-8")
+    for args, message in [
+        (("rv29", "plain"), "alias rv29 -> plain would make a cycle: rv29 -> plain -> rv29\n"),
+        (("shop", "shop"), "cannot alias 'shop' to itself\n"),
+    ]:
+        refused = run("projects", "alias", *args)
+        assert (refused.exit_code, refused.stderr) == (2, f"memlane: error: {message}")
+        assert aliases.read_text(encoding="utf-8") == saved
+    run("add", "Plain's deploy rule.", "--scope", "project:plain")
+    run("add", "Rv29's deploy rule.", "--scope", "project:rv29")
+    aliases.write_text('{"plain": "rv29", "rv29": "plain"}', encoding="utf-8")
+    looped = run("canonicalize-projects")
+    assert looped.exit_code == 2
+    assert "cycle: plain -> rv29 -> plain" in looped.stderr and looped.stderr.count("\n") == 1
+    scopes = run("list", "--scope", "all", "--json").json()
+    assert isinstance(scopes, dict)
+    assert sorted(m["scope"] for m in scopes["results"]) == ["project:plain", "project:rv29"]
+
+
+def test_unicode_project_names_scope_and_rekey(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("日本", "café", "caf"):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        run("add", f"A rule of the {name} checkout.")
+    listed = run("list", "--scope", "all", "--json").json()
+    assert isinstance(listed, dict)
+    scopes = sorted(m["scope"] for m in listed["results"])
+    assert scopes == ["project:caf", "project:café", "project:日本"]
+    moved = run("rekey-namespace", "project:café", "project:ünïcødé")
+    assert moved.exit_code == 0 and "project:café -> project:ünïcødé" in moved.stdout
 
 
 def test_update_scope_command(run: Run) -> None:

@@ -273,7 +273,8 @@ def test_session_start_runs_a_due_backup_in_the_background(
 
 
 def test_one_upkeep_at_a_time_and_a_failed_step_stops_no_other(run, hook_dir, monkeypatch):
-    hook_dir.mkdir(parents=True)
+    assert run("add", "The staging host is db-7.").exit_code == 0
+    hook_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(hook_dir / upkeep.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # an upkeep running
@@ -287,6 +288,20 @@ def test_one_upkeep_at_a_time_and_a_failed_step_stops_no_other(run, hook_dir, mo
     done = run("upkeep", "--json").json()
     assert done["steps"]["backup"].startswith("failed") and "removed" in done["steps"]["sweep"]
     assert run("upkeep", "--json").json()["steps"]["sweep"] == "not due"  # once a day
+
+
+def test_upkeep_on_a_missing_store_does_nothing_and_says_so(run, hook_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMLANE_BACKUP_DIR", str(tmp_path / "backups"))
+    missing = tmp_path / "store" / "m.db"
+    missing.parent.mkdir()
+    done = run("--db", str(missing), "upkeep")
+    assert (
+        done.exit_code == 0
+        and done.stderr == f"note: upkeep: no store at {missing}: nothing to do\n"
+    )
+    assert run("--db", str(missing), "upkeep", "--json").json() == {"busy": False, "steps": {}}
+    assert list(missing.parent.iterdir()) == []
+    assert not hook_dir.exists() and not (tmp_path / "backups").exists()
 
 
 def test_a_failing_upkeep_start_never_changes_the_answer(mem, hook_dir, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from memlane.errors import Invalid
 
 GLOBAL = "global"
 ALL = "all"
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+# A project name: letters and digits of any script (NFC), then also . _ -; on ASCII
+# exactly [A-Za-z0-9][A-Za-z0-9._-]*, so names derived before stay the same.
+_NAME = r"[^\W_][\w.-]*"
 _BRANCH = r"[A-Za-z0-9][A-Za-z0-9._/+-]*"
 _SCOPE = re.compile(rf"^project:(?P<project>{_NAME})(?:@(?P<branch>{_BRANCH}))?$")
 # Misspellings of `global` that would strand a memory where no default read looks.
@@ -56,7 +59,7 @@ def parse_scope(text: str) -> str:
     """Validate a scope; near-misses of `global` are refused naming the canonical form."""
     if not isinstance(text, str):
         raise Invalid(f"scope must be a string, not {type(text).__name__}")
-    value = text.strip()
+    value = unicodedata.normalize("NFC", text.strip())
     if value == GLOBAL or _SCOPE.match(value):
         return value
     lowered = value.lower()
@@ -104,7 +107,8 @@ def _branch(root: Path) -> str | None:
 
 
 def _safe_name(name: str) -> str | None:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._")
+    """A directory's name as a project name: NFC, each run of other characters a `-`."""
+    cleaned = re.sub(r"[^\w.-]+", "-", unicodedata.normalize("NFC", name)).strip("-._")
     return cleaned or None
 
 
@@ -134,12 +138,18 @@ def detect_context(cwd: Path, aliases: dict[str, str] | None = None) -> Context:
 
 
 def save_alias(path: Path, directory_name: str, project: str) -> dict[str, str]:
-    """Add `directory_name -> project` to the alias map file; returns the whole map."""
+    """Add `directory_name -> project` to the alias map file; returns the whole map.
+    A self-alias, or one that would close a cycle of aliases, is refused unwritten."""
+    directory_name, project = (unicodedata.normalize("NFC", n) for n in (directory_name, project))
     for name in (directory_name, project):
         if not re.fullmatch(_NAME, name):
             raise Invalid(f"invalid project name {name!r}: letters, digits, . _ -")
+    if directory_name == project:
+        raise Invalid(f"cannot alias {directory_name!r} to itself")
     aliases = load_aliases(path)
     aliases[directory_name] = project
+    if (cycle := _cycle(_alias_chain(directory_name, aliases))) is not None:
+        raise Invalid(f"alias {directory_name} -> {project} would make a cycle: {cycle}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(aliases, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -172,16 +182,35 @@ def rekeyed(scope: str, old: str, new: str) -> str | None:
     return None
 
 
-def canonical_project(name: str, aliases: Mapping[str, str]) -> str:
-    """The project `name` stands for under the alias map, following chains of aliases
-    (a -> b -> c gives c) and stopping where one would loop."""
-    seen = {name}
-    while (target := aliases.get(name)) is not None and target not in seen:
+def _alias_chain(name: str, aliases: Mapping[str, str]) -> list[str]:
+    """The names an alias chain from `name` passes, `name` first; when the chain comes
+    back to a name it passed, that name ends it a second time (a cycle). A name aliased
+    to itself ends a chain."""
+    chain = [name]
+    while (target := aliases.get(name)) is not None and target != name:
         if not re.fullmatch(_NAME, target):
             raise Invalid(f"project alias map names an invalid project {target!r}")
-        seen.add(target)
+        chain.append(target)
+        if chain.index(target) < len(chain) - 1:
+            return chain
         name = target
-    return name
+    return chain
+
+
+def _cycle(chain: list[str]) -> str | None:
+    """The cycle an alias chain ends in, as `a -> b -> a`; None for a chain that ends."""
+    first = chain.index(chain[-1])
+    return " -> ".join(chain[first:]) if first < len(chain) - 1 else None
+
+
+def canonical_project(name: str, aliases: Mapping[str, str]) -> str:
+    """The project `name` stands for under the alias map, following chains of aliases
+    (a -> b -> c gives c). Invalid naming the cycle when a chain loops: no name in a
+    cycle is canonical, and folding by it would swap projects on every run."""
+    chain = _alias_chain(name, aliases)
+    if (cycle := _cycle(chain)) is not None:
+        raise Invalid(f"project alias map has a cycle: {cycle} (remove one of these aliases)")
+    return chain[-1]
 
 
 def canonical_scope(scope: str, aliases: Mapping[str, str]) -> str:

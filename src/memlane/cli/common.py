@@ -14,7 +14,7 @@ import click
 import msgspec
 
 from memlane import config
-from memlane.errors import Invalid, MemlaneError
+from memlane.errors import Invalid, MemlaneError, NotFound
 from memlane.memory import Memory
 from memlane.retrieve.present import printable
 from memlane.write import inputs
@@ -67,6 +67,18 @@ _READS_WHEN = {
     "promote": "candidates",
 }
 
+# Commands that change only what is already stored (the memory, entity, link or relation
+# they name, the memories reflect reads): a store file that does not exist holds nothing
+# for them, so they open it as a read does and fail "not found" (or find nothing to do),
+# creating neither the file nor its directory. `_CREATES_WHEN` names the flag with which
+# one of them makes a store of its own.
+_CHANGES_EXISTING = frozenset(
+    "update edit append prepend restore supersede invalidate retire merge delete forget "
+    "promote reinforce feedback reviewed contradict unrelate reflect rekey-namespace "
+    "canonicalize-projects".split()
+) | frozenset({"entities type", "entities merge", "links add", "links delete"})
+_CREATES_WHEN = {"restore": "snapshot"}
+
 
 class State(msgspec.Struct):
     """Per-invocation state: settings and the lazily opened Memory."""
@@ -74,6 +86,7 @@ class State(msgspec.Struct):
     db: str | None = None
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
     reading: bool = False  # the command only reads (see READ_COMMANDS)
+    absent: Path | None = None  # the store file that does not exist, opened empty instead
     _memory: Memory | None = None
 
     def location(self) -> str:
@@ -91,16 +104,17 @@ class State(msgspec.Struct):
     def memory(self) -> Memory:
         if self._memory is None:
             missing = self.missing_store()
-            reading = self.reading or _reads_now()
+            creates_nothing = self.reading or _reads_now() or _changes_existing()
             # Trigger: --db (or MEMLANE_DB) names a file in a directory that does not
             # exist. Why: that is far more often a typo than a wish for new folders.
             # Outcome: a write is refused with the fix; the default location is made.
-            if self.db and missing and not missing.parent.exists() and not reading:
+            if self.db and missing and not missing.parent.exists() and not creates_nothing:
                 raise Invalid(
                     f"no directory {missing.parent} for the store {missing}: create "
                     f"it (mkdir -p {missing.parent}) or fix --db"
                 )
-            empty = reading and missing is not None
+            empty = creates_nothing and missing is not None
+            self.absent = missing if empty else None
             self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
         return self._memory
 
@@ -115,17 +129,31 @@ class State(msgspec.Struct):
             self._memory = None
 
 
-def _reads_now() -> bool:
-    """Whether the command running (a group's subcommand too) only reads."""
+def _running() -> tuple[str, Mapping[str, Any]]:
+    """The command running (a group's subcommand as `group sub`) and its parameters."""
     ctx = click.get_current_context(silent=True)
     if ctx is None:
+        return "", {}
+    return " ".join(ctx.command_path.split()[1:]), ctx.params
+
+
+def _changes_existing() -> bool:
+    """Whether the command running changes only what is already stored."""
+    path, params = _running()
+    flag = _CREATES_WHEN.get(path)
+    return path in _CHANGES_EXISTING and not (flag and params.get(flag))
+
+
+def _reads_now() -> bool:
+    """Whether the command running (a group's subcommand too) only reads."""
+    path, params = _running()
+    if not path:
         return False
-    path = " ".join(ctx.command_path.split()[1:])
     if path in READ_COMMANDS:
         return True
     flag = _READS_WHEN.get(path)
     return flag is not None and (
-        ctx.params.get(flag) is None if flag == "out" else bool(ctx.params.get(flag))
+        params.get(flag) is None if flag == "out" else bool(params.get(flag))
     )
 
 
@@ -307,7 +335,10 @@ class SectionedGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemlaneError as exc:
-            fail(str(exc), exc.exit_code)
+            found = ctx.find_object(State)
+            absent = found.absent if found is not None else None
+            where = f" (no store at {absent})" if absent and isinstance(exc, NotFound) else ""
+            fail(f"{exc}{where}", exc.exit_code)
         except UnicodeEncodeError:
             fail("input is not valid Unicode (undecodable bytes in an argument?)", 2)
         finally:

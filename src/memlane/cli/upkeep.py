@@ -28,8 +28,14 @@ def upkeep_cmd(as_json: bool) -> None:
     once) at most once an hour, unless MEMLANE_HOOK_UPKEEP is 0. One upkeep runs at a time
     (an OS lock on `upkeep.lock` in MEMLANE_HOOK_DIR); a second one does nothing and says
     so. A failed step is reported and the next one runs. Each run logs an `upkeep` line to
-    `hooks.log`. --json: `busy` and `steps` (backup, sweep, organize: what each did). On a
-    terminal the step running shows on stderr."""
+    `hooks.log`. On a store file that does not exist it does nothing and says so.
+    --json: `busy` and `steps` (backup, sweep, organize: what each did). On a terminal the
+    step running shows on stderr."""
+    if (absent := state().missing_store()) is not None:  # nothing to back up, sweep or organize
+        note(f"upkeep: no store at {absent}: nothing to do")
+        if as_json:
+            emit_json({"busy": False, "steps": {}})
+        return
     s = state().settings
     options = upkeep.UpkeepOptions(
         hook_dir=Path(s["hook_dir"]).expanduser(),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from memlane.errors import Invalid
+from memlane.errors import Invalid, NotFound
 from memlane.lazy import lazy_module
 from memlane.lifecycle import promote
 from memlane.lifecycle.promote import Verdict
@@ -103,7 +103,7 @@ class Scoping:
         if not records:
             near = difflib.get_close_matches(old, known, n=1)
             hint = f" (did you mean {near[0]}?)" if near else ""
-            raise Invalid(f"no memories in scope {old}{hint}")
+            raise NotFound(f"no memories in scope {old}{hint}")
         moves = [(r, rekeyed(r.scope, old, new)) for r in records]
         return self._apply([(r, s, r.project) for r, s in moves if s], dry_run, progress)
 

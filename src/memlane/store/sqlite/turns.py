@@ -15,6 +15,12 @@ A blocking flock would wake a waiter at once, but it cannot time out, and waitin
 helper thread so that it can costs more context switches a turn: under 8 writers on a
 2-core machine the lock then stands idle longer between turns than with polling every
 millisecond, and a turn itself lasts only milliseconds.
+
+The file stays beside the store, as its `-wal` and `-shm` do: a writer that removed it
+on leaving could do so while another waits on the open file, and the next writer would
+create a new file and lock that, so two writers would each hold a turn. Only a command
+that writes opens it; one that only reads, or changes only what is already stored in a
+store that does not exist, creates neither the store nor this file.
 """
 
 from __future__ import annotations
