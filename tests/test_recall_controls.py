@@ -295,25 +295,57 @@ def added(run: Any, *args: str) -> str:
     return str(done.json()["id"])
 
 
-def test_cli_recall_unfolds_a_switch_in_text_and_json(run):
-    old = added(run, "--content", "We use MySQL")
-    done = run("supersede", old, "--content", "We use PostgreSQL", "--reason", WHY)
+USER_MYSQL = "We use MySQL for the orders database."
+USER_POSTGRES = "We use PostgreSQL for the orders database."
+
+
+@pytest.mark.integration
+def test_cli_recall_unfolds_a_switch_in_text_and_json(run, cli_env):
+    """A new user's path: a fresh store on the default profile (MiniLM, whose floor
+    applies), where only the superseded memory names what the question asks about."""
+    del cli_env["MEMLANE_EMBED_PROFILE"]
+    assert run("settings", "get", "embed_profile").stdout.strip() == "minilm"
+    old = added(run, "--content", USER_MYSQL)
+    done = run("supersede", old, "--content", USER_POSTGRES, "--reason", WHY)
     assert done.exit_code == 0, done.stderr
-    text = run("recall", "why did we switch from MySQL")
-    assert text.exit_code == 0, text.stderr
-    lines = text.stdout.splitlines()
-    head = next(i for i, line in enumerate(lines) if "We use PostgreSQL" in line)
-    under = lines[head + 1]
-    assert under.startswith("  - We use MySQL [PREVIOUSLY]") and old in under and WHY in under
+    for asked in ("why did we switch from MySQL", "why did we switch from MySQL to PostgreSQL"):
+        text = run("recall", asked)
+        assert text.exit_code == 0, text.stderr
+        lines = text.stdout.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("- [fact] We use Postg"))
+        under = lines[head + 2]
+        assert under.startswith("  - We use MySQL for the orders database [PREVIOUSLY]"), asked
+        assert old in under and WHY in under
     data = run("recall", "why did we switch from MySQL", "--json").json()
     [result] = data["results"]
     [prior] = result["previously"]
-    assert result["title"] == "We use PostgreSQL"
-    assert (prior["id"], prior["content"], prior["reason"]) == (old, "We use MySQL", WHY)
+    assert result["id"] != old and not data["abstained"]
+    assert (prior["id"], prior["content"], prior["reason"]) == (old, USER_MYSQL, WHY)
     assert prior["valid_to"].endswith("Z") and prior["version"] is None
+    assert run("recall", "MySQL", "--json").json()["abstained"]  # the present knows no MySQL
     assert (
         run("recall", "which database do we use", "--json").json()["results"][0]["previously"] == []
     )
+
+
+@pytest.mark.integration
+def test_mcp_recall_on_the_default_profile_answers_a_switch(db_path):
+    opened = lambda: Memory.open(  # noqa: E731
+        db_path, context=Context("proj", "main"), embedder=get_embedder("minilm")
+    )
+    with opened() as mem:
+        old = mem.add(USER_MYSQL).id
+        new = mem.supersede(old, USER_POSTGRES, reason=WHY).id
+
+    async def asked() -> Any:
+        with Backend(opened) as backend:
+            async with Client(build_server(backend)) as client:
+                result = await client.call_tool("recall", {"query": "why did we switch from MySQL"})
+                return result.structured_content
+
+    found = anyio.run(asked)
+    [head] = found["results"]
+    assert head["id"] == new and [p["id"] for p in head["previously"]] == [old]
 
 
 def ids(answer: Any) -> set[str]:

@@ -219,10 +219,13 @@ def recall(
     found = lanes.gather(
         store, query, filters, options.limit, vector_lane, options.lane_weights, cue.window, change
     )
+    # Trigger: a question about a change ("why did we switch from MySQL"). Why: what it
+    # names may live on only in the memory that was replaced, knowledge the store has.
+    # Outcome: superseded memories count as evidence too (their names, their words).
     evidence = judged(
         store,
         query,
-        filters,
+        replace(filters, include_superseded=True) if change else filters,
         found.similarity,
         options.min_score,
         options.unknown_name_margin,
