@@ -405,6 +405,28 @@ def test_cli_recent_as_of_reads_what_was_recent_then(run):
     assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
 
 
+def test_a_read_of_the_past_marks_memories_as_they_stood_then(run):
+    """A memory superseded or invalidated later was current at the instant read."""
+    old = added(run, "--content", USER_MYSQL)
+    ended = added(run, "--content", "The build cache lives on the old NAS.")
+    time.sleep(0.01)
+    then = datetime.now(UTC).isoformat()
+    time.sleep(0.01)
+    new = run("supersede", old, "--content", USER_POSTGRES, "--reason", WHY, "--json").json()["id"]
+    assert run("invalidate", ended, "--reason", "the NAS was retired").exit_code == 0
+    for command, asked in (("recall", "orders database"), ("search", "MySQL"),
+                           ("recall", "build cache"), ("search", "NAS")):  # fmt: skip
+        text = run(command, asked, "--as-of", then).stdout
+        assert "MySQL" in text or "NAS" in text, (command, asked)
+        assert "[PREVIOUSLY]" not in text and "superseded by" not in text, (command, text)
+        assert "invalidated" not in text, (command, text)
+    [found] = run("search", "MySQL", "--as-of", then, "--json").json()["results"]
+    assert found["id"] == old and found.get("superseded_by") is None
+    assert found.get("superseded_at") is None and found.get("supersede_reason") is None
+    now = run("search", "MySQL", "--include-superseded").stdout
+    assert f"superseded by {new}" in now and "[PREVIOUSLY]" in now
+
+
 # ---- the MCP tool ------------------------------------------------------------------------------
 
 
