@@ -113,7 +113,7 @@ def recall_cmd(
     Global memories join a read of this project (the default --scope holds global);
     --no-global leaves them out, --include-global adds them to the scopes --scope names,
     and --global-limit N keeps at most N of them among the results. --as-of T recalls what
-    was valid at T. --json (`settings`) and --explain report the controls a recall ran with.
+    was valid at T, marked as it stood then. --json (`settings`) and --explain report the controls a recall ran with.
 
     A question about a change ("why did we switch from MySQL", "what did we use before
     Postgres", "when did we change the deploy target"; not a how-to such as "how do I change
