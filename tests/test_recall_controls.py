@@ -210,6 +210,7 @@ def test_no_mmr_ranks_by_score_alone(mem):
     assert scores == sorted(scores, reverse=True)
     assert [h.record.id for h in diverse.hits] != [h.record.id for h in plain.hits]
     assert (diverse.settings["mmr_lambda"], plain.settings["mmr_lambda"]) == (0.3, None)
+    assert (diverse.settings["mmr"], plain.settings["mmr"]) == (True, False)
 
 
 # ---- change-intent unfold --------------------------------------------------------------------
@@ -365,7 +366,8 @@ def test_cli_recall_controls_reach_the_pipeline_and_are_reported(run):
     assert here in ids(alone) and shared not in ids(alone) and alone["linked"] == []
     assert alone["settings"] == {
         "scopes": ["project:proj", "global"][:1], "include_global": False, "global_limit": None,
-        "link_budget": 0, "link_hops": 2, "mmr_lambda": None, "as_of": None, "unfold": False,
+        "link_budget": 0, "link_hops": 2, "mmr": False, "mmr_lambda": None, "as_of": None,
+        "unfold": False,
     }  # fmt: skip
     capped_ = run("recall", "release checklist", "--global-limit", "0", "--json").json()
     assert here in ids(capped_) and shared not in ids(capped_)
@@ -386,6 +388,22 @@ def test_cli_refuses_a_bad_control_on_one_line(run, db_path, flags):
     assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and flags[0] in refused.stderr
     assert not Path(db_path).exists() or str(db_path).startswith("postgresql")
+
+
+def test_a_scope_named_from_another_project_is_boosted_as_the_one_asked_for(run, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(plain)
+        mine = added(run, "--content", "The deploy script runs on Fridays.")
+    shared = added(run, "--content", "The deploy script needs a VPN.", "--scope", "global")
+    asked = ("recall", "deploy script", "--scope", "project:plain", "--include-global")
+    data = run(*asked, "--json").json()
+    parts = {r["id"]: r["parts"]["scope"] for r in data["results"]}
+    assert parts == {mine: 0.85, shared: 0.7}
+    assert "x0.30" not in run(*asked).stdout
+    every = run("recall", "deploy script", "--scope", "all", "--json").json()
+    assert {r["id"]: r["parts"]["scope"] for r in every["results"]}[mine] == 0.3
 
 
 def test_cli_recent_as_of_reads_what_was_recent_then(run):
@@ -471,7 +489,12 @@ def test_mcp_recall_takes_the_controls_and_unfolds_a_change(db_path):
 
 def test_the_hook_shows_a_prior_state_under_its_memory_only_within_the_budget():
     head = record("m-new", "global", POSTGRES)
-    old = Prior(record("m-old", "global", MYSQL, superseded_at=NOW), "m-new", WHY, NOW)
+    old = Prior(
+        record("m-old", "global", MYSQL, superseded_at=NOW, superseded_by="m-new"),
+        "m-new",
+        WHY,
+        NOW,
+    )
     items = context.with_priors([context.memory_item(head)], {"m-new": [old]})
     roomy = context.block("recall", context.RECALL_HEADER, [(None, items)], 1000)
     assert roomy.text is not None and roomy.ids == ("m-new",)
@@ -485,7 +508,12 @@ def test_the_hook_shows_a_prior_state_under_its_memory_only_within_the_budget():
 
 def test_a_prior_state_is_never_shown_without_its_memory():
     head = record("m-new", "global", "PostgreSQL. " + "A long explanation of the move. " * 30)
-    old = Prior(record("m-old", "global", MYSQL, superseded_at=NOW), "m-new", WHY, NOW)
+    old = Prior(
+        record("m-old", "global", MYSQL, superseded_at=NOW, superseded_by="m-new"),
+        "m-new",
+        WHY,
+        NOW,
+    )
     items = context.with_priors([context.memory_item(head)], {"m-new": [old]})
     led = replace(items[1], follows=False)
     frame = context.block("recall", context.RECALL_HEADER, [(None, [led])], 1000)
