@@ -174,6 +174,7 @@ def reported(options: RecallOptions, filters: Filters, unfolded: bool) -> dict[s
         "global_limit": options.global_limit,
         "link_budget": options.link_budget,
         "link_hops": options.link_hops,
+        "mmr": diverse,  # False: ranked by score alone (--no-mmr, or a lambda of 1)
         "mmr_lambda": options.mmr_lambda if diverse else None,
         "as_of": filters.as_of.isoformat() if filters.as_of else None,
         "unfold": unfolded,
@@ -247,6 +248,7 @@ def recall(
         weights=options.weights,
         cue=cue,
         shape=options.shape,
+        asked=filters.scopes or (),
     )
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored
