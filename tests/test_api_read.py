@@ -442,7 +442,8 @@ def test_stats_counts(mem, db_path):
     mem.invalidate(c, "wrong")
     mem.retire(d)
     stats = mem.stats()
-    assert (stats.total, stats.live, stats.superseded, stats.invalidated) == (5, 2, 1, 2)
+    assert (stats.total, stats.live, stats.superseded, stats.invalidated) == (5, 2, 1, 1)
+    assert stats.retired == 1  # ended with no successor: not untrue, no longer kept
     assert (stats.versions, stats.links) == (1, 1)
     assert stats.by_kind == {"fact": 1, "lesson": 1}
     assert stats.by_category == {"fact": 1, "lesson": 1}

@@ -1242,8 +1242,25 @@ def test_stats(run):
     ok(run("retire", a))
     stats = ok(run("stats", "--json")).json()
     assert (stats["total"], stats["live"], stats["versions"]) == (2, 1, 1)
+    assert (stats["superseded"], stats["invalidated"], stats["retired"]) == (0, 0, 1)
     text = ok(run("stats")).stdout
     assert any(ln.split() == ["total:", "2"] for ln in text.splitlines())
+    assert any(ln.split() == ["retired:", "1"] for ln in text.splitlines())
+
+
+def test_a_retired_memory_is_marked_retired_not_previously(run):
+    gone = add(run, "--content", "The nightly export job writes CSV files.")
+    ok(run("retire", gone, "--reason", "the export job was dropped"))
+    line = ok(run("search", "nightly export", "--include-superseded")).stdout
+    assert "[RETIRED]" in line and "[PREVIOUSLY]" not in line, line
+    shown = ok(run("show", gone)).stdout
+    assert "[RETIRED]" in shown and "[PREVIOUSLY]" not in shown
+    old = add(run, "--content", "The weekly export job writes JSON files.")
+    ok(run("invalidate", old, "--reason", "it writes Parquet now"))
+    line = ok(run("search", "weekly export", "--include-superseded")).stdout
+    assert "[PREVIOUSLY]" in line and "[RETIRED]" not in line, line
+    stats = ok(run("stats", "--json")).json()
+    assert (stats["invalidated"], stats["retired"]) == (1, 1)
 
 
 def _json_commands(ids: dict[str, str]) -> list[tuple[str, ...]]:

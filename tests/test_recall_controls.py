@@ -210,6 +210,7 @@ def test_no_mmr_ranks_by_score_alone(mem):
     assert scores == sorted(scores, reverse=True)
     assert [h.record.id for h in diverse.hits] != [h.record.id for h in plain.hits]
     assert (diverse.settings["mmr_lambda"], plain.settings["mmr_lambda"]) == (0.3, None)
+    assert (diverse.settings["mmr"], plain.settings["mmr"]) == (True, False)
 
 
 # ---- change-intent unfold --------------------------------------------------------------------
@@ -295,25 +296,57 @@ def added(run: Any, *args: str) -> str:
     return str(done.json()["id"])
 
 
-def test_cli_recall_unfolds_a_switch_in_text_and_json(run):
-    old = added(run, "--content", "We use MySQL")
-    done = run("supersede", old, "--content", "We use PostgreSQL", "--reason", WHY)
+USER_MYSQL = "We use MySQL for the orders database."
+USER_POSTGRES = "We use PostgreSQL for the orders database."
+
+
+@pytest.mark.integration
+def test_cli_recall_unfolds_a_switch_in_text_and_json(run, cli_env):
+    """A new user's path: a fresh store on the default profile (MiniLM, whose floor
+    applies), where only the superseded memory names what the question asks about."""
+    del cli_env["MEMLANE_EMBED_PROFILE"]
+    assert run("settings", "get", "embed_profile").stdout.strip() == "minilm"
+    old = added(run, "--content", USER_MYSQL)
+    done = run("supersede", old, "--content", USER_POSTGRES, "--reason", WHY)
     assert done.exit_code == 0, done.stderr
-    text = run("recall", "why did we switch from MySQL")
-    assert text.exit_code == 0, text.stderr
-    lines = text.stdout.splitlines()
-    head = next(i for i, line in enumerate(lines) if "We use PostgreSQL" in line)
-    under = lines[head + 1]
-    assert under.startswith("  - We use MySQL [PREVIOUSLY]") and old in under and WHY in under
+    for asked in ("why did we switch from MySQL", "why did we switch from MySQL to PostgreSQL"):
+        text = run("recall", asked)
+        assert text.exit_code == 0, text.stderr
+        lines = text.stdout.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("- [fact] We use Postg"))
+        under = lines[head + 2]
+        assert under.startswith("  - We use MySQL for the orders database [PREVIOUSLY]"), asked
+        assert old in under and WHY in under
     data = run("recall", "why did we switch from MySQL", "--json").json()
     [result] = data["results"]
     [prior] = result["previously"]
-    assert result["title"] == "We use PostgreSQL"
-    assert (prior["id"], prior["content"], prior["reason"]) == (old, "We use MySQL", WHY)
+    assert result["id"] != old and not data["abstained"]
+    assert (prior["id"], prior["content"], prior["reason"]) == (old, USER_MYSQL, WHY)
     assert prior["valid_to"].endswith("Z") and prior["version"] is None
+    assert run("recall", "MySQL", "--json").json()["abstained"]  # the present knows no MySQL
     assert (
         run("recall", "which database do we use", "--json").json()["results"][0]["previously"] == []
     )
+
+
+@pytest.mark.integration
+def test_mcp_recall_on_the_default_profile_answers_a_switch(db_path):
+    opened = lambda: Memory.open(  # noqa: E731
+        db_path, context=Context("proj", "main"), embedder=get_embedder("minilm")
+    )
+    with opened() as mem:
+        old = mem.add(USER_MYSQL).id
+        new = mem.supersede(old, USER_POSTGRES, reason=WHY).id
+
+    async def asked() -> Any:
+        with Backend(opened) as backend:
+            async with Client(build_server(backend)) as client:
+                result = await client.call_tool("recall", {"query": "why did we switch from MySQL"})
+                return result.structured_content
+
+    found = anyio.run(asked)
+    [head] = found["results"]
+    assert head["id"] == new and [p["id"] for p in head["previously"]] == [old]
 
 
 def ids(answer: Any) -> set[str]:
@@ -333,7 +366,8 @@ def test_cli_recall_controls_reach_the_pipeline_and_are_reported(run):
     assert here in ids(alone) and shared not in ids(alone) and alone["linked"] == []
     assert alone["settings"] == {
         "scopes": ["project:proj", "global"][:1], "include_global": False, "global_limit": None,
-        "link_budget": 0, "link_hops": 2, "mmr_lambda": None, "as_of": None, "unfold": False,
+        "link_budget": 0, "link_hops": 2, "mmr": False, "mmr_lambda": None, "as_of": None,
+        "unfold": False,
     }  # fmt: skip
     capped_ = run("recall", "release checklist", "--global-limit", "0", "--json").json()
     assert here in ids(capped_) and shared not in ids(capped_)
@@ -356,6 +390,22 @@ def test_cli_refuses_a_bad_control_on_one_line(run, db_path, flags):
     assert not Path(db_path).exists() or str(db_path).startswith("postgresql")
 
 
+def test_a_scope_named_from_another_project_is_boosted_as_the_one_asked_for(run, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(plain)
+        mine = added(run, "--content", "The deploy script runs on Fridays.")
+    shared = added(run, "--content", "The deploy script needs a VPN.", "--scope", "global")
+    asked = ("recall", "deploy script", "--scope", "project:plain", "--include-global")
+    data = run(*asked, "--json").json()
+    parts = {r["id"]: r["parts"]["scope"] for r in data["results"]}
+    assert parts == {mine: 0.85, shared: 0.7}
+    assert "x0.30" not in run(*asked).stdout
+    every = run("recall", "deploy script", "--scope", "all", "--json").json()
+    assert {r["id"]: r["parts"]["scope"] for r in every["results"]}[mine] == 0.3
+
+
 def test_cli_recent_as_of_reads_what_was_recent_then(run):
     gone = added(run, "--content", "The build cache lives on the old NAS.")
     time.sleep(0.01)
@@ -371,6 +421,28 @@ def test_cli_recent_as_of_reads_what_was_recent_then(run):
     assert none["results"] == []
     refused = run("recent", "--as-of", "not a time")
     assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
+
+
+def test_a_read_of_the_past_marks_memories_as_they_stood_then(run):
+    """A memory superseded or invalidated later was current at the instant read."""
+    old = added(run, "--content", USER_MYSQL)
+    ended = added(run, "--content", "The build cache lives on the old NAS.")
+    time.sleep(0.01)
+    then = datetime.now(UTC).isoformat()
+    time.sleep(0.01)
+    new = run("supersede", old, "--content", USER_POSTGRES, "--reason", WHY, "--json").json()["id"]
+    assert run("invalidate", ended, "--reason", "the NAS was retired").exit_code == 0
+    for command, asked in (("recall", "orders database"), ("search", "MySQL"),
+                           ("recall", "build cache"), ("search", "NAS")):  # fmt: skip
+        text = run(command, asked, "--as-of", then).stdout
+        assert "MySQL" in text or "NAS" in text, (command, asked)
+        assert "[PREVIOUSLY]" not in text and "superseded by" not in text, (command, text)
+        assert "invalidated" not in text, (command, text)
+    [found] = run("search", "MySQL", "--as-of", then, "--json").json()["results"]
+    assert found["id"] == old and found.get("superseded_by") is None
+    assert found.get("superseded_at") is None and found.get("supersede_reason") is None
+    now = run("search", "MySQL", "--include-superseded").stdout
+    assert f"superseded by {new}" in now and "[PREVIOUSLY]" in now
 
 
 # ---- the MCP tool ------------------------------------------------------------------------------
@@ -417,7 +489,12 @@ def test_mcp_recall_takes_the_controls_and_unfolds_a_change(db_path):
 
 def test_the_hook_shows_a_prior_state_under_its_memory_only_within_the_budget():
     head = record("m-new", "global", POSTGRES)
-    old = Prior(record("m-old", "global", MYSQL, superseded_at=NOW), "m-new", WHY, NOW)
+    old = Prior(
+        record("m-old", "global", MYSQL, superseded_at=NOW, superseded_by="m-new"),
+        "m-new",
+        WHY,
+        NOW,
+    )
     items = context.with_priors([context.memory_item(head)], {"m-new": [old]})
     roomy = context.block("recall", context.RECALL_HEADER, [(None, items)], 1000)
     assert roomy.text is not None and roomy.ids == ("m-new",)
@@ -431,7 +508,12 @@ def test_the_hook_shows_a_prior_state_under_its_memory_only_within_the_budget():
 
 def test_a_prior_state_is_never_shown_without_its_memory():
     head = record("m-new", "global", "PostgreSQL. " + "A long explanation of the move. " * 30)
-    old = Prior(record("m-old", "global", MYSQL, superseded_at=NOW), "m-new", WHY, NOW)
+    old = Prior(
+        record("m-old", "global", MYSQL, superseded_at=NOW, superseded_by="m-new"),
+        "m-new",
+        WHY,
+        NOW,
+    )
     items = context.with_priors([context.memory_item(head)], {"m-new": [old]})
     led = replace(items[1], follows=False)
     frame = context.block("recall", context.RECALL_HEADER, [(None, [led])], 1000)

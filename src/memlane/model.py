@@ -302,6 +302,13 @@ class Record(msgspec.Struct, frozen=True):
         return self.superseded_at is None and self.valid_until is None
 
     @property
+    def retired(self) -> bool:
+        """Ended with no successor and not invalidated: no longer kept, not untrue."""
+        return (
+            not self.superseded_by and self.valid_until is None and self.superseded_at is not None
+        )
+
+    @property
     def tombstone_text(self) -> str:
         """How the memory ended, for messages: live, superseded by X, invalidated, retired."""
         if self.superseded_by:
@@ -708,6 +715,7 @@ class Stats(msgspec.Struct, frozen=True):
     live: int
     superseded: int
     invalidated: int
+    retired: int  # ended with no successor (retire, consolidate --prune)
     versions: int
     links: int
     by_kind: dict[str, int]

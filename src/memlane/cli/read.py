@@ -360,7 +360,7 @@ def history_cmd(memory_id: str, as_json: bool) -> None:
 @click.command("stats")
 @json_option
 def stats_cmd(as_json: bool) -> None:
-    """Counts: memories, live, superseded, versions, links, by kind/category/scope/class,
+    """Counts: memories, live, superseded, invalidated, retired, versions, links, by kind/category/scope/class,
     and how many `review` lists here (due for review).
 
     It counts the memories you may see (the public ones and your own private ones), their
@@ -383,6 +383,7 @@ def stats_cmd(as_json: bool) -> None:
         "live",
         "superseded",
         "invalidated",
+        "retired",
         "versions",
         "links",
         "due_for_review",

@@ -92,7 +92,8 @@ def recall_cmd(
     0.3 of their score; a memory that ends with a question keeps 0.6 of its score (its
     answer follows it). Then a composite score (relevance, importance, confidence x trust, recency by
     memory class, popularity) times the scope boost (branch 1.0, project 0.85, global 0.7,
-    other projects 0.3 with `--scope all`); time cues in the query ("last week", "in May
+    other projects 0.3 with `--scope all`; a scope --scope names counts as this project's,
+    or as this branch's for a branch scope); time cues in the query ("last week", "in May
     2023", "the past 7 days"), whose memories (by event time) the keyword lane also
     searches; MMR diversity (lambda 0.9); and --max-tokens packing of whole results, where
     decisions and constraints are the last to go. The weights are settings
@@ -108,12 +109,12 @@ def recall_cmd(
     support, structure and plain relatedness; they pass the same filters, never take a
     result's place, and are the first to go under --max-tokens. --link-hops 2 follows links
     of links too, after every first-hop neighbour, each scored at half the score of what it
-    hangs from per hop; --link-hops 0 follows none. --no-mmr ranks by score alone.
+    hangs from per hop; --link-hops 0 follows none. --no-mmr ranks by score alone (JSON settings `mmr`: false).
 
     Global memories join a read of this project (the default --scope holds global);
     --no-global leaves them out, --include-global adds them to the scopes --scope names,
     and --global-limit N keeps at most N of them among the results. --as-of T recalls what
-    was valid at T. --json (`settings`) and --explain report the controls a recall ran with.
+    was valid at T, marked as it stood then. --json (`settings`) and --explain report the controls a recall ran with.
 
     A question about a change ("why did we switch from MySQL", "what did we use before
     Postgres", "when did we change the deploy target"; not a how-to such as "how do I change

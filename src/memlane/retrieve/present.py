@@ -25,7 +25,9 @@ def provenance_marks(record: Record) -> str:
         "[UNTRUSTED WEB]": record.taint is Taint.UNTRUSTED_WEB,
         "[UNTRUSTED TOOL]": record.taint is Taint.UNTRUSTED_TOOL,
         "[INJECTION RISK]": "injection-risk" in record.tags,
-        "[PREVIOUSLY]": not record.live,
+        # A retired memory (no successor) is no prior state of anything.
+        "[PREVIOUSLY]": not record.live and not record.retired,
+        "[RETIRED]": record.retired,
         f"[STALE SOURCE: {record.source_state}]": record.source_state in STALE_STATES,
     }
     return "".join(f" {mark}" for mark, applies in marks.items() if applies)

@@ -174,6 +174,7 @@ def reported(options: RecallOptions, filters: Filters, unfolded: bool) -> dict[s
         "global_limit": options.global_limit,
         "link_budget": options.link_budget,
         "link_hops": options.link_hops,
+        "mmr": diverse,  # False: ranked by score alone (--no-mmr, or a lambda of 1)
         "mmr_lambda": options.mmr_lambda if diverse else None,
         "as_of": filters.as_of.isoformat() if filters.as_of else None,
         "unfold": unfolded,
@@ -219,10 +220,13 @@ def recall(
     found = lanes.gather(
         store, query, filters, options.limit, vector_lane, options.lane_weights, cue.window, change
     )
+    # Trigger: a question about a change ("why did we switch from MySQL"). Why: what it
+    # names may live on only in the memory that was replaced, knowledge the store has.
+    # Outcome: superseded memories count as evidence too (their names, their words).
     evidence = judged(
         store,
         query,
-        filters,
+        replace(filters, include_superseded=True) if change else filters,
         found.similarity,
         options.min_score,
         options.unknown_name_margin,
@@ -244,6 +248,7 @@ def recall(
         weights=options.weights,
         cue=cue,
         shape=options.shape,
+        asked=filters.scopes or (),
     )
     held = [s.record.id for s in scored if admit is not None and not admit(s.record)]
     shown = [s for s in scored if s.record.id not in set(held)] if held else scored

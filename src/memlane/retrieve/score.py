@@ -9,7 +9,7 @@ Every term lies in [0, 1] and the weights sum to 1, so a score does too.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
 import msgspec
@@ -139,12 +139,22 @@ def popularity(record: Record) -> float:
     return _unit(math.log1p(uses) / math.log1p(POPULARITY_SATURATION))
 
 
-def scope_boost(scope: str, context: Context, boosts: tuple[float, ...] = SCOPE_BOOSTS) -> float:
-    """`boosts`: (branch, project, global, other), as SCOPE_BOOSTS."""
+def scope_boost(
+    scope: str,
+    context: Context,
+    boosts: tuple[float, ...] = SCOPE_BOOSTS,
+    asked: Collection[str] = (),
+) -> float:
+    """`boosts`: (branch, project, global, other), as SCOPE_BOOSTS. `asked`: the scopes
+    the read named, each boosted as the caller's own project (or branch)."""
     on_branch, in_project, is_global, other = boosts
     if scope == GLOBAL:
         return is_global
     project, branch = scope_project(scope)
+    # Trigger: --scope names another project's scope. Why: the user asked for it, so it
+    # is no stranger turned up by --scope all. Outcome: it counts as where they stand.
+    if scope in asked:
+        return in_project if branch is None else on_branch
     if project is None or project != context.project:
         return other
     if branch is None:
@@ -179,9 +189,10 @@ def score_candidates(
     weights: Weights = DEFAULT_WEIGHTS,
     cue: TimeCue = NO_CUE,
     shape: Shape = DEFAULT_SHAPE,
+    asked: Collection[str] = (),
 ) -> list[Scored]:
     """Score the fused candidates that have a record, best first (ties: relevance, then
-    content and id, as fuse.ordered).
+    content and id, as fuse.ordered). `asked`: the scopes the read named (scope_boost).
 
     Relevance is normalized over these candidates, so a fused id without a record
     (filtered out after the lanes ran) neither scores nor shifts the others.
@@ -189,7 +200,7 @@ def score_candidates(
     present = [f for f in fused if f.id in records]
     relevance = normalized(present)
     top = max((f.score for f in present), default=0.0)
-    setting = _Setting(now, context, weights, cue, top, shape)
+    setting = _Setting(now, context, weights, cue, top, shape, frozenset(asked))
     scored = [_score(f, records[f.id], relevance[f.id], setting) for f in present]
     scored.sort(key=lambda s: (-s.score, -s.relevance, s.record.dedup_hash, s.record.id))
     return scored
@@ -204,6 +215,7 @@ class _Setting(msgspec.Struct, frozen=True):
     cue: TimeCue
     top: float  # the best fused score among the candidates
     shape: Shape
+    asked: frozenset[str]  # the scopes the read named
 
 
 def combined(relevance: float, parts: Mapping[str, float], w: Weights) -> float:
@@ -234,7 +246,7 @@ def _parts(fused: Fused, record: Record, setting: _Setting) -> dict[str, float]:
         "importance": importance(record, setting.now),
         "trust": trust(record),
         "popularity": popularity(record),
-        "scope": scope_boost(record.scope, setting.context, setting.shape.boosts),
+        "scope": scope_boost(record.scope, setting.context, setting.shape.boosts, setting.asked),
         "time": time_fit(record, setting.cue),
     }
 

@@ -17,10 +17,8 @@ from memlane.store.dialect import Connection, Dialect, Params
 from memlane.timeutil import from_text
 
 _LIVE = "m.superseded_at IS NULL AND m.valid_until IS NULL"
-_INVALIDATED = (
-    "m.superseded_at IS NULL AND m.valid_until IS NOT NULL "
-    "OR m.superseded_at IS NOT NULL AND m.superseded_by IS NULL"
-)
+_INVALIDATED = "m.superseded_at IS NULL AND m.valid_until IS NOT NULL"
+_RETIRED = "m.superseded_at IS NOT NULL AND m.superseded_by IS NULL"
 USAGE_FIELDS = frozenset({"category", "project", "source_agent", "session_id", "scope"})
 
 
@@ -50,7 +48,8 @@ def stats(
     one = conn.execute(
         f"SELECT COUNT(*), COUNT(CASE WHEN {_LIVE} THEN 1 END), "
         "COUNT(CASE WHEN m.superseded_by IS NOT NULL THEN 1 END), "
-        f"COUNT(CASE WHEN {_INVALIDATED} THEN 1 END) FROM memory m WHERE {seen}",
+        f"COUNT(CASE WHEN {_INVALIDATED} THEN 1 END), "
+        f"COUNT(CASE WHEN {_RETIRED} THEN 1 END) FROM memory m WHERE {seen}",
         params,
     ).fetchone()
     versions = conn.execute(
@@ -74,6 +73,7 @@ def stats(
         live=int(one[1]),
         superseded=int(one[2]),
         invalidated=int(one[3]),
+        retired=int(one[4]),
         versions=int(versions[0]),
         links=int(links[0]),
         by_kind=kinds,

@@ -37,13 +37,31 @@ def _version_column(name: str) -> str:
     return f"v.{name}" if name in VERSIONED_FIELDS else f"m.{name}"
 
 
+# How a memory ended, as read at an instant: each column with the end it belongs to.
+# Trigger: a read of the past (--as-of). Why: a memory superseded or invalidated later
+# was current then, and marking it [PREVIOUSLY] or "superseded by" a memory that did
+# not exist yet misreports that instant. Outcome: an end after the instant reads NULL.
+_ENDS = {
+    "superseded_at": ("superseded_at",),
+    "superseded_by": ("superseded_at",),
+    "valid_until": ("valid_until",),
+    "supersede_reason": ("superseded_at", "valid_until"),
+}
+
+
+def _ended_then(name: str, at: str) -> str:
+    """Column `name` of memory `m` as it read at `at` (see _ENDS)."""
+    ended = " OR ".join(f"m.{end} <= {at}" for end in _ENDS[name])
+    return f"CASE WHEN {ended} THEN m.{name} END AS {name}"
+
+
 def as_of_source(d: Dialect, include_superseded: bool, stored: Sequence[str]) -> str:
     """Rows as they were at parameter `as_of`: the current row or the version valid
-    then, with the memory columns `stored`."""
+    then, with the memory columns `stored` (how it ended only if it had by then)."""
     at = d.param("as_of")
     alive = f"m.created_at <= {at}" if include_superseded else _live_at("m", at)
-    current = ", ".join(f"m.{c}" for c in stored)
-    versioned = ", ".join(_version_column(c) for c in stored)
+    current = ", ".join(_ended_then(c, at) if c in _ENDS else f"m.{c}" for c in stored)
+    versioned = ", ".join(_ended_then(c, at) if c in _ENDS else _version_column(c) for c in stored)
     return (
         f"(SELECT 'm' AS src, m.seq AS seq, {current} FROM memory m "
         f"WHERE {alive} AND m.version_from <= {at} "
