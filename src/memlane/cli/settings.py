@@ -151,7 +151,8 @@ def set_cmd(key: str, value: str, reindex: bool, as_json: bool) -> None:
     it says that too."""
     change = settings_file.set_value(key, value, reindex=reindex)
     if change.shadowed:
-        note(f"{change.setting.env} is set in the environment and overrides the file")
+        where = "the settings file's [env] table" if change.from_env_table else "the environment"
+        note(f"{change.setting.env} is set in {where} and overrides the file")
     stale = change.stale_vectors and state().missing_store() is None
     reembedded = _reindex(quiet=as_json) if reindex else None
     if stale and not reindex:
@@ -200,10 +201,12 @@ def _reindex(quiet: bool) -> int | None:
 @json_option
 def unset_cmd(key: str, as_json: bool) -> None:
     """Remove KEY from the settings file (its default, or its environment variable, is
-    then in force); a key the file does not hold changes nothing."""
-    settings_file.check_known(key)
+    then in force); a key the file does not hold changes nothing. A key that is no
+    setting (a typo) is removed too, when the file holds it."""
     resolved = _resolved()
     held = key in resolved.file.values
+    if not held:
+        settings_file.check_known(key)
     if held:
         settings_file.write(resolved.file.path, {key: None})
     if as_json:
