@@ -355,6 +355,41 @@ def test_a_change_of_profile_asks_for_a_reindex(run, cli_env, settings_path):
     assert "--reindex" in done.stderr and "memlane reembed" in done.stderr
 
 
+def test_unset_of_the_profile_asks_for_a_reindex_too(run, cli_env, settings_path):
+    del cli_env["MEMLANE_EMBED_PROFILE"]
+    settings_path.write_text('embed_profile = "hash"\n', encoding="utf-8")
+    run("add", "The build runs on the CI machines at night.")
+    done = run("settings", "unset", "embed_profile", "--json")  # back to minilm
+    assert done.json() == {
+        "name": "embed_profile",
+        "removed": True,
+        "file": str(settings_path),
+        "reindex_needed": True,
+        "reindexed": None,
+    }
+    assert "`memlane settings unset embed_profile --reindex`" in done.stderr
+    assert tomllib.loads(settings_path.read_text()) == {}
+    assert "--reindex goes with" in one_line_error(
+        run("settings", "unset", "max_tags", "--reindex")
+    )
+
+
+def test_the_reindex_note_compares_with_the_profile_the_store_records(
+    run, cli_env, settings_path, db_path
+):
+    del cli_env["MEMLANE_EMBED_PROFILE"]
+    settings_path.write_text('embed_profile = "none"\n', encoding="utf-8")
+    done = run("settings", "set", "embed_profile", "hash", "--json")
+    assert done.json()["reindex_needed"] is False  # no store: no vectors to remake
+    if BACKEND == "sqlite":
+        assert not db_path.exists()  # and none made to find out
+    run("add", "The build runs on the CI machines at night.")  # vectors of hash
+    settings_path.write_text('embed_profile = "none"\n', encoding="utf-8")
+    # The setting changes (none to hash), the store's vectors were hash's all along.
+    done = run("settings", "set", "embed_profile", "hash", "--json")
+    assert done.json()["reindex_needed"] is False and "--reindex" not in done.stderr
+
+
 @pytest.mark.integration
 def test_set_reindex_reembeds_with_the_new_profile(run, cli_env, settings_path, db_path):
     del cli_env["MEMLANE_EMBED_PROFILE"]

@@ -685,6 +685,22 @@ def embedder_for(s: Mapping[str, Any], profile: str) -> Embedder | None:
     return get_embedder(profile, **options)
 
 
+def vector_signature(s: Mapping[str, Any]) -> str | None:
+    """What a store records of the vectors the settings' embedding profile makes
+    (name/model/dimension), no model loaded; None for the profile none."""
+    from memlane.embed.profiles import PROFILES
+
+    profile = s["embed_profile"]
+    if profile == "none":
+        return None
+    if profile == "http":
+        given = PROFILES["http"]
+        return msgspec.structs.replace(
+            given, model=s["embed_model"], dimension=s["embed_dim"]
+        ).signature
+    return PROFILES[profile].signature
+
+
 def write_policy(s: Mapping[str, Any]) -> Thresholds:
     """The write policy's thresholds: the settings given, the defaults otherwise."""
     from memlane.write.settings import Thresholds

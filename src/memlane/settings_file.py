@@ -251,15 +251,19 @@ def _origin(setting: config.Setting, source: str, path: Path) -> str:
     return f"{path}: {setting.name}" if source == "file" else ""
 
 
+def is_unknown(name: str) -> bool:
+    """Whether `name` is no setting the file may hold (a typo, or `config`)."""
+    return name not in config.BY_NAME or name == "config"
+
+
 def check_known(name: str) -> config.Setting:
     """The setting `name`, one the file may hold; else Invalid naming the closest."""
-    setting = config.BY_NAME.get(name)
-    if setting is None or name == "config":
+    if is_unknown(name):
         names = [s.name for s in config.SETTINGS if s.name != "config"]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         raise Invalid(f"no setting {name!r} can be set in the settings file{hint}")
-    return setting
+    return config.BY_NAME[name]
 
 
 def check_value(setting: config.Setting, text: str) -> Any:
@@ -306,17 +310,36 @@ def set_value(name: str, text: str, *, reindex: bool = False) -> Change:
     a setting that changes the vectors asks for."""
     setting = check_known(name)
     value = check_value(setting, text)
+    _check_reindex(setting, reindex)
+    before = load(lenient=True)
+    _check_fits(setting, text, before.values)
+    return _changed(setting, value, before)
+
+
+def unset_value(name: str, *, reindex: bool = False) -> Change | None:
+    """Remove setting `name` from the settings file (None: the file does not hold it,
+    and is left as it is); `reindex` as for set_value."""
+    setting = check_known(name)
+    _check_reindex(setting, reindex)
+    before = load(lenient=True)
+    return _changed(setting, None, before) if name in before.file.values else None
+
+
+def _check_reindex(setting: config.Setting, reindex: bool) -> None:
     if reindex and not setting.reindex:
         names = ", ".join(s.name for s in config.SETTINGS if s.reindex)
         raise Invalid(f"--reindex goes with a setting that changes the vectors ({names})")
-    before = load(lenient=True)
-    _check_fits(setting, text, before.values)
+
+
+def _changed(setting: config.Setting, value: Any, before: Resolved) -> Change:
+    """`setting` written to the file as `value` (None: removed), and what that changed."""
+    name = setting.name
     write(before.file.path, {name: value})
     after = load(lenient=True).values[name]
-    shadowed = before.sources[name] in ("environment", ENV_SOURCE)
-    from_env_table = before.sources[name] == ENV_SOURCE
+    source = before.sources[name]
+    shadowed = source in ("environment", ENV_SOURCE)
     return Change(
-        setting, value, before.file.path, before.values[name], after, shadowed, from_env_table
+        setting, value, before.file.path, before.values[name], after, shadowed, source == ENV_SOURCE
     )
 
 
