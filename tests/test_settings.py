@@ -483,6 +483,33 @@ def test_auto_migrate_off_refuses_an_old_store_until_migrate(run, cli_env, old_s
     assert again["migrations"] == [] and again["version"] == latest
 
 
+@pytest.mark.skipif(BACKEND != "sqlite", reason="a SQLite file's bytes")
+def test_a_refused_old_store_is_left_as_it_was(run, cli_env, old_store, tmp_path):
+    cli_env["MEMLANE_AUTO_MIGRATE"] = "0"
+    before = Path(old_store).read_bytes()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    for args in (("list",), ("add", "Not yet: the store is old.")):
+        assert "`memlane migrate`" in one_line_error(run(*args), code=1)
+    assert Path(old_store).read_bytes() == before  # journal mode (byte 19) included
+    assert sorted(p.name for p in tmp_path.iterdir()) == files
+
+
+def test_hooks_on_an_old_store_say_to_migrate_in_one_line(
+    run_process, cli_env, old_store, tmp_path
+):
+    cli_env["MEMLANE_AUTO_MIGRATE"] = "0"
+    cli_env["MEMLANE_HOOK_DIR"] = str(tmp_path / "hooks")
+    project = tmp_path / "proj"
+    event = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "SessionStart"}
+    done = run_process("hook", "session-start", input=json.dumps(event))
+    assert done.returncode == 0 and done.stderr == ""
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "memory is unavailable until" in context and "migrate` runs" in context
+    [entry] = [json.loads(x) for x in (tmp_path / "hooks" / "hooks.log").read_text().splitlines()]
+    assert entry["reason"] == "schema-outdated" and "`memlane migrate`" in entry["details"]["why"]
+    assert "trace" not in entry and "error" not in entry
+
+
 def test_auto_migrate_off_from_the_settings_file(run, settings_path, old_store):
     run("settings", "set", "auto_migrate", "off")
     assert "memlane migrate" in one_line_error(run("stats"), code=1)
