@@ -134,7 +134,7 @@ def _weights(text: str) -> tuple[float, ...]:
 
 
 def _boosts(text: str) -> tuple[float, ...]:
-    need = "give four comma-separated numbers in [0, 1]"
+    need = "give four comma-separated scope boosts in [0, 1]"
     values = _reals(text, 4, need)
     if not all(0 <= v <= 1 for v in values):
         raise ValueError(need)
@@ -142,7 +142,7 @@ def _boosts(text: str) -> tuple[float, ...]:
 
 
 def _half_lives(text: str) -> tuple[float, ...]:
-    need = "give four comma-separated numbers of days > 0"
+    need = "give four comma-separated half-lives in days > 0"
     values = _reals(text, 4, need)
     if not all(v > 0 for v in values):
         raise ValueError(need)
