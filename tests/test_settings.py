@@ -600,3 +600,14 @@ def test_settings_that_do_not_fit_together_are_refused_naming_each(tmp_path):
     resolved = load(dict(environ), lenient=True)
     assert resolved.values["dedup_conflict_threshold"] is None  # back at the defaults
     assert [p.startswith(named) for p in resolved.problems] == [True]
+
+
+def test_open_memory_checks_the_settings_before_it_makes_a_store(tmp_path):
+    from memlane import config
+    from memlane.errors import Invalid
+
+    values = {**config.resolve({}), "recall_half_lives": (0.0, 0.0, 0.0, 0.0)}
+    values["project_aliases"] = str(tmp_path / "aliases.json")
+    with pytest.raises(Invalid, match="half-lives"):
+        config.open_memory(values, str(tmp_path / "new.db"), cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == []

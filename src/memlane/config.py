@@ -649,6 +649,8 @@ def open_memory(
     from memlane.memory import Memory
     from memlane.write.settings import Limits
 
+    # The settings' checks first: a setting that cannot be used must not leave a store.
+    recall, writes, review = recall_settings(s), write_policy(s), review_policy(s)
     profile = s["embed_profile"]
     memory = Memory.open(
         db or s["db"],
@@ -661,9 +663,9 @@ def open_memory(
         embed_on_write=not s["skip_write_embed"],
         migrate=s.get("auto_migrate", True),
     )
-    memory.recall_settings = recall_settings(s)
-    memory.write_policy = write_policy(s)
-    memory.review_policy = review_policy(s)
+    memory.recall_settings = recall
+    memory.write_policy = writes
+    memory.review_policy = review
     memory.capture_mode = s["capture_mode"]
     return memory
 
