@@ -124,8 +124,8 @@ def write(path: Path, changes: Mapping[str, Any]) -> None:
 
 
 class Resolved(msgspec.Struct, frozen=True):
-    """Every setting's value and where it came from (default, file, environment), the
-    settings file read, and what was bad (each then at its default)."""
+    """Every setting's value and where it came from (default, file, file [env],
+    environment), the settings file read, and what was bad (each then at its default)."""
 
     values: dict[str, Any]
     sources: dict[str, str]

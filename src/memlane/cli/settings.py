@@ -84,9 +84,10 @@ def _env_table(resolved: settings_file.Resolved) -> dict[str, str]:
 @settings_group.command("list")
 @json_option
 def list_cmd(as_json: bool) -> None:
-    """Every setting's value and its source (default, file, environment), then the values
-    derived from them (the embedding dimension, the store, the hooks' log). Secrets (API
-    keys, tokens) are masked. A bad value is named on stderr; its default is listed."""
+    """Every setting's value and its source (default, file, file [env]: its variable set
+    by the file's [env] table, environment), then the values derived from them (the
+    embedding dimension, the store, the hooks' log). Secrets (API keys, tokens) are
+    masked. A bad value is named on stderr; its default is listed."""
     resolved = _resolved()
     rows, derived = _rows(resolved), _derived(resolved)
     if as_json:
