@@ -91,11 +91,11 @@ def test_doctor_names_the_token_reach_never_the_token(run, cli_env, tmp_path):
 
 def test_a_review_threshold_of_zero_is_a_settings_problem(run, cli_env):
     run("add", "Redis caches sessions.")
-    cli_env["MEMLANE_REVIEW_THRESHOLD"] = "0"  # it parses, and would make nothing due
+    cli_env["MEMLANE_REVIEW_THRESHOLD"] = "0"  # would make nothing due
     result = run("doctor", "--json")
     checks = {c["name"]: c for c in result.json()}
     assert checks["settings"]["status"] == "fail" and result.exit_code == 1
     assert "MEMLANE_REVIEW_THRESHOLD" in checks["settings"]["detail"]
     assert checks["review"]["status"] == "ok"  # doctor counted with the default instead
     stats = run("stats")
-    assert stats.exit_code == 2 and "review threshold" in stats.stderr
+    assert stats.exit_code == 2 and "MEMLANE_REVIEW_THRESHOLD='0' is not valid" in stats.stderr

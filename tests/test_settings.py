@@ -7,6 +7,7 @@ SQLite file, or a PostgreSQL database under MEMLANE_TEST_BACKEND=postgres).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import tomllib
 from pathlib import Path
@@ -149,7 +150,7 @@ def test_a_hook_with_a_bad_file_value_answers_and_logs_it(
 
 def test_the_env_table_sets_what_the_environment_lacks(run, cli_env, settings_path, monkeypatch):
     for name in ("MEMLANE_RECALL_LINK_BUDGET", "MEMLANE_TEST_PROVIDER_KEY"):
-        monkeypatch.delenv(name, raising=False)  # and removed again after the test
+        monkeypatch.setenv(name, "")  # unset (empty counts so), and restored after the test
     settings_path.write_text(
         "[env]\n"
         "MEMLANE_RECALL_LINK_BUDGET = 5\n"
@@ -159,11 +160,12 @@ def test_the_env_table_sets_what_the_environment_lacks(run, cli_env, settings_pa
     )
     payload = run("settings", "list", "--json").json()
     rows = {row["name"]: row for row in payload["settings"]}
+    # Set by the file's [env] table: the file's, not the environment's.
     assert (rows["recall_link_budget"]["value"], rows["recall_link_budget"]["source"]) == (
         5,
-        "environment",
+        "file [env]",
     )
-    assert rows["agent"]["value"] == "tester"  # cli_env's: set already, kept
+    assert (rows["agent"]["value"], rows["agent"]["source"]) == ("tester", "environment")
     assert payload["env"] == {
         "MEMLANE_RECALL_LINK_BUDGET": "file",
         "MEMLANE_TEST_PROVIDER_KEY": "file",
@@ -180,8 +182,18 @@ def test_the_env_table_fills_an_empty_variable_in_a_real_process(
     assert json.loads(done.stdout) == {
         "name": "agent",
         "value": "from-the-file",
-        "source": "environment",
+        "source": "file [env]",
     }
+
+
+def test_a_bad_env_table_value_is_blamed_on_the_file(run, settings_path, monkeypatch):
+    monkeypatch.setenv("MEMLANE_MAX_TAGS", "")  # unset, as the [env] table leaves it after
+    settings_path.write_text('[env]\nMEMLANE_MAX_TAGS = "many"\n', encoding="utf-8")
+    line = one_line_error(run("stats"))
+    assert f"{settings_path}: [env] MEMLANE_MAX_TAGS = 'many' is not valid" in line
+    doctor = run("doctor", "--json").json()
+    [check] = [c for c in doctor if "MEMLANE_MAX_TAGS" in c["detail"]]
+    assert check["detail"].startswith(f"{settings_path}: [env]") and "[env] table" in check["fix"]
 
 
 # ---- settings set / unset ---------------------------------------------------------------
@@ -221,16 +233,33 @@ def test_set_writes_typed_values_and_keeps_the_rest(run, settings_path):
     ("args", "named"),
     [
         (("inject_budget", "lots"), "inject_budget = 'lots' is not valid"),
-        (("review_threshold", "1.5"), "use a number from 0 to 1"),
+        (("review_threshold", "1.5"), "use a number above 0 and at most 1"),
         (("embed_profle", "hash"), "did you mean embed_profile?"),
         (("config", "/elsewhere.toml"), "no setting 'config'"),
         (("inject_budget", "900", "--reindex"), "--reindex goes with a setting"),
+        # What every command would refuse once set, refused here.
+        (("--", "recall_weights", "-5,2,2,1,1"), "score weight relevance must lie in [0, 1]"),
+        (("recall_weights", "nan,0,0,0,1"), "numbers in [0, 1] summing to 1"),
+        (("recall_weights", "0.5,0.5,0.5,0,0"), "score weights must sum to 1, not 1.5"),
+        (("recall_half_lives", "0,0,0,0"), "half-lives in days > 0"),
+        (("recall_half_lives", "3,90,inf,7"), "half-lives in days > 0"),
+        (("recall_scope_boosts", "1,2,1,1"), "scope boosts in [0, 1]"),
+        (("recall_lane_weights", "nan,1,1"), "numbers >= 0, not all 0"),
+        (("review_threshold", "0"), "above 0 and at most 1"),
+        (("max_body_bytes", "0"), "max_body_bytes = '0' is not valid: use a whole number >= 1024"),
+        (("max_tags", "0"), "use a whole number >= 1"),
+        (("inject_budget", "abc"), "inject_budget = 'abc' is not valid: use a whole number >= 0"),
+        (("backup_interval_hours", "soon"), "use a number of hours > 0"),
+        (("dedup_conflict_threshold", "0.95"), "must be below the vector threshold (0.92)"),
     ],
 )
 def test_set_refuses_a_bad_key_or_value_and_changes_nothing(run, settings_path, args, named):
     original = b"inject_budget = 800  # kept byte for byte\n"
     settings_path.write_bytes(original)
-    assert named in one_line_error(run("settings", "set", *args))
+    line = one_line_error(run("settings", "set", *args))
+    assert named in line
+    # What to give, not Python's words for the parse that failed.
+    assert "invalid literal" not in line and "could not convert" not in line
     assert settings_path.read_bytes() == original
     assert [p.name for p in settings_path.parent.iterdir() if p.name.startswith(".")] == []
 
@@ -275,6 +304,39 @@ def test_a_secret_is_written_but_never_echoed(run, settings_path):
     assert tomllib.loads(settings_path.read_text())["embed_api_key"] == "sk-live-123456"
 
 
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("recall_half_lives = [0, 0, 0, 0]\n", "recall_half_lives = [0, 0, 0, 0] is not valid"),
+        ("recall_weights = [1, 1, 1, 1, 1]\n", "recall_weights = [1, 1, 1, 1, 1] is not valid"),
+        ("dedup_vector_threshold = 0.5\n", "dedup_vector_threshold: the conflict threshold"),
+    ],
+)
+def test_a_command_refused_for_a_bad_setting_names_it_and_writes_nothing(
+    run, settings_path, db_path, text, named
+):
+    settings_path.write_text(text, encoding="utf-8")
+    for args in (("add", "The build runs at night."), ("recall", "build"), ("stats",)):
+        line = one_line_error(run(*args))
+        assert f"{settings_path}: {named}" in line
+    if BACKEND == "sqlite":
+        assert list(db_path.parent.glob(db_path.name + "*")) == []
+
+
+def test_unset_removes_a_key_the_file_holds_that_is_no_setting(run, settings_path):
+    settings_path.write_text('embed_profle = "hash"\nmax_tags = 3\n', encoding="utf-8")
+    line = one_line_error(run("list"))
+    assert "`memlane settings unset embed_profle`" in line
+    doctor = {c["name"]: c for c in run("doctor", "--json").json()}
+    assert doctor["settings"]["fix"] == "remove it: `memlane settings unset embed_profle`"
+    done = run("settings", "unset", "embed_profle")
+    assert done.exit_code == 0 and done.stdout == f"removed embed_profle from {settings_path}\n"
+    assert tomllib.loads(settings_path.read_text()) == {"max_tags": 3}
+    assert run("list").exit_code == 0
+    # A typo the file does not hold is still an error, with the nearest name.
+    assert "did you mean embed_profile?" in one_line_error(run("settings", "unset", "embed_profle"))
+
+
 def test_unset_removes_a_key_and_nothing_else(run, settings_path):
     settings_path.write_text("inject_budget = 800\nmax_tags = 3\n", encoding="utf-8")
     assert run("settings", "unset", "inject_budget", "--json").json()["removed"] is True
@@ -291,6 +353,41 @@ def test_a_change_of_profile_asks_for_a_reindex(run, cli_env, settings_path):
     done = run("settings", "set", "embed_profile", "none", "--json")
     assert done.json()["reindex_needed"] is True
     assert "--reindex" in done.stderr and "memlane reembed" in done.stderr
+
+
+def test_unset_of_the_profile_asks_for_a_reindex_too(run, cli_env, settings_path):
+    del cli_env["MEMLANE_EMBED_PROFILE"]
+    settings_path.write_text('embed_profile = "hash"\n', encoding="utf-8")
+    run("add", "The build runs on the CI machines at night.")
+    done = run("settings", "unset", "embed_profile", "--json")  # back to minilm
+    assert done.json() == {
+        "name": "embed_profile",
+        "removed": True,
+        "file": str(settings_path),
+        "reindex_needed": True,
+        "reindexed": None,
+    }
+    assert "`memlane settings unset embed_profile --reindex`" in done.stderr
+    assert tomllib.loads(settings_path.read_text()) == {}
+    assert "--reindex goes with" in one_line_error(
+        run("settings", "unset", "max_tags", "--reindex")
+    )
+
+
+def test_the_reindex_note_compares_with_the_profile_the_store_records(
+    run, cli_env, settings_path, db_path
+):
+    del cli_env["MEMLANE_EMBED_PROFILE"]
+    settings_path.write_text('embed_profile = "none"\n', encoding="utf-8")
+    done = run("settings", "set", "embed_profile", "hash", "--json")
+    assert done.json()["reindex_needed"] is False  # no store: no vectors to remake
+    if BACKEND == "sqlite":
+        assert not db_path.exists()  # and none made to find out
+    run("add", "The build runs on the CI machines at night.")  # vectors of hash
+    settings_path.write_text('embed_profile = "none"\n', encoding="utf-8")
+    # The setting changes (none to hash), the store's vectors were hash's all along.
+    done = run("settings", "set", "embed_profile", "hash", "--json")
+    assert done.json()["reindex_needed"] is False and "--reindex" not in done.stderr
 
 
 @pytest.mark.integration
@@ -386,6 +483,33 @@ def test_auto_migrate_off_refuses_an_old_store_until_migrate(run, cli_env, old_s
     assert again["migrations"] == [] and again["version"] == latest
 
 
+@pytest.mark.skipif(BACKEND != "sqlite", reason="a SQLite file's bytes")
+def test_a_refused_old_store_is_left_as_it_was(run, cli_env, old_store, tmp_path):
+    cli_env["MEMLANE_AUTO_MIGRATE"] = "0"
+    before = Path(old_store).read_bytes()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    for args in (("list",), ("add", "Not yet: the store is old.")):
+        assert "`memlane migrate`" in one_line_error(run(*args), code=1)
+    assert Path(old_store).read_bytes() == before  # journal mode (byte 19) included
+    assert sorted(p.name for p in tmp_path.iterdir()) == files
+
+
+def test_hooks_on_an_old_store_say_to_migrate_in_one_line(
+    run_process, cli_env, old_store, tmp_path
+):
+    cli_env["MEMLANE_AUTO_MIGRATE"] = "0"
+    cli_env["MEMLANE_HOOK_DIR"] = str(tmp_path / "hooks")
+    project = tmp_path / "proj"
+    event = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "SessionStart"}
+    done = run_process("hook", "session-start", input=json.dumps(event))
+    assert done.returncode == 0 and done.stderr == ""
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "memory is unavailable until" in context and "migrate` runs" in context
+    [entry] = [json.loads(x) for x in (tmp_path / "hooks" / "hooks.log").read_text().splitlines()]
+    assert entry["reason"] == "schema-outdated" and "`memlane migrate`" in entry["details"]["why"]
+    assert "trace" not in entry and "error" not in entry
+
+
 def test_auto_migrate_off_from_the_settings_file(run, settings_path, old_store):
     run("settings", "set", "auto_migrate", "off")
     assert "memlane migrate" in one_line_error(run("stats"), code=1)
@@ -432,7 +556,7 @@ def test_load_layers_environment_file_and_default(tmp_path):
     picked = {k: (resolved.values[k], resolved.sources[k]) for k in
               ("max_tags", "inject_budget", "web_allowed_hosts", "max_title_chars")}  # fmt: skip
     assert picked == {
-        "max_tags": (9, "environment"),
+        "max_tags": (9, "file [env]"),
         "inject_budget": (100, "environment"),
         "web_allowed_hosts": (("a.example.org",), "file"),
         "max_title_chars": (300, "default"),
@@ -450,13 +574,40 @@ def test_load_leniently_keeps_each_good_value_and_lists_each_bad_one(tmp_path):
         encoding="utf-8",
     )
     environ = {"MEMLANE_CONFIG": str(path), "MEMLANE_MAX_TITLE_CHARS": "x"}
-    with pytest.raises(Invalid, match="MEMLANE_MAX_TITLE_CHARS='x'"):
+    with pytest.raises(Invalid, match=re.escape("recall_weights = [1, 1, 1, 1, 1] is not")):
         load(dict(environ))
     resolved = load(dict(environ), lenient=True)
     assert resolved.values["inject_budget"] == 900
     assert (resolved.values["max_tags"], resolved.values["max_title_chars"]) == (50, 300)
     assert resolved.values["recall_weights"] is None  # its group is back at its defaults
-    title, tags, weights = resolved.problems
+    weights, title, tags = resolved.problems
     assert title.startswith("MEMLANE_MAX_TITLE_CHARS='x' is not valid")
     assert tags.startswith(f"{path}: max_tags = 'many' is not valid")
-    assert weights.startswith(f"{path}: recall_weights: ") and "sum to 1" in weights
+    assert weights.startswith(f"{path}: recall_weights = [1, 1, 1, 1, 1] is not valid")
+    assert "sum to 1" in weights
+
+
+def test_settings_that_do_not_fit_together_are_refused_naming_each(tmp_path):
+    from memlane.errors import Invalid
+    from memlane.settings_file import load
+
+    path = tmp_path / "settings.toml"
+    path.write_text("dedup_conflict_threshold = 0.9\n", encoding="utf-8")
+    environ = {"MEMLANE_CONFIG": str(path), "MEMLANE_DEDUP_VECTOR_THRESHOLD": "0.8"}
+    named = f"MEMLANE_DEDUP_VECTOR_THRESHOLD, {path}: dedup_conflict_threshold: the conflict"
+    with pytest.raises(Invalid, match=re.escape(named)):
+        load(dict(environ))
+    resolved = load(dict(environ), lenient=True)
+    assert resolved.values["dedup_conflict_threshold"] is None  # back at the defaults
+    assert [p.startswith(named) for p in resolved.problems] == [True]
+
+
+def test_open_memory_checks_the_settings_before_it_makes_a_store(tmp_path):
+    from memlane import config
+    from memlane.errors import Invalid
+
+    values = {**config.resolve({}), "recall_half_lives": (0.0, 0.0, 0.0, 0.0)}
+    values["project_aliases"] = str(tmp_path / "aliases.json")
+    with pytest.raises(Invalid, match="half-lives"):
+        config.open_memory(values, str(tmp_path / "new.db"), cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -5,6 +5,7 @@ Only interfaces read it; the core receives plain values.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -39,50 +40,74 @@ def config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP, appauthor=False))
 
 
-def _int(text: str) -> int:
-    return int(text)
+def _whole(text: str, need: str) -> int:
+    """`text` as a whole number, else ValueError saying what to give (`need`)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(need) from None
 
 
-def _numbers(count: int) -> Callable[[str], tuple[float, ...]]:
-    def parse(text: str) -> tuple[float, ...]:
-        values = tuple(float(part) for part in text.split(","))
-        if len(values) != count:
-            raise ValueError(f"give {count} comma-separated numbers")
-        return values
+def _real(text: str, need: str) -> float:
+    """`text` as a finite number (nan and inf are none), else ValueError with `need`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(need) from None
+    if not math.isfinite(value):
+        raise ValueError(need)
+    return value
+
+
+def _reals(text: str, count: int, need: str) -> tuple[float, ...]:
+    values = tuple(_real(part, need) for part in text.split(","))
+    if len(values) != count:
+        raise ValueError(need)
+    return values
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    need = f"use a whole number >= {low}"
+
+    def parse(text: str) -> int:
+        value = _whole(text, need)
+        if value < low:
+            raise ValueError(need)
+        return value
 
     return parse
 
 
+_count = _at_least(0)
+_positive = _at_least(1)
+# A body shorter than a paragraph refuses most memories an agent writes (and the
+# consolidation that merges bodies): 1 KiB is the least that leaves memlane usable.
+MIN_BODY_BYTES = 1024
+
+
 def _share(text: str) -> float:
-    value = float(text)
+    value = _real(text, "use a number from 0 to 1")
     if not 0.0 <= value <= 1.0:
         raise ValueError("use a number from 0 to 1")
     return value
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError("use a whole number >= 0")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("use a whole number >= 1")
+def _probability(text: str) -> float:
+    value = _real(text, "use a number above 0 and at most 1")
+    if not 0.0 < value <= 1.0:
+        raise ValueError("use a number above 0 and at most 1")
     return value
 
 
 def _hours(text: str) -> float:
-    value = float(text)
+    value = _real(text, "use a number of hours > 0")
     if not value > 0:
         raise ValueError("use a number of hours > 0")
     return value
 
 
 def _days(text: str) -> float:
-    value = float(text)
+    value = _real(text, "use a number of days > 0")
     if not value > 0:
         raise ValueError("use a number of days > 0")
     return value
@@ -97,23 +122,45 @@ def _flag(text: str) -> bool:
 
 
 def _weights(text: str) -> tuple[float, ...]:
-    values = tuple(float(part) for part in text.split(","))
-    if len(values) != 5:
-        raise ValueError("give five comma-separated numbers")
+    """Five weights, each in [0, 1], summing to 1 (checked as recall's Weights does)."""
+    from memlane.retrieve.score import Weights  # the check lives with the score
+
+    values = _reals(text, 5, "give five comma-separated numbers in [0, 1] summing to 1")
+    try:
+        Weights(*values)
+    except Invalid as exc:
+        raise ValueError(str(exc)) from None
+    return values
+
+
+def _boosts(text: str) -> tuple[float, ...]:
+    need = "give four comma-separated scope boosts in [0, 1]"
+    values = _reals(text, 4, need)
+    if not all(0 <= v <= 1 for v in values):
+        raise ValueError(need)
+    return values
+
+
+def _half_lives(text: str) -> tuple[float, ...]:
+    need = "give four comma-separated half-lives in days > 0"
+    values = _reals(text, 4, need)
+    if not all(v > 0 for v in values):
+        raise ValueError(need)
     return values
 
 
 def _lane_weights(text: str) -> tuple[float, ...]:
-    values = tuple(float(part) for part in text.split(","))
-    if len(values) != 3 or any(v < 0 for v in values) or not any(values):
-        raise ValueError("give three comma-separated numbers >= 0, not all 0")
+    need = "give three comma-separated numbers >= 0, not all 0"
+    values = _reals(text, 3, need)
+    if any(v < 0 for v in values) or not any(values):
+        raise ValueError(need)
     return values
 
 
 def _lambda(text: str) -> float:
     if text.strip().lower() in ("off", "none"):
         return 1.0  # ranking by score alone is what lambda 1 means
-    value = float(text)
+    value = _real(text, "use a number in (0, 1] or off")
     if not 0.0 < value <= 1.0:
         raise ValueError("use a number in (0, 1] or off")
     return value
@@ -238,7 +285,7 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_EMBED_DIM",
         lambda: None,
         "http profile: the dimension of its vectors.",
-        _int,
+        _positive,
         reindex=True,
     ),
     Setting(
@@ -285,7 +332,7 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "recall scope boosts: branch,project,global,other (four numbers in [0, 1]; "
         "default 1,0.85,0.7,0.3).",
-        _numbers(4),
+        _boosts,
     ),
     Setting(
         "recall_half_lives",
@@ -293,7 +340,7 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: None,
         "recall recency half-lives in days: episodic,semantic,procedural,unclassed "
         "(default 3,90,180,7).",
-        _numbers(4),
+        _half_lives,
     ),
     Setting(
         "recall_passive_floor",
@@ -325,7 +372,7 @@ SETTINGS: tuple[Setting, ...] = (
         lambda: 0.5,
         "review: a memory is due once its recall probability since its last review is "
         "below this (0.5: one half-life of its class).",
-        _share,
+        _probability,
     ),
     Setting(
         "review_min_importance",
@@ -423,17 +470,17 @@ SETTINGS: tuple[Setting, ...] = (
         "max_body_bytes",
         "MEMLANE_MAX_BODY_BYTES",
         lambda: 64 * 1024,
-        "Largest memory body accepted, in UTF-8 bytes.",
-        _int,
+        f"Largest memory body accepted, in UTF-8 bytes (at least {MIN_BODY_BYTES}).",
+        _at_least(MIN_BODY_BYTES),
     ),
     Setting(
         "max_title_chars",
         "MEMLANE_MAX_TITLE_CHARS",
         lambda: 300,
         "Longest title accepted, in characters.",
-        _int,
+        _positive,
     ),
-    Setting("max_tags", "MEMLANE_MAX_TAGS", lambda: 50, "Most tags on one memory.", _int),
+    Setting("max_tags", "MEMLANE_MAX_TAGS", lambda: 50, "Most tags on one memory.", _positive),
     Setting(
         "inject_budget",
         "MEMLANE_INJECT_BUDGET",
@@ -551,7 +598,7 @@ SETTINGS: tuple[Setting, ...] = (
         "MEMLANE_MAX_TAG_CHARS",
         lambda: 64,
         "Longest tag accepted, in characters.",
-        _int,
+        _positive,
     ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -602,6 +649,8 @@ def open_memory(
     from memlane.memory import Memory
     from memlane.write.settings import Limits
 
+    # The settings' checks first: a setting that cannot be used must not leave a store.
+    recall, writes, review = recall_settings(s), write_policy(s), review_policy(s)
     profile = s["embed_profile"]
     memory = Memory.open(
         db or s["db"],
@@ -614,9 +663,9 @@ def open_memory(
         embed_on_write=not s["skip_write_embed"],
         migrate=s.get("auto_migrate", True),
     )
-    memory.recall_settings = recall_settings(s)
-    memory.write_policy = write_policy(s)
-    memory.review_policy = review_policy(s)
+    memory.recall_settings = recall
+    memory.write_policy = writes
+    memory.review_policy = review
     memory.capture_mode = s["capture_mode"]
     return memory
 
@@ -636,6 +685,22 @@ def embedder_for(s: Mapping[str, Any], profile: str) -> Embedder | None:
             "api_key": s["embed_api_key"],
         }
     return get_embedder(profile, **options)
+
+
+def vector_signature(s: Mapping[str, Any]) -> str | None:
+    """What a store records of the vectors the settings' embedding profile makes
+    (name/model/dimension), no model loaded; None for the profile none."""
+    from memlane.embed.profiles import PROFILES
+
+    profile = s["embed_profile"]
+    if profile == "none":
+        return None
+    if profile == "http":
+        given = PROFILES["http"]
+        return msgspec.structs.replace(
+            given, model=s["embed_model"], dimension=s["embed_dim"]
+        ).signature
+    return PROFILES[profile].signature
 
 
 def write_policy(s: Mapping[str, Any]) -> Thresholds:

@@ -13,7 +13,7 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,8 @@ from memlane.errors import Invalid, shown
 from memlane.files import private_dirs, replace_file
 
 ENV_TABLE = "env"
+# The source of a setting whose variable the file's [env] table set.
+ENV_SOURCE = "file [env]"
 
 
 class SettingsFile(msgspec.Struct, frozen=True):
@@ -62,12 +64,21 @@ def _env_table(path: Path, table: Any) -> dict[str, str]:
     return env
 
 
+# The variables an [env] table set in this process's environment: a later load (each
+# command's own, after the root group's) still counts them as the file's.
+_SET_IN_PROCESS: set[str] = set()
+
+
 def apply_env(env: Mapping[str, str], environ: MutableMapping[str, str]) -> list[str]:
-    """Set each `[env]` variable that `environ` lacks (or holds empty); the names set."""
+    """Set each `[env]` variable that `environ` lacks (or holds empty); the names set
+    (in the process's environment: set now or by an earlier call, and unchanged since)."""
     applied = [name for name in env if not environ.get(name)]
     for name in applied:
         environ[name] = env[name]
-    return applied
+    if environ is not os.environ:
+        return applied
+    _SET_IN_PROCESS.update(applied)
+    return [name for name in env if name in _SET_IN_PROCESS and environ.get(name) == env[name]]
 
 
 def as_text(value: Any) -> str:
@@ -113,8 +124,8 @@ def write(path: Path, changes: Mapping[str, Any]) -> None:
 
 
 class Resolved(msgspec.Struct, frozen=True):
-    """Every setting's value and where it came from (default, file, environment), the
-    settings file read, and what was bad (each then at its default)."""
+    """Every setting's value and where it came from (default, file, file [env],
+    environment), the settings file read, and what was bad (each then at its default)."""
 
     values: dict[str, Any]
     sources: dict[str, str]
@@ -144,11 +155,11 @@ def load(environ: MutableMapping[str, str] | None = None, *, lenient: bool = Fal
         if not lenient:
             raise
         file, problems = SettingsFile(path, {}, {}, exists=True), [str(exc)]
-    apply_env(file.env, env)
+    from_file = set(apply_env(file.env, env))
     values, sources = {}, {}
     for setting in config.SETTINGS:
         try:
-            values[setting.name], sources[setting.name] = _value(setting, env, file)
+            values[setting.name], sources[setting.name] = _value(setting, env, file, from_file)
         except Invalid as exc:
             if not lenient:
                 raise
@@ -158,13 +169,21 @@ def load(environ: MutableMapping[str, str] | None = None, *, lenient: bool = Fal
         if not lenient:
             raise Invalid(problem)
         problems.append(problem)
-    if lenient:
-        problems += _fit_together(values, sources, file.path)
-    return Resolved(values, sources, file, tuple(problems))
+    misfits = _fit_together(values, sources, file.path)
+    if misfits and not lenient:
+        raise Invalid(misfits[0])
+    return Resolved(values, sources, file, (*problems, *misfits))
 
 
-def _value(setting: config.Setting, env: Mapping[str, str], file: SettingsFile) -> tuple[Any, str]:
+def _value(
+    setting: config.Setting, env: Mapping[str, str], file: SettingsFile, from_file: set[str]
+) -> tuple[Any, str]:
+    """A setting's value and its source; `from_file`: the variables the file's [env]
+    table set (a value from there is the file's, and a bad one is named as its)."""
     raw = env.get(setting.env)
+    if raw and setting.env in from_file:
+        where = f"{file.path}: [{ENV_TABLE}] {setting.env} = {raw!r}"
+        return _parsed(setting, raw, where), ENV_SOURCE
     if raw:
         return _parsed(setting, raw, f"{setting.env}={raw!r}"), "environment"
     given = file.values.get(setting.name) if setting.name != "config" else None
@@ -194,41 +213,57 @@ def _unknown_keys(file: SettingsFile) -> list[str]:
         elif key not in config.BY_NAME:
             close = difflib.get_close_matches(key, list(config.BY_NAME), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
-            problems.append(f"{file.path}: unknown setting {key!r}{hint}")
+            fix = f"`memlane settings unset {key}` removes it"
+            problems.append(f"{file.path}: unknown setting {key!r}{hint} ({fix})")
     return problems
+
+
+# Settings checked together (by prefix), by the function that turns them into the
+# values the core receives, as every command's Memory gets them.
+GROUPS: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
+    ("recall_", config.recall_settings),
+    ("dedup_", config.write_policy),
+    ("review_", config.review_policy),
+)
 
 
 def _fit_together(values: dict[str, Any], sources: Mapping[str, str], path: Path) -> list[str]:
     """Settings that parse but do not fit together: each group goes back to defaults."""
     problems = []
-    for name, check in (
-        ("recall_weights", config.recall_settings),
-        ("dedup_string_threshold", config.write_policy),
-        ("review_threshold", config.review_policy),
-    ):
+    for prefix, check in GROUPS:
         try:
             check(values)
         except Invalid as exc:
-            group = [s for s in config.SETTINGS if s.name.startswith(name.split("_")[0] + "_")]
+            group = [s for s in config.SETTINGS if s.name.startswith(prefix)]
             values.update({s.name: s.default() for s in group})
-            given = [
-                s.env if sources[s.name] == "environment" else f"{path}: {s.name}"
-                for s in group
-                if sources[s.name] != "default"
-            ]
-            problems.append(f"{', '.join(given)}: {exc}")
+            given = [_origin(s, sources[s.name], path) for s in group]
+            named = ", ".join(g for g in given if g) or f"the {prefix.rstrip('_')} defaults"
+            problems.append(f"{named}: {exc}")
     return problems
+
+
+def _origin(setting: config.Setting, source: str, path: Path) -> str:
+    """Where a setting's value came from, as a problem names it ("" for a default)."""
+    if source == "environment":
+        return setting.env
+    if source == ENV_SOURCE:
+        return f"{path}: [{ENV_TABLE}] {setting.env}"
+    return f"{path}: {setting.name}" if source == "file" else ""
+
+
+def is_unknown(name: str) -> bool:
+    """Whether `name` is no setting the file may hold (a typo, or `config`)."""
+    return name not in config.BY_NAME or name == "config"
 
 
 def check_known(name: str) -> config.Setting:
     """The setting `name`, one the file may hold; else Invalid naming the closest."""
-    setting = config.BY_NAME.get(name)
-    if setting is None or name == "config":
+    if is_unknown(name):
         names = [s.name for s in config.SETTINGS if s.name != "config"]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         raise Invalid(f"no setting {name!r} can be set in the settings file{hint}")
-    return setting
+    return config.BY_NAME[name]
 
 
 def check_value(setting: config.Setting, text: str) -> Any:
@@ -236,6 +271,19 @@ def check_value(setting: config.Setting, text: str) -> Any:
     parser, as its environment variable would be), or Invalid."""
     where = f"{setting.name} = {'***' if setting.secret else shown(text)}"
     return as_toml(_parsed(setting, text, where))
+
+
+def _check_fits(setting: config.Setting, text: str, values: Mapping[str, Any]) -> None:
+    """Invalid when `text` would not fit the settings of its group in force (`values`),
+    as every command's Memory would refuse them."""
+    trial = {**values, setting.name: setting.parse(text)}
+    for prefix, check in GROUPS:
+        if setting.name.startswith(prefix):
+            try:
+                check(trial)
+            except Invalid as exc:
+                where = f"{setting.name} = {shown(text)}"
+                raise Invalid(f"{where} does not fit the other {prefix}* settings: {exc}") from None
 
 
 class Change(msgspec.Struct, frozen=True):
@@ -248,6 +296,7 @@ class Change(msgspec.Struct, frozen=True):
     before: Any
     after: Any
     shadowed: bool  # its environment variable is set, and rules
+    from_env_table: bool = False  # the file's [env] table set that variable
 
     @property
     def stale_vectors(self) -> bool:
@@ -261,14 +310,37 @@ def set_value(name: str, text: str, *, reindex: bool = False) -> Change:
     a setting that changes the vectors asks for."""
     setting = check_known(name)
     value = check_value(setting, text)
+    _check_reindex(setting, reindex)
+    before = load(lenient=True)
+    _check_fits(setting, text, before.values)
+    return _changed(setting, value, before)
+
+
+def unset_value(name: str, *, reindex: bool = False) -> Change | None:
+    """Remove setting `name` from the settings file (None: the file does not hold it,
+    and is left as it is); `reindex` as for set_value."""
+    setting = check_known(name)
+    _check_reindex(setting, reindex)
+    before = load(lenient=True)
+    return _changed(setting, None, before) if name in before.file.values else None
+
+
+def _check_reindex(setting: config.Setting, reindex: bool) -> None:
     if reindex and not setting.reindex:
         names = ", ".join(s.name for s in config.SETTINGS if s.reindex)
         raise Invalid(f"--reindex goes with a setting that changes the vectors ({names})")
-    before = load(lenient=True)
+
+
+def _changed(setting: config.Setting, value: Any, before: Resolved) -> Change:
+    """`setting` written to the file as `value` (None: removed), and what that changed."""
+    name = setting.name
     write(before.file.path, {name: value})
     after = load(lenient=True).values[name]
-    shadowed = before.sources[name] == "environment"
-    return Change(setting, value, before.file.path, before.values[name], after, shadowed)
+    source = before.sources[name]
+    shadowed = source in ("environment", ENV_SOURCE)
+    return Change(
+        setting, value, before.file.path, before.values[name], after, shadowed, source == ENV_SOURCE
+    )
 
 
 def derived(values: Mapping[str, Any]) -> dict[str, Any]:

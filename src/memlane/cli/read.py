@@ -487,6 +487,11 @@ def _settings_checks() -> list[Check]:
 
 def _settings_fix(problem: str) -> str:
     """What to do about a bad setting: the environment variables it names, else the file."""
+    unknown = re.search(r"unknown setting '([^']+)'", problem)
+    if unknown:
+        return f"remove it: `memlane settings unset {unknown[1]}`"
+    if "[env]" in problem:
+        return "fix or remove it in the settings file's [env] table"
     names = re.findall(r"MEMLANE_[A-Z_]+", problem)
     if names:
         return "fix or unset " + " ".join(names)

@@ -10,7 +10,7 @@ import click
 
 from memlane import config, settings_file
 from memlane.cli.common import State, emit_json, in_section, json_option, note, state
-from memlane.errors import Invalid
+from memlane.errors import Invalid, MemlaneError
 
 MASK = "********"
 
@@ -84,9 +84,10 @@ def _env_table(resolved: settings_file.Resolved) -> dict[str, str]:
 @settings_group.command("list")
 @json_option
 def list_cmd(as_json: bool) -> None:
-    """Every setting's value and its source (default, file, environment), then the values
-    derived from them (the embedding dimension, the store, the hooks' log). Secrets (API
-    keys, tokens) are masked. A bad value is named on stderr; its default is listed."""
+    """Every setting's value and its source (default, file, file [env]: its variable set
+    by the file's [env] table, environment), then the values derived from them (the
+    embedding dimension, the store, the hooks' log). Secrets (API keys, tokens) are
+    masked. A bad value is named on stderr; its default is listed."""
     resolved = _resolved()
     rows, derived = _rows(resolved), _derived(resolved)
     if as_json:
@@ -132,48 +133,87 @@ def get_cmd(key: str, as_json: bool) -> None:
         click.echo(_text(value))
 
 
-@settings_group.command("set")
-@click.argument("key")
-@click.argument("value")
-@click.option(
+REINDEX = click.option(
     "--reindex",
     is_flag=True,
     help="After changing the embedding profile, model or dimension, compute every "
     "memory's vectors again with the new settings (as `memlane reembed`).",
 )
+
+
+@settings_group.command("set")
+@click.argument("key")
+@click.argument("value")
+@REINDEX
 @json_option
 def set_cmd(key: str, value: str, reindex: bool, as_json: bool) -> None:
     """Write KEY = VALUE to the settings file, checked as the environment variable would
     be (a bad key or value: one line, exit 2, the file unchanged). The file is replaced
-    whole, its other lines and comments kept. A change of the embedding profile, model
-    or dimension makes the stored vectors another model's: it says so, and --reindex
-    computes them again. An environment variable set for KEY still overrides the file:
-    it says that too."""
+    whole, its other lines and comments kept. When the embedding profile, model or
+    dimension in force is no longer the one the store's vectors were made with, it says
+    so, and --reindex computes them again. An environment variable set for KEY still
+    overrides the file: it says that too."""
     change = settings_file.set_value(key, value, reindex=reindex)
+    again = f"memlane settings set {key} {shlex.quote(value)} --reindex"
+    shown = _shown(change.setting, change.value)
+    done = f"{key} = {_text(shown)} in {change.path}"
+    _report(change, again, reindex, as_json, {"value": shown}, done)
+
+
+def _report(
+    change: settings_file.Change,
+    again: str,
+    reindex: bool,
+    as_json: bool,
+    fields: dict[str, Any],
+    done: str,
+) -> None:
+    """What a change of the file means: an environment variable that overrides it,
+    vectors now another profile's than the settings' (re-embedded with `reindex`, else
+    the command `again` that would); then the JSON answer with `fields`, or the line
+    `done` that says what was done."""
     if change.shadowed:
-        note(f"{change.setting.env} is set in the environment and overrides the file")
-    stale = change.stale_vectors and state().missing_store() is None
+        where = "the settings file's [env] table" if change.from_env_table else "the environment"
+        note(f"{change.setting.env} is set in {where} and overrides the file")
+    stale = _vectors_stale(change)
     reembedded = _reindex(quiet=as_json) if reindex else None
     if stale and not reindex:
         note(
-            f"the store's vectors were made with the old {key}: compute them again with "
-            f"`memlane settings set {key} {shlex.quote(value)} --reindex` (or `memlane reembed`)"
+            f"the store's vectors were made with another {change.setting.name}: compute them "
+            f"again with `{again}` (or `memlane reembed`)"
         )
-    shown = _shown(change.setting, change.value)
     if as_json:
         emit_json(
             {
-                "name": key,
-                "value": shown,
+                "name": change.setting.name,
+                **fields,
                 "file": str(change.path),
                 "reindex_needed": stale and not reindex,
                 "reindexed": reembedded,
             }
         )
         return
-    click.echo(f"{key} = {_text(shown)} in {change.path}")
+    click.echo(done)
     if reembedded is not None:
         click.echo(f"re-embedded {reembedded} memories")
+
+
+def _vectors_stale(change: settings_file.Change) -> bool:
+    """Whether the store's vectors are another profile's than the settings now in force
+    make: the profile the store records, read from it when it exists (never created
+    here); a store that cannot be opened (an old one, auto_migrate off) falls back to
+    whether the change changed the value in force."""
+    if not change.setting.reindex or state().missing_store() is not None:
+        return False
+    values = settings_file.load(lenient=True).values
+    store = State(db=state().db, settings=values, reading=True)
+    try:
+        recorded = store.memory().admin.vector_profile()
+    except MemlaneError:
+        return change.stale_vectors
+    finally:
+        store.close()
+    return recorded is not None and recorded != config.vector_signature(values)
 
 
 def _reindex(quiet: bool) -> int | None:
@@ -197,21 +237,32 @@ def _reindex(quiet: bool) -> int | None:
 
 @settings_group.command("unset")
 @click.argument("key")
+@REINDEX
 @json_option
-def unset_cmd(key: str, as_json: bool) -> None:
+def unset_cmd(key: str, reindex: bool, as_json: bool) -> None:
     """Remove KEY from the settings file (its default, or its environment variable, is
-    then in force); a key the file does not hold changes nothing."""
-    settings_file.check_known(key)
+    then in force); a key the file does not hold changes nothing. A key that is no
+    setting (a typo) is removed too, when the file holds it. As for `set`, it says when
+    the vectors are now another profile's, and --reindex computes them again."""
     resolved = _resolved()
-    held = key in resolved.file.values
-    if held:
-        settings_file.write(resolved.file.path, {key: None})
-    if as_json:
-        emit_json({"name": key, "file": str(resolved.file.path), "removed": held})
-    elif held:
-        click.echo(f"removed {key} from {resolved.file.path}")
+    path = resolved.file.path
+    done = f"removed {key} from {path}"
+    if key in resolved.file.values and settings_file.is_unknown(key) and not reindex:
+        settings_file.write(path, {key: None})  # a typo's key: removed, nothing more to say
+        removed = True
     else:
-        note(f"{key} is not set in {resolved.file.path}")
+        change = settings_file.unset_value(key, reindex=reindex)
+        if change is not None:
+            again = f"memlane settings unset {key} --reindex"
+            _report(change, again, reindex, as_json, {"removed": True}, done)
+            return
+        removed = False
+    if as_json:
+        emit_json({"name": key, "file": str(path), "removed": removed})
+    elif removed:
+        click.echo(done)
+    else:
+        note(f"{key} is not set in {path}")
 
 
 @settings_group.command("path")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memlane import config
-from memlane.errors import Invalid
+from memlane.errors import Invalid, SchemaOutdated
 from memlane.hooks import host, llm, state
 from memlane.hooks.events import (
     Options,
@@ -147,6 +147,8 @@ def handle(
             outcome = HANDLERS[name](event, opener, options(settings, db))
     except Invalid as exc:
         outcome, error = Outcome("bad-input"), f"{type(exc).__name__}: {exc}"
+    except SchemaOutdated as exc:
+        outcome = outdated(name, str(exc), settings, db)
     except Exception as exc:  # the promise: nothing reaches the host
         outcome, error = Outcome("error"), f"{type(exc).__name__}: {exc}"
         trace = traceback.format_exc(limit=8)
@@ -166,6 +168,23 @@ def handle(
     )
     _log(settings, report, event, trace, started, ignored)
     return report
+
+
+def outdated(name: str, why: str, settings: Mapping[str, Any], db: str | None) -> Outcome:
+    """A store older than this memlane, with auto_migrate off.
+
+    Trigger: the store needs migrating and the user chose to migrate by hand. Why: that
+    is a state one command ends, not a fault: no traceback. Outcome: one log line with
+    the reason; a session start tells the agent its memory waits for `memlane migrate`
+    (unless the hooks are silenced)."""
+    context = None
+    if name == host.SESSION_START and settings["inject_budget"] > 0:
+        migrate = f"{hint_command(db)} migrate"
+        context = (
+            f"memlane: long-term memory is unavailable until `{migrate}` runs "
+            "(the store's schema is older than this memlane)."
+        )
+    return Outcome("schema-outdated", context, details={"why": why})
 
 
 def _opener(

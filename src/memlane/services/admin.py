@@ -12,6 +12,7 @@ from memlane.runtime import Runtime
 from memlane.services import doctor
 from memlane.services.backup import DEFAULT_RETENTION, BackupReport, Backups
 from memlane.services.doctor import Doctor
+from memlane.store import EMBED_PROFILE_META
 
 
 class Admin:
@@ -29,6 +30,11 @@ class Admin:
         the others. `backup_dir` and `backup_every`: where snapshots go and how old the
         newest may be."""
         return [*self._doctor.doctor(backup_dir, backup_every), self.rt.lock.check()]
+
+    def vector_profile(self) -> str | None:
+        """The profile the store's vectors were made with (name/model/dimension), as
+        the store records it; None before its first vector."""
+        return self.rt.store.meta(EMBED_PROFILE_META)
 
     @staticmethod
     def diagnose(location: str | Path, problem: MemlaneError) -> list[Check]:

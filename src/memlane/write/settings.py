@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
+from memlane.errors import Invalid
+
 
 class Limits(msgspec.Struct, frozen=True):
     """How large a memory may be: body bytes (UTF-8), title characters, tags, tag characters."""
@@ -25,3 +27,12 @@ class Thresholds(msgspec.Struct, frozen=True):
     string: float = 0.85  # rapidfuzz ratio of the normalized texts: near-duplicate
     vector: float = 0.92  # cosine: near-duplicate, and the conflict band's upper edge
     conflict: float = 0.60  # cosine: the conflict band's lower edge
+
+    def __post_init__(self) -> None:
+        # The conflict band is [conflict, vector): with its lower edge at or above its
+        # upper one it is empty, and no conflict would ever be reported.
+        if not self.conflict < self.vector:
+            raise Invalid(
+                f"the conflict threshold ({self.conflict:g}) must be below the vector "
+                f"threshold ({self.vector:g})"
+            )

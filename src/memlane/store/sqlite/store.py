@@ -436,6 +436,7 @@ class SQLiteStore:
             _check_not_empty(file)
         self.read_only = on_disk and (read_only or not os.access(file, os.W_OK))
         self.conn = _connect(self.location, self.read_only, lent)
+        self._refuse_outdated()
         self.conn.row_factory = sqlite3.Row
         self.conn.create_function(
             "effective_resonance", 4, _effective_resonance, deterministic=True
@@ -469,6 +470,20 @@ class SQLiteStore:
             self.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         except sqlite3.DatabaseError as exc:
             raise Unavailable(f"{self.location} is not a memlane database: {exc}") from None
+
+    def _refuse_outdated(self) -> None:
+        """A store an older memlane made, opened with auto_migrate off, is refused
+        (naming `memlane migrate`) before anything is set on its connection: the
+        journal mode is kept in the file, and a refused open must leave it as it was."""
+        if self._auto_migrate:
+            return
+        try:
+            version = schema.current_version(self.conn)
+        except sqlite3.DatabaseError:
+            return  # not a memlane database: _migrate names it
+        if 0 < version < schema.LATEST:
+            self.conn.close()
+            raise base.outdated(self.location, version, schema.LATEST)
 
     def _migrate(self) -> int:
         try:
