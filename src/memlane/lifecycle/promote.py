@@ -15,7 +15,7 @@ from memlane.model import Kind, Record, Taint
 from memlane.scope import GLOBAL, scope_project
 
 # Applied this many times and never violated: one use may be luck, three held uses
-# are a pattern (the same bar as ZMem's skill ladder).
+# are a pattern.
 MIN_APPLIED = 3
 # At least this old: a week spans several sessions, so the uses are not one
 # session's burst of enthusiasm.
