@@ -275,11 +275,10 @@ def test_rekey_namespace_command(run: Run, db_path: Path) -> None:
     assert run("rekey-namespace", "project:new", "nowhere").exit_code == 2
 
 
+@pytest.mark.sqlite_only  # a server database exists before any command runs
 def test_a_dry_run_on_a_missing_store_creates_nothing(
     run: Run, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    if "://" in cli_env["MEMLANE_DB"]:
-        pytest.skip("a server database exists before the command runs")
     for dry_run in (("--dry-run",), ()):
         result = run("rekey-namespace", "project:a", "project:b", *dry_run)
         assert result.exit_code == 1 and "no memories in scope project:a" in result.stderr
