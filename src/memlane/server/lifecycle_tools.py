@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -24,8 +23,7 @@ from memlane.lifecycle.reflect import BATCH_SIZE, MIN_NEW
 from memlane.memory import Memory
 from memlane.server import render
 from memlane.server.auth import Grant
-from memlane.server.backend import Backend
-from memlane.server.tools import WRITE, ReadScope
+from memlane.server.tools import WRITE, ReadScope, ToolSet
 
 JSON = dict[str, Any]
 Ctx = Context[Any, Any]
@@ -59,17 +57,10 @@ READS: dict[Action, frozenset[str]] = {
 }
 
 
-class LifecycleTools:
+class LifecycleTools(ToolSet):
     """reflect and reminders."""
 
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-
-    def tools(self) -> list[Tool]:
-        return [
-            Tool.from_function(getattr(self, name), annotations=hints)
-            for name, hints in HINTS.items()
-        ]
+    hints = HINTS
 
     async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> CallToolResult:
         return render.result(await self.backend.call(ctx, work))

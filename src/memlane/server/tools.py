@@ -141,9 +141,11 @@ HINTS: dict[str, ToolAnnotations] = {
 }
 
 
-class MemoryTools:
-    """remember, recall, search, get, update, invalidate, link, forget, session_start,
-    session_end."""
+class ToolSet:
+    """A set of tools: the methods `hints` names, each with its annotations, answered
+    on `backend`'s store thread."""
+
+    hints: dict[str, ToolAnnotations]
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
@@ -151,8 +153,15 @@ class MemoryTools:
     def tools(self) -> list[Tool]:
         return [
             Tool.from_function(getattr(self, name), annotations=hints)
-            for name, hints in HINTS.items()
+            for name, hints in self.hints.items()
         ]
+
+
+class MemoryTools(ToolSet):
+    """remember, recall, search, get, update, invalidate, link, forget, session_start,
+    session_end."""
+
+    hints = HINTS
 
     async def _answer(self, ctx: Ctx, work: Callable[[Memory, Grant], JSON]) -> CallToolResult:
         """`work`'s answer, on the store's thread, with what the grant may not see
