@@ -243,7 +243,7 @@ class Writing:
             landed += len(chunk)
             yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
         if landed >= REANALYZE_AFTER:
-            self.rt.store.optimize()
+            self.rt.store.optimize(landed)
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> ChunkOutcome:
         """One transaction: every line through the write policy; new rows land in bulk,
