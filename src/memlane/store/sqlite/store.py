@@ -588,10 +588,11 @@ class SQLiteStore:
     def integrity(self) -> list[str]:
         return faults.integrity(self.conn, writable=not self.read_only)
 
-    def optimize(self, written: int = 0) -> None:
-        """Full statistics for the memory table, so the planner knows how large a scope
-        is: without them it walks a scope index and sorts every row instead of reading
-        the newest rows first. Then the keyword index merged, `written` pages of it.
+    def optimize(self, written: int = 0, *, statistics: bool = True) -> None:
+        """Full statistics for the memory table (with `statistics`), so the planner knows
+        how large a scope is: without them it walks a scope index and sorts every row
+        instead of reading the newest rows first. Then the keyword index merged,
+        `written` pages of it.
 
         Trigger: a batch wrote `written` rows. Why: FTS5 writes each transaction's
         words as a new segment and merges them only level by level, so after a large
@@ -601,7 +602,8 @@ class SQLiteStore:
         with a negative budget): after one large batch the index is one segment, and
         a small batch into a large store pays for a bounded share of the merging.
         """
-        self.conn.execute("ANALYZE memory")
+        if statistics:
+            self.conn.execute("ANALYZE memory")
         if written > 0 and not self.read_only:
             with self.write():
                 self.conn.execute(
