@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from memlane.write.secret_needs import AtWord, any_of, led
+from memlane.write.secret_needs import AtWord, any_of, any_sequence, led
 from memlane.write.secret_tokens import PIECES
 
 PASSWORD, PASSPHRASE, PIN, CREDENTIAL = "password", "passphrase", "pin", "credential"
@@ -231,11 +231,25 @@ def _cjk(text: str) -> Iterator[Found]:
                 at = text.find(phrase, at + 1)
 
 
-_WHOLE = [word for word in _BY_FIRST if word not in _COMPOUNDS]
-# What a prose label needs (`labels`): a word that lower-cases to a phrase's first word,
-# whole, or ending in a compound's word; or a label of a script without spaces, as is.
-# IGNORECASE folds every character that `str.lower` maps to a letter of a label.
-LABEL_WORD = AtWord(rf"(?i:{any_of(_WHOLE)})(?![^\W_])")
+# What a prose label needs (`labels`): whole words that lower-case to a phrase's words,
+# joined by _JOIN, or a word ending in a compound's word; or a label of a script without
+# spaces, as is. IGNORECASE folds every character that `str.lower` maps to a letter of a
+# label (tests check this over all of Unicode).
+_JOINED = "[" + re.escape("".join(sorted(_JOIN))) + "]+"
+
+
+def _phrase_atoms(phrase: Phrase) -> list[str]:
+    atoms: list[str] = []
+    for k, word in enumerate(phrase.words):
+        atoms += [_JOINED] if k else []
+        atoms += [r"[^\W_]+"] if word == "?" else [re.escape(char) for char in word]
+    return atoms
+
+
+LABEL_WORD = AtWord(
+    rf"(?i:{any_sequence(_phrase_atoms(p) for ps in _BY_FIRST.values() for p in ps if not p.compound)})"
+    r"(?![^\W_])"
+)
 LABEL_IN_WORD = "|".join(
     [
         *(f"(?:{led(word)})(?![^\\W_])" for word in _COMPOUNDS),

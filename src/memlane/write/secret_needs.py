@@ -17,7 +17,7 @@ with IGNORECASE, which folds every character `str.lower` maps to a letter of the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 Span = tuple[int, int, str]
@@ -89,11 +89,16 @@ def any_of(words: Iterable[str]) -> str:
     """An alternation of literal words, as a prefix tree: `pass(?:word|wd)?` rather than
     `pass|password|passwd`, so that a search tries a few branches at each character, not
     every word."""
+    return any_sequence([re.escape(char) for char in word] for word in words)
+
+
+def any_sequence(sequences: Iterable[Sequence[str]]) -> str:
+    """An alternation of sequences of patterns, as a prefix tree (see `any_of`)."""
     tree: _Tree = {}
-    for word in set(words):
+    for sequence in sequences:
         node = tree
-        for char in word:
-            node = node.setdefault(re.escape(char), {})
+        for atom in sequence:
+            node = node.setdefault(atom, {})
         node[""] = {}
     return _branches(tree)
 

@@ -849,10 +849,11 @@ _SPACED_KEY = re.compile(
 # A key that names a secret (or `pass`, `key`), and what follows it in one of the keyed
 # patterns: _KEY's, _TYPED_KEY's, _NAME_VALUE's and _SYSTEM_PROPERTY's `:` or `=`,
 # _QUOTED_PAIR's comma, _SPACED_KEY's joined words then a blank, or _DIRECTIVE's key
-# starting a line then a blank.
+# (one that names a secret) starting a line, then a blank.
+_KEY_STARTS_LINE = rf"[ \t]*(?=[a-z_])[\w.-]*?(?:{KEY_NAME})[\w.-]*[ \t]"
 _ASSIGNMENTS_NEED = Need(
     r""":|=|"[ \t]*,|'[ \t]*,|_[A-Za-z0-9]+[ \t]|-[A-Za-z0-9]+[ \t]"""
-    r"|\n[ \t]*[a-z_][\w.-]*[ \t]|\A[ \t]*[a-z_][\w.-]*[ \t]",
+    rf"|\A{_KEY_STARTS_LINE}|\n{_KEY_STARTS_LINE}",
     KEY_NAME,
 )
 
