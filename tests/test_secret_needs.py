@@ -5,7 +5,9 @@ written here), and the case folding they rely on holds over all of Unicode. No d
 from __future__ import annotations
 
 import base64
+import random
 import re
+import string
 import sys
 from collections.abc import Callable, Iterator
 
@@ -99,6 +101,63 @@ EDGE_CASES = [
 ]
 
 
+_RNG = random.Random(38)
+
+
+def _random(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+    return "".join(_RNG.choice(alphabet) for _ in range(n))
+
+
+_HEX = "0123456789abcdef"
+# One token of each vendor format, for the shapes whose need is their prefix.
+VENDOR_TOKENS = [
+    f"dop_v1_{_random(64, _HEX)}",
+    f"abc8Q~{_random(33)}",
+    f"shpat_{_random(32, _HEX)}",
+    f"dckr_pat_{_random(24)}",
+    f"hvs.{_random(24)}",
+    f"dapi{_random(32, _HEX)}",
+    f"AGE-SECRET-KEY-1{_random(58, string.ascii_uppercase + string.digits)}",
+    f"ATATT3{_random(45)}",
+    f"lin_api_{_random(32)}",
+    f"ntn_{_random(43)}",
+    f"sbp_{_random(40, _HEX)}",
+    f"glsa_{_random(32)}",
+    f"NRAK-{_random(27, string.ascii_uppercase + string.digits)}",
+    f"PMAK-{_random(24, _HEX)}-{_random(34, _HEX)}",
+    f"dp.st.{_random(32)}",
+    f"pul-{_random(40, _HEX)}",
+    f"key-{_random(32, _HEX)}",
+    f"rdme_{_random(72, string.ascii_lowercase + string.digits)}",
+    f"xkeysib-{_random(64, _HEX)}-{_random(16)}",
+    f"EAAG{_random(64)}",
+    f"ya29.{_random(32)}",
+    f"1//0{_random(32)}",
+    f"LTAI{_random(20)}",
+    f"rubygems_{_random(48, _HEX)}",
+    f"rzp_live_{_random(16)}",
+    f"pat{_random(14)}.{_random(64, _HEX)}",
+    f"squ_{_random(40, _HEX)}",
+    "-".join(_random(6, string.digits) for _ in range(8)),
+    f"glpat-{_random(24)}",
+    f"xoxb-{_random(24)}",
+    f"sk_live_{_random(24)}",
+    f"sk-ant-{_random(32)}",
+    f"AIza{_random(35)}",
+    f"hf_{_random(34)}",
+    f"npm_{_random(36)}",
+    f"pypi-{_random(48)}",
+    f"SG.{_random(22)}.{_random(43)}",
+    f"SK{_random(32, _HEX)}",
+    f"eyJ{_random(20)}.{_random(20)}.{_random(20)}",
+    f"https://hooks.slack.com/services/{_random(30)}",
+    f"https://discord.com/api/webhooks/123456/{_random(60)}",
+    f"https://api.telegram.org/bot123456789:AA{_random(33)}/getMe",
+    f"AC{_random(32, _HEX)}: {_random(32, _HEX)}",
+    f"https://x.blob.core.windows.net/c?sv=2022&sig={_random(40)}",
+]
+EDGE_CASES += [f"the deploy uses {token} here" for token in VENDOR_TOKENS]
+
 # Near misses that no detector fires on, as the folding characters leave them.
 QUIET = [
     f"PA\u017f\u017fWORD: {VALUE}",
@@ -156,6 +215,34 @@ def test_clean_text_meets_no_need_and_has_no_secret():
 def test_a_word_pattern_matches_only_at_the_start_of_a_word():
     need = Need(AtWord("key"))
     assert need.met("api key") and need.met("_key") and not need.met("monkey")
+
+
+def test_every_vendor_token_is_found_by_its_shape():
+    assert all(any(True for _ in secret_tokens.shaped(token)) for token in VENDOR_TOKENS)
+
+
+def test_words_led_by_their_cases_read_as_ignorecase_reads_them():
+    words = ["pass", "password", "key", "sig", "cookie:", "ç", "2fa", "in"]
+    tries = [
+        "PASS",
+        "Password",
+        "pa\u017f\u017f",
+        "\u212aEY",
+        "SIG",
+        "\u017fig",
+        "Cookie:",
+        "Ç",
+        "2FA",
+        "\u0130n",
+        "ın",
+    ]
+    tries += ["pas", "keys", "co", ""]
+    alternation = "|".join(re.escape(word) for word in words)
+    for text in tries:
+        expected = re.fullmatch(f"(?i:{alternation})", text) is not None
+        assert (re.fullmatch(led(*words), text) is not None) == expected, text
+        expected = re.fullmatch(f"(?ai:{alternation})", text) is not None
+        assert (re.fullmatch(led(*words, ascii=True), text) is not None) == expected, text
 
 
 def test_a_prefix_tree_matches_exactly_its_words():

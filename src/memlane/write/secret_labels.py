@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from memlane.write.secret_needs import AtWord, any_of, any_sequence, led
+from memlane.write.secret_needs import AtWord, any_of, led, led_sequences
 from memlane.write.secret_tokens import PIECES
 
 PASSWORD, PASSPHRASE, PIN, CREDENTIAL = "password", "passphrase", "pin", "credential"
@@ -247,13 +247,27 @@ def _phrase_atoms(phrase: Phrase) -> list[str]:
 
 
 LABEL_WORD = AtWord(
-    rf"(?i:{any_sequence(_phrase_atoms(p) for ps in _BY_FIRST.values() for p in ps if not p.compound)})"
+    f"(?:{led_sequences(_phrase_atoms(p) for ps in _BY_FIRST.values() for p in ps if not p.compound)})"
     r"(?![^\W_])"
 )
+
+
+def _compound_end(word: str) -> str:
+    """A compound's word (`passwort`) where it ends a word, led by its last `w`, a letter
+    IGNORECASE folds with its other case alone: a search skips it at every other letter,
+    and the lookbehind reads the whole word once the end is found."""
+    at = word.rindex("w")
+    return "|".join(
+        rf"{case}(?i:{re.escape(word[at + 1 :])})(?![^\W_])(?<=(?i:{re.escape(word)}))"
+        for case in "wW"
+    )
+
+
+_SCRIPTS = [phrase for phrases in _CJK.values() for phrase in phrases]
 LABEL_IN_WORD = "|".join(
     [
-        *(f"(?:{led(word)})(?![^\\W_])" for word in _COMPOUNDS),
-        *(re.escape(phrase) for phrases in _CJK.values() for phrase in phrases),
+        *(_compound_end(word) for word in _COMPOUNDS),
+        rf"(?=[{''.join(sorted({re.escape(p[0]) for p in _SCRIPTS}))}])(?:{any_of(_SCRIPTS)})",
     ]
 )
 LABEL = (LABEL_WORD, LABEL_IN_WORD)
@@ -341,8 +355,8 @@ _NOT_CREDENTIAL = frozenset("page next continuation pagination cursor sync csrf"
 # key beside a user) is a tail's last word.
 _NAME_WORDS = {tail[-1] for tail in _KEY_TAILS if tail[-1] not in ("id", "base")}
 KEY_NAME = (
-    rf"(?ai:{any_of(_NAME_WORDS | {'pass', *_GLUED_TAILS})})(?![A-Za-z0-9])"
-    rf"|(?ai:{any_of(tail[0] for tail in _KEY_TAILS if tail[-1] in ('id', 'base'))})"
+    rf"(?:{led(*_NAME_WORDS, 'pass', *_GLUED_TAILS, ascii=True)})(?![A-Za-z0-9])"
+    rf"|{led(*(tail[0] for tail in _KEY_TAILS if tail[-1] in ('id', 'base')), ascii=True)}"
 )
 
 

@@ -25,14 +25,42 @@ Span = tuple[int, int, str]
 
 class AtWord(str):
     r"""A pattern that matches only where no word character (`[^\W_]`) stands before it,
-    written without that lookbehind: one scan tries such patterns at word starts only."""
+    written without that lookbehind: a scan tries such patterns at word starts only."""
+
+    behind = r"(?<![^\W_])"
 
 
-_AT_WORD = r"(?<![^\W_])"
+class AtToken(str):
+    """A pattern that matches only where no ASCII letter or digit stands before it (as
+    a vendor token starts), written without that lookbehind."""
+
+    behind = r"(?<![A-Za-z0-9])"
+
+
+def _joined(alternatives: Iterable[str]) -> str:
+    """Alternatives as one pattern: those that start words (or tokens) share one
+    lookbehind, as a group; the others stand beside it, each led by what it starts with.
+
+    Trigger: a search tries every alternative at every character. Why: most characters
+    stand inside words, where a pattern that starts a word fails on its lookbehind, and a
+    search skips an alternative led by a literal at once. Outcome: a few steps a
+    character."""
+    alternatives = list(alternatives)
+    out = []
+    for kind in (AtWord, AtToken):
+        group = [pattern for pattern in alternatives if isinstance(pattern, kind)]
+        out += [f"{kind.behind}(?:{'|'.join(group)})"] if group else []
+    return "|".join(out + [p for p in alternatives if not isinstance(p, (AtWord, AtToken))])
 
 
 def _compile(pattern: Pattern) -> re.Pattern[str]:
-    return re.compile("|".join(_alone(alternative) for alternative in _alternatives(pattern)))
+    source = _joined(_alternatives(pattern))
+    return _COMPILED.setdefault(source, re.compile(source))
+
+
+# Needs that share a pattern (a label, a key name) share its compiled form, so that a
+# text is searched for it once (see `run`).
+_COMPILED: dict[str, re.Pattern[str]] = {}
 
 
 Pattern = str | tuple[str, ...]  # a tuple: any of its patterns
@@ -40,10 +68,6 @@ Pattern = str | tuple[str, ...]  # a tuple: any of its patterns
 
 def _alternatives(pattern: Pattern) -> tuple[str, ...]:
     return pattern if isinstance(pattern, tuple) else (pattern,)
-
-
-def _alone(pattern: str) -> str:
-    return f"{_AT_WORD}(?:{pattern})" if isinstance(pattern, AtWord) else pattern
 
 
 class Need:
@@ -55,8 +79,18 @@ class Need:
         self.patterns = patterns
         self._compiled = tuple(_compile(pattern) for pattern in patterns)
 
-    def met(self, text: str) -> bool:
-        return all(pattern.search(text) is not None for pattern in self._compiled)
+    def met(self, text: str, seen: dict[int, bool] | None = None) -> bool:
+        """Whether the text meets the need; `seen` remembers, for this text, what each
+        pattern searched already found (by the pattern's id: a pattern hashes its whole
+        source each time)."""
+        seen = {} if seen is None else seen
+        for pattern in self._compiled:
+            found = seen.get(id(pattern))
+            if found is None:
+                found = seen[id(pattern)] = pattern.search(text) is not None
+            if not found:
+                return False
+        return True
 
 
 class Detector(NamedTuple):
@@ -66,22 +100,15 @@ class Detector(NamedTuple):
 
 def one_scan(needs: Iterable[Need]) -> re.Pattern[str]:
     """One pattern that matches a text wherever some need's first pattern does: a text
-    it misses meets no need.
-
-    Trigger: a search tries every alternative at every character. Why: most characters
-    stand inside words, where a pattern that starts a word fails on its lookbehind.
-    Outcome: the patterns that start words share one lookbehind; the others (most of
-    them led by a literal, which a search skips at once) stand beside it."""
-    firsts = [alt for need in needs for alt in _alternatives(need.patterns[0])]
-    at_word = [pattern for pattern in firsts if isinstance(pattern, AtWord)]
-    anywhere = [pattern for pattern in firsts if not isinstance(pattern, AtWord)]
-    return re.compile("|".join([f"{_AT_WORD}(?:{'|'.join(at_word)})", *anywhere]))
+    it misses meets no need."""
+    return re.compile(_joined(alt for need in needs for alt in _alternatives(need.patterns[0])))
 
 
 def run(detectors: Iterable[Detector], text: str) -> Iterator[Span]:
     """The findings of the detectors whose needs the text meets."""
+    seen: dict[int, bool] = {}
     for detector in detectors:
-        if detector.need.met(text):
+        if detector.need.met(text, seen):
             yield from detector.find(text)
 
 
@@ -121,11 +148,31 @@ _FOLDS = {letter: letter + letter.upper() for letter in "abcdefghijklmnopqrstuvw
 _FOLDS |= {"i": "iI\u0130\u0131", "k": "kK\u212a", "s": "sS\u017f"}
 
 
-def led(word: str) -> str:
-    """A word that IGNORECASE reads, as alternatives each led by a literal character
-    (`c(?i:ookie)|C(?i:ookie)`): a search skips a literal at once, and steps into an
-    IGNORECASE group at every character."""
-    first, rest = word[0], re.escape(word[1:])
-    if first.lower() not in _FOLDS:
-        return f"(?i:{re.escape(word)})"
-    return "|".join(f"{re.escape(case)}(?i:{rest})" for case in _FOLDS[first.lower()])
+def led(*words: str, ascii: bool = False) -> str:
+    """Words that IGNORECASE reads, as a prefix tree whose branches are each led by a
+    literal character (`c(?i:ookie)|C(?i:ookie)`): a search skips a literal at once, and
+    steps into an IGNORECASE group at every character. `ascii`: ASCII IGNORECASE."""
+    return led_sequences(([re.escape(char) for char in word] for word in words), ascii)
+
+
+def led_sequences(sequences: Iterable[Sequence[str]], ascii: bool = False) -> str:
+    """Sequences of patterns (see `any_sequence`) that IGNORECASE reads, each led by a
+    character written alone, as `led` writes words."""
+    flags = "ai" if ascii else "i"
+    by_first: dict[str, list[Sequence[str]]] = {}
+    for sequence in sequences:
+        by_first.setdefault(sequence[0], []).append(sequence[1:])
+    branches = []
+    for atom, rests in sorted(by_first.items()):
+        rest = any_sequence(rests) if any(rests) else ""
+        char = atom.replace("\\", "") if len(atom) == 2 and atom[0] == "\\" else atom
+        if rest and not all(rests):
+            rest = f"(?:{rest})?"
+        folds = _FOLDS.get(char) if len(char) == 1 else None
+        if ascii and folds is not None:
+            folds = char + char.upper()
+        if folds is None:
+            branches.append(f"(?{flags}:{atom}{rest})")
+            continue
+        branches += [f"{re.escape(case)}(?{flags}:{rest})" for case in folds]
+    return "|".join(branches)

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from memlane.write.secret_needs import Detector, Need, Span, led, run
+from memlane.write.secret_needs import AtToken, Detector, Need, Span, led, run
 
 # ---- values that are never secrets ----------------------------------------------------
 
@@ -169,7 +169,9 @@ def looks_random(token: str) -> bool:
 
 class Shape(NamedTuple):
     kind: str
-    anchor: str  # a literal every match holds: scanned first, as it is rarely there
+    # What every match holds (its need): where every branch of the pattern starts a
+    # token (`_B`), its prefix there (AtToken); else a literal somewhere in it.
+    anchor: str
     pattern: re.Pattern[str]
 
 
@@ -184,24 +186,24 @@ _E = r"(?![\w-])"  # and ends here
 SHAPES: tuple[Shape, ...] = (
     _shaped(
         "aws_access_key",
-        "A[SKBC][IC]A",
+        AtToken("A[SKBC][IC]A"),
         rf"{_B}(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}){_E}",
     ),
     _shaped(
         "github_token",
-        "gh[pousr]_|github_pat_",
+        AtToken("gh[pousr]_|github_pat_"),
         rf"{_B}(?P<secret>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{30,}}"
         r"|github_pat_[A-Za-z0-9_]{22,})",
     ),
     _shaped(
         "gitlab_token",
-        "gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt)-",
+        AtToken("gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt)-"),
         rf"{_B}(?P<secret>gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt)-"
         r"[A-Za-z0-9_-]{20,})",
     ),
     _shaped(
         "slack_token",
-        "xox[abposre]-|xapp-",
+        AtToken("xox[abposre]-|xapp-"),
         rf"{_B}(?P<secret>xox[abposre]-[A-Za-z0-9-]{{10,}}|xapp-[\w-]{{20,}})",
     ),
     _shaped(
@@ -212,22 +214,24 @@ SHAPES: tuple[Shape, ...] = (
     ),
     _shaped(
         "stripe_key",
-        "[sr]k_(?:live|test)_|whsec_",
+        AtToken("[sr]k_(?:live|test)_|whsec_"),
         rf"{_B}(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}"
         r"|whsec_[A-Za-z0-9+/=]{24,})",
     ),
-    _shaped("anthropic_key", "sk-ant-", rf"{_B}(?P<secret>sk-ant-[A-Za-z0-9_-]{{24,}})"),
+    _shaped("anthropic_key", AtToken("sk-ant-"), rf"{_B}(?P<secret>sk-ant-[A-Za-z0-9_-]{{24,}})"),
     _shaped(
-        "openai_key", "sk-", rf"{_B}(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{20,}})"
+        "openai_key",
+        AtToken("sk-"),
+        rf"{_B}(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{20,}})",
     ),
-    _shaped("google_api_key", "AIza", rf"{_B}(?P<secret>AIza[0-9A-Za-z_-]{{30,40}}){_E}"),
+    _shaped("google_api_key", AtToken("AIza"), rf"{_B}(?P<secret>AIza[0-9A-Za-z_-]{{30,40}}){_E}"),
     _shaped(
         "huggingface_token",
-        "hf_|api_org_",
+        AtToken("hf_|api_org_"),
         rf"{_B}(?P<secret>(?:hf|api_org)_[A-Za-z0-9]{{30,}}){_E}",
     ),
-    _shaped("npm_token", "npm_", rf"{_B}(?P<secret>npm_[A-Za-z0-9]{{30,}}){_E}"),
-    _shaped("pypi_token", "pypi-", rf"{_B}(?P<secret>pypi-[A-Za-z0-9_-]{{40,}})"),
+    _shaped("npm_token", AtToken("npm_"), rf"{_B}(?P<secret>npm_[A-Za-z0-9]{{30,}}){_E}"),
+    _shaped("pypi_token", AtToken("pypi-"), rf"{_B}(?P<secret>pypi-[A-Za-z0-9_-]{{40,}})"),
     _shaped(
         "discord_token",
         "\\.[\\w-]{6}\\.|webhooks/",
@@ -241,7 +245,9 @@ SHAPES: tuple[Shape, ...] = (
         r"(?:(?<=/bot)|(?<![\w:-]))(?P<secret>\d{8,12}:AA[A-Za-z0-9_-]{30,})",
     ),
     _shaped(
-        "sendgrid_key", "SG\\.", rf"{_B}(?P<secret>SG\.[A-Za-z0-9_-]{{16,}}\.[A-Za-z0-9_-]{{30,}})"
+        "sendgrid_key",
+        AtToken("SG\\."),
+        rf"{_B}(?P<secret>SG\.[A-Za-z0-9_-]{{16,}}\.[A-Za-z0-9_-]{{30,}})",
     ),
     _shaped(
         "twilio_key",
@@ -251,20 +257,23 @@ SHAPES: tuple[Shape, ...] = (
     ),
     _shaped(
         "jwt",
-        "eyJ",
+        AtToken("eyJ"),
         rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}})",
     ),
     _shaped(
         "azure_key",
-        "(?i:accountkey|sharedaccess)|sig=",
+        led("accountkey", "sharedaccess") + "|sig=",
         r"(?i:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<secret>[A-Za-z0-9+/=%]{20,})"
         r"|[?&]sig=(?P<sig>[A-Za-z0-9%+/=]{20,})",
     ),
     # Vendors' prefixed tokens: the prefix says what follows is a credential.
     _shaped(
         "vendor_token",
-        "shp[acps]|_v1_|dckr_|hv[sbr]\\.|dapi|AGE-|ATATT3|lin_|secret_|ntn_|sbp_|gl(?:sa|c)_|NRAK-|PMAK-|dp\\.|pul-|key-|sk\\.|rdme_|xkeysib-|EAA[CG]|ya29\\.|1//0"
-        "|LTAI|rubygems_|rzp_|Q~|pat[A-Za-z0-9]{14}\\.|sq[upa]_|\\d{6}-\\d{6}-",
+        AtToken(
+            "shp[acps]|do[por]_v1_|dckr_|hv[sbr]\\.|dapi|AGE-|ATATT3|lin_|secret_|ntn_|sbp_|gl(?:sa|c)_|NRAK-"
+            "|PMAK-|dp\\.|pul-|key-|sk\\.|rdme_|xkeysib-|EAA[CG]|ya29\\.|1//0|LTAI|rubygems_|rzp_"
+            "|[A-Za-z0-9_~.]{3}\\dQ~|pat[A-Za-z0-9]{14}\\.|sq[upa]_|\\d{6}-\\d{6}-"
+        ),
         rf"{_B}(?P<secret>"
         r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}"  # Shopify
         r"|do[por]_v1_[0-9a-f]{64}"  # DigitalOcean
@@ -312,7 +321,7 @@ def _combined() -> re.Pattern[str]:
 
 _SHAPES = _combined()
 # Every shape's match holds its anchor.
-SHAPED_NEED = Need("|".join(shape.anchor for shape in SHAPES))
+SHAPED_NEED = Need(tuple(shape.anchor for shape in SHAPES))
 _GROUPS = tuple(
     (s.kind, tuple(g for g in (f"secret_{i}", f"hook_{i}", f"sig_{i}") if g in _SHAPES.groupindex))
     for i, s in enumerate(SHAPES)

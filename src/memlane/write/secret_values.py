@@ -35,7 +35,7 @@ from memlane.write.secret_labels import (
     names_secret,
     weak_key,
 )
-from memlane.write.secret_needs import AtWord, Detector, Need, Span, any_of, run
+from memlane.write.secret_needs import AtWord, Detector, Need, Span, led, run
 from memlane.write.secret_tokens import (
     PIECES,
     WORDY_FRACTION,
@@ -714,8 +714,8 @@ def _logins(text: str) -> Iterator[Span]:
 # _LOG_IN_AS's "(log in|sign in|login|connect) as", _USED_TO_LOG_IN's "to (log in|...)".
 _LOGINS_NEED = Need(
     (
-        AtWord(r"(?i:log\s*in|sign\s*in|login|connect)\s+(?i:as)\s"),
-        AtWord(r"(?i:to)\s+(?i:log|sign|unlock|connect|authenticate)"),
+        AtWord(rf"(?:(?:{led('log', 'sign')})\s*(?i:in)|{led('connect')})\s+(?i:as)\s"),
+        AtWord(rf"(?:{led('to')})\s+(?i:log|sign|unlock|connect|authenticate)"),
     )
 )
 
@@ -737,8 +737,8 @@ _TRY_VERBS = "try tenta tente versuch prueba probá essaie essayez prova probeer
 # _THE_NEW_ONE's "the new one"; _TRY's verb, then a value with a digit (of four classes).
 _UNLABELLED_NEED = Need(
     (
-        AtWord(r"(?i:the)[ \t]+(?i:new|current|right|correct|actual)[ \t]+(?i:one)"),
-        AtWord(rf"(?i:{any_of(_TRY_VERBS)})[^\n]*\d"),
+        AtWord(rf"(?:{led('the')})[ \t]+(?i:new|current|right|correct|actual)[ \t]+(?i:one)"),
+        AtWord(rf"(?:{led(*_TRY_VERBS)})[^\n]*\d"),
     )
 )
 
@@ -792,7 +792,7 @@ _ACCOUNTS = frozenset(
 
 
 # _PAIR's ` / `, or an account's name and its colon (another user's colon is skipped).
-_PAIRS_NEED = Need((r" /[ \t]|\t/[ \t]", AtWord(rf"(?i:{any_of(_ACCOUNTS)}):")))
+_PAIRS_NEED = Need((r" /[ \t]|\t/[ \t]", AtWord(f"(?:{led(*_ACCOUNTS)}):")))
 
 
 def _pairs(text: str) -> Iterator[Span]:
@@ -815,7 +815,9 @@ _ALL_CLASSES = 4
 
 
 # _TYPED's verb then a value with a digit (of four classes), and _LOGIN's word.
-_TYPED_NEED = Need(AtWord(r"(?i:type|enter|paste|input)[ \t]+[^\s`'\"]*\d"), _LOGIN.pattern)
+_TYPED_NEED = Need(
+    AtWord(rf"(?:{led('type', 'enter', 'paste', 'input')})[ \t]+[^\s`'\"]*\d"), _LOGIN.pattern
+)
 
 
 def _typed(text: str) -> Iterator[Span]:
@@ -1045,7 +1047,7 @@ def _sql_passwords(text: str) -> Iterator[Span]:
 
 
 # _SQL_PASSWORD's `by` or `password`, a blank and a quote.
-_SQL_PASSWORDS_NEED = Need(AtWord(r"""(?i:by|password)[ \t]+['"]"""))
+_SQL_PASSWORDS_NEED = Need(AtWord(rf"""(?:{led("by", "password")})[ \t]+['"]"""))
 # The `(` of a call _CREDENTIAL_CALLS, _CLIENT_KEY or _OTP_SEED reads, and its name.
 _CALLS_NEED = Need(
     r"\(",
