@@ -102,6 +102,22 @@ def test_the_goal_column_says_whether_each_measured_goal_was_met():
     assert goal_cell(data, None) == ""
 
 
+def test_the_build_goal_counts_add_batch_and_embedding():
+    from memlane.benchmark.report import goal_cell
+
+    def result(memories, add_batch, embed):
+        return {
+            "memories": memories,
+            "build": {"add_batch_seconds": add_batch, "embed_seconds": embed},
+        }
+
+    goals = {"build_minutes": {"1000000": 30.0}}
+    data = {"goals": goals, "results": [result(1_000_000, 1500.0, 400.0)]}
+    assert goal_cell(data, "build_minutes") == "<= 30 @ 1,000,000: MISSED"  # 31.7 minutes
+    data = {"goals": goals, "results": [result(1_000_000, 1500.0, 250.0)]}
+    assert goal_cell(data, "build_minutes") == "<= 30 @ 1,000,000: met"
+
+
 def test_bench_writers_reports_each_writes_wait_and_that_all_landed(run, tmp_path):
     """Two writer processes, three timed adds each: the report's fields, not its timings."""
     out = tmp_path / "writers.json"

@@ -40,6 +40,7 @@ ROWS: tuple[Row, ...] = (
     ("vector lane top-10 agreement", lambda r: f"{r['index']['agreement_at_10']:.2f}", None),
     ("cold recall hybrid p50 ms", lambda r: _cold(r, "hybrid"), "cold_recall_p50_ms"),
     ("cold recall keyword p50 ms", lambda r: _cold(r, "keyword"), None),
+    ("build minutes (add-batch, embedding)", lambda r: f"{_build_minutes(r):.1f}", "build_minutes"),
     ("add-batch/s at scale, no vectors", lambda r: _rate(r["build"]["add_batch_per_second"]), None),
     ("add-batch/s sample, no vectors", lambda r: _write(r, "without_embeddings"), None),
     ("add-batch/s sample, embedded", lambda r: _write(r, "with_embeddings"), None),
@@ -79,6 +80,11 @@ def _ratio(result: dict[str, Any], key: str) -> str:
     return f"{measured[key]:.2f}" if key in measured else "-"
 
 
+def _build_minutes(result: dict[str, Any]) -> float:
+    build = result["build"]
+    return float(build["add_batch_seconds"] + build["embed_seconds"]) / 60
+
+
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -111,6 +117,7 @@ def _index(index: dict[str, Any]) -> str:
 
 # The measured value each goal is judged on, from one size's results (None: not measured).
 GOAL_VALUES: dict[str, Callable[[dict[str, Any]], float | None]] = {
+    "build_minutes": _build_minutes,
     "recall_hybrid_p50_ms": lambda r: r["recall_hybrid"]["p50_ms"],
     "cold_recall_p50_ms": lambda r: r["cold_recall"]["hybrid"].get("p50_ms"),
     "ingest_keyword_per_second": lambda r: _ingested(r, "keyword"),

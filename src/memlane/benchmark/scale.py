@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 # The latency targets, printed beside the numbers (nothing asserts them).
 GOALS = {
+    "build_minutes": {1_000_000: 30.0},
     "recall_hybrid_p50_ms": {100_000: 15.0, 1_000_000: 60.0},
     "recall_floor_ratio_p50": {100_000: 1.2},
     "cold_recall_p50_ms": {100_000: 400.0},
