@@ -322,6 +322,7 @@ def test_look_aheads_share_kept_workers_and_a_forked_child_gets_its_own(mem):
     import signal
 
     from memlane.retrieve import lanes
+    from memlane.store.workers import workers
 
     near = mem.add("the nearer note of this project").id
     put(mem, near, unit(1, 0, 0, 0))
@@ -334,12 +335,12 @@ def test_look_aheads_share_kept_workers_and_a_forked_child_gets_its_own(mem):
         return [h.record.id for h in lanes.vector(mem.store, index, lane, "x", filters, ahead)]
 
     assert look() == [near]
-    workers = lanes._workers()
-    assert look() == [near] and lanes._workers() is workers
+    pool = workers()
+    assert look() == [near] and workers() is pool
     child = os.fork()
     if child == 0:  # the parent's worker threads did not come along: a new pool answers
         signal.alarm(30)  # a look ahead queued for a thread the child lacks never ends
-        ok = look() == [near] and lanes._workers() is not workers
+        ok = look() == [near] and workers() is not pool
         os._exit(0 if ok else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0

@@ -7,8 +7,6 @@ which alone decide what may be returned (live or as-of, scope, visibility, kind.
 from __future__ import annotations
 
 import math
-import os
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
@@ -21,9 +19,10 @@ from memlane.graph.entities import extract, query_aliases
 from memlane.model import EntityKind, Filters, Hit, Record, replace
 from memlane.retrieve.fuse import BM25, ENTITY, LANE_WEIGHTS, VECTOR, Fused, convex
 from memlane.store import SEARCH_STEPS, Store
+from memlane.store.workers import workers
 
-if TYPE_CHECKING:  # keyword search must not pay for numpy (nor for a thread pool)
-    from concurrent.futures import Future, ThreadPoolExecutor
+if TYPE_CHECKING:  # keyword search must not pay for numpy
+    from concurrent.futures import Future
 
     from memlane.embed import Embedder
     from memlane.embed.chunk import Vector
@@ -45,8 +44,6 @@ MIN_POOL = 50
 # choose; when they leave too few, it looks four times further, up to the second.
 VECTOR_OVERFETCH = (2, 32)
 MODES = ("keyword", "vector", "hybrid")
-# Lookaheads that may run at once in a process (recalls on several threads); more wait.
-LOOKAHEAD_WORKERS = 4
 
 
 def pool_size(limit: int | None) -> int:
@@ -118,7 +115,7 @@ class Lookahead:
         self.hits: list[Hit] | None = None
         self.failed: str | None = None  # why the query could not be embedded
         self._error: BaseException | None = None
-        self._done: Future[None] = _workers().submit(self._run, search, embedder, query, finish)
+        self._done: Future[None] = workers().submit(self._run, search, embedder, query, finish)
 
     def _run(
         self, search: Search, embedder: Embedder, query: str, finish: tuple[Store, Filters] | None
@@ -147,29 +144,6 @@ class Lookahead:
             raise self._error
         assert self._found is not None  # set whenever _run ended without an error
         return self._found
-
-
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-_pool_lock = threading.Lock()
-
-
-def _workers() -> ThreadPoolExecutor:
-    """The process's lookahead workers, started on first use and kept.
-
-    Trigger: every hybrid recall hands its vector lane to a worker. Why: starting a
-    thread per recall costs a hand-over of the GIL before the caller may go on (half a
-    millisecond of a 10 ms recall at 10^5 memories, `memlane bench`); a kept worker
-    takes the lane from a queue. Outcome: a pool made again in a forked child, whose
-    parent's threads did not come with it.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            pool = ThreadPoolExecutor(LOOKAHEAD_WORKERS, thread_name_prefix="memlane-lookahead")
-            _pool = (os.getpid(), pool)
-        return _pool[1]
 
 
 def embed_query(embedder: Embedder, query: str) -> Vector:
