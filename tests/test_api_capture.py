@@ -794,3 +794,27 @@ def test_duplicates_within_one_batch_are_already_saved(mem):
     result = mem.add_batch([line, dict(line, content="use UV for installs!"), line])
     assert result.added == 1 and result.already_saved == 2
     assert result.ids == [result.ids[0]] * 3
+
+
+@pytest.mark.sqlite_only  # reads FTS5's segment table
+def test_a_large_batch_leaves_the_keyword_index_merged(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each transaction writes its words as a new FTS5 segment; a batch large enough to
+    count merges them all once it has landed, so later searches look each word up once."""
+    import sqlite3
+
+    monkeypatch.setattr("memlane.services.writing.BATCH_CHUNK", 10)
+    monkeypatch.setattr("memlane.services.writing.REANALYZE_AFTER", 60)
+
+    def segments() -> int:
+        with sqlite3.connect(mem.store.conn.location) as conn:
+            return int(
+                conn.execute("SELECT count(DISTINCT segid) FROM memory_fts_idx").fetchone()[0]
+            )
+
+    mem.add_batch([{"content": f"note {i} about subject{i} and topic{i % 7}"} for i in range(50)])
+    assert segments() > 1  # 50 lines: fewer than count as large
+    mem.add_batch([{"content": f"fact {i} about thing{i} and area{i % 5}"} for i in range(60)])
+    assert segments() == 1
+    assert [h.record.body for h in mem.search("thing7")] == ["fact 7 about thing7 and area2"]

@@ -3,6 +3,7 @@ registries, types, tags, stats, id prefixes, and the store's schema."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import subprocess
 import sys
@@ -642,6 +643,50 @@ def test_keyword_scores_by_id_are_the_searchs_own(mem, match):
         assert hits, (match, filters.as_of)
         scores = mem.store.search_scores(query, filters, match)
         assert scores == [(h.record.id, h.score) for h in hits]
+
+
+@pytest.mark.sqlite_only  # the SQLite store's two ways to rank a search
+def test_a_search_ranked_in_one_walk_finds_what_the_capped_ranking_finds(mem, monkeypatch):
+    # An all-words or most-words search of several words that matches few memories is
+    # ranked in the walk that finds its matches; one that matches more is capped and
+    # widened as before. Both give the same memories with the same scores.
+    from memlane.store.sqlite import store as sqlite_store
+
+    rng = random.Random(5)
+    words = "deploy cache kestrel ledger proxy queue vault shard".split()
+    for i in range(80):
+        pool = words[:4] if i % 2 else words
+        picked = rng.sample(pool, rng.randint(2, len(pool) - 1))
+        mem.add(" ".join(picked), title=f"Note {i}", kind=rng.choice(["fact", "decision"]))
+    walks = []
+    one_walk = sqlite_store.SQLiteStore._few_matches
+
+    def counted(self, match):
+        found = one_walk(self, match)
+        walks.append(found is not None)
+        return found
+
+    monkeypatch.setattr(sqlite_store.SQLiteStore, "_few_matches", counted)
+    monkeypatch.setattr(sqlite_store, "FEW_MATCHES", 12)
+    queries = [
+        "deploy cache kestrel ledger",
+        "proxy queue vault shard",
+        "kestrel ledger proxy vault",
+    ]
+    found = []
+    for few in (12, -1):
+        monkeypatch.setattr(sqlite_store, "FEW_MATCHES", few)
+        found.append(
+            [
+                [(h.record.id, h.score) for h in mem.store.search(q, f, match)]
+                for q in queries
+                for match in ("all", "most")
+                for f in (mem.filters(limit=3), mem.filters(limit=50, kind="decision"))
+            ]
+        )
+    assert found[0] == found[1]
+    assert any(walks) and not all(walks)  # both ways were taken
+    assert sum(len(hits) > 1 for hits in found[0]) >= 6
 
 
 def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monkeypatch):

@@ -5,12 +5,14 @@ learned model that weighs their verdict. The corpora test the whole screen
 from __future__ import annotations
 
 import json
+import re
+import zlib
 
 import numpy as np
 import pytest
 
 from memlane.evaluation import learn, screening
-from memlane.write import injection_model
+from memlane.write import injection, injection_model
 from memlane.write.injection import decide, injection_signals, prepare, ruled
 
 
@@ -176,6 +178,67 @@ def test_features_are_deterministic_hashed_and_bounded():
     assert first.buckets.max() < injection_model.BUCKETS
     long = injection_model.features("x" * (injection_model.MAX_CHARS * 4))
     assert len(long.buckets) <= sum(injection_model.CHAR_NGRAMS) + 2
+
+
+def _reference_features(text: str) -> injection_model.Features:
+    """The features computed plainly: a hash per n-gram, counted in a dict."""
+    counts: dict[int, int] = {}
+    lowered = text[: injection_model.MAX_CHARS].lower()
+    for word in re.split(r"\s+", lowered):
+        padded = f" {word} "
+        for n in injection_model.CHAR_NGRAMS:
+            for i in range(len(padded) - n + 1) if word and n <= len(padded) else ():
+                key = zlib.crc32(f"c{padded[i : i + n]}".encode()) & (injection_model.BUCKETS - 1)
+                counts[key] = counts.get(key, 0) + 1
+    words = re.findall(r"\w+", lowered)
+    for i, word in enumerate(words):
+        for gram in [word, *(f"{word} {words[i + 1]}" for _ in [1] if i + 1 < len(words))]:
+            key = zlib.crc32(f"w{gram}".encode()) & (injection_model.BUCKETS - 1)
+            counts[key] = counts.get(key, 0) + 1
+    return injection_model.Features(
+        np.array(list(counts), np.int64), 1.0 + np.log(np.array(list(counts.values()), float))
+    )
+
+
+def _labelled_texts() -> list[str]:
+    return [c.text for c in screening.load(screening.corpus_files("injection"))]
+
+
+def test_features_hash_the_same_buckets_in_the_same_order_cached_or_not():
+    for text in [*_labelled_texts()[::3], "", "   ", "a", "x" * 50]:
+        prepared = prepare(text)
+        found, reference = injection_model.features(prepared), _reference_features(prepared)
+        if len(reference.buckets):
+            assert found.buckets.tolist() == reference.buckets.tolist()
+            assert found.weights.tobytes() == reference.weights.tobytes()
+        else:
+            assert len(found.buckets) == 0
+
+
+def test_split_by_str_and_by_re_agree_on_every_whitespace():
+    spaces = [chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c))]
+    assert spaces == [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    text = "a" + "b".join(spaces) + " c\u3000d"
+    assert text.split() == [w for w in re.split(r"\s+", text) if w]
+
+
+def test_below_veto_is_the_score_below_the_veto():
+    model = injection_model.shipped()
+    assert model is not None
+    for text in _labelled_texts():
+        prepared = prepare(text)
+        assert model.below_veto(prepared) == (model.score(prepared) < model.veto)
+
+
+def test_reading_the_model_first_decides_as_reading_the_rules_first():
+    """The rules are read only above the veto: the families are those of every rule
+    read and weighed by the model."""
+    model = injection_model.shipped()
+    assert model is not None
+    for text in _labelled_texts()[::4]:
+        prepared = prepare(text)
+        weighed = decide(ruled(prepared), model.score(prepared), model, len(prepared.split()))
+        assert injection._signals(text) == weighed
 
 
 def _cases(source: str, texts: list[tuple[str, str]]) -> list[screening.Case]:

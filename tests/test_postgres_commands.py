@@ -170,6 +170,7 @@ def test_bench_puts_postgresql_next_to_sqlite(pg_server: str, tmp_path: Path) ->
     for backend in ("sqlite", "postgres"):
         assert row[backend]["recall_hybrid"]["count"] == 3, backend
         assert row[backend]["recall_hybrid"]["p50_ms"] > 0, backend
+        assert row[backend]["store_bytes"] > 100_000, backend  # the schema alone is larger
     speed = data["machine"]["calibration_ms"]
     assert speed["start"] > 0 and speed["end"] > 0
     assert f"a fixed workload took {speed['start']} ms at the start" in result.stdout

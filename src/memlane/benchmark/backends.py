@@ -19,7 +19,7 @@ from memlane.benchmark.corpus import Generator
 from memlane.benchmark.machine import calibrate, machine_info, speed_line, with_speed
 from memlane.benchmark.scale import PROJECT, WARMUP_QUERIES, embed_store
 from memlane.benchmark.timing import Latency, time_each
-from memlane.benchmark.writes import timed_add_batch
+from memlane.benchmark.writes import store_bytes, timed_add_batch
 from memlane.memory import Memory
 from memlane.model import as_dict
 from memlane.scope import Context
@@ -64,12 +64,26 @@ def _one(
             mem.recall(q, count=False)
         keyword = Latency.of(time_each(lambda q: mem.recall(q, count=False), queries))
     return {
+        "store_bytes": _bytes(location),
         "add_batch_per_second": added.per_second,
         "add_batch_seconds": added.seconds,
         "embed_per_second": embedded / embed_seconds if embed_seconds else float("nan"),
         "recall_hybrid": as_dict(hybrid),
         "recall_keyword": as_dict(keyword),
     }
+
+
+def _bytes(location: str) -> int:
+    """The store's size on disk: the SQLite file with its companions and vector index,
+    or the PostgreSQL database."""
+    if "://" not in location:
+        from memlane.retrieve.vectors import index_files
+
+        db = Path(location)
+        return store_bytes(db) + sum(p.stat().st_size for p in index_files(db) if p.exists())
+    from memlane.store.postgres.scratch import database_bytes
+
+    return database_bytes(location)
 
 
 def run(
@@ -109,6 +123,7 @@ def run(
 
 
 _ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("store MB on disk", lambda r: f"{r.get('store_bytes', 0) / 1e6:,.0f}"),
     ("add-batch/s, no vectors", lambda r: f"{r['add_batch_per_second']:,.0f}"),
     ("embedding/s (write path)", lambda r: f"{r['embed_per_second']:,.0f}"),
     ("recall hybrid p50 ms", lambda r: f"{r['recall_hybrid']['p50_ms']:,.1f}"),

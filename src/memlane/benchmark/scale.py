@@ -50,7 +50,7 @@ GOALS = {
 }
 # Bump when the generator or the build changes what a store holds: a store built by
 # another version is rebuilt, never reused.
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 PROJECT = "alpha"  # the context of every read: project alpha, no branch
 WARMUP_QUERIES = 10
 # Records embedded per transaction while building, and texts per worker task.

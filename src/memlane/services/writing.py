@@ -229,21 +229,27 @@ class Writing:
     def iter_batch(self, items: Iterable[BatchItem]) -> Iterator[BatchLine]:
         """`add_batch`, yielding each line's outcome once its transaction has committed."""
         chunk: list[tuple[int, BatchItem]] = []
-        landed = 0
+        landed = unmerged = 0
         self.rt.check_embed_profile(no_embed=False)
         for number, item in enumerate(items, start=1):
             if isinstance(item, (str, bytes)) and not item.strip():
                 continue
             chunk.append((number, item))
             if len(chunk) >= BATCH_CHUNK:
-                landed += len(chunk)
+                landed, unmerged = landed + len(chunk), unmerged + len(chunk)
                 yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
                 chunk = []
+                # Trigger: a long batch. Why: each chunk adds a keyword-index segment,
+                # and the policy's searches of the later lines look up every one.
+                # Outcome: merged as it goes, a page for each line landed.
+                if unmerged >= REANALYZE_AFTER:
+                    self.rt.store.optimize(unmerged, statistics=False)
+                    unmerged = 0
         if chunk:
             landed += len(chunk)
             yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
         if landed >= REANALYZE_AFTER:
-            self.rt.store.optimize()
+            self.rt.store.optimize(landed)
 
     def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> ChunkOutcome:
         """One transaction: every line through the write policy; new rows land in bulk,

@@ -285,8 +285,10 @@ class Store(Protocol):
     def integrity(self) -> list[str]:
         """What is damaged in the stored data (empty: nothing found); `doctor` runs it."""
 
-    def optimize(self) -> None:
-        """Refresh the query planner's statistics after large changes (cheap otherwise)."""
+    def optimize(self, written: int = 0, *, statistics: bool = True) -> None:
+        """After large changes: refresh the query planner's statistics (unless not
+        `statistics`), and compact the keyword index in proportion to the `written`
+        rows (cheap otherwise)."""
 
     def write(self) -> AbstractContextManager[Writer]: ...
 

@@ -21,6 +21,7 @@ from memlane.errors import Invalid
 from memlane.model import INJECTION_TAG as INJECTION_TAG
 from memlane.model import REDACTED_TAG as REDACTED_TAG
 from memlane.write.injection import injection_signals
+from memlane.write.normalize import clean_text, read_text, stored_title
 from memlane.write.secrets import find_secrets, redact
 
 # The fields whose text a model reads back (checked for instructions to a model) and
@@ -85,10 +86,9 @@ def capture(fields: Mapping[str, Any], mode: CaptureMode = CaptureMode.AUTO) -> 
     for name in _TEXT_FIELDS:
         value = out.get(name)
         if isinstance(value, str):
-            if name in _READ_FIELDS:
-                families += injection_signals(value)
             out[name], kinds = _screen(value, mode)
             found += kinds
+    families += [f for text in _read_texts(out) for f in injection_signals(text)]
     for name in _LIST_FIELDS:
         value = out.get(name)
         if isinstance(value, str) and name != "wake_phrase":
@@ -113,6 +113,22 @@ def capture(fields: Mapping[str, Any], mode: CaptureMode = CaptureMode.AUTO) -> 
     redacted = tuple(found) if mode is CaptureMode.AUTO else ()
     kept = () if mode is CaptureMode.AUTO else tuple(found)
     return Captured(out, redacted, kept, tuple(dict.fromkeys(families)), mode)
+
+
+def _read_texts(fields: Mapping[str, Any]) -> list[str]:
+    """What the injection screen reads of a write: the title and body as the store's
+    door will judge them (write.screen), one text, or each read field given alone when
+    the write gives no body (a change of title only).
+
+    Trigger: every write. Why: the screen at the store's door reads the same text, and
+    a remembered judgement (write.injection) costs nothing the second time. Outcome:
+    one judgement a memory."""
+    body = fields.get("content", fields.get("body"))
+    if isinstance(body, str) and body.strip():
+        body = clean_text(body, "content")
+        title = fields.get("title")
+        return [read_text(stored_title(title if isinstance(title, str) else None, body), body)]
+    return [v for name in _READ_FIELDS if isinstance(v := fields.get(name), str)]
 
 
 def _screen(text: str, mode: CaptureMode) -> tuple[str, list[str]]:

@@ -44,6 +44,7 @@ from memlane.write import injection_concepts as concepts
 from memlane.write import injection_lexicon as lexicon
 from memlane.write import injection_model
 from memlane.write import injection_patterns as en
+from memlane.write.literals import Pattern, checked
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 # Patterns written over several lines: the line breaks and their indentation go.
@@ -72,9 +73,13 @@ FAMILIES = (
 )
 
 
-def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+def _compile(patterns: tuple[str, ...]) -> Pattern:
     joined = "|".join(f"(?:{_CONTINUATION.sub('', p)})" for p in patterns)
-    return re.compile(joined, _FLAGS)
+    return _guarded(joined, _FLAGS)
+
+
+# The rules' patterns search a text only where their literals occur (write.literals).
+_guarded = concepts.guarded
 
 
 _SELF = tuple((name, _compile(patterns)) for name, patterns in _SELF_EVIDENT)
@@ -98,7 +103,7 @@ _FORBIDDEN = re.compile(
     re.IGNORECASE,
 )
 # A prohibition said after the act ("git push --force to main is forbidden").
-_FORBIDDEN_AFTER = re.compile(
+_FORBIDDEN_AFTER = _guarded(
     r"[^.;\n]{0,60}?\b(?:is|are|stays?|remains?)\s+(?:strictly\s+)?(?:forbidden|prohibited"
     r"|banned|not\s+allowed|never\s+allowed|disallowed|off[- ]limits)\b",
     re.IGNORECASE,
@@ -114,7 +119,7 @@ _IMPERATIVE = re.compile(
     re.IGNORECASE,
 )
 
-_VENDOR_HEADER = re.compile(
+_VENDOR_HEADER = _guarded(
     rf"{lexicon.VENDOR}[^\n]{{0,40}}(?:team|équipe|equipo|команд|团队|チーム|팀|فريق|टीम)|(?:team|équipe|equipo|команд\w*|团队|チーム|팀|فريق|टीम)[^\n]{{0,40}}{lexicon.VENDOR}",
     re.IGNORECASE,
 )
@@ -176,9 +181,13 @@ _LATIN = re.compile(r"[A-Za-z]")
 # Words written letter by letter: "I G N O R E   A L L".
 _SPACED = re.compile(r"(?<!\w)(?:\w[ .]){3,}\w(?!\w)")
 _EMPHASIS = str.maketrans({"\u2019": "'", "\u02bc": "'", "*": " ", "`": " ", "~": " ", "\\": " "})
-_BLANKS = re.compile(r"[^\S\n]+")
-_ROT13 = re.compile(r"\brot-?13\b", re.IGNORECASE)
+# Runs of blanks but the line break, but for a single space: each becomes one space.
+_BLANKS = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
+_ROT13 = checked(re.compile(r"\brot-?13\b", re.IGNORECASE))
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+_TAGS = "\U000e0000"
 
 
 def _untag(text: str) -> str:
@@ -199,7 +208,7 @@ def _unmix(match: re.Match[str]) -> str:
 
 
 # A code fence line keeps a fence's shape when backticks and tildes go.
-_FENCE = re.compile(r"(?m)^([ \t]*)(?:`{3,}|~{3,})[^\n`]*$")
+_FENCE = checked(re.compile(r"(?m)^([ \t]*)(?:`{3,}|~{3,})[^\n`]*$"))
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
 
 
@@ -224,11 +233,11 @@ def _decoded_blobs(text: str) -> list[str]:
 def prepare(text: str) -> str:
     """The text as the patterns read it: visible, one script per word, spaced words
     joined, one space between words, lines kept; base64 it holds decoded below it."""
-    if any(ord(c) >= 0xE0000 for c in text):
+    if not text.isascii() and max(text) >= _TAGS:
         text = _untag(text)
-    text = unicodedata.normalize("NFKC", html.unescape(text)).translate(_INVISIBLE)
-    if not text.isascii():
-        text = _WORDS.sub(_unmix, text)
+    text = unicodedata.normalize("NFKC", html.unescape(text))
+    if not text.isascii():  # what goes and what is undone is beyond ASCII
+        text = _WORDS.sub(_unmix, text.translate(_INVISIBLE))
     text = _SPACED.sub(lambda m: m[0].replace(" ", "").replace(".", ""), text)
     text = _BLANKS.sub(" ", _FENCE.sub(r'\1"""', text).translate(_EMPHASIS))
     blobs = _decoded_blobs(text) if len(text) >= 24 else []
@@ -243,11 +252,11 @@ def prepare(text: str) -> str:
     return "\n".join([text, *blobs])
 
 
-_BACKWARDS = re.compile(
-    r"\b(?:backwards?|right\s+to\s+left|reversed?|in\s+reverse)\b", re.IGNORECASE
+_BACKWARDS = checked(
+    re.compile(r"\b(?:backwards?|right\s+to\s+left|reversed?|in\s+reverse)\b", re.IGNORECASE)
 )
 # Words that mix digits into letters as look-alikes: "1gn0r3 4ll pr3v10us".
-_LEET = re.compile(r"\b(?=\w*[a-z])(?=\w*[013457])[a-z013457@$]{3,}\b", re.IGNORECASE)
+_LEET = checked(re.compile(r"\b(?=\w*[a-z])(?=\w*[013457])[a-z013457@$]{3,}\b", re.IGNORECASE))
 _UNLEET = str.maketrans("013457@$", "oieastas")
 LEET_WORDS = 4  # words written so, in one text, before it is read back in letters
 
@@ -280,7 +289,7 @@ _MENTION = re.compile(
 
 
 # ... or named right after it: "an 'ignore previous instructions' payload".
-_NAMED = re.compile(
+_NAMED = _guarded(
     r"\W{0,3}(?:(?:is|was|are|were)\s+(?:a|an|the)?\s*(?:[\w-]+\s+){0,2}?)?(?:payloads?|phrases?|attacks?|strings?"
     r"|jailbreaks?|injections?|prompts?|patterns?|examples?|trick|style|text|sentence)\b|と書かれ|という|と言う|라는|라고",
     re.IGNORECASE,
@@ -294,7 +303,7 @@ def _talked_of(prepared: str, quote: re.Match[str]) -> bool:
     return before is not None or _NAMED.match(prepared, quote.end()) is not None
 
 
-def _ordered_after(prepared: str, pattern: re.Pattern[str]) -> bool:
+def _ordered_after(prepared: str, pattern: Pattern) -> bool:
     """Whether some match of `pattern` is followed, within the window, by orders.
 
     A window is searched once: a marker inside the last window searched adds only
@@ -383,10 +392,13 @@ def _signals(text: str) -> list[str]:
     though no rule matched."""
     prepared = prepare(text)
     model = injection_model.shipped()
-    found = ruled(prepared)
     if model is None:
-        return found
-    return decide(found, model.score(prepared), model, len(prepared.split()))
+        return ruled(prepared)
+    # Trigger: a score below the veto. Why: `decide` gives [] then, whatever the
+    # rules find. Outcome: the rules are not read.
+    if model.below_veto(prepared):
+        return []
+    return decide(ruled(prepared), model.score(prepared), model, len(prepared.split()))
 
 
 # A text this short gives the learned model too few n-grams to judge it alone: a title
@@ -403,6 +415,11 @@ def decide(found: list[str], score: float, model: injection_model.Model, words: 
 
 def ruled(prepared: str) -> list[str]:
     """The families the rules find in a prepared text."""
+    with concepts.SIEVE.over(prepared):
+        return _ruled(prepared)
+
+
+def _ruled(prepared: str) -> list[str]:
     said = _unquoted(prepared)
     found = [n for n, pattern in _SELF if any(_meant(said, m, n) for m in pattern.finditer(said))]
     if "exfiltration" not in found and _sent_out(said):

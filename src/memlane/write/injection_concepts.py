@@ -37,10 +37,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from memlane.write.literals import Pattern, Sieve
+
 _F = re.IGNORECASE
+# The patterns of the injection rules, each searching a text only where its literals
+# occur in it (within `SIEVE.over(text)`).
+SIEVE = Sieve()
 
 
-def _concept(words: str, glyphs: str = "", snake: bool = False) -> re.Pattern[str]:
+def guarded(pattern: str, flags: int = 0) -> Pattern:
+    """`pattern` compiled, and guarded by the rules' sieve."""
+    return SIEVE.guard(re.compile(pattern, flags))
+
+
+def _concept(words: str, glyphs: str = "", snake: bool = False) -> Pattern:
     """A vocabulary: `words` (`|`-separated, whole words in scripts with spaces, spaces
     inside a phrase written `\\s+`; a stem ends in `\\w*`) and `glyphs` (matched
     anywhere: scripts without spaces, and scripts whose vowel signs break word
@@ -49,7 +59,7 @@ def _concept(words: str, glyphs: str = "", snake: bool = False) -> re.Pattern[st
     parts = [rf"(?<!{edge})(?:{''.join(words.split())})(?!{edge})"] if words.strip() else []
     if glyphs.strip():
         parts.append(f"(?:{''.join(glyphs.split())})")
-    return re.compile("|".join(parts), _F)
+    return guarded("|".join(parts), _F)
 
 
 # The model, named.
@@ -160,9 +170,7 @@ _DOC_AFTER = re.compile(
 _NEAR = 100  # characters between the rules and what voids them
 _VERB_NEAR = 40  # characters between a voiding verb and the rules, its object
 # The last verb-like word before the rules, with no clause break between them.
-_VERB_THEN_RULES = re.compile(
-    rf"({VOID_VERB.pattern})(?:(?![,;]|\s(?:and|but|then|to)\s)[^\n])*$", _F
-)
+_VERB_THEN_RULES = guarded(rf"({VOID_VERB.pattern})(?:(?![,;]|\s(?:and|but|then|to)\s)[^\n])*$", _F)
 
 
 def _voided(sentence: str) -> bool:
@@ -526,7 +534,7 @@ _DELETE = (
     r"|sil|devre\s+dışı|hapus|nonaktifkan|radera|inaktivera|xóa|tắt|删除|刪除|禁用|关闭|削除|無効|삭제|비활성|हटा|बंद"
     r"|احذف|عطّل|מחק|השבת|ลบ|ปิด|মুছে|বন্ধ)"
 )
-DANGER = re.compile(
+DANGER = guarded(
     r"(?:curl|wget)\s[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\brm\s+-(?:rf|fr)\s+\S+"
     r"|\b(?:push\b[^\n]{0,40}--force(?![\w-])|force[\s-]push\w*)[^.\n]{0,40}\b(?:main|master|prod\w*|release)\b"
     r"|\b(?:main|master)\b[^.\n]{0,30}(?:--force(?![\w-])|\bforce[\s-]push)"
@@ -637,7 +645,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def _has(pattern: re.Pattern[str], text: str) -> bool:
+def _has(pattern: Pattern, text: str) -> bool:
     return pattern.search(text) is not None
 
 
@@ -658,7 +666,7 @@ def forbidden(before: str) -> bool:
 FORBID_REACH = 50  # characters before an act in which a "never" or "don't" forbids it
 
 
-def ordered(pattern: re.Pattern[str], sentence: str) -> bool:
+def ordered(pattern: Pattern, sentence: str) -> bool:
     """Whether the sentence holds an act of `pattern` that is not forbidden: a thing
     sent ("never paste secrets into" is not), success claimed, a destructive command."""
     return any(
@@ -670,7 +678,7 @@ def ordered(pattern: re.Pattern[str], sentence: str) -> bool:
 # A header in an authority's voice, or the end of the data the model was given:
 # `[system]`, `<system_update>`, `-----BEGIN OPERATOR MESSAGE-----`, `SYSTEM NOTICE`,
 # `<start_of_turn>system`, `--- end of retrieved context ---`.
-HEADER = re.compile(
+HEADER = guarded(
     r"[ \t]*(?:[\[<(]|-{3,}[ \t]*(?:begin[ \t]+)?|={3,}[ \t]*|#{1,3}[ \t]*|<\|?\w+\|?>[ \t]*)?"
     rf"(?:{AUTHORITY.pattern})(?:[ \t_-]+\w+){{0,2}}[ \t]*(?:[\]>)]|-{{3,}}|={{3,}}|:|\b(?:notice|message|update|override)\b)"
     r"|[ \t]*\[/?INST\]|[ \t]*<\|(?:im_start|start_header_id|system)\|>|[ \t]*<start_of_turn>"
@@ -688,14 +696,14 @@ _NET = re.compile(
     _F,
 )
 # A secret spelled into a host name to look up: DNS carries it out.
-_DNS = re.compile(r"\b(?:resolve|nslookup|dig|dns\s+lookups?)\b", _F)
-_SECRET_FILE = re.compile(
+_DNS = guarded(r"\b(?:resolve|nslookup|dig|dns\s+lookups?)\b", _F)
+_SECRET_FILE = guarded(
     r"~?/\.(?:ssh|aws|netrc|docker|kube|gnupg|git-credentials)\S*(?<!\.pub)|\.env\b|id_(?:rsa|ed25519|ecdsa)\b(?!\.pub)"
     r"|\bcredentials\b",
     _F,
 )
 # Another memory rewritten to say something: "update memory m-0042 so that it says".
-_MEMORY_EDIT = re.compile(
+_MEMORY_EDIT = guarded(
     r"\b(?:update|edit|change|rewrite|overwrite|modify|replace|amend)\s+(?:the\s+|your\s+)?memor(?:y|ies)\b"
     r"[^.\n]{0,40}?\b(?:says?|read|reads|state|states|claim|claims|contains?)\b"
     r"|\b(?:update|edit|change|rewrite|overwrite|modify|replace|amend|revise|merge|add|write|insert|append|put)\w*"
@@ -708,9 +716,7 @@ _MEMORY_EDIT = re.compile(
     _F,
 )
 # This very text: hiding it is concealment whoever it is hidden from.
-_THIS = re.compile(
-    r"\bth(?:is|ese)\s+(?:note|memo|instructions?|message|entry|request|memory)\b", _F
-)
+_THIS = guarded(r"\bth(?:is|ese)\s+(?:note|memo|instructions?|message|entry|request|memory)\b", _F)
 ADDRESSED_SENTENCES = 3  # sentences after a note to the model that are said to it
 
 # Where a reader of the rendered page sees nothing: an HTML comment, an element styled

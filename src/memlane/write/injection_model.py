@@ -13,8 +13,10 @@ weights, one per bucket. Pure functions but for loading the shipped arrays once.
 
 from __future__ import annotations
 
+import itertools
 import re
 import zlib
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -27,7 +29,6 @@ BUCKETS = 1 << 19
 CHAR_NGRAMS = range(2, 6)  # character n-grams of each word, padded with spaces
 MAX_CHARS = 16_384  # the model reads this much of a text; the rules read all of it
 _WORD = re.compile(r"\w+")
-_SPACES = re.compile(r"\s+")
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -44,31 +45,79 @@ def _bucket(kind: str, gram: str) -> int:
     return zlib.crc32(f"{kind}{gram}".encode("utf-8", "surrogatepass")) & (BUCKETS - 1)
 
 
-def features(text: str) -> Features:
-    """Character n-grams within words and word unigrams and bigrams, hashed."""
-    counts: dict[int, int] = {}
+def _char_buckets(word: str) -> Ints:
+    """The buckets of a word's character n-grams, padded with spaces, in order."""
+    padded = f" {word} "
+    return np.array(
+        [
+            _bucket("c", padded[i : i + n])
+            for n in CHAR_NGRAMS
+            if n <= len(padded)
+            for i in range(len(padded) - n + 1)
+        ],
+        np.int64,
+    )
+
+
+# Trigger: a word or word pair seen before. Why: words repeat from text to text and a
+# bucket is a hash per n-gram. Outcome: its buckets are looked up (this many of each
+# held; both caches start afresh when full).
+CACHED_WORDS = 65_536
+_CHARS: dict[str, Ints] = {}
+_WORDS: dict[str, int] = {}
+
+
+def _cached_chars(word: str) -> Ints:
+    found = _CHARS.get(word)
+    if found is None:
+        if len(_CHARS) >= CACHED_WORDS:
+            _CHARS.clear()
+        found = _CHARS[word] = _char_buckets(word)
+    return found
+
+
+def _cached_word(gram: str) -> int:
+    found = _WORDS.get(gram)
+    if found is None:
+        if len(_WORDS) >= CACHED_WORDS:
+            _WORDS.clear()
+        found = _WORDS[gram] = _bucket("w", gram)
+    return found
+
+
+def _keys(text: str) -> Ints:
+    """The bucket of each n-gram of the text, in order: the character n-grams of each
+    word, then each word and each pair of words."""
     lowered = text[:MAX_CHARS].lower()
-    for word in _SPACES.split(lowered):
-        if not word:
-            continue
-        padded = f" {word} "
-        for n in CHAR_NGRAMS:
-            if n > len(padded):
-                break
-            for i in range(len(padded) - n + 1):
-                key = _bucket("c", padded[i : i + n])
-                counts[key] = counts.get(key, 0) + 1
+    parts = [  # split at what `\s` matches: `re` and str agree on it
+        chars if (chars := _CHARS.get(word)) is not None else _cached_chars(word)
+        for word in lowered.split()
+    ]
     words = _WORD.findall(lowered)
-    for i, word in enumerate(words):
-        for gram in (word, f"{word} {words[i + 1]}" if i + 1 < len(words) else None):
-            if gram is not None:
-                key = _bucket("w", gram)
-                counts[key] = counts.get(key, 0) + 1
-    if not counts:
+    grams: list[str] = [""] * max(0, 2 * len(words) - 1)  # each word, then it and the next
+    grams[::2] = words
+    grams[1::2] = [f"{one} {two}" for one, two in itertools.pairwise(words)]
+    found = (w if (w := _WORDS.get(gram)) is not None else _cached_word(gram) for gram in grams)
+    parts.append(np.fromiter(found, np.int64, len(grams)))
+    return np.concatenate(parts)
+
+
+def features(text: str) -> Features:
+    """Character n-grams within words and word unigrams and bigrams, hashed; the
+    buckets in the order they first occur."""
+    keys = _keys(text)
+    if not len(keys):
         return Features(np.zeros(0, np.int64), np.zeros(0))
+    counts = Counter(keys.tolist())
     buckets = np.fromiter(counts.keys(), np.int64, len(counts))
     tf = 1.0 + np.log(np.fromiter(counts.values(), np.float64, len(counts)))
     return Features(buckets, tf)
+
+
+def _sorted_features(text: str) -> Features:
+    """`features`, the buckets in ascending order (cheaper to count)."""
+    buckets, counts = np.unique(_keys(text), return_counts=True)
+    return Features(buckets, 1.0 + np.log(counts.astype(np.float64)))
 
 
 def vector(found: Features, idf: Floats) -> Floats:
@@ -76,6 +125,12 @@ def vector(found: Features, idf: Floats) -> Floats:
     values = found.weights * idf[found.buckets]
     norm = float(np.sqrt(values @ values))
     return values / norm if norm else values
+
+
+# The most two sums of the same terms in another order can differ, and far more than
+# they do: each of at most ~70,000 terms (MAX_CHARS of n-grams) is rounded by 2**-53
+# of the sum of their sizes, at most the weights' norm (the values are normalised).
+ROUNDING = 1e-6
 
 
 class Model(NamedTuple):
@@ -88,7 +143,21 @@ class Model(NamedTuple):
     def score(self, prepared: str) -> float:
         """The probability the model gives that a text (as write.injection prepares
         it) is an injection."""
-        found = features(prepared)
+        return self._probability(features(prepared))
+
+    def below_veto(self, prepared: str) -> bool:
+        """Whether `score(prepared)` is below the veto.
+
+        Trigger: most texts score far from the veto. Why: the same terms summed in
+        another order differ by rounding alone (far below ROUNDING), and buckets in
+        ascending order are cheaper to count. Outcome: the score is summed so, and
+        again as `score` sums it only when it is within ROUNDING of the veto."""
+        fast = self._probability(_sorted_features(prepared))
+        if abs(fast - self.veto) > ROUNDING:
+            return fast < self.veto
+        return self.score(prepared) < self.veto
+
+    def _probability(self, found: Features) -> float:
         margin = float(vector(found, self.idf) @ self.weights[found.buckets]) + self.bias
         return float(1.0 / (1.0 + np.exp(-margin)))
 

@@ -89,6 +89,18 @@ def derive_title(body: str, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
+def read_text(title: str, body: str) -> str:
+    """What a model reads back of a memory, and the injection screen judges: its title
+    and its body."""
+    return f"{title}\n{body}"
+
+
+def stored_title(title: str | None, body: str) -> str:
+    """The title a memory is stored with: the one given, cleaned, or else one derived
+    from its (cleaned) body."""
+    return (clean_text(title, "title") if title else "") or derive_title(body)
+
+
 def document_text(record: Record) -> str:
     """What a memory says, and its vectors describe: its title (when not just its
     opening) and body."""

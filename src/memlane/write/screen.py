@@ -48,7 +48,7 @@ from memlane.model import (
 )
 from memlane.store import Writer
 from memlane.write.injection import is_injection
-from memlane.write.normalize import dedup_hash
+from memlane.write.normalize import dedup_hash, read_text
 from memlane.write.secrets import find_secrets, redact
 
 # A memory's free-text fields: single strings, and tuples of strings.
@@ -115,7 +115,7 @@ class Screen:
             tags.append(REDACTED_TAG)
         title, body = changes.get("title", record.title), changes.get("body", record.body)
         text_changed = before is None or (title, body) != (before.title, before.body)
-        if text_changed and INJECTION_TAG not in tags and is_injection(f"{title}\n{body}"):
+        if text_changed and INJECTION_TAG not in tags and is_injection(read_text(title, body)):
             tags.append(INJECTION_TAG)
         changes["tags"] = tuple(tags)
         if (title, body) != (record.title, record.body):
@@ -141,7 +141,7 @@ class Screen:
             tags = list(_list(out["tags"]))
             if out != row and REDACTED_TAG not in tags:
                 tags.append(REDACTED_TAG)
-            if INJECTION_TAG not in tags and is_injection(f"{out['title']}\n{out['body']}"):
+            if INJECTION_TAG not in tags and is_injection(read_text(out["title"], out["body"])):
                 tags.append(INJECTION_TAG)
             if tags != _list(out["tags"]):
                 out["tags"] = _json_list(tags)

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from memlane.write.secret_needs import AtWord, any_of, any_sequence, led
 from memlane.write.secret_tokens import PIECES
 
 PASSWORD, PASSPHRASE, PIN, CREDENTIAL = "password", "passphrase", "pin", "credential"
@@ -230,6 +231,34 @@ def _cjk(text: str) -> Iterator[Found]:
                 at = text.find(phrase, at + 1)
 
 
+# What a prose label needs (`labels`): whole words that lower-case to a phrase's words,
+# joined by _JOIN, or a word ending in a compound's word; or a label of a script without
+# spaces, as is. IGNORECASE folds every character that `str.lower` maps to a letter of a
+# label (tests check this over all of Unicode).
+_JOINED = "[" + re.escape("".join(sorted(_JOIN))) + "]+"
+
+
+def _phrase_atoms(phrase: Phrase) -> list[str]:
+    atoms: list[str] = []
+    for k, word in enumerate(phrase.words):
+        atoms += [_JOINED] if k else []
+        atoms += [r"[^\W_]+"] if word == "?" else [re.escape(char) for char in word]
+    return atoms
+
+
+LABEL_WORD = AtWord(
+    rf"(?i:{any_sequence(_phrase_atoms(p) for ps in _BY_FIRST.values() for p in ps if not p.compound)})"
+    r"(?![^\W_])"
+)
+LABEL_IN_WORD = "|".join(
+    [
+        *(f"(?:{led(word)})(?![^\\W_])" for word in _COMPOUNDS),
+        *(re.escape(phrase) for phrases in _CJK.values() for phrase in phrases),
+    ]
+)
+LABEL = (LABEL_WORD, LABEL_IN_WORD)
+
+
 def label_family(text: str) -> str | None:
     """The family of a text that is one label (a table header), if it is one."""
     found = list(labels(text.strip()))
@@ -304,6 +333,17 @@ for _tail in _KEY_TAILS:
 _HASHED = frozenset("hash hashed digest checksum fingerprint sha1 sha256 md5 bcrypt".split())
 # A token that pages through results, not one that grants access.
 _NOT_CREDENTIAL = frozenset("page next continuation pagination cursor sync csrf".split())
+
+
+# What `names_secret` needs of a key: its last piece (ASCII letters that no ASCII letter
+# or digit follows) is a tail's last word, `pass`, or ends with a glued tail; `id` and
+# `base` end no tail alone, so their tails need their first word. `key` itself (a bare
+# key beside a user) is a tail's last word.
+_NAME_WORDS = {tail[-1] for tail in _KEY_TAILS if tail[-1] not in ("id", "base")}
+KEY_NAME = (
+    rf"(?ai:{any_of(_NAME_WORDS | {'pass', *_GLUED_TAILS})})(?![A-Za-z0-9])"
+    rf"|(?ai:{any_of(tail[0] for tail in _KEY_TAILS if tail[-1] in ('id', 'base'))})"
+)
 
 
 def names_secret(key: str) -> bool:

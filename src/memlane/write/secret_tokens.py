@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-Span = tuple[int, int, str]
+from memlane.write.secret_needs import Detector, Need, Span, led, run
 
 # ---- values that are never secrets ----------------------------------------------------
 
@@ -311,7 +311,8 @@ def _combined() -> re.Pattern[str]:
 
 
 _SHAPES = _combined()
-_ANCHORS = re.compile("|".join(shape.anchor for shape in SHAPES))
+# Every shape's match holds its anchor.
+SHAPED_NEED = Need("|".join(shape.anchor for shape in SHAPES))
 _GROUPS = tuple(
     (s.kind, tuple(g for g in (f"secret_{i}", f"hook_{i}", f"sig_{i}") if g in _SHAPES.groupindex))
     for i, s in enumerate(SHAPES)
@@ -322,8 +323,6 @@ _LOOSE = frozenset({"openai_key", "github_token", "slack_token"})
 
 
 def shaped(text: str) -> Iterator[Span]:
-    if _ANCHORS.search(text) is None:
-        return
     for match in _SHAPES.finditer(text):
         i = int((match.lastgroup or "k0")[1:])  # the shape's group closes last
         kind, groups = _GROUPS[i]
@@ -373,6 +372,21 @@ _AUTH_SCHEME = re.compile(
     r"[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{8,})"
 )
 _BASIC = re.compile(r"\bBasic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])")
+
+# _PEM opens with its marker.
+PEM_NEED = Need(r"-----BEGIN ")
+# _CONNECTION, _SLASHED and _GO_DSN hold an `@`; _PGPASS a port (or `*`) between colons;
+# _WIFI_QR its `WIFI:`.
+URL_NEED = Need(r"@|:(?:\d+|\*):|WIFI:")
+# _BEARER's and _BASIC's scheme; _AUTH_SCHEME's key and scheme; _COOKIE's header name.
+AUTH_NEED = Need(
+    (
+        r"Bearer[ \t]|Basic[ \t]",
+        led("cookie:"),
+        led("auth")
+        + r"""(?i:orization)?["']?[ \t]*[:=]?[ \t]*["']?(?i:basic|token|digest|apikey)[ \t]""",
+    )
+)
 
 
 def _pem_blocks(text: str) -> Iterator[Span]:
@@ -507,6 +521,13 @@ def is_data(token: str) -> bool:
         return _DER_PRIVATE.match(raw) is None
     printable = sum(32 <= b < 127 for b in raw) / len(raw)
     return printable >= DATA_PRINTABLE
+
+
+# _TOKEN's run of 32 token characters, or _SHORT_BASE64's run of 16 base64 ones, each
+# from where its run starts.
+HIGH_ENTROPY_NEED = Need(
+    rf"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9+/]{{16}}|(?<![_-])[A-Za-z0-9+/_-]{{{MIN_ENTROPY_TOKEN}}})"
+)
 
 
 def _high_entropy(text: str, inner: Callable[[str], bool]) -> Iterator[Span]:
@@ -645,13 +666,20 @@ def not_secret(text: str, start: int, end: int, kind: str) -> bool:
     return bool(_NAMED_PUBLIC.search(before) or _PUBLIC_NEAR.search(before))
 
 
+DETECTORS = (
+    Detector(_pem_blocks, PEM_NEED),
+    Detector(shaped, SHAPED_NEED),
+    Detector(_url_credentials, URL_NEED),
+    Detector(_auth_headers, AUTH_NEED),
+)
+NEEDS = (*(detector.need for detector in DETECTORS), HIGH_ENTROPY_NEED)
+
+
 def token_spans(text: str, inner: Callable[[str], bool]) -> Iterator[Span]:
-    """Every secret found by its shape, in detector order (most specific first)."""
-    yield from _pem_blocks(text)
-    yield from shaped(text)
-    yield from _url_credentials(text)
-    yield from _auth_headers(text)
-    yield from _high_entropy(text, inner)
+    """Every secret found by its shape, by the detectors whose needs the text meets."""
+    yield from run(DETECTORS, text)
+    if HIGH_ENTROPY_NEED.met(text):
+        yield from _high_entropy(text, inner)
 
 
 TOKEN_KINDS = (

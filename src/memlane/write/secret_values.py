@@ -24,6 +24,8 @@ from typing import NamedTuple
 from memlane.write.secret_labels import (
     CREDENTIAL,
     FAMILIES,
+    KEY_NAME,
+    LABEL,
     PASSPHRASE,
     PASSWORD,
     PIN,
@@ -33,10 +35,10 @@ from memlane.write.secret_labels import (
     names_secret,
     weak_key,
 )
+from memlane.write.secret_needs import AtWord, Detector, Need, Span, any_of, run
 from memlane.write.secret_tokens import (
     PIECES,
     WORDY_FRACTION,
-    Span,
     decoded_text,
     has_letter_and_digit,
     is_path,
@@ -685,6 +687,20 @@ def _prose(text: str) -> Iterator[Span]:
             value = before[group]
             if "=" not in value and is_value(value, found.family, found.weak, group == "quoted"):
                 yield before.start(group), before.end(group), found.family
+    if families:  # "the secondary one is X", "the old one (X)": another of the same
+        for match in _ANOTHER_ONE.finditer(text):
+            value = match["value"]
+            _, value = _strip(value)
+            if is_value(value, families[0]) or (families[0] == PIN and _pin(value)):
+                start = match.start("value") + match["value"].index(value)
+                yield start, start + len(value), families[0]
+
+
+# _prose reads values after a prose label, which it finds by `labels`.
+_PROSE_NEED = Need(LABEL)
+
+
+def _logins(text: str) -> Iterator[Span]:
     for match in _LOG_IN_AS.finditer(text):
         _, value = _strip(match["value"])
         if is_value(value, PASSWORD):
@@ -693,13 +709,15 @@ def _prose(text: str) -> Iterator[Span]:
     for match in _USED_TO_LOG_IN.finditer(text):
         if is_value(match["value"], PASSWORD):
             yield match.start("value"), match.end("value"), PASSWORD
-    if families:  # "the secondary one is X", "the old one (X)": another of the same
-        for match in _ANOTHER_ONE.finditer(text):
-            value = match["value"]
-            _, value = _strip(value)
-            if is_value(value, families[0]) or (families[0] == PIN and _pin(value)):
-                start = match.start("value") + match["value"].index(value)
-                yield start, start + len(value), families[0]
+
+
+# _LOG_IN_AS's "(log in|sign in|login|connect) as", _USED_TO_LOG_IN's "to (log in|...)".
+_LOGINS_NEED = Need(
+    (
+        AtWord(r"(?i:log\s*in|sign\s*in|login|connect)\s+(?i:as)\s"),
+        AtWord(r"(?i:to)\s+(?i:log|sign|unlock|connect|authenticate)"),
+    )
+)
 
 
 # A value said to replace another: "X is the new one for the NAS".
@@ -713,6 +731,16 @@ _TRY = re.compile(
     r"|попробуй\w*|dene)[ \t]+(?:with[ \t]+|com[ \t]+|mit[ \t]+|con[ \t]+|avec[ \t]+)?)[`'\"]?(?P<value>[^\s`'\"(){}<>/=]{6,64})"
 )
 _ALL_FOUR = 4  # classes of characters in a value offered with no label at all
+
+
+_TRY_VERBS = "try tenta tente versuch prueba probá essaie essayez prova probeer spróbuj попробуй dene".split()
+# _THE_NEW_ONE's "the new one"; _TRY's verb, then a value with a digit (of four classes).
+_UNLABELLED_NEED = Need(
+    (
+        AtWord(r"(?i:the)[ \t]+(?i:new|current|right|correct|actual)[ \t]+(?i:one)"),
+        AtWord(rf"(?i:{any_of(_TRY_VERBS)})[^\n]*\d"),
+    )
+)
 
 
 def _unlabelled(text: str) -> Iterator[Span]:
@@ -763,6 +791,10 @@ _ACCOUNTS = frozenset(
 )
 
 
+# _PAIR's ` / `, or an account's name and its colon (another user's colon is skipped).
+_PAIRS_NEED = Need((r" /[ \t]|\t/[ \t]", AtWord(rf"(?i:{any_of(_ACCOUNTS)}):")))
+
+
 def _pairs(text: str) -> Iterator[Span]:
     for match in _PAIR.finditer(text):
         account = match["user"].lower() in _ACCOUNTS
@@ -780,6 +812,10 @@ def _pairs(text: str) -> Iterator[Span]:
 _TYPED = re.compile(r"\b(?i:type|enter|paste|input)[ \t]+(?P<value>[^\s`'\"]{8,64})(?=[\s.,;]|$)")
 _LOGIN = re.compile(r"(?i:\b(?:prompt|prompts|ssh|sudo|login|log in|sign in|unlock|su)\b)")
 _ALL_CLASSES = 4
+
+
+# _TYPED's verb then a value with a digit (of four classes), and _LOGIN's word.
+_TYPED_NEED = Need(AtWord(r"(?i:type|enter|paste|input)[ \t]+[^\s`'\"]*\d"), _LOGIN.pattern)
 
 
 def _typed(text: str) -> Iterator[Span]:
@@ -807,6 +843,18 @@ _QUOTED_PAIR = re.compile(r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]*+)(?P=q)[ \t]*,
 # "key_secret X".
 _SPACED_KEY = re.compile(
     r"(?<![\w.$-])(?P<key>[A-Za-z][A-Za-z0-9]*+(?:[_-][A-Za-z0-9]+)+)[ \t]+(?=[^\s=:])"
+)
+
+
+# A key that names a secret (or `pass`, `key`), and what follows it in one of the keyed
+# patterns: _KEY's, _TYPED_KEY's, _NAME_VALUE's and _SYSTEM_PROPERTY's `:` or `=`,
+# _QUOTED_PAIR's comma, _SPACED_KEY's joined words then a blank, or _DIRECTIVE's key
+# (one that names a secret) starting a line, then a blank.
+_KEY_STARTS_LINE = rf"[ \t]*(?=[a-z_])[\w.-]*?(?:{KEY_NAME})[\w.-]*[ \t]"
+_ASSIGNMENTS_NEED = Need(
+    r""":|=|"[ \t]*,|'[ \t]*,|_[A-Za-z0-9]+[ \t]|-[A-Za-z0-9]+[ \t]"""
+    rf"|\A{_KEY_STARTS_LINE}|\n{_KEY_STARTS_LINE}",
+    KEY_NAME,
 )
 
 
@@ -901,8 +949,13 @@ def _flags(text: str) -> Iterator[Span]:
             family = key_family(match["key"])
             if span is not None and _direct_ok(text, span, family, weak_key(match["key"])):
                 yield span[0], span[1], family
-    if _COMMANDS.search(text) is None:
-        return
+
+
+# _FLAG's dash (or two) at the start of a word, and a key that names a secret.
+_FLAGS_NEED = Need(r"-(?<![\w-]-)-?[A-Za-z]", KEY_NAME)
+
+
+def _command_flags(text: str) -> Iterator[Span]:
     for match in _COMMAND_FLAGS.finditer(text):
         group = match.lastgroup or ""
         inside = _quoted(text, match.start(group))
@@ -910,6 +963,10 @@ def _flags(text: str) -> Iterator[Span]:
         value = text[start:end]
         if not is_placeholder(value) and not value.startswith(("$", "`")):
             yield start, end, PASSWORD
+
+
+# What _COMMAND_FLAGS needs.
+_COMMAND_FLAGS_NEED = Need(_COMMANDS.pattern)
 
 
 def _markup(text: str) -> Iterator[Span]:
@@ -920,6 +977,10 @@ def _markup(text: str) -> Iterator[Span]:
         key, value = ("key", "value") if match["key"] is not None else ("pkey", "pvalue")
         if names_secret(match[key]) and _direct_ok(text, match.span(value), PASSWORD, False):
             yield match.start(value), match.end(value), key_family(match[key])
+
+
+# _XML_TAG's closing tag, _XML_ATTR's `value=` or `<property`; a key that names a secret.
+_MARKUP_NEED = Need(r"</|value=|<property", KEY_NAME)
 
 
 def _tables(text: str) -> Iterator[Span]:
@@ -942,6 +1003,10 @@ def _tables(text: str) -> Iterator[Span]:
                 start = offset + cell.index(value)
                 yield start, start + len(value), family
             offset += len(cell) + 1
+
+
+# A _TABLE_ROW, and a header cell that is a label.
+_TABLES_NEED = Need(r"\|.*\|", LABEL)
 
 
 def _header_family(cell: str) -> str | None:
@@ -972,13 +1037,24 @@ _CLIENT_KEY = re.compile(
 _OTP_SEED = re.compile(r"""\b(?:pyotp\.)?[TH]OTP\([ \t]*["'](?P<value>[A-Z2-7]{16,})=*["']""")
 
 
-def _calls(text: str) -> Iterator[Span]:
+def _sql_passwords(text: str) -> Iterator[Span]:
     for match in _SQL_PASSWORD.finditer(text):
         value = match["value"]
         if not is_placeholder(value) and is_value(value, PASSWORD, quoted=True):
             yield match.start("value"), match.end("value"), PASSWORD
-    if "(" not in text:
-        return
+
+
+# _SQL_PASSWORD's `by` or `password`, a blank and a quote.
+_SQL_PASSWORDS_NEED = Need(AtWord(r"""(?i:by|password)[ \t]+['"]"""))
+# The `(` of a call _CREDENTIAL_CALLS, _CLIENT_KEY or _OTP_SEED reads, and its name.
+_CALLS_NEED = Need(
+    r"\(",
+    r"(?:getConnection|mysqli|PDO|connect|Auth|auth|Credentials?|Authentication|Token|login"
+    r"|algoliasearch|Client|Api|API|Sdk|SDK|OTP)\(|auth[ \t]*=[ \t]*\(",
+)
+
+
+def _calls(text: str) -> Iterator[Span]:
     for match in (m for pattern in _CREDENTIAL_CALLS for m in pattern.finditer(text)):
         value = match["value"]
         app_password = _GROUPS_OF_FOUR.fullmatch(value) is not None
@@ -1003,6 +1079,10 @@ _CODES_LABEL = re.compile(
 _RECOVERY_CODE = re.compile(r"(?<![\w-])[A-Za-z0-9]{3,6}(?:[- ][A-Za-z0-9]{3,6})?(?![\w-])")
 CODE_BLOCK_LINES = 12  # lines after the label the codes may fill
 MIN_CODES = 3  # codes of one shape that make a block of them
+
+
+# A line below _CODES_LABEL, and its word for codes before that line.
+_CODE_BLOCKS_NEED = Need(r"\n", r"(?i:code|códigos|codici|kody|коды|コード|代码|코드)(?=.*\n)")
 
 
 def _code_blocks(text: str) -> Iterator[Span]:
@@ -1053,22 +1133,38 @@ _PRINTS_SECRET = re.compile(
 )
 
 
+# _PRINTS_SECRET's prompt at the start of a line that names a secret, then a line.
+_PRINTED_NEED = Need(
+    r"\n",
+    r"(?im:^[ \t]*[$#>%][ \t]+(?=[^\n]*(?:password|passwd|secret|token|api[_-]?key))[^\n]*\n)",
+)
+
+
 def _printed(text: str) -> Iterator[Span]:
     for match in _PRINTS_SECRET.finditer(text):
         if is_value(match["value"], PASSWORD):
             yield match.start("value"), match.end("value"), PASSWORD
 
 
+DETECTORS = (
+    Detector(_markup, _MARKUP_NEED),
+    Detector(_assignments, _ASSIGNMENTS_NEED),
+    Detector(_flags, _FLAGS_NEED),
+    Detector(_command_flags, _COMMAND_FLAGS_NEED),
+    Detector(_tables, _TABLES_NEED),
+    Detector(_prose, _PROSE_NEED),
+    Detector(_logins, _LOGINS_NEED),
+    Detector(_pairs, _PAIRS_NEED),
+    Detector(_typed, _TYPED_NEED),
+    Detector(_sql_passwords, _SQL_PASSWORDS_NEED),
+    Detector(_calls, _CALLS_NEED),
+    Detector(_code_blocks, _CODE_BLOCKS_NEED),
+    Detector(_printed, _PRINTED_NEED),
+    Detector(_unlabelled, _UNLABELLED_NEED),
+)
+NEEDS = tuple(detector.need for detector in DETECTORS)
+
+
 def value_spans(text: str) -> Iterator[Span]:
-    """Every labelled secret value in the text, by detector."""
-    yield from _markup(text)
-    yield from _assignments(text)
-    yield from _flags(text)
-    yield from _tables(text)
-    yield from _prose(text)
-    yield from _pairs(text)
-    yield from _typed(text)
-    yield from _calls(text)
-    yield from _code_blocks(text)
-    yield from _printed(text)
-    yield from _unlabelled(text)
+    """Every labelled secret value in the text, by the detectors whose needs it meets."""
+    return run(DETECTORS, text)

@@ -25,3 +25,10 @@ def scratch_database(server_url: str, prefix: str) -> Iterator[str]:
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def database_bytes(url: str) -> int:
+    """The size on disk of the database `url` names (tables, indexes, TOAST)."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return int(row[0]) if row else 0

@@ -206,7 +206,10 @@ class PostgresStore:
         # Another thread's reads take a pool connection of their own already.
         yield None if getattr(self._local, "conn", None) is not None else self
 
-    def optimize(self) -> None:
+    def optimize(self, written: int = 0, *, statistics: bool = True) -> None:
+        """The server keeps its indexes compact itself (autovacuum)."""
+        if not statistics:
+            return
         with self._conn() as conn:
             conn.execute("ANALYZE memory")
 

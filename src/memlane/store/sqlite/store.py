@@ -329,6 +329,15 @@ _FTS_HITS = (
 )
 
 
+# An all-words or most-words search of at least FEW_TERMS words, which seldom matches
+# many memories, ranks its matches in the walk that finds them when there are at most
+# FEW_MATCHES (see SQLiteStore._few_matches).
+FEW_MATCHES = 64
+FEW_TERMS = 4
+# The matches `_few_matches` found, as `_FTS_HITS` gives them.
+_FEW_HITS = "SELECT value ->> 0 AS seq, 'm' AS src, value ->> 1 AS score FROM json_each(:few)"
+
+
 def _create(path: Path, synchronous: str) -> None:
     """Make a new store at `path` whole: built owner-only (0600, in directories made
     0700) under a temporary name, then linked into place.
@@ -612,11 +621,27 @@ class SQLiteStore:
     def integrity(self) -> list[str]:
         return faults.integrity(self.conn, writable=not self.read_only)
 
-    def optimize(self) -> None:
-        """Full statistics for the memory table, so the planner knows how large a scope
-        is: without them it walks a scope index and sorts every row instead of reading
-        the newest rows first."""
-        self.conn.execute("ANALYZE memory")
+    def optimize(self, written: int = 0, *, statistics: bool = True) -> None:
+        """Full statistics for the memory table (with `statistics`), so the planner knows
+        how large a scope is: without them it walks a scope index and sorts every row
+        instead of reading the newest rows first. Then the keyword index merged,
+        `written` pages of it.
+
+        Trigger: a batch wrote `written` rows. Why: FTS5 writes each transaction's
+        words as a new segment and merges them only level by level, so after a large
+        batch every word is looked up in a dozen segments: keyword searches, and the
+        write policy's neighbour searches, take two to four times as long as over one.
+        Outcome: up to `written` pages of segments merge across levels (FTS5's merge
+        with a negative budget): after one large batch the index is one segment, and
+        a small batch into a large store pays for a bounded share of the merging.
+        """
+        if statistics:
+            self.conn.execute("ANALYZE memory")
+        if written > 0 and not self.read_only:
+            with self.write():
+                self.conn.execute(
+                    "INSERT INTO memory_fts(memory_fts, rank) VALUES ('merge', ?)", (-written,)
+                )
 
     @contextmanager
     def write(self) -> Iterator[SQLiteWriter]:
@@ -747,6 +772,10 @@ class SQLiteStore:
         if query_text is None:
             return _Matches([])
         cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
+        if filters.as_of is None and match != "any" and len(sql.fts_terms(text)) >= FEW_TERMS:
+            few = self._few_matches(query_text)
+            if few is not None:
+                return self._search(_FEW_HITS, {"few": few}, filters, columns)
         floor = self._rank_floor(query_text, cap) if filters.as_of is None else None
         if floor is not None:
             params: dict[str, Any] = {}
@@ -765,6 +794,25 @@ class SQLiteStore:
             # fusion.
             matches.step = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
         return matches
+
+    def _few_matches(self, match: str) -> str | None:
+        """Every match with its rank, as a JSON list of [rowid, rank], when there are
+        at most FEW_MATCHES (None: more).
+
+        Trigger: an all-words or most-words search of several words, as the write
+        policy's searches for a new memory's neighbours are. Why: asking first how
+        many matches there are (`_rank_floor`) walks them once, and ranking them walks
+        them again, each walk looking every word up in the index. Outcome: one walk
+        when they are few; the ranked matches are joined with the filters from the
+        list. When they are many, this walk was spent; a search of fewer words, which
+        matches more, never tries it.
+        """
+        rows = self.conn.execute(
+            "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? "
+            "ORDER BY rowid DESC LIMIT ?",
+            (match, FEW_MATCHES + 1),
+        ).fetchall()
+        return json.dumps([list(r) for r in rows]) if len(rows) <= FEW_MATCHES else None
 
     def _rank_floor(self, match: str, cap: int) -> int | None:
         """The lowest rowid among the newest `cap` matches, when there are more.

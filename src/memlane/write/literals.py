@@ -1,0 +1,254 @@
+"""Literal prefilters for regular expressions: strings one of which every match holds. Pure.
+
+A pattern's literals are read from its parse tree. A match of an alternation is a
+match of one of its branches: the union of the branches' literals. A match of a
+sequence holds a match of each element: any one element's literals will do (the
+longest are kept, as the rarest). A repeat of at least n times holds its body's (a
+literal body, n times over); a class of single characters, one of them; a look-ahead
+or look-behind, what it sees (which is in the string searched). Anything else (a
+class with ranges or categories, a repeat that may be empty, a negative look-around,
+a back reference) gives none, and so does an alternation with a branch that gives
+none.
+
+Literals and texts are compared folded as `re` folds case under IGNORECASE (lower case,
+with the letters `re` treats as one, such as "ı" and "i" or "ſ" and "s", made one), so
+a literal found in the folded text is there whatever the case and whichever flags the
+pattern has. Literals hold no whitespace: blanking characters out of a text (with
+spaces) never makes one appear.
+
+`checked(pattern)` looks for its own literals in each string it is given. A `Sieve`
+holds many patterns. Within `sieve.over(text)`, a pattern it guards searches
+only when one of its literals occurs in `text`, and otherwise matches nothing; every
+string searched there must be `text` or made from it by taking parts of it or
+blanking characters. Outside, a guarded pattern always searches.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from re import _casefix, _parser  # type: ignore[attr-defined]
+from re._constants import (  # type: ignore[import-not-found]
+    ASSERT,
+    ATOMIC_GROUP,
+    BRANCH,
+    IN,
+    LITERAL,
+    MAX_REPEAT,
+    MIN_REPEAT,
+    POSSESSIVE_REPEAT,
+    SUBPATTERN,
+)
+from typing import Any
+
+# `re` lowers U+0130 to "i"; str.lower() gives two characters for it.
+_BEFORE_LOWER = {0x130: "i"}
+# Letters `re` matches to each other beyond their lower case, made the smallest of them.
+_AFTER_LOWER = {
+    code: chr(min(lo, *others))
+    for lo, others in _casefix._EXTRA_CASES.items()
+    for code in (lo, *others)
+}
+
+
+def fold(text: str) -> str:
+    """The text as literals are compared: one character for each of `text`'s."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(_BEFORE_LOWER).lower().translate(_AFTER_LOWER)
+
+
+Literals = frozenset[str]
+
+
+def literals(pattern: re.Pattern[str]) -> Literals | None:
+    """Folded strings one of which a string holds wherever `pattern` matches in it (in
+    the match, or where a look-around sees); None when there are none to name."""
+    return _sequence(list(_parser.parse(pattern.pattern, pattern.flags)))
+
+
+def _sequence(items: list[tuple[Any, Any]]) -> Literals | None:
+    options: list[Literals] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is LITERAL and not chr(av).isspace():
+            run.append(chr(av))
+            continue
+        if run:
+            options.append(frozenset({fold("".join(run))}))
+            run = []
+        found = _element(op, av)
+        if found is not None:
+            options.append(found)
+    if run:
+        options.append(frozenset({fold("".join(run))}))
+    return max(options, key=_telling, default=None)
+
+
+def _element(op: Any, av: Any) -> Literals | None:
+    if op is IN:  # a class of single characters: one of them
+        chars = [chr(c) for kind, c in av if kind is LITERAL]
+        if len(chars) < len(av) or any(c.isspace() for c in chars):
+            return None
+        return frozenset(map(fold, chars))
+    if op is BRANCH:
+        branches = [_sequence(list(branch)) for branch in av[1]]
+        if any(b is None for b in branches):
+            return None
+        return frozenset().union(*branches)  # type: ignore[arg-type]
+    if op is SUBPATTERN:
+        return _sequence(list(av[3]))
+    if op is ATOMIC_GROUP:
+        return _sequence(list(av))
+    if op is ASSERT:  # what a look-around sees is in the string searched too
+        return _sequence(list(av[1]))
+    if op in (MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT) and av[0] >= 1:
+        body = list(av[2])
+        if all(kind is LITERAL and not chr(c).isspace() for kind, c in body):
+            once = "".join(chr(c) for _, c in body)
+            return frozenset({fold(once * min(av[0], REPEATS))})
+        return _sequence(body)
+    return None
+
+
+REPEATS = 8  # times a repeated literal is written out in the literal it gives
+
+
+def _telling(found: Literals) -> tuple[bool, int, int]:
+    """How much a set of literals says: all of them indexable, then the shortest
+    long (a long literal is rare), then few of them."""
+    return all(map(_indexable, found)), min(map(len, found), default=0), -len(found)
+
+
+GRAM = 3  # characters of the key an all-ASCII literal is found by
+
+
+def _indexable(literal: str) -> bool:
+    """Whether a sieve can look the literal up: it has a character beyond ASCII, or
+    GRAM characters."""
+    return not literal.isascii() or len(literal) >= GRAM
+
+
+# Letters by how often English uses them: a key of rare letters finds few literals.
+_COMMON = "etaoinsrhldcumfpgwybvkxjqz"
+
+
+def _key(literal: str) -> str:
+    """What the sieve finds a literal by: its first character beyond ASCII, else
+    its rarest GRAM characters."""
+    for char in literal:
+        if not char.isascii():
+            return char
+    grams = [literal[i : i + GRAM] for i in range(len(literal) - GRAM + 1)]
+    return max(grams, key=lambda g: sum(_COMMON.find(c) % len(_COMMON) for c in g))
+
+
+class Sieve:
+    """Literal prefilters for many patterns, over one text at a time."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, list[tuple[str, int]]] = {}
+        self._count = 0
+        self._live: ContextVar[frozenset[int] | None] = ContextVar("live", default=None)
+
+    def guard(self, pattern: re.Pattern[str]) -> Pattern:
+        """`pattern`, searching only when its literals occur in the sieve's text; the
+        pattern itself when it has no literals to look up."""
+        found = literals(pattern)
+        if not found or not all(map(_indexable, found)):
+            return pattern
+        ident = self._count
+        self._count += 1
+        for literal in found:
+            self._keys.setdefault(_key(literal), []).append((literal, ident))
+        return Guarded(pattern, ident, self._live.get)
+
+    def live(self, text: str) -> frozenset[int]:
+        """The patterns whose literals occur in `text`."""
+        folded = fold(text)
+        keys = {folded[i : i + GRAM] for i in range(len(folded) - GRAM + 1)}
+        if not folded.isascii():
+            keys.update(folded)
+        found: set[int] = set()
+        for key in keys & self._keys.keys():
+            for literal, ident in self._keys[key]:
+                if ident not in found and literal in folded:
+                    found.add(ident)
+        return frozenset(found)
+
+    @contextmanager
+    def over(self, text: str) -> Iterator[None]:
+        """Guarded patterns search only when their literals occur in `text`."""
+        token = self._live.set(self.live(text))
+        try:
+            yield
+        finally:
+            self._live.reset(token)
+
+
+class Guarded:
+    """A compiled pattern that skips its search where a sieve knows it cannot match."""
+
+    def __init__(
+        self, pattern: re.Pattern[str], ident: int, live: Callable[[], frozenset[int] | None]
+    ) -> None:
+        self.compiled = pattern
+        self.pattern = pattern.pattern
+        self.flags = pattern.flags
+        self._ident = ident
+        self._live = live
+
+    def _dead(self) -> bool:
+        live = self._live()
+        return live is not None and self._ident not in live
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return None if self._dead() else self.compiled.search(string, pos, endpos)
+
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return None if self._dead() else self.compiled.match(string, pos, endpos)
+
+    def fullmatch(
+        self, string: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> re.Match[str] | None:
+        return None if self._dead() else self.compiled.fullmatch(string, pos, endpos)
+
+    def finditer(
+        self, string: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> Iterator[re.Match[str]]:
+        return iter(()) if self._dead() else self.compiled.finditer(string, pos, endpos)
+
+
+class Checked:
+    """A compiled pattern that first looks for its literals in the string it is given."""
+
+    def __init__(self, pattern: re.Pattern[str], found: Literals) -> None:
+        self.compiled = pattern
+        self.pattern = pattern.pattern
+        self._literals = found
+
+    def _dead(self, string: str) -> bool:
+        folded = fold(string)
+        return not any(literal in folded for literal in self._literals)
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return None if self._dead(string) else self.compiled.search(string, pos, endpos)
+
+    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
+        return [] if self._dead(string) else self.compiled.findall(string, pos, endpos)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str) -> str:
+        return string if self._dead(string) else self.compiled.sub(repl, string)
+
+
+def checked(pattern: re.Pattern[str]) -> re.Pattern[str] | Checked:
+    """`pattern`, looking for its literals in a string before searching it; the
+    pattern itself when it has none."""
+    found = literals(pattern)
+    return pattern if found is None else Checked(pattern, found)
+
+
+Pattern = re.Pattern[str] | Guarded

@@ -1,0 +1,174 @@
+"""Literal prefilters (write.literals): whenever a pattern matches, one of its literals
+is in the text. Checked by hand on each construct, for every character `re` folds,
+and for the injection rules' own patterns over the labelled corpora."""
+
+from __future__ import annotations
+
+import _sre
+import re
+import sys
+
+import pytest
+
+from memlane.evaluation import screening
+from memlane.write import injection, injection_concepts
+from memlane.write.literals import Checked, Guarded, Sieve, checked, fold, literals
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("ignore|disregard", {"ignore", "disregard"}),  # an alternation: every branch
+        (r"foo|\d+", None),  # a branch without a literal: none for the whole
+        (r"(?:abc)?defg", {"defg"}),  # an optional group gives nothing
+        (r"(?:abc)?", None),
+        (r"x*", None),
+        (r"`{3,}", {"```"}),  # a repeat of a literal, at its least
+        (r"(?:ab)+c", {"ab"}),
+        (r"ab\s+cdef", {"cdef"}),  # the longest element of a sequence
+        (r"[xy]", {"x", "y"}),  # a class of characters: one of them
+        (r"[a-z]+", None),  # ranges: none
+        (r"[^x]", None),
+        (r"(?=\w*[01])\w+", {"0", "1"}),  # what a look-ahead sees
+        (r"(?!abc)d", {"d"}),  # a negative look-ahead gives nothing
+        (r"ab cdef", {"cdef"}),  # literals hold no whitespace
+        (r"(\w)\1", None),
+        ("IGNORE", {"ignore"}),  # literals are folded
+        (r"(?-i:ABC)x", {"abc"}),
+    ],
+)
+def test_literals_by_construct(pattern, expected):
+    found = literals(re.compile(pattern, re.IGNORECASE))
+    assert (None if found is None else set(found)) == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        ("ignore", "İGNORE"),  # re lowers U+0130 to "i"
+        ("ignore", "ıgnore"),  # dotless i is "i" to re
+        ("sign", "ſign"),  # long s
+        ("kill", "\u212aill"),  # Kelvin sign
+        ("σοφία", "ΣΟΦΊΑ"),
+        ("λόγος", "ΛΌΓΟΣ"),  # final sigma
+        ("µs", "μS"),  # micro sign and mu
+        ("straße", "STRAßE"),
+    ],
+)
+def test_what_re_folds_together_folds_the_same(pattern, text):
+    compiled = re.compile(pattern, re.IGNORECASE)
+    assert compiled.search(text)
+    found = literals(compiled)
+    assert found is not None and any(literal in fold(text) for literal in found)
+
+
+def _every_character() -> str:
+    return "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+
+
+def test_fold_gives_one_character_each_and_agrees_with_re_lower_case():
+    everything = _every_character()
+    folded = fold(everything)
+    assert len(folded) == len(everything)
+    lowered = "".join(chr(_sre.unicode_tolower(ord(c))) for c in everything)
+    assert fold(lowered) == folded
+
+
+def test_every_character_re_matches_to_a_literal_folds_to_it():
+    everything = _every_character()
+    folded = fold(everything)
+    chars = {c for p in _guarded_patterns() for lit in literals(p) or () for c in lit}
+    chars |= set("abcdefghijklmnopqrstuvwxyzßσµ")
+    for char in chars:
+        for match in re.finditer(re.escape(char), everything, re.IGNORECASE):
+            assert folded[match.start()] == fold(char), (char, match[0])
+
+
+def test_ascii_text_folds_by_lower_case_alone():
+    ascii_chars = "".join(map(chr, range(128)))
+    assert fold(ascii_chars + "é") == ascii_chars.lower() + "é"
+
+
+def _guarded_patterns(kind: type = Guarded | Checked) -> list[re.Pattern[str]]:
+    """The compiled patterns of the injection rules that a sieve guards or that check
+    their literals."""
+    found = []
+    for module in (injection, injection_concepts):
+        for value in vars(module).values():
+            items = value if isinstance(value, tuple) else (value,)
+            for item in items:
+                pattern = item[1] if isinstance(item, tuple) and len(item) == 2 else item
+                if isinstance(pattern, kind):
+                    found.append(pattern.compiled)
+    return found
+
+
+def _corpus_texts() -> list[str]:
+    """The injection corpora as the rules read them, and some of them upper-cased."""
+    prepared = [
+        injection.prepare(c.text) for c in screening.load(screening.corpus_files("injection"))
+    ]
+    return prepared + [text.upper() for text in prepared[::4]]
+
+
+def test_the_rules_patterns_have_literals():
+    assert len(_guarded_patterns()) >= 30
+
+
+def test_whenever_a_rules_pattern_matches_a_corpus_text_its_literals_are_there():
+    patterns = [(p, literals(p)) for p in _guarded_patterns()]
+    for text in _corpus_texts()[::2]:
+        folded = fold(text)
+        for pattern, found in patterns:
+            if pattern.search(text):
+                assert found is not None and any(lit in folded for lit in found), (
+                    pattern.pattern[:60],
+                    text[:80],
+                )
+
+
+def test_a_sieve_leaves_live_every_pattern_that_matches_the_text_or_its_blanked_form():
+    sieve = Sieve()
+    compiled = _guarded_patterns(Guarded)
+    guarded = [sieve.guard(p) for p in compiled]
+    assert all(isinstance(g, Guarded) for g in guarded)
+    for text in _corpus_texts()[::15]:
+        blanked = re.sub(r"[\"'“”]", " ", text)
+        with sieve.over(text):
+            for pattern, wrapped in zip(compiled, guarded, strict=True):
+                for searched in (text, blanked, text[len(text) // 3 :]):
+                    assert (wrapped.search(searched) is None) == (pattern.search(searched) is None)
+
+
+def test_a_guarded_pattern_skips_only_within_a_sieves_text():
+    sieve = Sieve()
+    pattern = sieve.guard(re.compile(r"\bignore\s+\w+\s+rules", re.IGNORECASE))
+    assert isinstance(pattern, Guarded)
+    assert pattern.search("IGNORE your rules")  # no text: it searches
+    with sieve.over("ignore all rules"):
+        assert pattern.search("ignore all rules")
+        assert list(pattern.finditer("ignore all rules"))
+    with sieve.over("a text without the word"):
+        # a string that is not made from the sieve's text is not looked at
+        assert pattern.search("ignore all rules") is None
+        assert list(pattern.finditer("ignore all rules")) == []
+    assert pattern.search("ignore all rules")
+
+
+def test_a_pattern_without_literals_is_not_wrapped():
+    sieve = Sieve()
+    plain = re.compile(r"[a-z]+\d")
+    assert sieve.guard(plain) is plain
+    assert checked(plain) is plain
+    short = re.compile(r"ab|cd")  # too short to look up in a sieve
+    assert sieve.guard(short) is short
+
+
+def test_a_checked_pattern_looks_for_its_literals_first():
+    pattern = checked(re.compile(r"\brot-?13\b", re.IGNORECASE))
+    assert isinstance(pattern, Checked)
+    assert pattern.search("decode this ROT13")
+    assert pattern.search("nothing here") is None
+    fence = checked(re.compile(r"(?m)^`{3,}$"))
+    assert fence.sub("F", "a\n```\nb") == "a\nF\nb"
+    assert fence.sub("F", "no fence") == "no fence"
