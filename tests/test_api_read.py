@@ -18,7 +18,7 @@ import pytest
 from conftest import BACKEND, raw_sql, store_schema
 from memlane import AmbiguousId, Conflict, Context, Invalid, Memory, NotFound, SchemaTooNew
 from memlane.errors import Unavailable
-from memlane.model import Hit, Kind, Link, LinkType, Record
+from memlane.model import Filters, Hit, Kind, Link, LinkType, Record
 from memlane.services.registries import Registries
 from memlane.timeutil import utcnow
 
@@ -699,6 +699,26 @@ def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monk
     assert [h.record.id for h in mem.search("deploy", kind="decision")] == [old.id]
     assert len(mem.search("deploy", limit=5)) == 5
     assert len(mem.search("deploy")) == 9
+
+
+def test_ranked_ids_match_ranked_records_when_a_large_window_is_ranked_in_halves(mem, monkeypatch):
+    # Ids for a fusion pool over the newest RANK_CAP matches are ranked in two halves at
+    # once on SQLite (see SQLiteStore._newest): the same ids, scores and order as the
+    # records one statement ranks, ties (equal texts score alike) newest first.
+    monkeypatch.setattr("memlane.store.base.RANK_CAP", 12)
+    for i in range(30):
+        words = "deploy cache" if i % 3 else "deploy the cache again and deploy"
+        long = " with a longer tail" if i % 4 == 0 else ""
+        mem.add(f"{words} item{i}{long}", title="Deploy" if i % 5 == 0 else None)
+        mem.add(f"Unrelated ledger entry number {i}.")
+    for query in ("deploy", "deploy cache"):
+        for limit in (1, 4, 9, 12):
+            wanted = Filters(limit=limit)
+            records = [(h.record.id, h.score) for h in mem.store.search(query, wanted)]
+            assert mem.store.search_scores(query, wanted) == records
+            assert len(records) == limit
+    if mem.store.location.endswith(".db"):
+        assert mem.store._helper is not None  # the halves were ranked apart
 
 
 def test_any_word_ranks_a_rare_words_older_matches_beside_a_common_words_newer_ones(

@@ -322,3 +322,32 @@ def test_a_failure_on_the_look_ahead_thread_is_raised_to_the_caller(mem):
         lanes.vector(
             mem.store, index, get_embedder("hash"), "anything", mem.filters(limit=5), ahead
         )
+
+
+def test_look_aheads_share_kept_workers_and_a_forked_child_gets_its_own(mem):
+    import os
+    import signal
+
+    from memlane.retrieve import lanes
+    from memlane.store.workers import workers
+
+    near = mem.add("the nearer note of this project").id
+    put(mem, near, unit(1, 0, 0, 0))
+    index = VectorIndex(mem.store, "test", DIM)
+    lane = FixedEmbedder(unit(1, 0, 0, 0))
+    filters = mem.filters(limit=2)
+
+    def look() -> list[str]:
+        ahead = lanes.Lookahead(index.current().search, lane, "anything", 4)
+        return [h.record.id for h in lanes.vector(mem.store, index, lane, "x", filters, ahead)]
+
+    assert look() == [near]
+    pool = workers()
+    assert look() == [near] and workers() is pool
+    child = os.fork()
+    if child == 0:  # the parent's worker threads did not come along: a new pool answers
+        signal.alarm(30)  # a look ahead queued for a thread the child lacks never ends
+        ok = look() == [near] and workers() is not pool
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -7,7 +7,6 @@ which alone decide what may be returned (live or as-of, scope, visibility, kind.
 from __future__ import annotations
 
 import math
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
@@ -20,8 +19,11 @@ from memlane.graph.entities import extract, query_aliases
 from memlane.model import EntityKind, Filters, Hit, Record, replace
 from memlane.retrieve.fuse import BM25, ENTITY, LANE_WEIGHTS, VECTOR, Fused, convex
 from memlane.store import SEARCH_STEPS, Store
+from memlane.store.workers import workers
 
 if TYPE_CHECKING:  # keyword search must not pay for numpy
+    from concurrent.futures import Future
+
     from memlane.embed import Embedder
     from memlane.embed.chunk import Vector
     from memlane.retrieve.served import Index
@@ -113,8 +115,7 @@ class Lookahead:
         self.hits: list[Hit] | None = None
         self.failed: str | None = None  # why the query could not be embedded
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(search, embedder, query, finish))
-        self._thread.start()
+        self._done: Future[None] = workers().submit(self._run, search, embedder, query, finish)
 
     def _run(
         self, search: Search, embedder: Embedder, query: str, finish: tuple[Store, Filters] | None
@@ -132,11 +133,11 @@ class Lookahead:
 
     def wait(self) -> None:
         """Until the worker is done (it may be reading through a lent connection)."""
-        self._thread.join()
+        self._done.result()
 
     def result(self) -> tuple[Vector, list[VectorHit]]:
         """The query's vector and its `k` nearest memories (waits for the worker)."""
-        self._thread.join()
+        self._done.result()
         if self.failed is not None:
             raise EmbeddingFailed(self.failed)
         if self._error is not None:

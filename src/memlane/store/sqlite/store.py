@@ -62,6 +62,7 @@ from memlane.store.sqlite.rows import (
     version_params,
 )
 from memlane.store.sqlite.turns import Turns, lock_path
+from memlane.store.workers import workers
 from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
@@ -314,6 +315,14 @@ class _Matches(msgspec.Struct):
         return [(row, self.step - float(row[0])) for row in self.rows]
 
 
+def _merged(first: list[sqlite3.Row], second: list[sqlite3.Row], limit: int) -> list[sqlite3.Row]:
+    """Two pages of keyword matches (score, id, updated_at, seq) as the best `limit`,
+    in `_search`'s order: score, then the newest update, then the newest row."""
+    rows = sorted(first + second, key=lambda r: (r["updated_at"], r["seq"]), reverse=True)
+    rows.sort(key=lambda r: float(r["score"]))  # stable: ties keep the newest first
+    return rows[:limit]
+
+
 # The keyword matches of :match, with FTS5's rank (BM25, negated: lower is better).
 _FTS_HITS = (
     "SELECT rowid AS seq, 'm' AS src, rank AS score FROM memory_fts WHERE memory_fts MATCH :match"
@@ -465,6 +474,8 @@ class SQLiteStore:
         self._wrote = False
         self._side: SQLiteStore | None = None
         self._side_lent = threading.Lock()
+        self._helper: SQLiteStore | None = None  # see _split
+        self._helper_lent = threading.Lock()
         self._reader_only = lent
 
     def _configure(self, synchronous: str) -> None:
@@ -560,25 +571,38 @@ class SQLiteStore:
     def side_reader(self) -> Iterator[SQLiteStore | None]:
         """A second connection to this file, opened on first use and kept; one thread at
         a time reads through it. WAL lets it read while this connection reads too."""
+        with self._lend("_side", self._side_lent) as side:
+            yield side
+
+    @contextmanager
+    def _lend(self, slot: str, lock: threading.Lock) -> Iterator[SQLiteStore | None]:
+        """The kept reader in `slot` (opened on first use), while `lock` is free; None
+        in memory, inside a write (another connection would not see it) or for a reader
+        that is itself lent."""
         if (
             self.location == ":memory:"
+            or self._reader_only
             or self.conn.in_transaction
-            or not self._side_lent.acquire(blocking=False)
+            or not lock.acquire(blocking=False)
         ):
             yield None
             return
         try:
-            if self._side is None:
-                self._side = SQLiteStore(self.location, lent=True)
-            yield self._side
+            reader: SQLiteStore | None = getattr(self, slot)
+            if reader is None:
+                reader = SQLiteStore(self.location, lent=True)
+                setattr(self, slot, reader)
+            yield reader
         finally:
-            self._side_lent.release()
+            lock.release()
 
     def close(self) -> None:
-        if self._side is not None:
-            with self._side_lent:  # a thread reading through it finishes first
-                self._side.close()
-                self._side = None
+        for slot, lock in (("_side", self._side_lent), ("_helper", self._helper_lent)):
+            with lock:  # a thread reading through it finishes first
+                reader = getattr(self, slot)
+                if reader is not None:
+                    reader.close()
+                    setattr(self, slot, None)
         # PRAGMA optimize analyzes only what this connection's queries showed to be stale;
         # it is a courtesy, so it never waits for another process's write lock, and only a
         # connection that wrote runs it: a read never writes the file (nor a damaged one
@@ -757,10 +781,9 @@ class SQLiteStore:
             params: dict[str, Any] = {}
             if match == "any":
                 hits = self._windows(sql.fts_terms(text), cap, params)
+                matches = self._search(hits, params, filters, columns)
             else:
-                hits = _FTS_HITS + " AND rowid > :floor"
-                params.update(match=query_text, floor=floor)
-            matches = self._search(hits, params, filters, columns)
+                matches = self._newest(query_text, floor, filters, columns)
             if filters.limit is not None and len(matches.rows) >= filters.limit:
                 return matches
         matches = self._search(_FTS_HITS, {"match": query_text}, filters, columns)
@@ -805,6 +828,37 @@ class SQLiteStore:
             (match, cap),
         ).fetchone()
         return int(row[0]) if row else None
+
+    def _newest(self, match: str, floor: int, filters: Filters, columns: str) -> _Matches:
+        """The matches of `match` above `floor` (the newest RANK_CAP), best first.
+
+        Trigger: ranking ids for a page (a fusion pool) over a window that a second
+        connection may share. Why: BM25 costs about a microsecond a match, thousands of
+        them on one core, while SQLite lets other threads run as it ranks. Outcome: the
+        older half of the window is ranked on a worker through a kept second reader
+        while this connection ranks the newer half; each half's best page, merged in the
+        statement's own order, is the page one statement gives.
+        """
+        from concurrent.futures import wait
+
+        hits = _FTS_HITS + " AND rowid > :floor"
+        params: dict[str, Any] = {"match": match, "floor": floor}
+        if columns != "e.id" or filters.limit is None:
+            return self._search(hits, params, filters, columns)
+        with self._lend("_helper", self._helper_lent) as helper:
+            if helper is None:
+                return self._search(hits, params, filters, columns)
+            newest = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memory").fetchone()
+            middle = {**params, "middle": (floor + int(newest[0])) // 2}
+            keyed = f"{columns}, e.updated_at, e.seq"
+            older = workers().submit(
+                helper._search, hits + " AND rowid <= :middle", dict(middle), filters, keyed
+            )
+            try:
+                newer = self._search(_FTS_HITS + " AND rowid > :middle", middle, filters, keyed)
+            finally:
+                wait([older])  # the helper goes back only once its read is done
+        return _Matches(_merged(newer.rows, older.result().rows, filters.limit))
 
     def _windows(self, terms: list[str], cap: int, params: dict[str, Any]) -> str:
         """Matches of any of `terms` to rank, at most `cap`: each word's newest matches,
