@@ -49,6 +49,11 @@ def test_bench_writes_the_report_as_json(run, tmp_path, monkeypatch):
     again = run(*args, "--cold-runs", "0", "--json")  # the same parameters: reused
     assert again.exit_code == 0, again.stderr
     assert json.loads(again.stdout)["results"][0]["reused_store"]
+    # --write-sample 0 times no writes: recall alone on the reused store
+    unwritten = run(*args[:-4], "--write-sample", "0", "--dir", str(stores), "--cold-runs", "0")
+    assert unwritten.exit_code == 0, unwritten.stderr
+    assert "ingest/s into the store, keyword-only" in unwritten.stdout
+    assert "(reused: built 20" in unwritten.stdout
     # without the bench extra the floor is skipped, and the bench says why
     monkeypatch.setattr("memlane.benchmark.floor.PACKAGES", {"memlane_absent": "chroma-hnswlib"})
     table = run(*args, "--cold-runs", "0")  # says whose build rates it repeats

@@ -95,7 +95,8 @@ def _cold(result: dict[str, Any], lane: str) -> str:
 
 
 def _write(result: dict[str, Any], label: str) -> str:
-    return _rate(result["write"][label]["per_second"])
+    written = result["write"].get(label)
+    return "-" if written is None else _rate(written["per_second"])
 
 
 def _ingest(result: dict[str, Any], key: str) -> str:

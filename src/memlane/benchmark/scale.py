@@ -431,10 +431,17 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
         "hybrid": cold_recall(db, plan.profile, queries, plan.cold_runs),
         "keyword": cold_recall(db, "none", queries, plan.cold_runs),
     }
-    progress(f"{size:,}: add-batch throughput on a sample")
-    writes = write_throughput(plan, size, embedder)
-    progress(f"{size:,}: add-batch of {plan.write_sample:,} memories into the store")
-    ingested = ingest_at_scale(db, embedder, plan.write_sample, plan.seed, PROJECT, plan.directory)
+    writes: dict[str, Any] = {}
+    ingested: dict[str, Any] = {}
+    if plan.write_sample > 0:
+        progress(f"{size:,}: add-batch throughput on a sample")
+        writes = write_throughput(plan, size, embedder)
+        progress(f"{size:,}: add-batch of {plan.write_sample:,} memories into the store")
+        ingested = {
+            "ingest": ingest_at_scale(
+                db, embedder, plan.write_sample, plan.seed, PROJECT, plan.directory
+            )
+        }
     return {
         "memories": size,
         "store": str(db),
@@ -445,7 +452,7 @@ def measure(plan: Plan, size: int, embedder: Embedder, progress: Progress) -> di
         **timings,
         "cold_recall": cold,
         "write": {"at_scale_without_embeddings_per_second": build.add_batch_per_second, **writes},
-        "ingest": ingested,
+        **ingested,
     }
 
 

@@ -60,7 +60,7 @@ def _profile(help_text: str) -> Callable[[F], F]:
     default=2000,
     show_default=True,
     help="Memories written by each timed add-batch: into fresh stores, and into a copy of "
-    "each built store (ingest at scale).",
+    "each built store (ingest at scale); 0 times no writes.",
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the corpus.")
 @click.option(
