@@ -112,7 +112,8 @@ def bench_cmd(
     size it reports in-process recall p50/p95 (hybrid and keyword-only), hybrid recall
     beside the floor (a plain reciprocal-rank fusion of an HNSW index and BM25 over the
     same memories and vectors, timed in turn with the same queries; needs the bench
-    extra, `pip install 'memlane[bench]'`, and is skipped without it) with recall's
+    extra, `pip install 'memlane[bench]'`, and is skipped without it and in stores
+    of more than 100,000 memories, where building its index outlasts the rest) with recall's
     latency as a multiple of the floor's, the vector lane
     alone and the vector index against an exact scan (latency, top-10 agreement), a cold
     `memlane recall` process (--cold-runs, after one warm-up run), add-batch throughput at
