@@ -8,7 +8,8 @@ likeness. It flags only above a threshold chosen, with each corpus file held out
 turn, so that one benign text in a hundred of a file it never saw scores higher.
 
 Features are hashed, so the model is two arrays: inverse document frequencies and
-weights, one per bucket. Pure functions but for loading the shipped arrays once.
+weights, one per bucket. Pure functions but for loading the shipped arrays once and
+remembering the buckets of the words seen last (CACHED_WORDS).
 """
 
 from __future__ import annotations
@@ -127,9 +128,10 @@ def vector(found: Features, idf: Floats) -> Floats:
     return values / norm if norm else values
 
 
-# The most two sums of the same terms in another order can differ, and far more than
-# they do: each of at most ~70,000 terms (MAX_CHARS of n-grams) is rounded by 2**-53
-# of the sum of their sizes, at most the weights' norm (the values are normalised).
+# How far a score summed from the same terms in another order may be from `score`, and
+# a thousand times more: rounding alone, at most ~70,000 terms (MAX_CHARS of n-grams)
+# each off by 2**-53 of the sum of their sizes, which is at most the weights' norm
+# (the values are normalised; 100 for the shipped model): under 1e-9.
 ROUNDING = 1e-6
 
 
