@@ -184,12 +184,18 @@ def _key(literal: str) -> str:
     return max(grams, key=lambda g: sum(_COMMON.find(c) % len(_COMMON) for c in g))
 
 
+# What a pattern needs, as a sieve looks it up: the literals any of which is enough
+# (from its alternatives of one set), and, by each literal of one set of each other
+# alternative, the sets that alternative needs besides.
+Lookup = tuple[Literals, dict[str, list[tuple[Literals, ...]]]]
+
+
 class Sieve:
     """Literal prefilters for many patterns, over one text at a time."""
 
     def __init__(self) -> None:
         self._keys: dict[str, set[str]] = {}
-        self._needs: list[tuple[Literals, Needs]] = []
+        self._lookups: list[Lookup] = []
         self._present: ContextVar[Present | None] = ContextVar("present", default=None)
 
     def guard(self, pattern: re.Pattern[str]) -> Pattern:
@@ -199,10 +205,16 @@ class Sieve:
         if found is None:
             return pattern
         singles = frozenset[str]().union(*(each[0] for each in found if len(each) == 1))
-        self._needs.append((singles, [each for each in found if len(each) > 1]))
+        besides: dict[str, list[tuple[Literals, ...]]] = {}
+        for each in (each for each in found if len(each) > 1):
+            first = max(each, key=_telling)  # the rarest set: the fewest alternatives to try
+            rest = tuple(one for one in each if one is not first)
+            for literal in first:
+                besides.setdefault(literal, []).append(rest)
+        self._lookups.append((singles, besides))
         for literal in frozenset[str]().union(*(lit for each in found for lit in each)):
             self._keys.setdefault(_key(literal), set()).add(literal)
-        return Guarded(pattern, len(self._needs) - 1, self._present.get)
+        return Guarded(pattern, len(self._lookups) - 1, self._present.get)
 
     def present(self, text: str) -> Present:
         """Which of the guarded patterns' literals occur in `text`."""
@@ -211,7 +223,7 @@ class Sieve:
         found = {
             lit for key in keys & self._keys.keys() for lit in self._keys[key] if lit in folded
         }
-        return Present(found, self._needs)
+        return Present(found, self._lookups)
 
     @contextmanager
     def over(self, text: str) -> Iterator[None]:
@@ -226,21 +238,28 @@ class Sieve:
 class Present:
     """The literals found in a text, and which patterns they leave alive."""
 
-    def __init__(self, found: set[str], patterns: list[tuple[Literals, Needs]]) -> None:
+    def __init__(self, found: set[str], lookups: list[Lookup]) -> None:
         self._found = found
-        self._patterns = patterns
+        self._lookups = lookups
         self._alive: dict[int, bool] = {}
 
     def alive(self, ident: int) -> bool:
         """Whether some alternative of the pattern has a literal of each set it needs."""
         known = self._alive.get(ident)
         if known is None:
-            singles, several = self._patterns[ident]
-            known = not self._found.isdisjoint(singles) or any(
-                all(not self._found.isdisjoint(one) for one in each) for each in several
-            )
+            known = self._needed(*self._lookups[ident])
             self._alive[ident] = known
         return known
+
+    def _needed(self, singles: Literals, besides: dict[str, list[tuple[Literals, ...]]]) -> bool:
+        if not self._found.isdisjoint(singles):
+            return True
+        found = self._found
+        return any(
+            all(not found.isdisjoint(one) for one in rest)
+            for literal in found & besides.keys()
+            for rest in besides[literal]
+        )
 
 
 class Guarded:
