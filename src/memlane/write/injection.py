@@ -181,13 +181,14 @@ _LATIN = re.compile(r"[A-Za-z]")
 # Words written letter by letter: "I G N O R E   A L L".
 _SPACED = re.compile(r"(?<!\w)(?:\w[ .]){3,}\w(?!\w)")
 _EMPHASIS = str.maketrans({"\u2019": "'", "\u02bc": "'", "*": " ", "`": " ", "~": " ", "\\": " "})
-# Runs of blanks but the line break, but for a single space: each becomes one space.
+# Runs of blanks other than line breaks: each run but a lone space (one already) becomes
+# one space.
 _BLANKS = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 _ROT13 = checked(re.compile(r"\brot-?13\b", re.IGNORECASE))
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
 
 
-_TAGS = "\U000e0000"
+_TAGS = "\U000e0000"  # the first tag character: a text with none as high holds none
 
 
 def _untag(text: str) -> str:
