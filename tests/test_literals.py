@@ -12,7 +12,7 @@ import pytest
 
 from memlane.evaluation import screening
 from memlane.write import injection, injection_concepts
-from memlane.write.literals import Checked, Guarded, Sieve, checked, fold, literals
+from memlane.write.literals import Checked, Guarded, Sieve, checked, fold, literals, needs
 
 
 @pytest.mark.parametrize(
@@ -116,15 +116,18 @@ def test_the_rules_patterns_have_literals():
 
 
 def test_whenever_a_rules_pattern_matches_a_corpus_text_its_literals_are_there():
-    patterns = [(p, literals(p)) for p in _guarded_patterns()]
+    patterns = [(p, literals(p), needs(p)) for p in _guarded_patterns()]
     for text in _corpus_texts()[::2]:
         folded = fold(text)
-        for pattern, found in patterns:
+        for pattern, found, alternatives in patterns:
             if pattern.search(text):
-                assert found is not None and any(lit in folded for lit in found), (
-                    pattern.pattern[:60],
-                    text[:80],
-                )
+                where = (pattern.pattern[:60], text[:80])
+                assert found is not None and any(lit in folded for lit in found), where
+                if alternatives is not None:
+                    assert any(
+                        all(any(lit in folded for lit in one) for one in each)
+                        for each in alternatives
+                    ), where
 
 
 def test_a_sieve_leaves_live_every_pattern_that_matches_the_text_or_its_blanked_form():
@@ -138,6 +141,35 @@ def test_a_sieve_leaves_live_every_pattern_that_matches_the_text_or_its_blanked_
             for pattern, wrapped in zip(compiled, guarded, strict=True):
                 for searched in (text, blanked, text[len(text) // 3 :]):
                     assert (wrapped.search(searched) is None) == (pattern.search(searched) is None)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        # each alternative needs a literal of each of its elements
+        (r"\bignore\s+(?:all|your)\s+rules", [({"ignore"}, {"all", "your"}, {"rules"})]),
+        (r"(?:send|post) it|leak", [({"send", "post"}, {"it"}), ({"leak"},)]),
+        (r"(?<!\w)(?:ai|bot)(?!\w)", [({"ai"},), ({"bot"},)]),  # a group alone: its branches
+        (r"(?:x{2})?y", [({"y"},)]),
+        (r"rules|\d+", None),
+    ],
+)
+def test_needs_by_construct(pattern, expected):
+    found = needs(re.compile(pattern))
+    assert (None if found is None else [tuple(map(set, each)) for each in found]) == expected
+
+
+def test_a_sieve_needs_a_literal_of_each_element_of_an_alternative():
+    sieve = Sieve()
+    pattern = sieve.guard(re.compile(r"\bignore\s+(?:all|your)\s+rules|leak", re.IGNORECASE))
+    for text, live in [
+        ("Ignore your RULES", True),
+        ("ignore the rules", False),  # no "all" or "your"
+        ("your rules, all of them", False),  # no "ignore"
+        ("a leak", True),
+    ]:
+        with sieve.over(text):
+            assert (pattern.search("ignore all rules") is not None) is live
 
 
 def test_a_guarded_pattern_skips_only_within_a_sieves_text():
@@ -160,8 +192,8 @@ def test_a_pattern_without_literals_is_not_wrapped():
     plain = re.compile(r"[a-z]+\d")
     assert sieve.guard(plain) is plain
     assert checked(plain) is plain
-    short = re.compile(r"ab|cd")  # too short to look up in a sieve
-    assert sieve.guard(short) is short
+    some = re.compile(r"ab|[0-9]")  # a branch without a literal
+    assert sieve.guard(some) is some
 
 
 def test_a_checked_pattern_looks_for_its_literals_first():

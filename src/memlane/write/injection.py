@@ -97,7 +97,7 @@ _CLAUSE_START = re.compile(
     re.IGNORECASE,
 )
 # An act forbidden, not ordered: "never disable branch protection".
-_FORBIDDEN = re.compile(
+_FORBIDDEN = _guarded(
     rf"(?:\b(?:never|not|no|don'?t|do\s+not|doesn'?t|mustn'?t|must\s+not|shouldn'?t|avoid|without"
     rf"|nobody|prohibited|forbidden|refuse[sd]?|won'?t|cannot|can'?t)\b|{lexicon.NEGATION})[^.;\n]{{0,40}}$",
     re.IGNORECASE,
@@ -109,7 +109,7 @@ _FORBIDDEN_AFTER = _guarded(
     re.IGNORECASE,
 )
 # Verbs an imperative sentence opens with: a sentence that begins with one orders.
-_IMPERATIVE = re.compile(
+_IMPERATIVE = _guarded(
     r"(?:^|[.!?;\n][ \t]*+)(?:(?:please|pls|plz|kindly|now|also|just|first|then|quickly|quietly|silently|urgent\w*"
     r"|important|p\.?s\.?)[:,!]?\s+)*(?:run|use|add|delete|remove|open|set|change|disable|merge|approve|push"
     r"|install|post|send|transfer|comment|mark|drop|grant|make|create|write|update|replace|put|copy|move|edit"
@@ -181,13 +181,14 @@ _LATIN = re.compile(r"[A-Za-z]")
 # Words written letter by letter: "I G N O R E   A L L".
 _SPACED = re.compile(r"(?<!\w)(?:\w[ .]){3,}\w(?!\w)")
 _EMPHASIS = str.maketrans({"\u2019": "'", "\u02bc": "'", "*": " ", "`": " ", "~": " ", "\\": " "})
-# Runs of blanks but the line break, but for a single space: each becomes one space.
+# Runs of blanks other than line breaks: each run but a lone space (one already) becomes
+# one space.
 _BLANKS = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 _ROT13 = checked(re.compile(r"\brot-?13\b", re.IGNORECASE))
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
 
 
-_TAGS = "\U000e0000"
+_TAGS = "\U000e0000"  # the first tag character: a text with none as high holds none
 
 
 def _untag(text: str) -> str:
@@ -276,7 +277,7 @@ _QUOTED = re.compile(
     re.M,
 )
 # Words that introduce a quotation as something talked about, not said to the model.
-_MENTION = re.compile(
+_MENTION = _guarded(
     r"\b(?:phrases?|sentences?|payloads?|strings?|text|words?|style|like|such\s+as|e\.g\.|says?|said"
     r"|contain(?:s|ed|ing)?|reads?|called|named|patterns?|examples?|jailbreaks?|injections?|attacks?"
     r"|prompts?|lines?|messages?|quotes?|snippets?|signals?|wording|tries|try|meaning|means|saying"
@@ -444,7 +445,7 @@ def _ruled(prepared: str) -> list[str]:
 
 # What narrows a voiding verb's object to a topic: "ignore the previous instructions
 # about the /v2 endpoint" corrects a request, it does not void the model's rules.
-_TOPICAL = re.compile(
+_TOPICAL = _guarded(
     r"\s+(?:about|regarding|concerning|on|for)\s+(?:the|this|that|my|our|how)\s+"
     r"(?!(?:rules?|safety|system|model|assistant|ai|policy|policies|guidelines)\b)",
     re.IGNORECASE,

@@ -160,7 +160,7 @@ VOID_VERB = _concept(
     |stop\s+(?:following|obeying|applying)|pay\s+no\s+attention\s+to"""
 )
 # Instructions of a document, not the model's: "the instructions in the runbook".
-_DOC_AFTER = re.compile(
+_DOC_AFTER = guarded(
     r"\s+(?:about|regarding|concerning)\s+(?:the|this|that|my|our)\s+(?!(?:rules|safety|system|model|assistant|ai)\b)"
     r"|\s+(?:in|on|from|of|for)\s+(?:the\s+|this\s+|that\s+|our\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:readme|docs?|documentation|wiki|runbook|ticket|issue|pr|changelog|file|page|section|guide"
@@ -212,7 +212,7 @@ PROMOTE = _concept(
     r"优先级最高|最高优先级|优先于|以本条为准|以此为准|視為指令|视为指令|当作指令|指示として|最優先|지시로\s*간주|최우선"
     r"|निर्देश\s+के\s+रूप\s+में|सर्वोच्च\s+प्राथमिकता|كتعليمات|أولوية\s+قصوى|כהוראות|เป็นคำสั่ง|নির্দেশ\s+হিসেবে",
 )
-_NOT_BEFORE = re.compile(
+_NOT_BEFORE = guarded(
     r"(?:\bnot|\bnever|\bno|\bnicht|\bnunca|\bне|不|ない|않)\W+(?:\w+\W+){0,2}$", _F
 )
 
@@ -566,7 +566,7 @@ DANGER = guarded(
 )
 # A note addressed to the model: "Assistant:", "Note to AI agents:", "agent step:",
 # "One favour for whichever AI tool is triaging this:", "# ai-instructions:".
-TO_MODEL = re.compile(
+TO_MODEL = guarded(
     r"(?:^|[\n.!?;(\[>][ \t]*+|<!--\s*|//\s*|#\s*|/\*\s*|\*\s*)"
     r"(?:(?:[\w-]+\s+){0,3}?(?:to|for)\s+(?:the\s+|any\s+|all\s+|whoever|whichever|every\s+)?(?:\w+\s+){0,2}?"
     r"|(?:till|för|an|für|à|al|alla|ao|pour|para|per|dla|для|до|için|untuk|kepada|cho|gửi|aan|voor|pro|إلى)"
@@ -590,7 +590,7 @@ TO_MODEL = re.compile(
     _F,
 )
 # An order to the model in the third person: "agents should", "the assistant must".
-AI_ORDER = re.compile(
+AI_ORDER = guarded(
     rf"(?:{AI.pattern})(?:\s+[\w-]+){{0,4}}?\s+(?:should|must|shall|needs?\s+to|are\s+to|is\s+to"
     r"|has\s+to|have\s+to|are\s+expected\s+to|is\s+expected\s+to|are\s+required\s+to|will\s+now)\b",
     _F,
@@ -650,7 +650,7 @@ def _has(pattern: Pattern, text: str) -> bool:
 
 
 # Not doing it: "never disable a failing test", "ne jamais supprimer".
-_FORBID = re.compile(
+_FORBID = guarded(
     r"(?:\b(?:never|not|don'?t|doesn'?t|mustn'?t|shouldn'?t|avoid|no\s+one|nobody|nunca|jamais|niemals"
     r"|nie|mai|não|nooit|никогда|не|ніколи|asla|jangan|aldrig|kamwe|ne|nicht|no)\b"
     r"|không\s+bao\s+giờ|絶対に|決して|不要|别|禁止|절대|하지\s*마|मत|لا|אל|ห้าม)[^.;\n]{0,40}$",
@@ -691,7 +691,7 @@ HEADER = guarded(
     _F,
 )
 # A command that reads a secret file and talks to the network: `dig $(base64 ~/.aws/...)`.
-_NET = re.compile(
+_NET = guarded(
     r"\b(?:curl|wget|dig|nslookup|nc|netcat|scp|rsync|ftp|sendmail|Invoke-WebRequest|requests\.post)\b",
     _F,
 )
@@ -721,7 +721,7 @@ ADDRESSED_SENTENCES = 3  # sentences after a note to the model that are said to 
 
 # Where a reader of the rendered page sees nothing: an HTML comment, an element styled
 # invisible, an image's alt text, a span of text styled white or sized zero.
-UNSEEN = re.compile(
+UNSEEN = guarded(
     r"<!--(?P<comment>.{0,2000}?)-->"
     r"|<(?P<tag>\w+)[^>\n]{0,200}?style\s*=\s*[\"'][^\"'>]*(?:display\s*:\s*none|visibility\s*:\s*hidden"
     r"|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*(?:white|#fff(?:fff)?)\b)"
@@ -745,7 +745,7 @@ def hidden_notes(text: str) -> Iterator[tuple[int, int]]:
 # The end of the data the model was given, then a header of new orders: a closed
 # fence, tag or template block, a "--- end of ... ---" line, and within a few lines a
 # heading or tag that names new, extra or system instructions, or the model.
-_CLOSED = re.compile(
+_CLOSED = guarded(
     r"(?m:^[ \t]*(?:```|~~~|\"\"\"|'''|\*/|\}{2,}|\]{2,}|\"?[}\]]{2,}|</[^>\n]{1,40}>|\[/[^\]\n]{1,30}\]"
     r"|\{%-?\s*end\w*\s*-?%\}|\{#[^#\n]{0,60}#\}|\}\s*//[^\n]{0,60}|-{3,}[^\n]{1,80}-{3,})[ \t]*$)"
 )

@@ -1,14 +1,17 @@
-"""Literal prefilters for regular expressions: strings one of which every match holds. Pure.
+"""Literal prefilters for regular expressions: strings a text must hold for a
+pattern to match in it. Pure.
 
 A pattern's literals are read from its parse tree. A match of an alternation is a
 match of one of its branches: the union of the branches' literals. A match of a
-sequence holds a match of each element: any one element's literals will do (the
-longest are kept, as the rarest). A repeat of at least n times holds its body's (a
-literal body, n times over); a class of single characters, one of them; a look-ahead
-or look-behind, what it sees (which is in the string searched). Anything else (a
-class with ranges or categories, a repeat that may be empty, a negative look-around,
-a back reference) gives none, and so does an alternation with a branch that gives
-none.
+sequence holds a match of each element: each element's literals are needed (one
+set of them is what `literals` gives: the longest, as the rarest). A repeat of at
+least n times needs its body's (a literal body, n times over); a class of single
+characters, one of them; a look-ahead or look-behind, what it sees (which is in the
+string searched). Anything else (a class with ranges or categories, a repeat that
+may be empty, a negative look-around, a back reference) gives none, and so does an
+alternation with a branch that gives none. `needs` keeps a pattern's alternatives
+apart, each with every set it needs one of: the alternatives one of which has a
+literal of each of its sets in a text.
 
 Literals and texts are compared folded as `re` folds case under IGNORECASE (lower case,
 with the letters `re` treats as one, such as "ı" and "i" or "ſ" and "s", made one), so
@@ -17,9 +20,9 @@ pattern has. Literals hold no whitespace: blanking characters out of a text (wit
 spaces) never makes one appear.
 
 `checked(pattern)` looks for its own literals in each string it is given. A `Sieve`
-holds many patterns. Within `sieve.over(text)`, a pattern it guards searches
-only when one of its literals occurs in `text`, and otherwise matches nothing; every
-string searched there must be `text` or made from it by taking parts of it or
+holds many patterns. Within `sieve.over(text)`, a pattern it guards searches only
+when `text` holds what one of its alternatives needs, and otherwise matches nothing;
+every string searched there must be `text` or made from it by taking parts of it or
 blanking characters. Outside, a guarded pattern always searches.
 """
 
@@ -33,6 +36,8 @@ from contextvars import ContextVar
 from re import _casefix, _parser  # type: ignore[attr-defined]
 from re._constants import (  # type: ignore[import-not-found]
     ASSERT,
+    ASSERT_NOT,
+    AT,
     ATOMIC_GROUP,
     BRANCH,
     IN,
@@ -70,22 +75,61 @@ def literals(pattern: re.Pattern[str]) -> Literals | None:
     return _sequence(list(_parser.parse(pattern.pattern, pattern.flags)))
 
 
+# Alternatives one of which every match is, each as the sets of literals it needs one
+# of each of.
+Needs = list[tuple[Literals, ...]]
+
+
+def needs(pattern: re.Pattern[str]) -> Needs | None:
+    """`pattern`'s alternatives, each as the sets of literals a string holds one of
+    each of wherever that alternative matches in it; None when an alternative has
+    none."""
+    return _alternatives(list(_parser.parse(pattern.pattern, pattern.flags)))
+
+
+def _alternatives(items: list[tuple[Any, Any]]) -> Needs | None:
+    consuming = [(op, av) for op, av in items if op not in (AT, ASSERT_NOT)]
+    branches = _branches(*consuming[0]) if len(consuming) == 1 else None
+    if branches is not None:  # a group or an alternation alone: its own alternatives
+        found = [_alternatives(list(branch)) for branch in branches]
+        if any(f is None for f in found):
+            return None
+        return [alternative for f in found for alternative in f or ()]
+    each = tuple(_each(items))
+    return [each] if each else None
+
+
+def _branches(op: Any, av: Any) -> list[Any] | None:
+    """What a group holds, or an alternation's branches; None for other elements."""
+    if op is BRANCH:
+        return list(av[1])
+    if op is SUBPATTERN:
+        return [av[3]]
+    if op is ATOMIC_GROUP:
+        return [av]
+    return None
+
+
 def _sequence(items: list[tuple[Any, Any]]) -> Literals | None:
-    options: list[Literals] = []
+    return max(_each(items), key=_telling, default=None)
+
+
+def _each(items: list[tuple[Any, Any]]) -> Iterator[Literals]:
+    """The literals of each element of a sequence that has some (a run of literal
+    characters is one element)."""
     run: list[str] = []
     for op, av in items:
         if op is LITERAL and not chr(av).isspace():
             run.append(chr(av))
             continue
         if run:
-            options.append(frozenset({fold("".join(run))}))
+            yield frozenset({fold("".join(run))})
             run = []
         found = _element(op, av)
         if found is not None:
-            options.append(found)
+            yield found
     if run:
-        options.append(frozenset({fold("".join(run))}))
-    return max(options, key=_telling, default=None)
+        yield frozenset({fold("".join(run))})
 
 
 def _element(op: Any, av: Any) -> Literals | None:
@@ -117,19 +161,13 @@ def _element(op: Any, av: Any) -> Literals | None:
 REPEATS = 8  # times a repeated literal is written out in the literal it gives
 
 
-def _telling(found: Literals) -> tuple[bool, int, int]:
-    """How much a set of literals says: all of them indexable, then the shortest
-    long (a long literal is rare), then few of them."""
-    return all(map(_indexable, found)), min(map(len, found), default=0), -len(found)
+def _telling(found: Literals) -> tuple[int, int]:
+    """How much a set of literals says: the shortest long (a long literal is rare),
+    then few of them."""
+    return min(map(len, found), default=0), -len(found)
 
 
-GRAM = 3  # characters of the key an all-ASCII literal is found by
-
-
-def _indexable(literal: str) -> bool:
-    """Whether a sieve can look the literal up: it has a character beyond ASCII, or
-    GRAM characters."""
-    return not literal.isascii() or len(literal) >= GRAM
+GRAM = 3  # the longest key a literal is found by
 
 
 # Letters by how often English uses them: a key of rare letters finds few literals.
@@ -137,73 +175,108 @@ _COMMON = "etaoinsrhldcumfpgwybvkxjqz"
 
 
 def _key(literal: str) -> str:
-    """What the sieve finds a literal by: its first character beyond ASCII, else
-    its rarest GRAM characters."""
+    """What a sieve finds a literal by: its first character beyond ASCII, else
+    itself when short, else its rarest GRAM characters."""
     for char in literal:
         if not char.isascii():
             return char
-    grams = [literal[i : i + GRAM] for i in range(len(literal) - GRAM + 1)]
+    grams = [literal[i : i + GRAM] for i in range(max(1, len(literal) - GRAM + 1))]
     return max(grams, key=lambda g: sum(_COMMON.find(c) % len(_COMMON) for c in g))
+
+
+# What a pattern needs, as a sieve looks it up: the literals any of which is enough
+# (from its alternatives of one set), and, by each literal of one set of each other
+# alternative, the sets that alternative needs besides.
+Lookup = tuple[Literals, dict[str, list[tuple[Literals, ...]]]]
 
 
 class Sieve:
     """Literal prefilters for many patterns, over one text at a time."""
 
     def __init__(self) -> None:
-        self._keys: dict[str, list[tuple[str, int]]] = {}
-        self._count = 0
-        self._live: ContextVar[frozenset[int] | None] = ContextVar("live", default=None)
+        self._keys: dict[str, set[str]] = {}
+        self._lookups: list[Lookup] = []
+        self._present: ContextVar[Present | None] = ContextVar("present", default=None)
 
     def guard(self, pattern: re.Pattern[str]) -> Pattern:
         """`pattern`, searching only when its literals occur in the sieve's text; the
         pattern itself when it has no literals to look up."""
-        found = literals(pattern)
-        if not found or not all(map(_indexable, found)):
+        found = needs(pattern)
+        if found is None:
             return pattern
-        ident = self._count
-        self._count += 1
-        for literal in found:
-            self._keys.setdefault(_key(literal), []).append((literal, ident))
-        return Guarded(pattern, ident, self._live.get)
+        singles = frozenset[str]().union(*(each[0] for each in found if len(each) == 1))
+        besides: dict[str, list[tuple[Literals, ...]]] = {}
+        for each in (each for each in found if len(each) > 1):
+            first = max(each, key=_telling)  # the rarest set: the fewest alternatives to try
+            rest = tuple(one for one in each if one is not first)
+            for literal in first:
+                besides.setdefault(literal, []).append(rest)
+        self._lookups.append((singles, besides))
+        for literal in frozenset[str]().union(*(lit for each in found for lit in each)):
+            self._keys.setdefault(_key(literal), set()).add(literal)
+        return Guarded(pattern, len(self._lookups) - 1, self._present.get)
 
-    def live(self, text: str) -> frozenset[int]:
-        """The patterns whose literals occur in `text`."""
+    def present(self, text: str) -> Present:
+        """Which of the guarded patterns' literals occur in `text`."""
         folded = fold(text)
-        keys = {folded[i : i + GRAM] for i in range(len(folded) - GRAM + 1)}
-        if not folded.isascii():
-            keys.update(folded)
-        found: set[int] = set()
-        for key in keys & self._keys.keys():
-            for literal, ident in self._keys[key]:
-                if ident not in found and literal in folded:
-                    found.add(ident)
-        return frozenset(found)
+        keys = {folded[i : i + n] for n in range(1, GRAM + 1) for i in range(len(folded) - n + 1)}
+        found = {
+            lit for key in keys & self._keys.keys() for lit in self._keys[key] if lit in folded
+        }
+        return Present(found, self._lookups)
 
     @contextmanager
     def over(self, text: str) -> Iterator[None]:
         """Guarded patterns search only when their literals occur in `text`."""
-        token = self._live.set(self.live(text))
+        token = self._present.set(self.present(text))
         try:
             yield
         finally:
-            self._live.reset(token)
+            self._present.reset(token)
+
+
+class Present:
+    """The literals found in a text, and which patterns they leave alive."""
+
+    def __init__(self, found: set[str], lookups: list[Lookup]) -> None:
+        self._found = found
+        self._lookups = lookups
+        self._alive: dict[int, bool] = {}
+
+    def alive(self, ident: int) -> bool:
+        """Whether some alternative of the pattern has a literal of each set it needs."""
+        known = self._alive.get(ident)
+        if known is None:
+            known = self._needed(*self._lookups[ident])
+            self._alive[ident] = known
+        return known
+
+    def _needed(self, singles: Literals, besides: dict[str, list[tuple[Literals, ...]]]) -> bool:
+        if not self._found.isdisjoint(singles):
+            return True
+        found = self._found
+        return any(
+            all(not found.isdisjoint(one) for one in rest)
+            for literal in found & besides.keys()
+            for rest in besides[literal]
+        )
 
 
 class Guarded:
     """A compiled pattern that skips its search where a sieve knows it cannot match."""
 
     def __init__(
-        self, pattern: re.Pattern[str], ident: int, live: Callable[[], frozenset[int] | None]
+        self, pattern: re.Pattern[str], ident: int, present: Callable[[], Present | None]
     ) -> None:
         self.compiled = pattern
         self.pattern = pattern.pattern
         self.flags = pattern.flags
         self._ident = ident
-        self._live = live
+        self._present = present
 
     def _dead(self) -> bool:
-        live = self._live()
-        return live is not None and self._ident not in live
+        present = self._present()
+        return present is not None and not present.alive(self._ident)
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return None if self._dead() else self.compiled.search(string, pos, endpos)
