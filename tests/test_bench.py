@@ -70,6 +70,22 @@ def test_bench_writes_the_report_as_json(run, tmp_path, monkeypatch):
     assert "floor: skipped: measured in stores of up to 100 memories" in large.stdout
 
 
+def test_a_trusted_build_is_a_store_of_its_own_and_says_so(run, tmp_path):
+    """--trusted-build lands every line, duplicates unchecked, in a store apart from
+    the checked build's, and the report names it."""
+    args = ("bench", "--sizes", "100", "--queries", "3", "--write-sample", "0",
+            "--cold-runs", "0", "--dir", str(tmp_path))  # fmt: skip
+    trusted = run(*args, "--trusted-build", "--json")
+    assert trusted.exit_code == 0, trusted.stderr
+    (size,) = json.loads(trusted.stdout)["results"]
+    assert size["build"]["trusted"] and size["store"].endswith("-s42-trusted.db")
+    checked = run(*args, "--json")
+    (size,) = json.loads(checked.stdout)["results"]
+    assert not size["build"]["trusted"] and not size["reused_store"]
+    table = run(*args, "--trusted-build")
+    assert "-trusted.db (trusted build: no duplicate checks) (reused: built" in table.stdout
+
+
 def test_the_ingest_goals_are_floors():
     from memlane.benchmark.report import goal_cell
 

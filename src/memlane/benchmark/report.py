@@ -183,7 +183,8 @@ def text(data: dict[str, Any]) -> str:
         notes.append(f"cold recall: `{cold['command']} recall QUERY --json`, a new process each")
     notes += _floor_notes(results)
     for r in results:
-        notes.append(f"store {r['memories']:,}: {r['store']}" + _reused(r))
+        trusted = " (trusted build: no duplicate checks)" if r["build"].get("trusted") else ""
+        notes.append(f"store {r['memories']:,}: {r['store']}{trusted}" + _reused(r))
     return "\n".join([*head, "", *lines, "", *notes])
 
 

@@ -86,6 +86,9 @@ class Plan(msgspec.Struct, frozen=True):
     write_sample: int = 2_000
     seed: int = 42
     rebuild: bool = False
+    # Build with every line marked allow_duplicate: capture screens each memory, the
+    # exact-duplicate gate and the near-duplicate and contradiction checks stay out.
+    trusted: bool = False
 
 
 class Build(msgspec.Struct):
@@ -101,6 +104,7 @@ class Build(msgspec.Struct):
     embed_per_second: float
     vectors: str  # how the vectors were written
     built_at: float = msgspec.field(default_factory=time.time)
+    trusted: bool = False  # built without the near-duplicate checks (Plan.trusted)
 
 
 def _manifest(db: Path) -> Path:
@@ -108,7 +112,8 @@ def _manifest(db: Path) -> Path:
 
 
 def store_path(plan: Plan, size: int) -> Path:
-    return plan.directory / f"bench-{size}-{plan.profile}-s{plan.seed}.db"
+    trusted = "-trusted" if plan.trusted else ""
+    return plan.directory / f"bench-{size}-{plan.profile}-s{plan.seed}{trusted}.db"
 
 
 def _reusable(db: Path, plan: Plan, size: int) -> Build | None:
@@ -118,8 +123,9 @@ def _reusable(db: Path, plan: Plan, size: int) -> Build | None:
         build = Build(**data)
     except (OSError, ValueError, TypeError):
         return None
-    same = (build.memories, build.profile, build.seed, build.version)
-    return build if db.exists() and same == (size, plan.profile, plan.seed, BUILD_VERSION) else None
+    same = (build.memories, build.profile, build.seed, build.version, build.trusted)
+    wanted = (size, plan.profile, plan.seed, BUILD_VERSION, plan.trusted)
+    return build if db.exists() and same == wanted else None
 
 
 def _open(db: Path, embedder: Embedder | None, **options: Any) -> Memory:
@@ -214,6 +220,8 @@ def build_store(db: Path, plan: Plan, size: int, embedder: Embedder, progress: P
         stale.unlink()
     db.parent.mkdir(parents=True, exist_ok=True)
     items = Generator(plan.seed).memories(size)
+    if plan.trusted:
+        items = [dict(item, allow_duplicate=True) for item in items]
     with _open(db, embedder, embed_on_write=False) as mem:
         adding = f"{size:,}: add-batch of {size:,} memories (no embeddings)"
         progress(adding)
@@ -242,6 +250,7 @@ def build_store(db: Path, plan: Plan, size: int, embedder: Embedder, progress: P
             f"profile {embedder.profile.signature}: every memory embedded by the write "
             f"path's embed_documents/put_documents, {workers} process(es)"
         ),
+        trusted=plan.trusted,
     )
     _manifest(db).write_text(json.dumps(as_dict(build), indent=2) + "\n", encoding="utf-8")
     return build

@@ -70,6 +70,13 @@ def _profile(help_text: str) -> Callable[[F], F]:
     help="Where stores are built and reused (default: the user cache dir, memlane/bench).",
 )
 @click.option("--rebuild", is_flag=True, help="Build the stores again even if reusable.")
+@click.option(
+    "--trusted-build",
+    is_flag=True,
+    help="Build stores from lines marked allow_duplicate: capture screens every memory, "
+    "the duplicate, near-duplicate and contradiction checks are left out (a store "
+    "apart from the checked one; the report says so).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the results as JSON.")
 @click.option(
     "--backend",
@@ -96,6 +103,7 @@ def bench_cmd(
     seed: int,
     directory: str | None,
     rebuild: bool,
+    trusted_build: bool,
     out: str | None,
     backend: str,
     pg_url: str | None,
@@ -160,6 +168,7 @@ def bench_cmd(
         write_sample=write_sample,
         seed=seed,
         rebuild=rebuild,
+        trusted=trusted_build,
     )
     with progress_steps("bench", as_json) as step:
         data: dict[str, Any] = scale.run(plan, progress=step)
