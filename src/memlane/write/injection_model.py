@@ -61,9 +61,9 @@ def _char_buckets(word: str) -> Ints:
 
 
 # Trigger: a word or word pair seen before. Why: words repeat from text to text and a
-# bucket is a hash per n-gram. Outcome: its buckets are looked up (this many of each
-# held; both caches start afresh when full).
-CACHED_WORDS = 65_536
+# bucket is a hash per n-gram. Outcome: its buckets are looked up (this many words and
+# as many words or pairs held, a few megabytes; each cache starts afresh when full).
+CACHED_WORDS = 16_384
 _CHARS: dict[str, Ints] = {}
 _WORDS: dict[str, int] = {}
 
