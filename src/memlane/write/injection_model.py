@@ -63,7 +63,7 @@ def _char_buckets(word: str) -> bytes:
 
 # Trigger: a word or word pair seen before. Why: words repeat from text to text and a
 # bucket is a hash per n-gram. Outcome: its buckets are looked up (the character
-# n-grams' of CACHED_WORDS words, about 9 MB; the buckets of CACHED_GRAMS words and
+# n-grams' of CACHED_WORDS words, about 8 MB; the buckets of CACHED_GRAMS words and
 # pairs, about 8 MB; the older half of either goes when it is full).
 CACHED_WORDS = 32_768
 CACHED_GRAMS = 65_536
