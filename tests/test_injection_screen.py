@@ -218,6 +218,8 @@ def test_features_hash_the_same_buckets_in_the_same_order_cached_or_not():
 def test_features_stay_the_same_when_the_caches_forget(monkeypatch):
     monkeypatch.setattr(injection_model, "CACHED_WORDS", 8)
     monkeypatch.setattr(injection_model, "CACHED_GRAMS", 8)
+    monkeypatch.setattr(injection_model, "_CHARS", {})
+    monkeypatch.setattr(injection_model, "_WORDS", {})
     for text in _labelled_texts()[::40]:
         prepared = prepare(text)
         for _ in range(2):  # forgotten, then remembered
