@@ -215,6 +215,20 @@ def test_features_hash_the_same_buckets_in_the_same_order_cached_or_not():
             assert len(found.buckets) == 0
 
 
+def test_features_stay_the_same_when_the_caches_forget(monkeypatch):
+    monkeypatch.setattr(injection_model, "CACHED_WORDS", 8)
+    monkeypatch.setattr(injection_model, "CACHED_GRAMS", 8)
+    monkeypatch.setattr(injection_model, "_CHARS", {})
+    monkeypatch.setattr(injection_model, "_WORDS", {})
+    for text in _labelled_texts()[::40]:
+        prepared = prepare(text)
+        for _ in range(2):  # forgotten, then remembered
+            found, reference = injection_model.features(prepared), _reference_features(prepared)
+            assert found.buckets.tolist() == reference.buckets.tolist()
+            assert found.weights.tobytes() == reference.weights.tobytes()
+    assert len(injection_model._CHARS) <= 8 and len(injection_model._WORDS) <= 8
+
+
 def test_split_by_str_and_by_re_agree_on_every_whitespace():
     spaces = [chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c))]
     assert spaces == [chr(c) for c in range(0x110000) if chr(c).isspace()]

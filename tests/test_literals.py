@@ -25,6 +25,7 @@ from memlane.write.literals import Checked, Guarded, Sieve, checked, fold, liter
         (r"x*", None),
         (r"`{3,}", {"```"}),  # a repeat of a literal, at its least
         (r"(?:ab)+c", {"ab"}),
+        (r"(?:){2}xyz", {"xyz"}),  # an empty repeat gives nothing
         (r"ab\s+cdef", {"cdef"}),  # the longest element of a sequence
         (r"[xy]", {"x", "y"}),  # a class of characters: one of them
         (r"[a-z]+", None),  # ranges: none

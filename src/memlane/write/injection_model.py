@@ -20,7 +20,7 @@ import zlib
 from collections import Counter
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -46,8 +46,9 @@ def _bucket(kind: str, gram: str) -> int:
     return zlib.crc32(f"{kind}{gram}".encode("utf-8", "surrogatepass")) & (BUCKETS - 1)
 
 
-def _char_buckets(word: str) -> Ints:
-    """The buckets of a word's character n-grams, padded with spaces, in order."""
+def _char_buckets(word: str) -> bytes:
+    """The buckets of a word's character n-grams, padded with spaces, in order (as
+    32-bit integers: buckets are fewer than 2**31)."""
     padded = f" {word} "
     return np.array(
         [
@@ -56,23 +57,25 @@ def _char_buckets(word: str) -> Ints:
             if n <= len(padded)
             for i in range(len(padded) - n + 1)
         ],
-        np.int64,
-    )
+        np.int32,
+    ).tobytes()
 
 
 # Trigger: a word or word pair seen before. Why: words repeat from text to text and a
-# bucket is a hash per n-gram. Outcome: its buckets are looked up (this many of each
-# held; both caches start afresh when full).
-CACHED_WORDS = 65_536
-_CHARS: dict[str, Ints] = {}
+# bucket is a hash per n-gram. Outcome: its buckets are looked up (the character
+# n-grams' of CACHED_WORDS words, about 8 MB; the buckets of CACHED_GRAMS words and
+# pairs, about 8 MB; the older half of either goes when it is full).
+CACHED_WORDS = 32_768
+CACHED_GRAMS = 65_536
+_CHARS: dict[str, bytes] = {}
 _WORDS: dict[str, int] = {}
 
 
-def _cached_chars(word: str) -> Ints:
+def _cached_chars(word: str) -> bytes:
     found = _CHARS.get(word)
     if found is None:
         if len(_CHARS) >= CACHED_WORDS:
-            _CHARS.clear()
+            _forget_older_half(_CHARS)
         found = _CHARS[word] = _char_buckets(word)
     return found
 
@@ -80,10 +83,15 @@ def _cached_chars(word: str) -> Ints:
 def _cached_word(gram: str) -> int:
     found = _WORDS.get(gram)
     if found is None:
-        if len(_WORDS) >= CACHED_WORDS:
-            _WORDS.clear()
+        if len(_WORDS) >= CACHED_GRAMS:
+            _forget_older_half(_WORDS)
         found = _WORDS[gram] = _bucket("w", gram)
     return found
+
+
+def _forget_older_half(cache: dict[str, Any]) -> None:
+    for key in list(itertools.islice(cache, len(cache) // 2)):
+        cache.pop(key, None)
 
 
 def _keys(text: str) -> Ints:
@@ -104,8 +112,8 @@ def _keys(text: str) -> Ints:
         found = [
             _cached_word(gram) if f is None else f for f, gram in zip(found, grams, strict=True)
         ]
-    parts.append(np.array(found, np.int64))
-    return np.concatenate(cast(list[Ints], parts))  # every word's buckets, now
+    parts.append(np.array(found, np.int32).tobytes())
+    return np.frombuffer(b"".join(cast(list[bytes], parts)), np.int32).astype(np.int64)
 
 
 def features(text: str) -> Features:

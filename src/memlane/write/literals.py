@@ -151,7 +151,7 @@ def _element(op: Any, av: Any) -> Literals | None:
         return _sequence(list(av[1]))
     if op in (MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT) and av[0] >= 1:
         body = list(av[2])
-        if all(kind is LITERAL and not chr(c).isspace() for kind, c in body):
+        if body and all(kind is LITERAL and not chr(c).isspace() for kind, c in body):
             once = "".join(chr(c) for _, c in body)
             return frozenset({fold(once * min(av[0], REPEATS))})
         return _sequence(body)
