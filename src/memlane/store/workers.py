@@ -1,6 +1,6 @@
 """The process's worker threads for reads that overlap: a hybrid recall's vector lane
 (retrieve.lanes.Lookahead) and the older half of a large keyword ranking
-(SQLiteStore._split).
+(SQLiteStore._newest).
 
 Trigger: a read that hands work to another thread on every call. Why: starting a
 thread per call costs a hand-over of the GIL before the caller may go on (half a

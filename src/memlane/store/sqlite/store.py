@@ -474,7 +474,7 @@ class SQLiteStore:
         self._wrote = False
         self._side: SQLiteStore | None = None
         self._side_lent = threading.Lock()
-        self._helper: SQLiteStore | None = None  # see _split
+        self._helper: SQLiteStore | None = None  # see _newest
         self._helper_lent = threading.Lock()
         self._reader_only = lent
 
