@@ -3,9 +3,8 @@
 (SQLiteStore._newest).
 
 Trigger: a read that hands work to another thread on every call. Why: starting a
-thread per call costs a hand-over of the GIL before the caller may go on (half a
-millisecond of a 10 ms recall at 10^5 memories, `memlane bench`); a kept worker takes
-the work from a queue. Outcome: one pool, started on first use, made again in a forked
+thread per call costs a hand-over of the GIL before the caller may go on (a share of
+a recall that `memlane bench` shows); a kept worker takes the work from a queue. Outcome: one pool, started on first use, made again in a forked
 child (its parent's threads do not come with it).
 """
 
