@@ -205,3 +205,22 @@ def test_a_checked_pattern_looks_for_its_literals_first():
     fence = checked(re.compile(r"(?m)^`{3,}$"))
     assert fence.sub("F", "a\n```\nb") == "a\nF\nb"
     assert fence.sub("F", "no fence") == "no fence"
+
+
+def test_the_shipped_table_holds_the_needs_each_rule_pattern_has() -> None:
+    """The injection rules read their patterns' needs from a shipped table (a process
+    start then parses no pattern twice): it must be what each pattern has now."""
+    import memlane.write.injection  # noqa: F401  (guards its own patterns too)
+    from memlane.write.injection_concepts import SIEVE
+    from memlane.write.injection_model import shipped_needs
+    from memlane.write.literals import needs, stored
+
+    fresh = {key: stored(needs(pattern)) for key, pattern in SIEVE.patterns.items()}
+    assert shipped_needs() == fresh, (
+        "the table is stale; write it again: python -c 'import memlane.write.injection; "
+        "from memlane.write.injection_concepts import SIEVE; "
+        "from memlane.write.injection_model import save_needs; "
+        "from memlane.write.literals import needs, stored; "
+        "save_needs({k: stored(needs(p)) for k, p in SIEVE.patterns.items()})'"
+    )
+    assert SIEVE.from_table >= len(SIEVE.patterns) > 50  # none was parsed at import

@@ -37,12 +37,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from memlane.write.injection_model import shipped_needs
 from memlane.write.literals import Pattern, Sieve
 
 _F = re.IGNORECASE
 # The patterns of the injection rules, each searching a text only where its literals
-# occur in it (within `SIEVE.over(text)`).
-SIEVE = Sieve()
+# occur in it (within `SIEVE.over(text)`), their literals read from the shipped table.
+SIEVE = Sieve(shipped_needs())
 
 
 def guarded(pattern: str, flags: int = 0) -> Pattern:

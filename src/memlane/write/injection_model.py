@@ -15,6 +15,7 @@ remembering the buckets of the words seen last (CACHED_WORDS).
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import zlib
 from collections import Counter
@@ -26,6 +27,9 @@ import numpy as np
 import numpy.typing as npt
 
 MODEL_FILE = Path(__file__).parent / "injection_model.npz"
+# The literals each of the rules' patterns needs (write.literals), by fingerprint:
+# written by `save_needs`, checked against the patterns by the tests.
+NEEDS_FILE = Path(__file__).parent / "injection_needs.json"
 BUCKETS = 1 << 19
 CHAR_NGRAMS = range(2, 6)  # character n-grams of each word, padded with spaces
 MAX_CHARS = 16_384  # the model reads this much of a text; the rules read all of it
@@ -209,3 +213,17 @@ def shipped() -> Model | None:
             float(data["threshold"]),
             float(data["veto"]),
         )
+
+
+def shipped_needs(path: Path = NEEDS_FILE) -> dict[str, Any]:
+    """The table of the rules' needs (empty when absent or unreadable: each pattern's
+    are then read from it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_needs(table: dict[str, Any], path: Path = NEEDS_FILE) -> None:
+    path.write_text(json.dumps(table, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")

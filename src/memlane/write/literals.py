@@ -28,9 +28,10 @@ blanking characters. Outside, a guarded pattern always searches.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from re import _casefix, _parser  # type: ignore[attr-defined]
@@ -190,18 +191,53 @@ def _key(literal: str) -> str:
 Lookup = tuple[Literals, dict[str, list[tuple[Literals, ...]]]]
 
 
-class Sieve:
-    """Literal prefilters for many patterns, over one text at a time."""
+def fingerprint(pattern: re.Pattern[str]) -> str:
+    """What a pattern's needs depend on: its source, its flags, and the Python whose
+    `re` parses and folds it."""
+    source = f"{sys.version_info[:2]}\0{pattern.flags}\0{pattern.pattern}"
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
-    def __init__(self) -> None:
+
+# Needs as JSON holds them: each alternative's sets as sorted lists (null: none).
+Stored = list[list[list[str]]] | None
+
+
+def stored(found: Needs | None) -> Stored:
+    return None if found is None else [[sorted(one) for one in each] for each in found]
+
+
+def _loaded(data: Stored) -> Needs | None:
+    return None if data is None else [tuple(frozenset(one) for one in each) for each in data]
+
+
+class Sieve:
+    """Literal prefilters for many patterns, over one text at a time.
+
+    Trigger: a process that screens text. Why: reading every pattern's parse tree
+    costs a fair share of a short command's start. Outcome: the needs come from
+    `known` (by `fingerprint`: a table written beforehand) where it has them, read
+    from the pattern otherwise; `patterns` keeps every pattern guarded, by
+    fingerprint, so such a table can be checked and written again.
+    """
+
+    def __init__(self, known: Mapping[str, Stored] | None = None) -> None:
         self._keys: dict[str, set[str]] = {}
         self._lookups: list[Lookup] = []
         self._present: ContextVar[Present | None] = ContextVar("present", default=None)
+        self._known = known or {}
+        self.patterns: dict[str, re.Pattern[str]] = {}
+        self.from_table = 0  # how many patterns' needs came from `known`
 
     def guard(self, pattern: re.Pattern[str]) -> Pattern:
         """`pattern`, searching only when its literals occur in the sieve's text; the
         pattern itself when it has no literals to look up."""
-        found = needs(pattern)
+        key = fingerprint(pattern)
+        self.patterns[key] = pattern
+        if key in self._known:
+            found = _loaded(self._known[key])
+            self.from_table += 1
+        else:
+            found = needs(pattern)
         if found is None:
             return pattern
         singles = frozenset[str]().union(*(each[0] for each in found if len(each) == 1))
