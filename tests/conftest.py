@@ -26,9 +26,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 from memlane import Context, Memory
 from memlane.cli.main import cli
+
+# Properties are checked, not timed: speed is measured by `memlane bench`, and a shared
+# machine's load must not fail an example.
+settings.register_profile("memlane", deadline=None)
+settings.load_profile("memlane")
 
 AGENT = "tester"
 BACKEND = os.environ.get("MEMLANE_TEST_BACKEND", "sqlite")

@@ -12,7 +12,7 @@ version or the old memory for audit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from memlane import runtime
@@ -45,10 +45,10 @@ from memlane.services.anchoring import Anchoring
 from memlane.services.policy import Batch, WritePolicy, contradicting, with_decision
 from memlane.store import Writer
 from memlane.timeutil import utcnow
-from memlane.write import inputs
 
 if TYPE_CHECKING:  # the write policy loads with the first write: a read never runs it
     from memlane.embed import Embedded
+    from memlane.services import preparing
     from memlane.write import dedup, normalize, pipeline, screen
     from memlane.write import draft as drafting
     from memlane.write import patch as patching
@@ -56,11 +56,13 @@ if TYPE_CHECKING:  # the write policy loads with the first write: a read never r
     from memlane.write.dedup import Decision
     from memlane.write.draft import Draft
     from memlane.write.pipeline import Staged
+    from memlane.write.prepare import Prepared
 else:
     dedup = lazy_module("memlane.write.dedup")
     drafting = lazy_module("memlane.write.draft")
     normalize = lazy_module("memlane.write.normalize")
     patching = lazy_module("memlane.write.patch")
+    preparing = lazy_module("memlane.services.preparing")
     pipeline = lazy_module("memlane.write.pipeline")
     screen = lazy_module("memlane.write.screen")
 
@@ -227,55 +229,46 @@ class Writing:
         return BatchResult(tuple(self.iter_batch(items)))
 
     def iter_batch(self, items: Iterable[BatchItem]) -> Iterator[BatchLine]:
-        """`add_batch`, yielding each line's outcome once its transaction has committed."""
-        chunk: list[tuple[int, BatchItem]] = []
+        """`add_batch`, yielding each line's outcome once its transaction has committed.
+
+        Each chunk's lines are prepared (parsed, captured, drafted: write.prepare) while
+        the chunk before it is written (services.preparing)."""
         landed = unmerged = 0
         self.rt.check_embed_profile(no_embed=False)
-        for number, item in enumerate(items, start=1):
-            if isinstance(item, (str, bytes)) and not item.strip():
-                continue
-            chunk.append((number, item))
-            if len(chunk) >= BATCH_CHUNK:
-                landed, unmerged = landed + len(chunk), unmerged + len(chunk)
-                yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
-                chunk = []
-                # Trigger: a long batch. Why: each chunk adds a keyword-index segment,
-                # and the policy's searches of the later lines look up every one.
-                # Outcome: merged as it goes, a page for each line landed.
-                if unmerged >= REANALYZE_AFTER:
-                    self.rt.store.optimize(unmerged, statistics=False)
-                    unmerged = 0
-        if chunk:
-            landed += len(chunk)
-            yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
+        with preparing.Preparer(self.rt.capture_mode, self.rt.write_context()) as preparer:
+            ahead: list[preparing.Part] = []
+            for parts in chain((preparer.start(c) for c in _chunks(items)), [[]]):
+                if ahead:
+                    yield from self.rt.embedded_lines(*self._batch_chunk(preparer.finish(ahead)))
+                    size = sum(len(part.lines) for part in ahead)
+                    landed, unmerged = landed + size, unmerged + size
+                    # Trigger: a long batch. Why: each chunk adds a keyword-index
+                    # segment, and the policy's searches of the later lines look up
+                    # every one. Outcome: merged as it goes, a page for each line landed.
+                    if parts and unmerged >= REANALYZE_AFTER:
+                        self.rt.store.optimize(unmerged, statistics=False)
+                        unmerged = 0
+                ahead = parts
         if landed >= REANALYZE_AFTER:
             self.rt.store.optimize(landed)
 
-    def _batch_chunk(self, chunk: list[tuple[int, BatchItem]]) -> ChunkOutcome:
-        """One transaction: every line through the write policy; new rows land in bulk,
-        with the vectors made for them.
+    def _batch_chunk(self, lines: list[Prepared]) -> ChunkOutcome:
+        """One transaction: every prepared line through the write policy; new rows land
+        in bulk, with the vectors made for them.
 
         Returns the lines' outcomes and the ids of the landed memories still to embed
         (their embedding failed before the transaction).
         """
-        out: dict[int, BatchLine] = {}
-        drafts: dict[int, Draft] = {}
-        captures: dict[int, Captured] = {}
-        for number, item in chunk:
-            try:
-                captures[number] = self._captured(inputs.json_object(item))
-                draft = drafting.build_draft(captures[number].fields, self.rt.write_context())
-                drafts[number] = replace(draft, record=self.rt.pinned(draft.record))
-            except (Invalid, NotFound, Conflict) as exc:
-                out[number] = BatchLine(number, error=str(exc))
+        out = {p.number: BatchLine(p.number, error=p.error) for p in lines if p.error}
+        drafts = {
+            p.number: replace(p.draft, record=self.rt.pinned(p.draft.record))
+            for p in lines
+            if p.draft is not None
+        }
+        captures = {p.number: p.captured for p in lines if p.captured is not None}
+        cleared = [drafts[p.number].record for p in lines if p.cleared]
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
-        # Trigger: a chunk to embed. Why: a model (onnxruntime, an http endpoint) runs
-        # without Python's lock, and the screen of the drafts is all Python. Outcome:
-        # the drafts are screened while the model embeds them.
-        with ThreadPoolExecutor(1, thread_name_prefix="memlane-embed") as pool:
-            embedding = pool.submit(self.policy.embed_drafts, wanted)
-            cleared = [d.record for d in drafts.values() if screen.unchanged(d.record)]
-            docs = dict(zip(drafts, embedding.result(), strict=True))
+        docs = dict(zip(drafts, self.policy.embed_drafts(wanted), strict=True))
         looked = self.policy.look([(d.record, docs[n]) for n, d in drafts.items() if _judged(d)])
         with self.rt.transaction() as w:
             w.keep(d.record.dedup_hash for n, d in drafts.items() if captures[n].keeps)
@@ -291,7 +284,7 @@ class Writing:
             self.rt.with_vectors(w, {i: doc for i, doc in landed.items() if doc is not None})
         results = [
             replace(ln, result=with_capture(ln.result, captures[ln.line])) if ln.result else ln
-            for ln in (out[number] for number, _ in chunk)
+            for ln in (out[p.number] for p in lines)
         ]
         return results, [i for i, doc in landed.items() if doc is None]
 
@@ -532,6 +525,21 @@ class Writing:
                 w.add_link(Link(new.id, source.id, LinkType.SUPERSEDES, reason="merge"))
         result = WriteResult(id=new.id, status=WriteStatus.ADDED, title=new.title)
         return self.rt.reembedded(with_capture(result, captured))
+
+
+def _chunks(items: Iterable[BatchItem]) -> Iterator[list[tuple[int, BatchItem]]]:
+    """The batch's lines, numbered from 1, in chunks of BATCH_CHUNK; blank lines are
+    left out but keep their numbers."""
+    chunk: list[tuple[int, BatchItem]] = []
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, (str, bytes)) and not item.strip():
+            continue
+        chunk.append((number, item))
+        if len(chunk) >= BATCH_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _judged(draft: Draft) -> bool:
