@@ -501,3 +501,52 @@ def test_closing_a_thread_lands_even_when_its_text_restates_a_memory(mem):
     closed = mem.add("Alice owns the scheduler.", type="thread_closed", thread_id=thread)
     assert closed.status is WriteStatus.ADDED
     assert mem.get(thread).state.value == "closed"
+
+
+# ---- the keyword neighbours of a new memory ---------------------------------------------
+
+
+def test_keyword_neighbours_are_every_all_words_and_most_words_match(mem) -> None:  # type: ignore[no-untyped-def]
+    """The policy's keyword neighbours are the best page of all-words matches with the
+    best page of most-words matches, whether or not it asks for both."""
+    from memlane.model import Filters
+    from memlane.services.policy import NEIGHBOURS, key_words
+    from memlane.write.draft import build_draft
+    from memlane.write.normalize import document_text
+
+    words = ["gateway", "postgres", "replica", "timeout", "staging", "kubectl", "rollout"]
+    # More than a page of short memories with all of the probe's words but one, which
+    # outrank in a most-words search the one long memory holding every word (among
+    # others, so that the words are rare enough to score).
+    lines = [{"content": f"Unrelated note {i} about lunch{i} and coffee{i}."} for i in range(60)]
+    lines += [
+        {"content": f"Variant {i}: {' '.join(w for w in words[:6] if w != words[i % 6])}."}
+        for i in range(2 * NEIGHBOURS)
+    ]
+    filler = " ".join(f"filler{i} padding{i} words{i}" for i in range(300))
+    lines.append({"content": f"All of {' '.join(words[:6])} appear in this long note. {filler}"})
+    assert mem.add_batch([{**line, "allow_duplicate": True} for line in lines]).added == len(lines)
+    mem.add("Only gateway and rollout here.", auto_anchor=False)
+    policy, rt = mem._policy, mem.rt
+    for probe in (
+        " ".join(words[:6]) + " matter",  # a full page of most-words matches
+        "gateway postgres replica timeout staging unusualword",  # a few of the second kind
+        "replica rollout kubectl",  # three words: few of either kind
+        "gateway rollout",  # two words: no most-words query
+    ):
+        record = build_draft({"content": probe}, rt.write_context()).record
+        near = Filters(
+            scopes=(record.scope,),
+            kinds=(record.kind,),
+            viewer=rt.agent,
+            include_private=True,
+            limit=NEIGHBOURS,
+        )
+        key = key_words(document_text(record))
+        expected = {h.record.id for m in ("all", "most") for h in rt.store.search(key, near, m)}
+        found = {n.id for n in policy._stored_neighbours(record, None, None)}
+        assert found == expected, probe
+        assert found, probe
+    everything = " ".join(words[:6])
+    assert any("long note" in h.record.body for h in rt.store.search(everything, near, "all"))
+    assert not any("long note" in h.record.body for h in rt.store.search(everything, near, "most"))

@@ -23,6 +23,7 @@ from memlane.model import (
 )
 from memlane.runtime import Runtime
 from memlane.scope import scope_project
+from memlane.store.base import asks
 from memlane.timeutil import utcnow
 from memlane.write.settings import Thresholds
 
@@ -269,10 +270,17 @@ class WritePolicy:
             include_private=True,
             limit=NEIGHBOURS,
         )
-        found: dict[str, Record] = {}
         key = key_words(normalize.document_text(record))
-        for match in ("all", "most"):
-            for hit in self.rt.store.search(key, near, match):
+        most = asks(key, "most")
+        found = (
+            {h.record.id: h.record for h in self.rt.store.search(key, near, "most")} if most else {}
+        )
+        # Trigger: fewer most-words matches than a page. Why: a memory with every key
+        # word has all but one too, so each is among them already. Outcome: the
+        # all-words search runs only when the page was full or there is no most-words
+        # query (too few words).
+        if not most or len(found) >= NEIGHBOURS:
+            for hit in self.rt.store.search(key, near, "all"):
                 found.setdefault(hit.record.id, hit.record)
         cosines: dict[str, float] = {}
         if doc is not None and rows is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memlane import runtime
 from memlane.errors import Conflict, Invalid, NotFound
@@ -47,6 +47,8 @@ from memlane.store import Writer
 from memlane.timeutil import utcnow
 
 if TYPE_CHECKING:  # the write policy loads with the first write: a read never runs it
+    from concurrent.futures import Executor, Future
+
     from memlane.embed import Embedded
     from memlane.services import preparing
     from memlane.write import dedup, normalize, pipeline, screen
@@ -68,6 +70,17 @@ else:
 
 # A committed add-batch chunk: its lines, and the landed ids still without vectors.
 ChunkOutcome = tuple[list[BatchLine], list[str]]
+
+
+class Ready(NamedTuple):
+    """A chunk of a batch ready to be written: its lines as prepared, the drafts by
+    line number, and their vectors (None: not embedded now)."""
+
+    lines: list[Prepared]
+    drafts: dict[int, Draft]
+    docs: dict[int, Embedded | None]
+
+
 # Registers an agent (registry "agents"): what seeding an agent needs of the registries.
 Register = Callable[..., RegistryEntry]
 
@@ -231,44 +244,67 @@ class Writing:
     def iter_batch(self, items: Iterable[BatchItem]) -> Iterator[BatchLine]:
         """`add_batch`, yielding each line's outcome once its transaction has committed.
 
-        Each chunk's lines are prepared (parsed, captured, drafted: write.prepare) while
-        the chunk before it is written (services.preparing)."""
+        The chunks go through three stages at once: while one is written, the next is
+        embedded on a thread and the one after it prepared (parsed, captured, drafted:
+        write.prepare) by worker processes (services.preparing).
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
         landed = unmerged = 0
         self.rt.check_embed_profile(no_embed=False)
-        with preparing.Preparer(self.rt.capture_mode, self.rt.write_context()) as preparer:
-            ahead: list[preparing.Part] = []
-            for parts in chain((preparer.start(c) for c in _chunks(items)), [[]]):
-                if ahead:
-                    yield from self.rt.embedded_lines(*self._batch_chunk(preparer.finish(ahead)))
-                    size = sum(len(part.lines) for part in ahead)
-                    landed, unmerged = landed + size, unmerged + size
+        with (
+            preparing.Preparer(self.rt.capture_mode, self.rt.write_context()) as preparer,
+            ThreadPoolExecutor(1, thread_name_prefix="memlane-embed") as embedding,
+        ):
+            written: Future[Ready] | None = None
+            for ready in chain(self._ready_chunks(items, preparer, embedding), [None]):
+                if written is not None:
+                    chunk = written.result()
+                    yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
+                    landed, unmerged = landed + len(chunk.lines), unmerged + len(chunk.lines)
                     # Trigger: a long batch. Why: each chunk adds a keyword-index
                     # segment, and the policy's searches of the later lines look up
                     # every one. Outcome: merged as it goes, a page for each line landed.
-                    if parts and unmerged >= REANALYZE_AFTER:
+                    if ready is not None and unmerged >= REANALYZE_AFTER:
                         self.rt.store.optimize(unmerged, statistics=False)
                         unmerged = 0
-                ahead = parts
+                written = ready
         if landed >= REANALYZE_AFTER:
             self.rt.store.optimize(landed)
 
-    def _batch_chunk(self, lines: list[Prepared]) -> ChunkOutcome:
-        """One transaction: every prepared line through the write policy; new rows land
-        in bulk, with the vectors made for them.
+    def _ready_chunks(
+        self, items: Iterable[BatchItem], preparer: preparing.Preparer, embedding: Executor
+    ) -> Iterator[Future[Ready]]:
+        """Each chunk of the batch being embedded, once it is prepared and the next
+        chunk is being prepared."""
+        ahead: list[preparing.Part] = []
+        for parts in chain((preparer.start(c) for c in _chunks(items)), [[]]):
+            if ahead:
+                yield embedding.submit(self._embedded, preparer.finish(ahead))
+            ahead = parts
 
-        Returns the lines' outcomes and the ids of the landed memories still to embed
-        (their embedding failed before the transaction).
-        """
-        out = {p.number: BatchLine(p.number, error=p.error) for p in lines if p.error}
+    def _embedded(self, lines: list[Prepared]) -> Ready:
+        """A prepared chunk's drafts, their files' hashes taken, and their vectors."""
         drafts = {
             p.number: replace(p.draft, record=self.rt.pinned(p.draft.record))
             for p in lines
             if p.draft is not None
         }
-        captures = {p.number: p.captured for p in lines if p.captured is not None}
-        cleared = [drafts[p.number].record for p in lines if p.cleared]
         wanted = [None if d.no_embed else d.record for d in drafts.values()]
         docs = dict(zip(drafts, self.policy.embed_drafts(wanted), strict=True))
+        return Ready(lines, drafts, docs)
+
+    def _batch_chunk(self, chunk: Ready) -> ChunkOutcome:
+        """One transaction: every line of the chunk through the write policy; new rows
+        land in bulk, with the vectors made for them.
+
+        Returns the lines' outcomes and the ids of the landed memories still to embed
+        (their embedding failed before the transaction).
+        """
+        lines, drafts, docs = chunk
+        out = {p.number: BatchLine(p.number, error=p.error) for p in lines if p.error}
+        captures = {p.number: p.captured for p in lines if p.captured is not None}
+        cleared = [drafts[p.number].record for p in lines if p.cleared]
         looked = self.policy.look([(d.record, docs[n]) for n, d in drafts.items() if _judged(d)])
         with self.rt.transaction() as w:
             w.keep(d.record.dedup_hash for n, d in drafts.items() if captures[n].keeps)

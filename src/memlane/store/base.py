@@ -119,6 +119,14 @@ def has_step(match: str, words: int) -> bool:
     return words > 1 if match == "any" else words > 0
 
 
+def asks(text: str, match: str) -> bool:
+    """Whether a search of `text` has a query for the step `match`, on every backend
+    (each counts a text's words as SQLite's keyword queries do)."""
+    from memlane.store.sqlite.sql import fts_terms
+
+    return has_step(match, len(fts_terms(text)))
+
+
 # Matches a search ranks before it widens to every match, on every backend: the newest
 # RANK_CAP (see SQLiteStore._rank_floor), for "any" ANY_RANK_CAP shared among the
 # words (see SQLiteStore._windows). A cap this large still costs an "any" step tens of
