@@ -106,3 +106,26 @@ def test_a_large_batch_writes_what_it_writes_without_workers(
     assert not any(SECRET in body for body in bodies)
     assert any(REDACTED_TAG in tags for *_, tags in pooled)
     assert any(INJECTION_TAG in tags for *_, tags in pooled)
+
+
+def test_entity_names_holding_a_secret_stay_out_of_a_batch(mem: Memory) -> None:
+    token = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    lines = [
+        {"content": f"Talked to {token} about the deploy.", "capture_mode": "reviewed"},
+        {"content": "Talked to Grafana about the deploy."},
+    ]
+    result = mem.add_batch(lines)
+    assert result.added == 2
+    names = json.dumps([e.name for e in mem.graph.entities()])
+    assert "Grafana" in names and "ghp_" not in names
+
+
+def test_a_name_found_clean_is_still_refused_when_cut_from_a_secret_redacted_here() -> None:
+    from memlane.write.screen import Screen
+
+    screen = Screen()
+    screen.clean.update({"Sup3rS3cret", "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"})
+    screen.text("The staging DB password is hunter2-Sup3rS3cret!", "body")
+    assert screen.cut_from_secret("Sup3rS3cret")  # a piece of what was redacted here
+    assert not screen.cut_from_secret("ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6")  # trusted
+    assert screen.cut_from_secret("ghp_bB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6")  # searched

@@ -25,6 +25,7 @@ from memlane.model import (
     Kind,
     Link,
     LinkType,
+    Mention,
     Patch,
     Record,
     RegistryEntry,
@@ -311,7 +312,9 @@ class Writing:
             w.cleared(cleared)
             vectors = any(d is not None for d in docs.values())
             batch = self.policy.start(vectors, looked)
-            out.update(self._policy_lines(w, drafts, docs, batch))
+            w.cleared_names(name for p in lines for name in p.clean_names)
+            mentions = {p.number: p.mentions for p in lines if p.draft is not None}
+            out.update(self._policy_lines(w, drafts, docs, batch, mentions))
             landed = {
                 ln.result.id: docs[ln.line]
                 for ln in out.values()
@@ -330,6 +333,7 @@ class Writing:
         drafts: Mapping[int, Draft],
         docs: Mapping[int, Embedded | None],
         batch: Batch,
+        mentions: Mapping[int, tuple[Mention, ...]],
     ) -> dict[int, BatchLine]:
         """Each draft's outcome. New rows are staged and land together; a line that
         refreshes or contradicts another, or names earlier rows (anchors, a thread),
@@ -349,7 +353,7 @@ class Writing:
                     draft.close_thread or draft.anchors or decision.verdict is not dedup.Verdict.NEW
                 )
                 if not alone:
-                    lines[staged.add(draft.record)] = number
+                    lines[staged.add(draft.record, mentions.get(number))] = number
                     decisions[number] = decision
                     batch.add(draft.record, doc)
                     continue
@@ -368,7 +372,7 @@ class Writing:
         self, w: Writer, staged: Staged, lines: dict[int, int], decisions: Mapping[int, Decision]
     ) -> dict[int, BatchLine]:
         """Insert the staged rows; their lines' results, keyed by line number."""
-        final = pipeline.land(w, staged.records, runtime.new_id, self.rt.agent)
+        final = pipeline.land(w, staged.records, runtime.new_id, self.rt.agent, staged.mentions)
         out = {}
         for i, record in enumerate(final):
             number = lines[i]

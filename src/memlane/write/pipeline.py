@@ -8,7 +8,15 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from memlane.graph.entities import mentions_of
-from memlane.model import VERSIONED_FIELDS, Record, Version, WriteResult, WriteStatus, replace
+from memlane.model import (
+    VERSIONED_FIELDS,
+    Mention,
+    Record,
+    Version,
+    WriteResult,
+    WriteStatus,
+    replace,
+)
 from memlane.scope import scope_project
 from memlane.store import Writer
 from memlane.timeutil import ONE_MICROSECOND, utcnow
@@ -37,16 +45,19 @@ def dedup_key(record: Record) -> DedupKey | None:
 
 
 class Staged(msgspec.Struct):
-    """Records admitted in this transaction but not yet inserted."""
+    """Records admitted in this transaction but not yet inserted, with the entities
+    each names when they were read before (None: read when they land)."""
 
     records: list[Record] = msgspec.field(default_factory=list)
     keys: dict[DedupKey, int] = msgspec.field(default_factory=dict)
+    mentions: list[tuple[Mention, ...] | None] = msgspec.field(default_factory=list)
 
-    def add(self, record: Record) -> int:
+    def add(self, record: Record, mentions: tuple[Mention, ...] | None = None) -> int:
         key = dedup_key(record)
         if key is not None:
             self.keys.setdefault(key, len(self.records))
         self.records.append(record)
+        self.mentions.append(mentions)
         return len(self.records) - 1
 
 
@@ -77,10 +88,15 @@ def added(record: Record) -> WriteResult:
 
 
 def land(
-    w: Writer, records: Sequence[Record], new_id: Callable[[], str], actor: str | None
+    w: Writer,
+    records: Sequence[Record],
+    new_id: Callable[[], str],
+    actor: str | None,
+    mentions: Sequence[tuple[Mention, ...] | None] = (),
 ) -> list[Record]:
-    """Insert records in bulk with their sessions and journal lines; returns them with
-    their final ids (a random id already taken is replaced by a fresh one)."""
+    """Insert records in bulk with their sessions, entity mentions (each record's from
+    `mentions` where given) and journal lines; returns them with their final ids (a
+    random id already taken is replaced by a fresh one)."""
     final = list(records)
     pending = list(range(len(final)))
     for _ in range(_ID_ATTEMPTS):
@@ -96,7 +112,10 @@ def land(
     for session_id, first in sessions.items():
         project, _ = scope_project(first.scope)
         w.ensure_session(session_id, first.created_at, first.source_agent, project)
-    w.set_mentions({r.id: mentions_of(r) for r in final})
+    known = list(mentions) + [None] * (len(final) - len(mentions))
+    w.set_mentions(
+        {r.id: mentions_of(r) if m is None else m for r, m in zip(final, known, strict=True)}
+    )
     w.journal("add", [r.id for r in final], actor)
     return final
 

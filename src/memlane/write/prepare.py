@@ -1,5 +1,5 @@
 """A batch line made ready for the write policy: parsed, through the capture policy,
-drafted, and judged by the store's screen. Pure but for the clock and fresh ids, so
+drafted, judged by the store's screen, and its entities read. Pure but for the clock and fresh ids, so
 it runs in any process (services.preparing hands lines to worker processes).
 """
 
@@ -11,7 +11,8 @@ from typing import Any
 import msgspec
 
 from memlane.errors import Conflict, Invalid, NotFound
-from memlane.model import replace
+from memlane.graph.entities import mentions_of
+from memlane.model import Mention, replace
 from memlane.timeutil import utcnow
 from memlane.write import inputs, screen
 from memlane.write.capture import Captured, capture, parse_mode
@@ -29,6 +30,8 @@ class Prepared(msgspec.Struct, frozen=True):
     draft: Draft | None = None
     cleared: bool = False  # the store's screen would store the draft's record as it is
     error: str | None = None
+    mentions: tuple[Mention, ...] = ()  # the entities the draft's record names
+    clean_names: tuple[str, ...] = ()  # their names and aliases that hold no secret
 
 
 def prepare(number: int, item: Item, mode: str, context: WriteContext) -> Prepared:
@@ -40,7 +43,15 @@ def prepare(number: int, item: Item, mode: str, context: WriteContext) -> Prepar
         draft = build_draft(captured.fields, replace(context, now=utcnow()))
     except (Invalid, NotFound, Conflict) as exc:
         return Prepared(number, error=str(exc))
-    return Prepared(number, captured, draft, screen.unchanged(draft.record))
+    mentions = mentions_of(draft.record)
+    return Prepared(
+        number,
+        captured,
+        draft,
+        screen.unchanged(draft.record),
+        mentions=mentions,
+        clean_names=tuple(screen.clean_names(mentions)),
+    )
 
 
 def prepare_lines(

@@ -77,6 +77,7 @@ class Screen:
     def __init__(self) -> None:
         self.found: list[tuple[str, str]] = []  # (field, kind)
         self.values: set[str] = set()  # the secrets redacted, to refuse names cut from them
+        self.clean: set[str] = set()  # names found to hold no secret before the transaction
 
     def text(self, value: str, where: str) -> str:
         clean, spans = redact(value)
@@ -87,7 +88,7 @@ class Screen:
     def cut_from_secret(self, name: str) -> bool:
         """Whether a name (an entity's) holds a secret or is a piece of one redacted in
         this transaction (`Sup3rS3cret` of `hunter2-Sup3rS3cret!`)."""
-        if find_secrets(name):
+        if name not in self.clean and find_secrets(name):
             return True
         return len(name) >= MIN_NAME_PIECE and any(name in value for value in self.values)
 
@@ -169,6 +170,12 @@ def unchanged(record: Record) -> bool:
     return Screen().record(record) == record
 
 
+def clean_names(mentions: Iterable[Mention]) -> set[str]:
+    """The names and aliases of `mentions` that hold no secret."""
+    names = {text for m in mentions for text in (m.name, m.alias)}
+    return {name for name in names if not find_secrets(name)}
+
+
 def _texts(record: Record) -> tuple[Any, ...]:
     """What the screen reads of a memory: its text fields and lists (tags among them)."""
     return tuple(getattr(record, name) for name in (*RECORD_TEXTS, *RECORD_LISTS))
@@ -212,6 +219,12 @@ class ScreenedWriter:
         Outcome: it runs before the lock is taken; a memory whose texts differ from what
         was cleared (or one that would be changed) is screened here as well."""
         self._cleared.update(_texts(r) for r in records)
+
+    def cleared_names(self, names: Iterable[str]) -> None:
+        """Entity names found to hold no secret before the transaction (see
+        `clean_names`): not searched for secrets again; a name cut from a secret
+        redacted in this transaction is still refused."""
+        self.screen.clean.update(names)
 
     def keep_everything(self) -> None:
         """Every memory and imported row of this transaction lands as written."""
