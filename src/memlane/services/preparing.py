@@ -18,7 +18,7 @@ import pickle
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
@@ -93,8 +93,12 @@ class Preparer:
         return [Part(part, feeders.submit(self._at_worker, part)) for part in parts]
 
     def finish(self, parts: Sequence[Part]) -> list[Prepared]:
-        """Every line of the chunk prepared, in order: each part from its worker or,
-        when no worker has it, here (a part while this process would wait for
+        """Every line of the chunk prepared, in order (see `each`)."""
+        return [line for lines in self.each(parts) for line in lines]
+
+    def each(self, parts: Sequence[Part]) -> Iterator[list[Prepared]]:
+        """Each part's lines prepared, in order, as soon as they are: from its worker
+        or, when no worker has it, here (a part while this process would wait for
         another, the last one queued)."""
         done: list[list[Prepared] | None] = [None] * len(parts)
         for i, part in enumerate(parts):
@@ -103,7 +107,7 @@ class Preparer:
                     done[i] = self._here(part.lines)
                 elif part.future.done() or not self._take_back(parts, done, i):
                     done[i] = self._result(part)
-        return [line for lines in done if lines is not None for line in lines]
+            yield done[i] or []
 
     def _take_back(
         self, parts: Sequence[Part], done: list[list[Prepared] | None], first: int

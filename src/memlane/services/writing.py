@@ -11,7 +11,7 @@ version or the old memory for audit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -74,12 +74,21 @@ ChunkOutcome = tuple[list[BatchLine], list[str]]
 
 
 class Ready(NamedTuple):
-    """A chunk of a batch ready to be written: its lines as prepared, the drafts by
+    """A chunk (or part of one) of a batch ready to be written: its lines as prepared, the drafts by
     line number, and their vectors (None: not embedded now)."""
 
     lines: list[Prepared]
     drafts: dict[int, Draft]
     docs: dict[int, Embedded | None]
+
+    @classmethod
+    def joined(cls, parts: Sequence[Ready]) -> Ready:
+        """The parts of a chunk as one."""
+        return cls(
+            [line for part in parts for line in part.lines],
+            {n: d for part in parts for n, d in part.drafts.items()},
+            {n: d for part in parts for n, d in part.docs.items()},
+        )
 
 
 # Registers an agent (registry "agents"): what seeding an agent needs of the registries.
@@ -257,10 +266,10 @@ class Writing:
             preparing.Preparer(self.rt.capture_mode, self.rt.write_context()) as preparer,
             ThreadPoolExecutor(1, thread_name_prefix="memlane-embed") as embedding,
         ):
-            written: Future[Ready] | None = None
+            written: list[Future[Ready]] | None = None
             for ready in chain(self._ready_chunks(items, preparer, embedding), [None]):
                 if written is not None:
-                    chunk = written.result()
+                    chunk = Ready.joined([part.result() for part in written])
                     yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
                     landed, unmerged = landed + len(chunk.lines), unmerged + len(chunk.lines)
                     # Trigger: a long batch. Why: each chunk adds a keyword-index
@@ -275,13 +284,14 @@ class Writing:
 
     def _ready_chunks(
         self, items: Iterable[BatchItem], preparer: preparing.Preparer, embedding: Executor
-    ) -> Iterator[Future[Ready]]:
-        """Each chunk of the batch being embedded, once it is prepared and the next
-        chunk is being prepared."""
+    ) -> Iterator[list[Future[Ready]]]:
+        """Each chunk of the batch, its parts being embedded, once every part is
+        prepared and the next chunk is being prepared. A part is embedded as soon as it
+        is prepared, while the rest of its chunk still is."""
         ahead: list[preparing.Part] = []
         for parts in chain((preparer.start(c) for c in _chunks(items)), [[]]):
             if ahead:
-                yield embedding.submit(self._embedded, preparer.finish(ahead))
+                yield [embedding.submit(self._embedded, lines) for lines in preparer.each(ahead)]
             ahead = parts
 
     def _embedded(self, lines: list[Prepared]) -> Ready:
