@@ -40,8 +40,9 @@ def _marked(
     """Yield items, noting the time whenever `every` more have been handed out, and
     telling `counted` how many were handed out every COUNT_EVERY.
 
-    With `every` a multiple of BATCH_CHUNK, add_batch has committed all items handed out
-    before it asks for the next one, so each mark is a commit boundary.
+    With `every` a multiple of BATCH_CHUNK, each mark is a commit boundary one chunk
+    back: add_batch reads a chunk ahead of the one it writes, so when it asks for item
+    i it has committed the items before i - BATCH_CHUNK.
     """
     for i, item in enumerate(items):
         if i and i % every == 0:
@@ -71,14 +72,15 @@ def timed_add_batch(
     # same texts in this process would time the memory, not the screens.
     injection.forget_remembered()
     secrets.forget_remembered()
-    every = max(BATCH_CHUNK, len(items) // 10 // BATCH_CHUNK * BATCH_CHUNK)
+    every = max(2 * BATCH_CHUNK, len(items) // 10 // BATCH_CHUNK * BATCH_CHUNK)
     marks: list[tuple[int, float]] = []
     start = time.perf_counter()
     result = mem.add_batch(_marked(items, every, marks, counted))
     seconds = time.perf_counter() - start
     if counted is not None:
         counted(len(items))
-    points = [(0, start), *marks, (len(items), start + seconds)]
+    committed = [(i - BATCH_CHUNK, at) for i, at in marks]  # see _marked
+    points = [(0, start), *committed, (len(items), start + seconds)]
     rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in itertools.pairwise(points)]
     outcome = AddResult(
         path=label,
