@@ -57,6 +57,15 @@ def test_worker_count_leaves_one_core_to_the_writer() -> None:
     assert [preparing.worker_count(c) for c in (1, 2, 3, 8, 64)] == [0, 1, 2, 4, 4]
 
 
+def test_the_batch_workers_setting_is_auto_or_a_count() -> None:
+    from memlane import config
+
+    setting = next(s for s in config.SETTINGS if s.name == "batch_workers")
+    assert setting.parse("auto") is None and setting.parse("3") == 3 and setting.parse("0") == 0
+    with pytest.raises(ValueError):
+        setting.parse("-1")
+
+
 def test_lines_prepared_by_workers_match_lines_prepared_here() -> None:
     lines = numbered(3 * preparing.PART + 7)
     with preparing.Preparer("auto", context(), workers=0) as alone:
@@ -81,13 +90,12 @@ def test_a_batch_goes_on_when_its_worker_fails(monkeypatch: pytest.MonkeyPatch) 
     assert all(p.draft is not None or p.error for p in first + second)
 
 
-def test_a_large_batch_writes_what_it_writes_without_workers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_large_batch_writes_what_it_writes_without_workers(tmp_path: Path) -> None:
     items = [line(i) for i in range(1, preparing.POOL_MIN + 201)]
 
-    def written(name: str) -> list[tuple[Any, ...]]:
+    def written(name: str, workers: int | None) -> list[tuple[Any, ...]]:
         with Memory.open(tmp_path / name, agent="tester", context=Context()) as mem:
+            mem.batch_workers = workers
             result = mem.add_batch(items)
             stored = [ln.result.id if ln.result else None for ln in result.lines]
             records = [mem.store.get(i) if i else None for i in stored]
@@ -98,9 +106,8 @@ def test_a_large_batch_writes_what_it_writes_without_workers(
             out.append((ln.line, ln.error, status, record.body if record else None, tags))
         return out
 
-    pooled = written("pooled.db")
-    monkeypatch.setattr(preparing, "worker_count", lambda cores=None: 0)
-    alone = written("alone.db")
+    pooled = written("pooled.db", 1)
+    alone = written("alone.db", 0)
     assert pooled == alone
     bodies = [body for _, _, _, body, _ in pooled if body]
     assert not any(SECRET in body for body in bodies)

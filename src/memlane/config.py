@@ -166,6 +166,12 @@ def _lambda(text: str) -> float:
     return value
 
 
+def _workers(text: str) -> int | None:
+    if text.strip().lower() == "auto":
+        return None
+    return _count(text)
+
+
 def _choice(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in choices:
@@ -443,6 +449,15 @@ SETTINGS: tuple[Setting, ...] = (
         _choice("auto", "reviewed", "manual"),
     ),
     Setting(
+        "batch_workers",
+        "MEMLANE_BATCH_WORKERS",
+        lambda: None,
+        "Processes that prepare the lines of a large add-batch (capture policy, drafts) "
+        "while it writes: auto is one for each core but one, at most 4; 0 prepares them "
+        "in the writing process.",
+        _workers,
+    ),
+    Setting(
         "dedup_string_threshold",
         "MEMLANE_DEDUP_STRING_THRESHOLD",
         lambda: None,
@@ -667,6 +682,7 @@ def open_memory(
     memory.write_policy = writes
     memory.review_policy = review
     memory.capture_mode = s["capture_mode"]
+    memory.batch_workers = s["batch_workers"]
     return memory
 
 

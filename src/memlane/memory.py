@@ -132,6 +132,7 @@ class Memory:
     write_policy: _OnRuntime[Thresholds] = _OnRuntime()
     review_policy: _OnRuntime[ReviewPolicy] = _OnRuntime()
     capture_mode: _OnRuntime[str] = _OnRuntime()
+    batch_workers: _OnRuntime[int | None] = _OnRuntime()
     default_taint: _OnRuntime[Taint] = _OnRuntime()
     redactions: _OnRuntime[Redactions] = _OnRuntime()
 

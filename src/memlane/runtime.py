@@ -157,6 +157,7 @@ class Runtime:
         self.write_policy = Thresholds()
         self.review_policy = ReviewPolicy()  # when a memory is due for review
         self.capture_mode = "auto"  # secrets redacted unless a write asks otherwise
+        self.batch_workers: int | None = None  # add-batch's preparing processes (None: auto)
         # (field, kind) of every secret the store's door redacted (write.screen) that
         # no write result reported: interfaces tell the user.
         self.redactions: list[tuple[str, str]] = []

@@ -263,7 +263,9 @@ class Writing:
         landed = unmerged = 0
         self.rt.check_embed_profile(no_embed=False)
         with (
-            preparing.Preparer(self.rt.capture_mode, self.rt.write_context()) as preparer,
+            preparing.Preparer(
+                self.rt.capture_mode, self.rt.write_context(), self.rt.batch_workers
+            ) as preparer,
             ThreadPoolExecutor(1, thread_name_prefix="memlane-embed") as embedding,
         ):
             written: list[Future[Ready]] | None = None
