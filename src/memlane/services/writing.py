@@ -297,7 +297,7 @@ class Writing:
             ahead = parts
 
     def _embedded(self, lines: list[Prepared]) -> Ready:
-        """A prepared chunk's drafts, their files' hashes taken, and their vectors."""
+        """A prepared part's drafts, their files' hashes taken, and their vectors."""
         drafts = {
             p.number: replace(p.draft, record=self.rt.pinned(p.draft.record))
             for p in lines
