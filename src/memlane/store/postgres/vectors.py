@@ -78,13 +78,16 @@ def write(conn: Conn, puts: Sequence[Put]) -> None:
 def _write_dimension(conn: Conn, dim: int, puts: Sequence[Put]) -> None:
     """The rows of one dimension, the index rebuilt after them when that costs less
     (see the module's docstring), made when the dimension has none yet."""
-    conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (INDEX_LOCK, dim))
+    # The lock and what it guards in one round trip: read before the lock was granted,
+    # the index may be missing though another writer made it meanwhile, and CREATE
+    # INDEX IF NOT EXISTS then leaves that one be.
     found = conn.execute(
-        "SELECT to_regclass(%s) IS NOT NULL, GREATEST(pg_stat_get_live_tuples(c.oid), "
-        "c.reltuples)::bigint FROM pg_class c WHERE c.oid = 'embedding'::regclass",
-        (f"embedding_hnsw_{int(dim)}",),
+        "SELECT pg_advisory_xact_lock(%s, %s)::text, to_regclass(%s) IS NOT NULL, "
+        "GREATEST(pg_stat_get_live_tuples(c.oid), c.reltuples)::bigint FROM pg_class c "
+        "WHERE c.oid = 'embedding'::regclass",
+        (INDEX_LOCK, dim, f"embedding_hnsw_{int(dim)}"),
     ).fetchone()
-    indexed, present = (bool(found[0]), int(found[1])) if found else (False, 0)
+    indexed, present = (bool(found[1]), int(found[2])) if found else (False, 0)
     adding = sum(len(p.rows) for p in puts)
     rebuild = indexed and _rebuild_pays(adding, present) and _drop_index(conn, dim)
     _copy(conn, puts)
