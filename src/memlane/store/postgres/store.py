@@ -362,9 +362,18 @@ class PostgresStore:
                 stats = self._word_statistics(conn, found, versions, False, stats.plan)
             params = stats.params
 
-            def run(hits: str) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
+            def run(hits: str, restore: bool = False) -> tuple[list[Any], tuple[str, ...]]:
                 query = self._match_query(hits, stats.found, params, filters, match, full)
-                cursor = conn.execute(query, params)
+                if not restore:
+                    cursor = conn.execute(query, params)
+                    return cursor.fetchall(), tuple(d.name for d in cursor.description or ())
+                # Trigger: a write transaction's last search (see _word_statistics).
+                # Why: the write policy searches twice per line of a batch, and setting
+                # the plan mode back was a round trip of its own. Outcome: it goes to
+                # the server in one pipeline with the search, to run right after it.
+                with conn.pipeline():
+                    cursor = conn.execute(query, params)
+                    conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (stats.plan,))
                 return cursor.fetchall(), tuple(d.name for d in cursor.description or ())
 
             # The newest matches first, as SQLite ranks them; every match if they do not
@@ -372,7 +381,7 @@ class PostgresStore:
             newest = None if versions else self._newest_matches(conn, stats, match)
             got = run(newest) if newest is not None else None
             if got is None or filters.limit is None or len(got[0]) < filters.limit:
-                got = run(sql.scored("memory", "m", stats.found, match))
+                return run(sql.scored("memory", "m", stats.found, match), restore=writing)
             if writing:  # see _word_statistics
                 conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (stats.plan,))
             return got
