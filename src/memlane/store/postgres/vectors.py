@@ -23,18 +23,18 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 # Advisory lock namespace (the first key of pg_advisory_xact_lock(int, int)): the
 # vectors of one dimension, their index made or rebuilt.
 INDEX_LOCK = 0x6D6C6932  # "mli2"
-# Rows of a batch and of the table at which building the index again costs less than
-# inserting the batch's rows into it: a row inserted into the graph costs about ten
-# rows of a build (384 dimensions, pgvector 0.6, 10^3..10^4 rows; see
-# bench --backend postgres). A quarter keeps clear of that break-even, as a rebuild
-# also holds off readers of the table until the transaction commits.
+# A batch rebuilds the index when it brings at least 1/REBUILD_SHARE of the rows the
+# table will hold. Why: a row inserted into the built graph costs seven to ten rows of
+# a build (384 dimensions, pgvector 0.6, 10^3..10^4 rows), so a rebuild pays from
+# about a tenth; a quarter keeps clear of that break-even, as a rebuild also holds
+# off readers of the table until the transaction commits.
 REBUILD_SHARE = 4
 # Fewer rows never rebuild: one memory's vectors go through the index at a few
 # milliseconds, cheaper than dropping, rebuilding and re-planning every reader.
 MIN_REBUILD_ROWS = 256
 # How long the rebuild waits for readers of the table to finish before it gives up
-# and writes row by row: short of the server's deadlock check (1 s by default), so
-# a writer that waits on this transaction is never the one aborted.
+# and writes row by row: well short of the server's deadlock check (1 s by default),
+# so a wait on a writer that waits on this transaction ends here first.
 DROP_WAIT_MS = 200
 # A build keeps the graph in maintenance_work_mem (and slows many times over past
 # it): the vectors and their neighbour lists, up to a cap on the server's memory.
