@@ -44,7 +44,7 @@ from memlane.store.parts import (
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
-from memlane.store.postgres.writer import INDEX_LOCK, LINK_COLUMNS, PostgresWriter
+from memlane.store.postgres.writer import LINK_COLUMNS, PostgresWriter
 from memlane.store.postgres.writer import link_from_row as _link
 from memlane.store.sqlite.rows import COLUMNS, row_reader, version_columns
 from memlane.store.sqlite.store import STALE_FADED_BELOW, STALE_HIGH_IMPORTANCE
@@ -178,7 +178,6 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise Unavailable(f"cannot open {self.location}: {exc}") from None
         self._local = threading.local()
-        self._indexed: set[int] = set()
         # The feature parts read on the write transaction's connection or the pool's.
         self.wake = WakeReads(sql.POSTGRES, self._conn)
         self.entities = EntityReads(sql.POSTGRES, self._conn, entity_sql.named)
@@ -193,6 +192,7 @@ class PostgresStore:
         """The connection of this thread's write transaction, or one from the pool."""
         current: Conn | None = getattr(self._local, "conn", None)
         if current is not None:
+            self._local.writer.flush_vectors()  # what the transaction wrote is read too
             yield current
             return
         with self.pool.connection() as conn:
@@ -229,6 +229,7 @@ class PostgresStore:
                 try:
                     with conn.transaction():
                         yield self._local.writer
+                        self._local.writer.flush_vectors()
                         with conn.cursor() as cur:
                             schema.fill_terms(cur)  # the text it wrote, as FTS5 holds it
                 finally:
@@ -265,22 +266,6 @@ class PostgresStore:
 
     def changed_since(self, mark: ChangeMark, limit: int) -> None:
         del mark, limit
-
-    def ensure_vector_index(self, conn: Conn, dim: int) -> None:
-        """An HNSW (cosine) index for vectors of this dimension, made on first use.
-
-        Trigger: the first vector of a dimension. Why: HNSW needs a fixed dimension and
-        the column has none (profiles differ). Outcome: a partial expression index per
-        dimension, created under an advisory lock so two writers do not race.
-        """
-        if dim in self._indexed:
-            return
-        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (INDEX_LOCK, dim))
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS embedding_hnsw_{int(dim)} ON embedding "
-            f"USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}"
-        )
-        self._indexed.add(dim)
 
     # ---- reads -----------------------------------------------------------------------
 
@@ -377,9 +362,18 @@ class PostgresStore:
                 stats = self._word_statistics(conn, found, versions, False, stats.plan)
             params = stats.params
 
-            def run(hits: str) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
+            def run(hits: str, restore: bool = False) -> tuple[list[Any], tuple[str, ...]]:
                 query = self._match_query(hits, stats.found, params, filters, match, full)
-                cursor = conn.execute(query, params)
+                if not restore:
+                    cursor = conn.execute(query, params)
+                    return cursor.fetchall(), tuple(d.name for d in cursor.description or ())
+                # Trigger: a write transaction's last search (see _word_statistics).
+                # Why: the write policy searches twice per line of a batch, and setting
+                # the plan mode back was a round trip of its own. Outcome: it goes to
+                # the server in one pipeline with the search, to run right after it.
+                with conn.pipeline():
+                    cursor = conn.execute(query, params)
+                    conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (stats.plan,))
                 return cursor.fetchall(), tuple(d.name for d in cursor.description or ())
 
             # The newest matches first, as SQLite ranks them; every match if they do not
@@ -387,7 +381,7 @@ class PostgresStore:
             newest = None if versions else self._newest_matches(conn, stats, match)
             got = run(newest) if newest is not None else None
             if got is None or filters.limit is None or len(got[0]) < filters.limit:
-                got = run(sql.scored("memory", "m", stats.found, match))
+                return run(sql.scored("memory", "m", stats.found, match), restore=writing)
             if writing:  # see _word_statistics
                 conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (stats.plan,))
             return got

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import psycopg
 
 from memlane.errors import Invalid, Unavailable
@@ -26,6 +25,7 @@ from memlane.store.dialect.relations import KEPT_BY_RELATION
 from memlane.store.dialect.writes import SharedWrites
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
+from memlane.store.postgres import vectors as vector_sql
 from memlane.store.postgres.schema import POLICY_LOCK
 from memlane.store.postgres.sql import MEMORY_COLUMNS, POSTGRES
 from memlane.store.sqlite.rows import (
@@ -57,9 +57,8 @@ _VERSION_SQL = (
     f"VALUES ({', '.join(f'%({c})s' for c in version_columns())})"
 )
 LINK_COLUMNS = "source, target, type, score, reason, created_at, seq"
-# Advisory lock namespaces (the first key of pg_advisory_xact_lock(int, int)).
+# Advisory lock namespace (the first key of pg_advisory_xact_lock(int, int)).
 DEDUP_LOCK = 0x6D6C6431  # "mld1": one exact-dedup key
-INDEX_LOCK = 0x6D6C6932  # "mli2": creating a vector index
 
 
 @functools.cache
@@ -81,12 +80,26 @@ class PostgresWriter(SharedWrites):
     """Operations inside one write transaction."""
 
     dialect = POSTGRES
-    _conn: Conn
 
     def __init__(self, store: PostgresStore, conn: Conn) -> None:
         self._store = store
-        self._conn = conn
+        self._connection = conn
         self._serialized = False
+        self._vectors: dict[tuple[str, str], vector_sql.Put] = {}
+
+    # The shared writes' `_conn` too (an attribute there), narrowed to psycopg's.
+    @property
+    def _conn(self) -> Conn:  # type: ignore[override]
+        """The transaction's connection, the vectors put so far written first: every
+        statement runs after them, as if each put had been written when it was made."""
+        self.flush_vectors()
+        return self._connection
+
+    def flush_vectors(self) -> None:
+        """Write the vectors put since the last statement (see put_vectors)."""
+        if self._vectors:
+            puts, self._vectors = list(self._vectors.values()), {}
+            vector_sql.write(self._connection, puts)
 
     def get(self, memory_id: str) -> Record | None:
         """The memory's current row, locked until the transaction ends.
@@ -232,28 +245,17 @@ class PostgresWriter(SharedWrites):
         dim: int,
         content_hash: str,
     ) -> None:
-        self._store.ensure_vector_index(self._conn, dim)
-        self._conn.execute(
-            "DELETE FROM embedding WHERE memory_id = %s AND profile = %s", (memory_id, profile)
+        """Trigger: a batch embeds its memories one put each. Why: a statement per put
+        is a round trip each, and each row goes into the HNSW index on its own.
+        Outcome: the put waits, and the transaction's next statement or its commit
+        writes all waiting puts in one DELETE and one COPY (see vectors.write); a
+        later put of the same memory and profile replaces an earlier one, as its
+        DELETE would have."""
+        key = (memory_id, profile)
+        self._vectors.pop(key, None)  # in the order of the latest puts
+        self._vectors[key] = vector_sql.Put(
+            memory_id, profile, tuple(vectors), dim, content_hash, to_text(utcnow())
         )
-        at = to_text(utcnow())
-        with self._conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO embedding(memory_id, profile, chunk, dim, vector, content_hash, "
-                "created_at) VALUES (%s, %s, %s, %s, %b, %s, %s)",
-                [
-                    (
-                        memory_id,
-                        profile,
-                        chunk,
-                        dim,
-                        np.frombuffer(blob, dtype=np.float32),
-                        content_hash,
-                        at,
-                    )
-                    for chunk, blob in vectors
-                ],
-            )
 
     def touch(self, memory_ids: Sequence[str], counter: str, at: datetime) -> None:
         # Trigger: two recalls counting the same memories in different rank orders,

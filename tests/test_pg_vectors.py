@@ -1,0 +1,125 @@
+"""A write transaction's vectors on PostgreSQL: written together at its next statement
+or commit, the HNSW index built again after a batch large next to the table, and
+left in place when readers hold the table (store/postgres/vectors.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import closing
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import create_database, drop_database
+from memlane import Context, Memory
+from memlane.embed.blob import to_blob
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+from memlane.store.postgres import PostgresStore  # noqa: E402
+
+DIM = 16
+PROFILE = "test/16"
+INDEX = f"embedding_hnsw_{DIM}"
+
+
+def _memories(url: str, count: int) -> list[tuple[str, str]]:
+    """`count` memories without vectors: their ids and content hashes."""
+    with Memory.open(url, agent="ada", context=Context("proj"), embedder=None) as mem:
+        items = [{"content": f"note {i} on {i % 7}", "allow_duplicate": True} for i in range(count)]
+        ids = [i for i in mem.add_batch(items).ids if i is not None]
+        return [(i, mem.store.get(i).dedup_hash) for i in ids]  # type: ignore[union-attr]
+
+
+def _vector(rng: np.random.Generator) -> bytes:
+    v = rng.standard_normal(DIM).astype(np.float32)
+    return to_blob(v / np.linalg.norm(v))
+
+
+Put = tuple[int, list[tuple[int, bytes]]]  # a memory's place and its rows
+
+
+def _put(store: PostgresStore, memories: list[tuple[str, str]], puts: list[Put]) -> None:
+    with store.write() as w:
+        for n, rows in puts:
+            w.put_vectors(memories[n][0], PROFILE, rows, DIM, memories[n][1])
+
+
+def _rows(url: str, memories: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
+    """The embedding table, each memory named by its place in `memories`."""
+    place = {memory_id: n for n, (memory_id, _) in enumerate(memories)}
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT memory_id, profile, chunk, dim, vector::text, content_hash FROM embedding"
+        ).fetchall()
+    return sorted((place[r[0]], *r[1:]) for r in rows)
+
+
+def _index_oid(url: str) -> int | None:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT to_regclass(%s)::oid", (INDEX,)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def _batch(rng: np.random.Generator, places: range) -> list[Put]:
+    return [(n, [(-1, _vector(rng))] + [(c, _vector(rng)) for c in range(n % 3)]) for n in places]
+
+
+@pytest.fixture
+def two_stores(pg_server: str, pg_template: str) -> Iterator[tuple[str, str]]:
+    urls = [create_database(pg_server, template=pg_template) for _ in range(2)]
+    yield urls[0], urls[1]
+    for url in urls:
+        drop_database(pg_server, url)
+
+
+def test_one_transactions_vectors_are_the_rows_of_one_put_per_transaction(
+    two_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memlane.store.postgres.store.EXACT_ROWS", -1)  # through HNSW
+    rng = np.random.default_rng(7)
+    bulk_url, single_url = two_stores
+    bulk_memories, single_memories = _memories(bulk_url, 300), _memories(single_url, 300)
+    again = (5, [(-1, _vector(rng))])  # a later put of one memory replaces its rows
+    puts = [*_batch(rng, range(300)), again]
+    with closing(PostgresStore(bulk_url)) as bulk, closing(PostgresStore(single_url)) as single:
+        _put(bulk, bulk_memories, puts)
+        for put in puts:
+            _put(single, single_memories, [put])
+        rows = _rows(bulk_url, bulk_memories)
+        assert rows == _rows(single_url, single_memories)
+        assert len(rows) == 300 + sum(n % 3 for n in range(300)) - 5 % 3  # 5's chunks gone
+        assert _index_oid(bulk_url) is not None
+        query = np.frombuffer(again[1][0][1], dtype=np.float32)
+        found = bulk.nearest(PROFILE, query, 3)
+        assert found[0] == (bulk_memories[5][0], pytest.approx(1.0, abs=1e-5))
+
+
+def test_vectors_put_in_a_transaction_are_read_and_deleted_in_it(pg_store: str) -> None:
+    rng = np.random.default_rng(8)
+    memories = _memories(pg_store, 2)
+    (kept, kept_hash), (gone, gone_hash) = memories
+    with closing(PostgresStore(pg_store)) as store:
+        with store.write() as w:
+            w.put_vectors(kept, PROFILE, [(-1, _vector(rng))], DIM, kept_hash)
+            w.put_vectors(gone, PROFILE, [(-1, _vector(rng))], DIM, gone_hash)
+            assert {m for m, _, _ in store.vectors(PROFILE)} == {kept, gone}
+            w.put_vectors(gone, PROFILE, [(-1, _vector(rng))], DIM, gone_hash)
+            w.delete(gone)  # its waiting rows first, then the memory and its rows
+        assert [m for m, _, _ in store.vectors(PROFILE)] == [kept]
+
+
+def test_a_large_batch_rebuilds_the_index_unless_readers_hold_the_table(pg_store: str) -> None:
+    rng = np.random.default_rng(9)
+    memories = _memories(pg_store, 900)
+    with closing(PostgresStore(pg_store)) as store:
+        _put(store, memories, _batch(rng, range(300)))
+        first = _index_oid(pg_store)
+        _put(store, memories, _batch(rng, range(300, 600)))  # as many rows as the table
+        rebuilt = _index_oid(pg_store)
+        assert first is not None and rebuilt is not None and rebuilt != first
+        with psycopg.connect(pg_store) as reader:
+            reader.execute("SELECT count(*) FROM embedding").fetchone()  # held to its end
+            _put(store, memories, _batch(rng, range(600, 900)))
+        assert _index_oid(pg_store) == rebuilt  # the rows went through the index
+        assert len(_rows(pg_store, memories)) == 900 + sum(n % 3 for n in range(900))
