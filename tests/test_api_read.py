@@ -736,6 +736,30 @@ def test_any_word_ranks_a_rare_words_older_matches_beside_a_common_words_newer_o
     assert len(mem.search("deploy kestrel", limit=11)) == 11
 
 
+def test_an_any_word_step_ranks_each_words_newest_share_of_the_cap(mem, monkeypatch):
+    # ANY_RANK_CAP 6 shared by three words, fewest matches first: kestrel's 2 matches
+    # all (share 6 // 3), then ledger's newest 2 of 6 (share 4 // 2), then deploy's
+    # newest 2 of 10 (share 2 // 1). A memory scores the sum of its words' BM25 over the
+    # windows that hold it, best first, ties newest first.
+    monkeypatch.setattr("memlane.store.base.RANK_CAP", 10**6)
+    texts = [f"Deploy step {i} of the rollout{' plan' * (i % 4)}." for i in range(9)]
+    texts += [f"Ledger {i}." for i in range(4)] + ["The ledger entry again, deploy"]
+    texts += ["Kestrel hosts the ledger.", "The kestrel cluster, newest of all."]
+    ids = [mem.add(text).id for text in texts]  # oldest first
+    alone = Filters(limit=100)
+    expected: dict[str, float] = {}
+    for word in ("kestrel", "ledger", "deploy"):
+        scores = dict(mem.store.search_scores(word, alone))
+        for memory_id in [i for i in reversed(ids) if i in scores][:2]:
+            expected[memory_id] = expected.get(memory_id, 0.0) + scores[memory_id]
+    ranked = sorted(expected, key=lambda i: (-expected[i], -ids.index(i)))
+    monkeypatch.setattr("memlane.store.base.ANY_RANK_CAP", 6)
+    page = Filters(limit=len(ranked))  # a page the windows fill: no widening
+    found = mem.store.search_scores("deploy ledger kestrel", page, "any")
+    assert [i for i, _ in found] == ranked
+    assert [s for _, s in found] == pytest.approx([expected[i] for i in ranked], rel=1e-9)
+
+
 @pytest.mark.sqlite_only  # edits a SQLite file by hand
 def test_a_store_whose_migration_fails_is_one_line_and_left_unchanged(db_path, tmp_path):
     """A file recording fewer migrations than its tables show (what a development

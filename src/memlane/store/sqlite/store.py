@@ -829,6 +829,14 @@ class SQLiteStore:
         ).fetchone()
         return int(row[0]) if row else None
 
+    def _count(self, match: str, most: int) -> int:
+        """How many memories `match` matches, counting up to `most`."""
+        row = self.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+            (match, most),
+        ).fetchone()
+        return int(row[0])
+
     def _newest(self, match: str, floor: int, filters: Filters, columns: str) -> _Matches:
         """The matches of `match` above `floor` (the newest RANK_CAP), best first.
 
@@ -872,22 +880,21 @@ class SQLiteStore:
         of a word with fewer than its share is ranked. A memory outside a common word's
         window misses that word's (small) part of its score.
         """
-        # Each word's newest cap + 1 matches, one walk of its doclist: how many it has
-        # (up to the cap), and where any share of them ends.
-        newest = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
-        found = {t: [r[0] for r in self.conn.execute(newest, (t, cap + 1))] for t in terms}
+        # How many matches each word has (up to cap + 1), counted inside SQLite: handing
+        # every match's rowid to Python costs several times the walk itself.
+        found = {t: self._count(t, cap + 1) for t in terms}
         parts, left = [], cap
-        for i, term in enumerate(sorted(terms, key=lambda t: len(found[t]))):
+        for i, term in enumerate(sorted(terms, key=lambda t: found[t])):
             share = max(1, left // (len(terms) - i))
             params[f"t{i}"] = term
             part = (
                 f"SELECT rowid AS seq, rank AS score FROM memory_fts WHERE memory_fts MATCH :t{i}"
             )
-            if len(found[term]) > share:
-                params[f"f{i}"] = found[term][share]  # the newest `share` lie above it
+            if found[term] > share:
+                params[f"f{i}"] = self._rank_floor(term, share)  # the newest `share` lie above
                 part += f" AND rowid > :f{i}"
             parts.append(part)
-            left -= min(len(found[term]), share)
+            left -= min(found[term], share)
         windows = " UNION ALL ".join(parts)
         return f"SELECT seq, 'm' AS src, SUM(score) AS score FROM ({windows}) GROUP BY seq"
 
