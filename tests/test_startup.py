@@ -17,7 +17,9 @@ LATER = (
     "memlane.write.frontmatter", "memlane.write.dedup", "memlane.write.draft",
     "memlane.write.patch", "memlane.write.pipeline", "memlane.write.normalize",
     "memlane.write.screen", "memlane.write.injection", "memlane.write.secrets", "rapidfuzz",
-    "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy", "rich",
+    "memlane.services.writing", "memlane.services.admin", "memlane.services.maintenance",
+    "memlane.services.reflect", "memlane.lifecycle.llm", "yaml", "tomlkit", "csv", "mcp",
+    "dateparser", "numpy", "rich",
 )  # fmt: skip
 
 
