@@ -15,27 +15,33 @@ LATER = (
     "memlane.lifecycle.wake", "memlane.lifecycle.pack", "memlane.lifecycle.summary",
     "memlane.lifecycle.consolidate", "memlane.lifecycle.organize", "memlane.write.capture",
     "memlane.write.frontmatter", "memlane.write.dedup", "memlane.write.draft",
-    "memlane.write.patch", "memlane.write.pipeline", "memlane.write.normalize", "rapidfuzz",
-    "yaml", "tomlkit", "csv", "mcp", "dateparser", "numpy", "rich",
+    "memlane.write.patch", "memlane.write.pipeline", "memlane.write.normalize",
+    "memlane.write.screen", "memlane.write.injection", "memlane.write.secrets", "rapidfuzz",
+    "memlane.services.writing", "memlane.services.admin", "memlane.services.maintenance",
+    "memlane.services.reflect", "memlane.lifecycle.llm", "yaml", "tomlkit", "csv", "mcp",
+    "dateparser", "numpy", "rich",
 )  # fmt: skip
 
 
-def test_reads_load_none_of_the_other_commands_modules(cli_env, tmp_path):
+def test_reads_load_none_of_the_other_commands_modules(cli_env, tmp_path, run):
+    # A memory the reads find, so the recall counts a retrieval (a write transaction).
+    run("add", "--content", "Deploy the staging cluster with the blue pipeline")
     script = (
         "import sys\n"
         f"LATER = {LATER!r}\n"
         "from memlane.cli.main import cli\n"
         "cli.main(['list', '--json'], standalone_mode=False)\n"
         "cli.main(['search', 'anything'], standalone_mode=False)\n"
-        "cli.main(['recall', 'anything'], standalone_mode=False)\n"
+        "cli.main(['recall', 'staging cluster'], standalone_mode=False)\n"
         "loaded = [m for m in LATER if m in sys.modules\n"
         "          and type(sys.modules[m]).__name__ != '_LazyModule']  # not run yet\n"
         "print(sorted(loaded), file=sys.stderr)\n"
     )
     env = {**os.environ, **cli_env, "MEMLANE_EMBED_PROFILE": "none"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=60)  # fmt: skip
+                          env=env, cwd=tmp_path / "proj", timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "blue pipeline" in done.stdout  # the recall found it, and counted it
     assert done.stderr.strip().splitlines()[-1] == "[]"
 
 

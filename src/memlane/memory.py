@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from memlane.embed.base import Embedder
 from memlane.errors import Invalid, MemlaneError, NotFound
@@ -43,26 +43,30 @@ from memlane.runtime import (
     Versions,
 )
 from memlane.scope import Context, detect_context
-from memlane.services.admin import Admin
-from memlane.services.anchoring import Anchoring
 from memlane.services.backup import RestoreReport, restore_snapshot
 from memlane.services.forget import Forgetting, Forgotten
-from memlane.services.graph import Graph
-from memlane.services.lifecycle import Lifecycle
-from memlane.services.maintenance import Maintenance
-from memlane.services.pack import Packs
-from memlane.services.policy import WritePolicy
 from memlane.services.recall import RECALL_LIMIT, Progress, Recall
-from memlane.services.reflect import Reflector
-from memlane.services.registries import Registries
-from memlane.services.scoping import Scoping
 from memlane.services.transfer import MigrationReport, Transfer
-from memlane.services.wake import Wake
-from memlane.services.writing import Writing
 from memlane.store import SchemaStatus, Store, migrate_schema, open_store, schema_status
 from memlane.timeutil import parse_instant, utcnow
 from memlane.write.anchors import ANCHOR_LOW, MAX_ANCHORS, AnchorPlan
 from memlane.write.settings import Limits, Thresholds
+
+if TYPE_CHECKING:
+    # The feature namespaces load with their first use (a cached property below): a
+    # cold `memlane recall` imports none of them (`memlane bench` times it).
+    from memlane.services.admin import Admin
+    from memlane.services.anchoring import Anchoring
+    from memlane.services.graph import Graph
+    from memlane.services.lifecycle import Lifecycle
+    from memlane.services.maintenance import Maintenance
+    from memlane.services.pack import Packs
+    from memlane.services.policy import WritePolicy
+    from memlane.services.reflect import Reflector
+    from memlane.services.registries import Registries
+    from memlane.services.scoping import Scoping
+    from memlane.services.wake import Wake
+    from memlane.services.writing import Writing
 
 __all__ = ["Memory"]
 
@@ -200,29 +204,41 @@ class Memory:
 
     @cached_property
     def _policy(self) -> WritePolicy:
+        from memlane.services.policy import WritePolicy
+
         return WritePolicy(self.rt)
 
     @cached_property
     def _anchoring(self) -> Anchoring:
+        from memlane.services.anchoring import Anchoring
+
         return Anchoring(self.rt, self._policy)
 
     @cached_property
     def _writing(self) -> Writing:
+        from memlane.services.writing import Writing
+
         return Writing(self.rt, self._policy, self._anchoring, self.registries.register)
 
     @cached_property
     def graph(self) -> Graph:
         """Typed links between memories, and the entities they name."""
+        from memlane.services.graph import Graph
+
         return Graph(self.rt)
 
     @cached_property
     def registries(self) -> Registries:
         """Categories, agents, projects, applicability; tag counts and type lists."""
+        from memlane.services.registries import Registries
+
         return Registries(self.rt)
 
     @cached_property
     def wake(self) -> Wake:
         """The identity cascade (call it), the one-guess ritual and its guess log."""
+        from memlane.services.wake import Wake
+
         return Wake(self.rt)
 
     @cached_property
@@ -233,33 +249,45 @@ class Memory:
     @cached_property
     def maintenance(self) -> Maintenance:
         """Consolidate and organize, and the maintenance lock their runs hold."""
+        from memlane.services.maintenance import Maintenance
+
         return Maintenance(self.rt)
 
     @cached_property
     def reflection(self) -> Reflector:
         """Insights and pack proposals from what was written since the last reflection,
         through the writing service, tied to their sources by the graph's links."""
+        from memlane.services.reflect import Reflector
+
         return Reflector(self.rt, writes=self._writing, link=self.graph.link)
 
     @cached_property
     def admin(self) -> Admin:
         """Self-checks (doctor) and verified backups of the store."""
+        from memlane.services.admin import Admin
+
         return Admin(self.rt)
 
     @cached_property
     def lifecycle(self) -> Lifecycle:
         """Reinforcement, feedback, review, reminders, sessions and vital signs."""
+        from memlane.services.lifecycle import Lifecycle
+
         return Lifecycle(self.rt)
 
     @cached_property
     def scopes(self) -> Scoping:
         """Moving memories between scopes: rekeying a scope, folding aliased projects
         under their canonical name, promotion up the scope ladder."""
+        from memlane.services.scoping import Scoping
+
         return Scoping(self.rt)
 
     @cached_property
     def packs(self) -> Packs:
         """The curated pack, pack files, and closing a session with its summary."""
+        from memlane.services.pack import Packs
+
         return Packs(self.rt)
 
     def reinforce(self, memory_id: str, amount: int = 1, cap: int = REINFORCE_CAP) -> Record:
@@ -346,6 +374,8 @@ class Memory:
             DeprecationWarning,
             stacklevel=2,
         )
+        from memlane.services.registries import Registries
+
         return Registries.types(name)
 
     @classmethod
@@ -685,4 +715,6 @@ class Memory:
     def diagnose(location: str | Path, problem: MemlaneError) -> Checks:
         """`doctor`'s checks of a store that could not be opened: the reason, and what
         a read-only look at its pages finds."""
+        from memlane.services.admin import Admin
+
         return Admin.diagnose(location, problem)

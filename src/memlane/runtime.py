@@ -327,11 +327,15 @@ class Runtime:
 
         Trigger: a store opened read-only. Why: a read must work on a file it may not
         write; its counters are bookkeeping, not the answer. Outcome: nothing counted.
+
+        The store's own writer, not `transaction`: a counter is no text, so the capture
+        policy has nothing to screen, and importing its screens (hundreds of compiled
+        patterns) would cost a new `recall` process more than the whole read.
         """
         if not memory_ids or self.store.read_only:
             return
         now = utcnow()
-        with self.transaction() as w:
+        with self.store.write() as w:
             for counter in counters:
                 w.touch(memory_ids, counter, now)
 

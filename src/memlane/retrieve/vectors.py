@@ -108,6 +108,11 @@ class Rows(msgspec.Struct, frozen=True):
     def memory_id(self, i: int) -> str:
         return bytes(self.ids[i]).decode("utf-8")
 
+    def memories(self) -> int:
+        """How many memories own a row: a count per id, where np.unique would sort
+        every row."""
+        return int(np.count_nonzero(np.bincount(self.owner, minlength=len(self.ids))))
+
     def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]:
         """The k memories whose best row is closest to `query` (see VectorIndex.search)."""
         if not len(self.ids) or k <= 0:
@@ -178,14 +183,14 @@ class VectorIndex:
 
     def __len__(self) -> int:
         """Memories with a current vector of this profile."""
-        return len(np.unique(self._refresh().owner))
+        return self._refresh().memories()
 
     def describe(self) -> dict[str, Any]:
         rows = self._refresh()
         return {
             "kind": "exact" if rows.signs is None else "sign codes + exact re-scoring",
             "rows": len(rows.owner),
-            "memories": len(np.unique(rows.owner)),
+            "memories": rows.memories(),
             "rescored": 0 if rows.signs is None else RESCORE_MIN,
             "file": str(self.path) if self.path and self.path.exists() else None,
         }
