@@ -71,8 +71,10 @@ def test_lines_prepared_by_workers_match_lines_prepared_here() -> None:
     with preparing.Preparer("auto", context(), workers=0) as alone:
         here = alone.finish(alone.start(lines))
     with preparing.Preparer("auto", context(), workers=2) as pooled:
-        pooled_lines = pooled.finish(pooled.start(lines * 4))  # a chunk of POOL_MIN lines
-        assert pooled._processes, "no worker process started"
+        assert pooled.warm() == 2
+        parts = pooled.start(lines * 4)  # a chunk of POOL_MIN lines
+        pooled_lines = pooled.finish(parts)
+    assert any(p.future and p.future.done() and not p.future.cancelled() for p in parts)
     assert [outcome(p) for p in pooled_lines[: len(lines)]] == [outcome(p) for p in here]
     assert [p.number for p in pooled_lines] == [n for n, _ in lines * 4]
     errors = {p.number: p.error for p in here if p.error}

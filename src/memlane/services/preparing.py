@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
@@ -70,6 +70,7 @@ class Preparer:
         self.context = context
         self.workers = worker_count() if workers is None else workers
         self._feeders: ThreadPoolExecutor | None = None
+        self._starting: list[Future[_Process]] = []
         self._processes: list[_Process] = []
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -141,22 +142,43 @@ class Preparer:
             from concurrent.futures import ThreadPoolExecutor
 
             self._feeders = ThreadPoolExecutor(self.workers, thread_name_prefix="memlane-prepare")
+            # Trigger: workers starting. Why: a part a feeder takes is its worker's
+            # until done, and a worker spends its first second or two importing.
+            # Outcome: each feeder first waits for its worker to say it is ready; until
+            # then every part stays queued, for this process to take.
+            self._starting = [self._feeders.submit(self._worker) for _ in range(self.workers)]
         return self._feeders
+
+    def warm(self) -> int:
+        """Start the workers now and wait until they are ready; how many are."""
+        if self._feeders_for(POOL_MIN) is None:
+            return 0
+        wait(self._starting)
+        return sum(1 for f in self._starting if f.exception() is None)
 
     def _at_worker(self, lines: Lines) -> list[Prepared]:
         """On a feeder thread: `lines` prepared by this thread's worker process."""
+        try:
+            return self._worker().ask(lines, self.mode, self.context)
+        except WorkerFailed:
+            self._failed = True
+            raise
+
+    def _worker(self) -> _Process:
+        """This feeder thread's worker process, started and ready."""
         if self._failed:
             raise WorkerFailed("a worker failed before")
-        process = getattr(self._local, "process", None)
+        process: _Process | None = getattr(self._local, "process", None)
         if process is None:
             process = self._local.process = _Process()
             with self._lock:
                 self._processes.append(process)
-        try:
-            return process.ask(lines, self.mode, self.context)
-        except WorkerFailed:
-            self._failed = True
-            raise
+            try:
+                process.ready()
+            except WorkerFailed:
+                self._failed = True
+                raise
+        return process
 
 
 class _Process:
@@ -172,19 +194,34 @@ class _Process:
             env={**os.environ, "PYTHONPATH": path},
         )
 
+    def ready(self) -> None:
+        """Wait for the worker to say it has imported what it needs."""
+        if self._answer() != ("ready", None):
+            raise WorkerFailed("the worker process did not start")
+
     def ask(self, lines: Lines, mode: str, context: WriteContext) -> list[Prepared]:
-        assert self.popen.stdin is not None and self.popen.stdout is not None
+        assert self.popen.stdin is not None
         try:
             pickle.dump((list(lines), mode, context), self.popen.stdin)
             self.popen.stdin.flush()
-            status, value = pickle.load(self.popen.stdout)
-        except (OSError, EOFError, pickle.UnpicklingError) as exc:
+        except OSError as exc:
             raise WorkerFailed(f"the worker process ended: {exc}") from None
+        status, value = self._answer()
         if status == "raised":
             raise value
         if status != "prepared" or not isinstance(value, list):
             raise WorkerFailed(f"the worker process answered {status!r}")
         return value
+
+    def _answer(self) -> tuple[str, Any]:
+        assert self.popen.stdout is not None
+        try:
+            answer = pickle.load(self.popen.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError) as exc:
+            raise WorkerFailed(f"the worker process ended: {exc}") from None
+        if not isinstance(answer, tuple) or len(answer) != 2:
+            raise WorkerFailed("the worker process answered something else")
+        return answer
 
     def close(self) -> None:
         if self.popen.stdin is not None:
@@ -220,4 +257,6 @@ def main() -> None:
     printed goes to stderr."""
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    pickle.dump(("ready", None), answers)
+    answers.flush()
     serve(sys.stdin.buffer, answers)
