@@ -4,6 +4,7 @@ for. Pure: no store."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime, timedelta
 
@@ -109,3 +110,19 @@ def test_diversify_by_words_orders_as_mmr_over_jaccard():
         for lambda_, limit in ((0.9, 10), (0.5, None), (0.0, 3)):
             expected = mmr(ranked, lambda s: s.score, similar, lambda_, limit)
             assert diversify(ranked, lambda_=lambda_, limit=limit) == expected
+
+
+def test_list_columns_read_back_as_json_wrote_them():
+    from memlane.store.sqlite.rows import _tuple
+
+    values = [
+        [],
+        ["oncall"],
+        ["a", "b", "a"],
+        ["naïve", "日本語", "emoji 🚀", 'quote " and \\ backslash', "", " spaced "],
+        ["line\nbreak", "tab\t", "\u2028", "ctrl \x01"],
+    ]
+    for value in values:
+        text = json.dumps(value, ensure_ascii=False)
+        assert _tuple(text) == tuple(json.loads(text))
+    assert _tuple(None) == _tuple("") == _tuple("[]") == ()

@@ -270,9 +270,9 @@ class _Scorer:
 
     def parts(self, fused: Fused, record: Record) -> dict[str, float]:
         """Every part in [0, 1] before weighting; the lane parts sum to the relevance."""
-        shares, top = fused.contributions, self.top
-        parts = {lane: shares.get(lane, 0.0) / top for lane in LANES}
-        for lane, share in shares.items():
+        top = self.top  # above 0: a candidate has a relevance only then
+        parts = dict.fromkeys(LANES, 0.0)  # a lane that did not find it: 0 / top
+        for lane, share in fused.contributions.items():
             parts[lane] = share / top
         profile = self.profile(record)
         if profile.exempt:
