@@ -93,12 +93,27 @@ def test_every_part_and_score_is_the_float_its_definition_gives():
             assert s.score == combined(s.relevance, parts, DEFAULT_WEIGHTS)
 
 
-def test_diversify_by_words_orders_as_mmr_over_jaccard():
+def eager_mmr(items, score, similarity, lambda_, limit):
+    """MMR as defined: every candidate left compared with each new pick."""
+    wanted = len(items) if limit is None else min(limit, len(items))
+    left, nearest, picked = list(range(len(items))), [0.0] * len(items), []
+    while len(picked) < wanted:
+        value = [lambda_ * score(items[i]) - (1.0 - lambda_) * nearest[i] for i in left]
+        best = left.pop(value.index(max(value)))
+        picked.append(items[best])
+        for i in left:
+            nearest[i] = max(nearest[i], similarity(items[i], items[best]))
+    return picked
+
+
+def test_mmr_and_diversify_pick_as_the_full_comparison_does():
     rng = random.Random(11)
-    for _ in range(20):
+    for _ in range(40):
         records = list(varied(rng, 30).values())
+        # Few distinct scores and words: ties in values, which go to the first given.
         ranked = sorted(
-            (Scored(r, rng.random(), 1.0, {}, {}) for r in records), key=lambda s: -s.score
+            (Scored(r, rng.choice((0.9, 0.8, 0.8, 0.5)), 1.0, {}, {}) for r in records),
+            key=lambda s: -s.score,
         )
 
         def words(s: Scored) -> frozenset[str]:
@@ -107,9 +122,13 @@ def test_diversify_by_words_orders_as_mmr_over_jaccard():
         def similar(a: Scored, b: Scored) -> float:
             return jaccard(words(a), words(b))
 
-        for lambda_, limit in ((0.9, 10), (0.5, None), (0.0, 3)):
-            expected = mmr(ranked, lambda s: s.score, similar, lambda_, limit)
+        def score(s: Scored) -> float:
+            return s.score
+
+        for lambda_, limit in ((0.9, 10), (0.7, None), (0.5, 12), (0.0, 3), (1.0, 5)):
+            expected = eager_mmr(ranked, score, similar, lambda_, limit)
             assert diversify(ranked, lambda_=lambda_, limit=limit) == expected
+            assert mmr(ranked, score, similar, lambda_, limit) == expected
 
 
 def test_list_columns_read_back_as_json_wrote_them():
