@@ -33,20 +33,52 @@ def mmr(
 
     Ties go to the item given first, so a score-sorted input stays stable.
     """
+    picks = _picks(
+        [score(item) for item in items],
+        lambda i, j: similarity(items[i], items[j]),
+        lambda_,
+        limit,
+    )
+    return [items[i] for i in picks]
+
+
+def _picks(
+    scores: Sequence[float],
+    similarity: Callable[[int, int], float],
+    lambda_: float,
+    limit: int | None,
+) -> list[int]:
+    """The positions MMR picks, in order, from candidates with these `scores` and
+    `similarity` between two positions.
+
+    Trigger: each pick. Why: a candidate's highest similarity to the picks only grows,
+    so its MMR value worked out against some of them is a bound its true value cannot
+    exceed; at λ near 1 the candidates far down the scores never come near the best,
+    and comparing each of them with every pick (and reading their words) was most of
+    the work. Outcome: the candidate with the best value (the first of equal ones) is
+    brought up to date with the picks it has not met, until the best is up to date:
+    then no other can beat or tie it from before it, and it is the very pick the full
+    comparison makes (`max` is exact, whatever the order it meets the picks in).
+    """
     if not 0.0 <= lambda_ <= 1.0:
         raise Invalid(f"MMR lambda must lie in [0, 1], not {lambda_!r}")
-    wanted = len(items) if limit is None else min(max(0, limit), len(items))
-    left = list(range(len(items)))
-    # Each candidate's highest similarity to anything picked so far: updated with
-    # the newest pick only, so a pass costs one similarity per candidate.
-    nearest = [0.0] * len(items)
-    picked: list[T] = []
+    wanted = len(scores) if limit is None else min(max(0, limit), len(scores))
+    left = list(range(len(scores)))
+    nearest = [0.0] * len(scores)  # highest similarity to the picks it has met
+    met = [0] * len(scores)  # how many of the first picks that is
+    picked: list[int] = []
     while len(picked) < wanted:
-        value = [lambda_ * score(items[i]) - (1.0 - lambda_) * nearest[i] for i in left]
-        best = left.pop(value.index(max(value)))
-        picked.append(items[best])
-        for i in left:
-            nearest[i] = max(nearest[i], similarity(items[i], items[best]))
+        while True:
+            value = [lambda_ * scores[i] - (1.0 - lambda_) * nearest[i] for i in left]
+            at = value.index(max(value))
+            best = left[at]
+            if met[best] == len(picked):
+                break
+            for pick in picked[met[best] :]:
+                nearest[best] = max(nearest[best], similarity(best, pick))
+            met[best] = len(picked)
+        del left[at]
+        picked.append(best)
     return picked
 
 
@@ -91,8 +123,34 @@ def diversify(
     limit: int | None = None,
 ) -> list[Scored]:
     """MMR over scored recall candidates: entry vectors where known, else title and body."""
-    texts = {s.record.id: f"{s.record.title}\n{s.record.body}" for s in scored}
-    similar = similarity_by_id(vectors or {}, texts)
-    return mmr(
-        scored, lambda s: s.score, lambda a, b: similar(a.record.id, b.record.id), lambda_, limit
-    )
+    if vectors:
+        texts = {s.record.id: f"{s.record.title}\n{s.record.body}" for s in scored}
+        similar = similarity_by_id(vectors, texts)
+        return mmr(
+            scored,
+            lambda s: s.score,
+            lambda a, b: similar(a.record.id, b.record.id),
+            lambda_,
+            limit,
+        )
+    picks = _picks([s.score for s in scored], _by_words(scored), lambda_, limit)
+    return [scored[i] for i in picks]
+
+
+def _by_words(scored: Sequence[Scored]) -> Callable[[int, int], float]:
+    """Jaccard on the words of two candidates' titles and bodies, by position.
+
+    Trigger: recall diversifies by text (it has no vectors at hand). Why: a pair
+    through the callbacks and id lookups of `mmr` and `similarity_by_id` cost more than
+    the sets' overlap. Outcome: a candidate's words are read once, when first compared.
+    """
+    words: dict[int, frozenset[str]] = {}
+
+    def of(i: int) -> frozenset[str]:
+        found = words.get(i)
+        if found is None:
+            record = scored[i].record
+            found = words[i] = tokens(f"{record.title}\n{record.body}")
+        return found
+
+    return lambda i, j: jaccard(of(i), of(j))

@@ -11,11 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
+from typing import Any, NamedTuple
 
 import msgspec
 
 from memlane.errors import Invalid
-from memlane.model import DECAY_EXEMPT, MemoryClass, Record, effective_resonance
+from memlane.model import (
+    DECAY_EXEMPT,
+    MemoryClass,
+    Record,
+    ResonanceType,
+    effective_resonance,
+)
 from memlane.retrieve.fuse import LANES, Fused, normalized
 from memlane.retrieve.when import NO_CUE, TimeCue, event_time, time_fit
 from memlane.scope import GLOBAL, Context, scope_project
@@ -35,6 +42,7 @@ HALF_LIFE_ORDER = (MemoryClass.EPISODIC, MemoryClass.SEMANTIC, MemoryClass.PROCE
 # Importance (resonance) is written 1-10; 1 maps to 0 and 10 or more to 1.
 IMPORTANCE_FLOOR = 1.0
 IMPORTANCE_CEILING = 10.0
+_IMPORTANCE_SPAN = IMPORTANCE_CEILING - IMPORTANCE_FLOOR
 # Popularity saturates at this many reads: log-scaled so the first reads count
 # most, capped so a memory shown on every prompt cannot outrank a relevant one.
 POPULARITY_SATURATION = 100
@@ -124,8 +132,7 @@ def importance(record: Record, now: datetime) -> float:
     """Effective resonance (after its weekly decay) mapped from 1-10 onto 0-1, capped."""
     clock_start = record.last_activated or record.created_at
     resonance = effective_resonance(record.importance, record.resonance_type, clock_start, now)
-    span = IMPORTANCE_CEILING - IMPORTANCE_FLOOR
-    return _unit((resonance - IMPORTANCE_FLOOR) / span)
+    return _unit((resonance - IMPORTANCE_FLOOR) / _IMPORTANCE_SPAN)
 
 
 def trust(record: Record) -> float:
@@ -201,9 +208,14 @@ def score_candidates(
     relevance = normalized(present)
     top = max((f.score for f in present), default=0.0)
     setting = _Setting(now, context, weights, cue, top, shape, frozenset(asked))
-    scored = [_score(f, records[f.id], relevance[f.id], setting) for f in present]
-    scored.sort(key=lambda s: (-s.score, -s.relevance, s.record.dedup_hash, s.record.id))
+    scorer = _Scorer(setting)
+    scored = [scorer.scored(f, records[f.id], relevance[f.id]) for f in present]
+    scored.sort(key=_rank_key)
     return scored
+
+
+def _rank_key(s: Scored) -> tuple[float, float, str, str]:
+    return (-s.score, -s.relevance, s.record.dedup_hash, s.record.id)
 
 
 class _Setting(msgspec.Struct, frozen=True):
@@ -232,23 +244,87 @@ def combined(relevance: float, parts: Mapping[str, float], w: Weights) -> float:
     return base * parts["scope"] * parts["time"]
 
 
-def _score(fused: Fused, record: Record, relevance: float, setting: _Setting) -> Scored:
-    parts = _parts(fused, record, setting)
-    score = combined(relevance, parts, setting.weights)
-    return Scored(record, score, relevance, parts, dict(fused.ranks))
+class _Scorer:
+    """The parts and score of each candidate of one recall.
+
+    Trigger: a recall scores about a hundred candidates. Why: most of their parts depend
+    only on fields many of them share (kind, resonance type, confidence, trust, use
+    counts, scope), and working those out again per candidate cost more than the
+    arithmetic. Outcome: they are worked out once per recall for each such profile, by
+    the same functions, so every part and score is the very float `recency`,
+    `importance`, `trust`, `popularity` and `scope_boost` give.
+    """
+
+    def __init__(self, setting: _Setting) -> None:
+        self.setting = setting
+        self.now = setting.now
+        self.weights = setting.weights
+        self.top = setting.top
+        self.profiles: dict[tuple[Any, ...], _Profile] = {}
+        self.timed = setting.cue.window is not None or setting.cue.asks_when
+
+    def scored(self, fused: Fused, record: Record, relevance: float) -> Scored:
+        parts = self.parts(fused, record)
+        score = combined(relevance, parts, self.weights)
+        return Scored(record, score, relevance, parts, dict(fused.ranks))
+
+    def parts(self, fused: Fused, record: Record) -> dict[str, float]:
+        """Every part in [0, 1] before weighting; the lane parts sum to the relevance."""
+        top = self.top  # above 0: a candidate has a relevance only then
+        parts = dict.fromkeys(LANES, 0.0)  # a lane that did not find it: 0 / top
+        for lane, share in fused.contributions.items():
+            parts[lane] = share / top
+        profile = self.profile(record)
+        if profile.exempt:
+            parts["recency"] = 1.0
+            resonance = float(record.importance)
+        else:
+            age = days_between(event_time(record), self.now)
+            parts["recency"] = decay(age, profile.half_life)
+            clock_start = record.last_activated or record.created_at
+            resonance = effective_resonance(record.importance, None, clock_start, self.now)
+        parts["importance"] = _unit((resonance - IMPORTANCE_FLOOR) / _IMPORTANCE_SPAN)
+        parts["trust"] = profile.trust
+        parts["popularity"] = profile.popularity
+        parts["scope"] = profile.boost
+        parts["time"] = time_fit(record, self.setting.cue) if self.timed else 1.0
+        return parts
+
+    def profile(self, record: Record) -> _Profile:
+        key = (
+            record.kind,
+            record.resonance_type,
+            record.confidence,
+            record.trust_score,
+            record.retrieval_count,
+            record.surfaced_count,
+            record.scope,
+        )
+        found = self.profiles.get(key)
+        if found is None:
+            found = self.profiles[key] = self._profiled(record)
+        return found
+
+    def _profiled(self, record: Record) -> _Profile:
+        s = self.setting
+        resonance_type = record.resonance_type
+        return _Profile(
+            exempt=resonance_type is not None and ResonanceType(resonance_type) in DECAY_EXEMPT,
+            half_life=half_life_days(record.memory_class, s.shape.half_lives),
+            trust=trust(record),
+            popularity=popularity(record),
+            boost=scope_boost(record.scope, s.context, s.shape.boosts, s.asked),
+        )
 
 
-def _parts(fused: Fused, record: Record, setting: _Setting) -> dict[str, float]:
-    """Every part in [0, 1] before weighting; the lane parts sum to the relevance."""
-    lanes = {lane: fused.contributions.get(lane, 0.0) for lane in LANES} | dict(fused.contributions)
-    return {lane: share / setting.top for lane, share in lanes.items()} | {
-        "recency": recency(record, setting.now, setting.shape.half_lives),
-        "importance": importance(record, setting.now),
-        "trust": trust(record),
-        "popularity": popularity(record),
-        "scope": scope_boost(record.scope, setting.context, setting.shape.boosts, setting.asked),
-        "time": time_fit(record, setting.cue),
-    }
+class _Profile(NamedTuple):
+    """The parts of a candidate that depend on neither the time nor its own clock."""
+
+    exempt: bool  # its resonance type never decays
+    half_life: float
+    trust: float
+    popularity: float
+    boost: float
 
 
 def _unit(value: float) -> float:

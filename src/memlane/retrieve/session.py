@@ -15,6 +15,7 @@ temporal questions; open-domain loses a little.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import islice
 
 from memlane.graph.entities import STOPWORDS
 from memlane.model import Filters, Record, replace
@@ -50,7 +51,8 @@ def with_neighbours(
     `replies`: a seed that ends with a question lifts its neighbours whether or not
     they share a word with it.
     """
-    seeds = [f for f in fused if f.id in records and records[f.id].session_id][:NEIGHBOUR_SEEDS]
+    in_session = (f for f in fused if f.id in records and records[f.id].session_id)
+    seeds = list(islice(in_session, NEIGHBOUR_SEEDS))  # the best few: the rest is not read
     if share <= 0 or not seeds:
         return list(fused), dict(records)
     adjacent = store.adjacent([s.id for s in seeds])

@@ -11,6 +11,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+import msgspec
+
 from memlane.model import ENUM_FIELDS, VERSIONED_FIELDS, Record, Version
 from memlane.timeutil import from_text, to_text
 
@@ -70,8 +72,14 @@ def record_params(record: Record) -> dict[str, Any]:
     return dict(zip(COLUMNS, record_values(record), strict=True))
 
 
+# A JSON list column as its values. Trigger: recall reads about a hundred rows a query,
+# most with tags. Why: json.loads goes through three Python frames per value, msgspec's
+# decoder through none. Outcome: the same values (text written by json.dumps).
+_json_values = msgspec.json.Decoder().decode
+
+
 def _tuple(value: Any) -> tuple[Any, ...]:
-    return tuple(json.loads(value)) if value and value != "[]" else ()
+    return tuple(_json_values(value)) if value and value != "[]" else ()
 
 
 def _decoder(name: str) -> Callable[[Any], Any] | None:
