@@ -105,12 +105,17 @@ def _versions(db: Path) -> dict[str, int]:
         return {str(i): int(v) for i, v in conn.execute("SELECT id, version FROM memory")}
 
 
-def _kill_after(proc: subprocess.Popen[str], delay: float) -> str:
+def _kill_after(proc: subprocess.Popen[str], delay: float, after_first: bool) -> str:
+    """SIGKILL `proc` `delay` seconds after it started or, `after_first`, after it
+    acknowledged its first write (however long starting took on a loaded machine);
+    everything it printed."""
+    assert proc.stdout is not None
+    first = proc.stdout.readline() if after_first else ""
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "the run finished before it was killed"
-    return out
+    return first + out
 
 
 def test_twenty_kills_during_batches_and_updates(tmp_path):
@@ -124,14 +129,14 @@ def test_twenty_kills_during_batches_and_updates(tmp_path):
     rng = random.Random(7)
     acknowledged = 0
     for round_ in range(KILLS):
-        delay = rng.uniform(0.9, 2.5)  # the process starts in about 0.6 s
+        delay = rng.uniform(0.9, 2.5)  # add-batch starts in about 0.6 s
         if round_ % 2 == 0:
             argv = [sys.executable, "-m", "memlane", "add-batch", "--file", str(batch)]
         else:
             argv = [sys.executable, "-c", UPDATER, str(db), ",".join(ids)]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 text=True, env=env(tmp_path, db), cwd=tmp_path)  # fmt: skip
-        out = _kill_after(proc, delay)
+        out = _kill_after(proc, delay, after_first=round_ % 2 == 1)
         assert_consistent(db)
         stored = _versions(db)
         if round_ % 2 == 0:
@@ -156,7 +161,12 @@ def test_eight_processes_for_twenty_seconds_and_a_backup_under_load(tmp_path):
     )  # fmt: skip
     writers = [run(WRITER, f"w{n}", str(LOAD_SECONDS)) for n in range(WRITERS)]
     readers = [run(READER, str(LOAD_SECONDS)) for _ in range(READERS)]
-    time.sleep(LOAD_SECONDS / 2)
+    # The backup is taken once the writers have started writing (starting takes
+    # longer on a loaded machine), and a quarter of their run later.
+    deadline = time.monotonic() + LOAD_SECONDS
+    while len(_versions(db)) <= SEED_MEMORIES and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(LOAD_SECONDS / 4)
     with Memory.open(db, agent="tester", context=Context("proj")) as mem:
         snapshot = mem.admin.backup(tmp_path / "snaps")
     results = [(p, *p.communicate(timeout=LOAD_SECONDS * 6)) for p in writers + readers]
