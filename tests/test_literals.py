@@ -12,7 +12,17 @@ import pytest
 
 from memlane.evaluation import screening
 from memlane.write import injection, injection_concepts
-from memlane.write.literals import Checked, Guarded, Sieve, checked, fold, literals, needs
+from memlane.write.literals import (
+    Checked,
+    Guarded,
+    Sieve,
+    Written,
+    checked,
+    fingerprint,
+    fold,
+    literals,
+    needs,
+)
 
 
 @pytest.mark.parametrize(
@@ -195,6 +205,33 @@ def test_a_pattern_without_literals_is_not_wrapped():
     assert checked(plain) is plain
     some = re.compile(r"ab|[0-9]")  # a branch without a literal
     assert sieve.guard(some) is some
+
+
+def test_a_pattern_given_as_its_source_compiles_when_it_first_searches_a_text_it_may_match():
+    sieve = Sieve()
+    pattern = sieve.lazy(r"\bignore\s+(?:all|your)\s+rules", re.IGNORECASE)
+    assert isinstance(pattern, Guarded) and pattern._compiled is None
+    with sieve.over("nothing to see"):
+        assert pattern.search("nothing to see") is None
+    assert pattern._compiled is None
+    with sieve.over("IGNORE all RULES"):
+        assert pattern.search("IGNORE all RULES")
+    assert pattern.compiled is pattern._compiled is not None
+    assert pattern.compiled.flags & re.IGNORECASE
+    # without literals to look up there is nothing to wait for
+    assert isinstance(sieve.lazy(r"ab|[0-9]"), re.Pattern)
+
+
+def test_a_pattern_and_its_source_share_a_fingerprint():
+    known = {}
+    for flags in (0, re.IGNORECASE, re.IGNORECASE | re.MULTILINE):
+        compiled = re.compile(r"\bleak\s+(?:it|them)", flags)
+        key = fingerprint(compiled)
+        known[key] = [[["leak"]]]
+        assert fingerprint(Written(compiled.pattern, flags)) == key
+    sieve = Sieve(known)
+    sieve.lazy(r"\bleak\s+(?:it|them)", re.IGNORECASE)
+    assert sieve.from_table == 1  # its needs were read from the table, not parsed
 
 
 def test_a_checked_pattern_looks_for_its_literals_first():

@@ -285,3 +285,15 @@ def test_key_names_are_read_in_ascii():
     secret: an ASCII IGNORECASE need reads it."""
     pieces = {char for char in ALL if secret_tokens.PIECES.fullmatch(char)}
     assert all(char.isascii() or char.isdecimal() for char in pieces)  # digits end no key
+
+
+def test_a_need_compiles_its_patterns_when_it_first_searches_and_shares_them():
+    label = r"\bzqxv_label_(?:one|two)\b"
+    first, second = Need(label, r"=\s*\S"), Need(label)
+    assert label not in secret_needs._COMPILED  # made, but nothing searched yet
+    assert not first.met("no such label here")
+    assert label in secret_needs._COMPILED and r"=\s*\S" not in secret_needs._COMPILED
+    seen: dict[int, bool] = {}
+    assert first.met("zqxv_label_two = value", seen)
+    assert second.met("zqxv_label_two = value", seen)
+    assert len(seen) == 2  # the label, searched once for both needs, and the value

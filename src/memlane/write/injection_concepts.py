@@ -47,8 +47,8 @@ SIEVE = Sieve(shipped_needs())
 
 
 def guarded(pattern: str, flags: int = 0) -> Pattern:
-    """`pattern` compiled, and guarded by the rules' sieve."""
-    return SIEVE.guard(re.compile(pattern, flags))
+    """`pattern` guarded by the rules' sieve (compiled when it first searches)."""
+    return SIEVE.lazy(pattern, flags)
 
 
 def _concept(words: str, glyphs: str = "", snake: bool = False) -> Pattern:

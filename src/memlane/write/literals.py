@@ -28,6 +28,7 @@ blanking characters. Outside, a guarded pattern always searches.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import sys
@@ -48,7 +49,7 @@ from re._constants import (  # type: ignore[import-not-found]
     POSSESSIVE_REPEAT,
     SUBPATTERN,
 )
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 # `re` lowers U+0130 to "i"; str.lower() gives two characters for it.
 _BEFORE_LOWER = {0x130: "i"}
@@ -70,7 +71,17 @@ def fold(text: str) -> str:
 Literals = frozenset[str]
 
 
-def literals(pattern: re.Pattern[str]) -> Literals | None:
+class Source(Protocol):
+    """A pattern as written: its source and flags (a compiled pattern is one)."""
+
+    @property
+    def pattern(self) -> str: ...
+
+    @property
+    def flags(self) -> int: ...
+
+
+def literals(pattern: Source) -> Literals | None:
     """Folded strings one of which a string holds wherever `pattern` matches in it (in
     the match, or where a look-around sees); None when there are none to name."""
     return _sequence(list(_parser.parse(pattern.pattern, pattern.flags)))
@@ -81,7 +92,7 @@ def literals(pattern: re.Pattern[str]) -> Literals | None:
 Needs = list[tuple[Literals, ...]]
 
 
-def needs(pattern: re.Pattern[str]) -> Needs | None:
+def needs(pattern: Source) -> Needs | None:
     """`pattern`'s alternatives, each as the sets of literals a string holds one of
     each of wherever that alternative matches in it; None when an alternative has
     none."""
@@ -175,14 +186,22 @@ GRAM = 3  # the longest key a literal is found by
 _COMMON = "etaoinsrhldcumfpgwybvkxjqz"
 
 
+_RARITY = {char: rank for rank, char in enumerate(_COMMON)}
+
+
+@functools.cache  # patterns share literals: a sieve keys each once
 def _key(literal: str) -> str:
     """What a sieve finds a literal by: its first character beyond ASCII, else
-    itself when short, else its rarest GRAM characters."""
+    itself when short, else its rarest GRAM characters (the first of equals)."""
     for char in literal:
         if not char.isascii():
             return char
-    grams = [literal[i : i + GRAM] for i in range(max(1, len(literal) - GRAM + 1))]
-    return max(grams, key=lambda g: sum(_COMMON.find(c) % len(_COMMON) for c in g))
+    if len(literal) <= GRAM:
+        return literal
+    rarity = [_RARITY.get(char, len(_COMMON) - 1) for char in literal]
+    sums = [sum(rarity[i : i + GRAM]) for i in range(len(literal) - GRAM + 1)]
+    start = sums.index(max(sums))
+    return literal[start : start + GRAM]
 
 
 # What a pattern needs, as a sieve looks it up: the literals any of which is enough
@@ -191,10 +210,12 @@ def _key(literal: str) -> str:
 Lookup = tuple[Literals, dict[str, list[tuple[Literals, ...]]]]
 
 
-def fingerprint(pattern: re.Pattern[str]) -> str:
-    """What a pattern's needs depend on: its source, its flags, and the Python whose
-    `re` parses and folds it."""
-    source = f"{sys.version_info[:2]}\0{pattern.flags}\0{pattern.pattern}"
+def fingerprint(pattern: Source) -> str:
+    """What a pattern's needs depend on: its source, its flags (as `re` completes
+    them: a str pattern is UNICODE unless ASCII), and the Python whose `re` parses and
+    folds it."""
+    flags = int(pattern.flags if pattern.flags & re.ASCII else pattern.flags | re.UNICODE)
+    source = f"{sys.version_info[:2]}\0{flags}\0{pattern.pattern}"
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
@@ -218,6 +239,11 @@ class Sieve:
     `known` (by `fingerprint`: a table written beforehand) where it has them, read
     from the pattern otherwise; `patterns` keeps every pattern guarded, by
     fingerprint, so such a table can be checked and written again.
+
+    Trigger: a pattern given as its source (`lazy`). Why: compiling the rules'
+    patterns is most of what remains of that start, and a short text leaves most of
+    them dead. Outcome: each is compiled when it first searches a text that holds
+    its literals.
     """
 
     def __init__(self, known: Mapping[str, Stored] | None = None) -> None:
@@ -225,12 +251,25 @@ class Sieve:
         self._lookups: list[Lookup] = []
         self._present: ContextVar[Present | None] = ContextVar("present", default=None)
         self._known = known or {}
-        self.patterns: dict[str, re.Pattern[str]] = {}
+        self.patterns: dict[str, Source] = {}
         self.from_table = 0  # how many patterns' needs came from `known`
 
     def guard(self, pattern: re.Pattern[str]) -> Pattern:
         """`pattern`, searching only when its literals occur in the sieve's text; the
         pattern itself when it has no literals to look up."""
+        ident = self._watch(pattern)
+        return pattern if ident is None else Guarded(pattern, ident, self._present.get)
+
+    def lazy(self, source: str, flags: int = 0) -> Pattern:
+        """`guard` for the pattern `source`, compiled when it first searches."""
+        written = Written(source, flags)
+        ident = self._watch(written)
+        if ident is None:
+            return re.compile(source, flags)
+        return Guarded(written, ident, self._present.get)
+
+    def _watch(self, pattern: Source) -> int | None:
+        """The pattern's place among the sieve's lookups (None: it has no literals)."""
         key = fingerprint(pattern)
         self.patterns[key] = pattern
         if key in self._known:
@@ -239,7 +278,7 @@ class Sieve:
         else:
             found = needs(pattern)
         if found is None:
-            return pattern
+            return None
         singles = frozenset[str]().union(*(each[0] for each in found if len(each) == 1))
         besides: dict[str, list[tuple[Literals, ...]]] = {}
         for each in (each for each in found if len(each) > 1):
@@ -250,7 +289,7 @@ class Sieve:
         self._lookups.append((singles, besides))
         for literal in frozenset[str]().union(*(lit for each in found for lit in each)):
             self._keys.setdefault(_key(literal), set()).add(literal)
-        return Guarded(pattern, len(self._lookups) - 1, self._present.get)
+        return len(self._lookups) - 1
 
     def present(self, text: str) -> Present:
         """Which of the guarded patterns' literals occur in `text`."""
@@ -298,17 +337,34 @@ class Present:
         )
 
 
+class Written(NamedTuple):
+    """A pattern's source and flags, not compiled yet."""
+
+    pattern: str
+    flags: int
+
+
 class Guarded:
-    """A compiled pattern that skips its search where a sieve knows it cannot match."""
+    """A pattern that skips its search where a sieve knows it cannot match."""
 
     def __init__(
-        self, pattern: re.Pattern[str], ident: int, present: Callable[[], Present | None]
+        self,
+        pattern: re.Pattern[str] | Written,
+        ident: int,
+        present: Callable[[], Present | None],
     ) -> None:
-        self.compiled = pattern
+        self._compiled = pattern if isinstance(pattern, re.Pattern) else None
         self.pattern = pattern.pattern
         self.flags = pattern.flags
         self._ident = ident
         self._present = present
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        """The pattern compiled (the first time it is asked for)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
 
     def _dead(self) -> bool:
         present = self._present()

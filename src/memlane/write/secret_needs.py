@@ -53,13 +53,23 @@ def _joined(alternatives: Iterable[str]) -> str:
     return "|".join(out + [p for p in alternatives if not isinstance(p, (AtWord, AtToken))])
 
 
-def _compile(pattern: Pattern) -> re.Pattern[str]:
+def _source(pattern: Pattern) -> str:
     source = _joined(_alternatives(pattern))
-    return _COMPILED.setdefault(source, re.compile(source))
+    return _SOURCES.setdefault(source, source)
 
 
-# Needs that share a pattern (a label, a key name) share its compiled form, so that a
-# text is searched for it once (see `run`).
+def _compiled(source: str) -> re.Pattern[str]:
+    found = _COMPILED.get(source)
+    if found is None:
+        found = _COMPILED[source] = re.compile(source)
+    return found
+
+
+# Needs that share a pattern (a label, a key name) share one source string and its
+# compiled form, so that a text is searched for it once (see `run`). A pattern is
+# compiled when a need first searches with it: a process that screens a few texts
+# never compiles most of them.
+_SOURCES: dict[str, str] = {}
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
 
@@ -73,21 +83,20 @@ def _alternatives(pattern: Pattern) -> tuple[str, ...]:
 class Need:
     """Patterns that a text must all match somewhere for a detector to fire on it."""
 
-    __slots__ = ("_compiled", "patterns")
+    __slots__ = ("_sources", "patterns")
 
     def __init__(self, *patterns: Pattern) -> None:
         self.patterns = patterns
-        self._compiled = tuple(_compile(pattern) for pattern in patterns)
+        self._sources = tuple(_source(pattern) for pattern in patterns)
 
     def met(self, text: str, seen: dict[int, bool] | None = None) -> bool:
         """Whether the text meets the need; `seen` remembers, for this text, what each
-        pattern searched already found (by the pattern's id: a pattern hashes its whole
-        source each time)."""
+        pattern searched already found (by the id of the pattern's shared source)."""
         seen = {} if seen is None else seen
-        for pattern in self._compiled:
-            found = seen.get(id(pattern))
+        for source in self._sources:
+            found = seen.get(id(source))
             if found is None:
-                found = seen[id(pattern)] = pattern.search(text) is not None
+                found = seen[id(source)] = _compiled(source).search(text) is not None
             if not found:
                 return False
         return True
