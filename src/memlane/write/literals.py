@@ -184,8 +184,6 @@ GRAM = 3  # the longest key a literal is found by
 
 # Letters by how often English uses them: a key of rare letters finds few literals.
 _COMMON = "etaoinsrhldcumfpgwybvkxjqz"
-
-
 _RARITY = {char: rank for rank, char in enumerate(_COMMON)}
 
 
@@ -241,9 +239,9 @@ class Sieve:
     fingerprint, so such a table can be checked and written again.
 
     Trigger: a pattern given as its source (`lazy`). Why: compiling the rules'
-    patterns is most of what remains of that start, and a short text leaves most of
-    them dead. Outcome: each is compiled when it first searches a text that holds
-    its literals.
+    patterns costs a short command's start more than reading their needs did, and
+    a short text leaves most of them dead. Outcome: each is compiled when it first
+    searches a text that holds its literals.
     """
 
     def __init__(self, known: Mapping[str, Stored] | None = None) -> None:
