@@ -83,21 +83,14 @@ def test_a_profile_other_than_the_stores_defers_the_write_with_the_command(run, 
 
 def test_embed_draws_a_progress_bar_on_a_terminal_only(run, cli_env, tmp_path):
     import os
-    import pty
-    import subprocess
     import sys
+
+    from terminal import on_terminal
 
     for i in range(3):
         run("add", f"Deferred note {i}.", "--no-embed")
-    leader, follower = pty.openpty()
-    env = {**os.environ, **cli_env}
-    done = subprocess.run(
-        [sys.executable, "-m", "memlane", "embed", "--pending"],
-        stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path, timeout=120,
-    )  # fmt: skip
-    os.close(follower)
-    drawn = os.read(leader, 65536).decode(errors="replace")
-    os.close(leader)
+    command = [sys.executable, "-m", "memlane", "embed", "--pending"]
+    done, drawn = on_terminal(command, {**os.environ, **cli_env}, tmp_path)
     assert done.returncode == 0 and b"3 embedded" in done.stdout
     assert "embedding" in drawn and "100%" in drawn
     piped = run("embed", "--all")  # the test runner's stderr is not a terminal

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from memlane.cli import progress
+from terminal import on_terminal
 
 # Each line states another figure for the same thing: the write policy notes that it
 # may contradict the lines before it.
@@ -150,31 +150,11 @@ def test_a_real_terminal_gets_the_bar_and_a_pipe_does_not(cli_env, tmp_path):
     file = batch(tmp_path, FACTS[:4])
     env = {**os.environ, **cli_env}
     command = [sys.executable, "-m", "memlane", "add-batch", "-f", file]
-    leader, follower = pty.openpty()
-    done = subprocess.run(
-        command, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path, timeout=120
-    )
-    os.close(follower)
-    drawn = _read_all(leader)
+    done, drawn = on_terminal(command, env, tmp_path)
     assert done.returncode == 0 and done.stdout.count(b"Added entry") == 4
     assert "adding" in drawn and "4/4" in drawn
     piped = subprocess.run(command, capture_output=True, env=env, cwd=tmp_path, timeout=120)
     assert piped.returncode == 0 and piped.stderr == b""
-
-
-def _read_all(leader: int) -> str:
-    """Everything written to a pseudo-terminal whose other end is closed."""
-    out = b""
-    while True:
-        try:
-            block = os.read(leader, 65536)
-        except OSError:  # Linux: the other end is gone and everything was read
-            break
-        if not block:
-            break
-        out += block
-    os.close(leader)
-    return out.decode(errors="replace")
 
 
 # ---- the library side: callbacks, never printing ---------------------------------------
