@@ -39,13 +39,14 @@ def on_terminal(
         with subprocess.Popen(
             list(command), stdout=subprocess.PIPE, stderr=follower, env=dict(env), cwd=cwd
         ) as process:
-            os.close(follower)
-            follower = -1
-            stdout, _ = process.communicate(timeout=timeout)
+            os.close(follower)  # the command holds its own end
+            try:
+                stdout, _ = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                raise
         reader.join(timeout)
     finally:
-        if follower >= 0:
-            os.close(follower)
         os.close(leader)
     done = subprocess.CompletedProcess(list(command), process.returncode, stdout, b"")
     return done, b"".join(drawn).decode(errors="replace")

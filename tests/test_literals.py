@@ -209,7 +209,7 @@ def test_a_pattern_without_literals_is_not_wrapped():
 
 def test_a_pattern_given_as_its_source_compiles_when_it_first_searches_a_text_it_may_match():
     sieve = Sieve()
-    pattern = sieve.lazy(r"\bignore\s+(?:all|your)\s+rules", re.IGNORECASE)
+    pattern = sieve.guard(Written(r"\bignore\s+(?:all|your)\s+rules", re.IGNORECASE))
     assert isinstance(pattern, Guarded) and pattern._compiled is None
     with sieve.over("nothing to see"):
         assert pattern.search("nothing to see") is None
@@ -219,7 +219,7 @@ def test_a_pattern_given_as_its_source_compiles_when_it_first_searches_a_text_it
     assert pattern.compiled is pattern._compiled is not None
     assert pattern.compiled.flags & re.IGNORECASE
     # without literals to look up there is nothing to wait for
-    assert isinstance(sieve.lazy(r"ab|[0-9]"), re.Pattern)
+    assert isinstance(sieve.guard(Written(r"ab|[0-9]", 0)), re.Pattern)
 
 
 def test_a_pattern_and_its_source_share_a_fingerprint():
@@ -230,7 +230,7 @@ def test_a_pattern_and_its_source_share_a_fingerprint():
         known[key] = [[["leak"]]]
         assert fingerprint(Written(compiled.pattern, flags)) == key
     sieve = Sieve(known)
-    sieve.lazy(r"\bleak\s+(?:it|them)", re.IGNORECASE)
+    sieve.guard(Written(r"\bleak\s+(?:it|them)", re.IGNORECASE))
     assert sieve.from_table == 1  # its needs were read from the table, not parsed
 
 

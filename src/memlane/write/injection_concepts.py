@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterator
 
 from memlane.write.injection_model import shipped_needs
-from memlane.write.literals import Pattern, Sieve
+from memlane.write.literals import Pattern, Sieve, Written
 
 _F = re.IGNORECASE
 # The patterns of the injection rules, each searching a text only where its literals
@@ -48,7 +48,7 @@ SIEVE = Sieve(shipped_needs())
 
 def guarded(pattern: str, flags: int = 0) -> Pattern:
     """`pattern` guarded by the rules' sieve (compiled when it first searches)."""
-    return SIEVE.lazy(pattern, flags)
+    return SIEVE.guard(Written(pattern, flags))
 
 
 def _concept(words: str, glyphs: str = "", snake: bool = False) -> Pattern:

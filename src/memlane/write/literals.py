@@ -238,7 +238,7 @@ class Sieve:
     from the pattern otherwise; `patterns` keeps every pattern guarded, by
     fingerprint, so such a table can be checked and written again.
 
-    Trigger: a pattern given as its source (`lazy`). Why: compiling the rules'
+    Trigger: a pattern given as its source (`Written`). Why: compiling the rules'
     patterns costs a short command's start more than reading their needs did, and
     a short text leaves most of them dead. Outcome: each is compiled when it first
     searches a text that holds its literals.
@@ -252,19 +252,14 @@ class Sieve:
         self.patterns: dict[str, Source] = {}
         self.from_table = 0  # how many patterns' needs came from `known`
 
-    def guard(self, pattern: re.Pattern[str]) -> Pattern:
-        """`pattern`, searching only when its literals occur in the sieve's text; the
-        pattern itself when it has no literals to look up."""
+    def guard(self, pattern: re.Pattern[str] | Written) -> Pattern:
+        """`pattern`, searching only when its literals occur in the sieve's text (one
+        `Written`, compiled when it first searches); the pattern itself, compiled, when
+        it has no literals to look up."""
         ident = self._watch(pattern)
-        return pattern if ident is None else Guarded(pattern, ident, self._present.get)
-
-    def lazy(self, source: str, flags: int = 0) -> Pattern:
-        """`guard` for the pattern `source`, compiled when it first searches."""
-        written = Written(source, flags)
-        ident = self._watch(written)
-        if ident is None:
-            return re.compile(source, flags)
-        return Guarded(written, ident, self._present.get)
+        if ident is not None:
+            return Guarded(pattern, ident, self._present.get)
+        return pattern if isinstance(pattern, re.Pattern) else re.compile(*pattern)
 
     def _watch(self, pattern: Source) -> int | None:
         """The pattern's place among the sieve's lookups (None: it has no literals)."""
