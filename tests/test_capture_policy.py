@@ -365,8 +365,9 @@ _TEXTS = st.lists(_FRAGMENTS, max_size=4).map(" ".join)
 
 
 # Texts hypothesis once found breaking the property below, kept so they stay fixed: a
-# word after a password's value taken for a second password, and a question answered
-# already (redacted) answered again by a later quoted value.
+# word after a password's value taken for a second password, a question answered
+# already (redacted) answered again by a later quoted value, and a question about a
+# password "answered" by a later line that sets another field.
 @example(
     "00A/ [distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\npassword = "
     "pypi-AgEIcHlwaS5vcmcHnCPO9jkwvIiuUKzZFro2VQ3P2VsW9vYkJpjFY44lvzQkG-vejBlf4AhJpLDXi4K05"
@@ -376,6 +377,11 @@ _TEXTS = st.lists(_FRAGMENTS, max_size=4).map(" ".join)
 @example(
     "User: ssh-add asks for a passphrase for ~/.ssh/id_ed25519_deploy\nUser: it's "
     'willow.copper.raven68\nAssistant: Key added.\n  username = "memlane"\n'
+)
+@example(
+    'resource "aws_db_instance" "main" {\n  username = "memlane"\n}\n'
+    'Esqueci minha senha, como faço para redefinir? resource "aws_db_instance" "main" {\n'
+    '  username = "memlane"\n}'
 )
 @given(_TEXTS)
 def test_redact_never_raises_hides_what_it_finds_and_is_idempotent(text):

@@ -483,6 +483,9 @@ _SPEAKER = re.compile(
 
 
 REPLY_LINES = 5  # lines after a question that may answer it (another turn may come first)
+# A line that gives another field its value (`username = "deploy"`): what follows is
+# that field's, not an answer. A field that names a secret is found as such.
+_FIELD = re.compile(r"[ \t]*[\"']?[A-Za-z_][\w.-]*[\"']?[ \t]*=(?!=)")
 
 
 def _reply(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
@@ -490,6 +493,8 @@ def _reply(text: str, pos: int, label: Label) -> Iterator[tuple[int, int]]:
     next lines, after the speaker's name: only a value that proves itself counts (or,
     for a PIN, digits alone on their line)."""
     for _, (line_start, stop) in zip(range(REPLY_LINES), _lines_from(text, pos), strict=False):
+        if _FIELD.match(text, line_start, stop):
+            continue
         speaker = _SPEAKER.match(text, line_start, stop)
         start = speaker.end() if speaker else line_start
         strict = Label(label.family, label.weak, start, direct=False)
