@@ -131,25 +131,35 @@ def test_the_sign_codes_find_what_exact_search_finds(mem):
 
 
 @pytest.mark.parametrize("ann", [False, True])
-def test_a_batch_search_finds_what_a_search_of_each_query_finds(mem, ann, monkeypatch):
-    # With sign codes, each query is narrowed through them (two candidates re-scored
-    # a memory wanted, so not every row is); without, the batch is scored exactly.
+@pytest.mark.parametrize("span", [7, 1 << 16])
+def test_a_batch_search_finds_what_an_exact_search_of_each_query_finds(mem, ann, span, monkeypatch):
+    # Exact whether or not the rows have sign codes (which would narrow a single search
+    # to two candidates a memory here), and whether the rows are scored in one block or
+    # in blocks of 7, which split the rows of some memories between two blocks.
     monkeypatch.setattr("memlane.retrieve.vectors.RESCORE_MIN", 10)
     monkeypatch.setattr("memlane.retrieve.vectors.RESCORE_PER_RESULT", 2)
+    monkeypatch.setattr("memlane.retrieve.vectors.SEARCH_ROWS", span)
     vectors = _directions(200)
-    _fill(mem, vectors)
+    ids = _fill(mem, vectors)
+    rng = np.random.default_rng(3)
+    with mem.store.write() as w:  # every fifth memory gets two chunk rows beside its entry
+        for i in range(0, 200, 5):
+            chunks = _directions(2, seed=100 + i) if i != 40 else np.stack([-vectors[5]] * 2)
+            rows = [(-1, to_blob(vectors[i]))] + [(j, to_blob(c)) for j, c in enumerate(chunks)]
+            w.put_vectors(ids[i], "test", rows, WIDE, mem.get(ids[i]).dedup_hash)
     index = _ann(mem) if ann else VectorIndex(mem.store, "test", WIDE)
     queries = np.stack([vectors[17] + 0.05 * vectors[3], vectors[40], -vectors[5]])
+    queries = np.concatenate([queries, rng.normal(size=(20, WIDE)).astype(np.float32)])
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     rows = index.current()
     assert (rows.signs is not None) == ann
+    assert len(rows.owner) == 280
     found = rows.search_many(queries, 5)
     for query, hits in zip(queries, found, strict=True):
-        each = index.search(query, 5)
         exact = index.search(query, 5, exact=True)
-        assert [h.memory_id for h in hits] == [h.memory_id for h in each]
-        assert np.allclose([h.score for h in hits], [h.score for h in each], atol=1e-5)
-        assert hits[0].memory_id == exact[0].memory_id
+        assert [h.memory_id for h in hits] == [h.memory_id for h in exact]
+        assert np.allclose([h.score for h in hits], [h.score for h in exact], atol=1e-5)
+    assert found[2][0].memory_id == ids[40]  # by a chunk row: -vectors[5] is its chunk
     assert rows.search_many(queries[:0], 5) == []
 
 

@@ -69,12 +69,16 @@ PERSIST_MIN_ROWS = 5_000
 # row in DELTA_SHARE, and at least DELTA_MIN (applying them copies every row anyway).
 DELTA_SHARE = 20
 DELTA_MIN = 1_000
-# Scores held at once by a batch search of exact rows (queries x rows, float32: 64 MB).
-# Trigger: many queries at once (a batch of new memories looking for their neighbours)
-# over rows without sign codes. Why: one matrix product scores a block of queries
-# against every row at a fraction of the cost of a scan per query. Outcome: exact
-# answers.
+# Scores held at once by a batch search (queries x rows, float32: 64 MB), over at most
+# SEARCH_ROWS rows at a time (100 MB of 384-d rows).
+# Trigger: many queries at once (a batch of new memories looking for their neighbours).
+# Why: one matrix product scores a block of queries against a block of rows at a
+# fraction of the cost of a scan per query, sign codes included: a scan reads its rows
+# for one query, a product reads them once for hundreds. Bounding the rows keeps the
+# block of queries large however many rows there are. Outcome: exact answers, in less
+# time than the sign codes take to narrow each query.
 SEARCH_BLOCK = 1 << 24
+SEARCH_ROWS = 1 << 16
 FILE_SUFFIX = ".vindex"
 _SEED = 20_240_611
 _BLOCK = 1 << 15  # rows per block when encoding and scanning (stays in cache)
@@ -127,24 +131,29 @@ class Rows(msgspec.Struct, frozen=True):
         return [VectorHit(self.memory_id(i), s) for i, s in pairs]
 
     def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]:
-        """The k nearest memories of each query (rows of `queries`), as `search` finds
-        them: while the rows are few, exactly, the batch scored by matrix products over
-        every row (see SEARCH_BLOCK); once they have sign codes, query by query through
-        the codes, which read 1/32 of what a product over every row reads."""
+        """The exact k nearest memories of each query (rows of `queries`), the batch
+        scored by matrix products over blocks of rows (see SEARCH_BLOCK)."""
         q = np.asarray(queries, dtype=np.float32).reshape(len(queries), self.matrix.shape[1])
         if not len(self.ids) or k <= 0:
             return [[] for _ in q]
-        if self.signs is not None:
-            return [self.search(row, k) for row in q]
         k = min(k, len(self.ids))
+        span = min(len(self.owner), SEARCH_ROWS)
+        step = max(1, SEARCH_BLOCK // span)
         out = []
-        step = max(1, SEARCH_BLOCK // max(len(self.owner), 1))
         for start in range(0, len(q), step):
-            for scores in q[start : start + step] @ np.asarray(self.matrix).T:
-                found, best = top_memories(scores, self.owner, k)
-                pairs = zip(found.tolist(), best.tolist(), strict=True)
-                out.append([VectorHit(self.memory_id(i), s) for i, s in pairs])
+            found = [_best_memories(each, k) for each in self._blocks(q[start : start + step], k)]
+            out += [[VectorHit(self.memory_id(i), s) for i, s in pairs] for pairs in found]
         return out
+
+    def _blocks(self, queries: Matrix, k: int) -> list[list[tuple[Owners, Matrix]]]:
+        """For each query, the k best memories of each block of SEARCH_ROWS rows."""
+        each: list[list[tuple[Owners, Matrix]]] = [[] for _ in queries]
+        for lo in range(0, len(self.owner), SEARCH_ROWS):
+            owner = self.owner[lo : lo + SEARCH_ROWS]
+            scores = queries @ np.asarray(self.matrix[lo : lo + SEARCH_ROWS]).T
+            for found, row in zip(each, scores, strict=True):
+                found.append(top_memories(row, owner, min(k, len(owner))))
+        return each
 
 
 def index_path(location: str) -> Path | None:
@@ -367,6 +376,19 @@ def top_memories(scores: Matrix, owner: Owners, k: int) -> tuple[Owners, Matrix]
         window = min(n, window * 4)
     first = np.sort(first)[:k]
     return owners[first], scores[top[first]]
+
+
+def _best_memories(blocks: list[tuple[Owners, Matrix]], k: int) -> list[tuple[int, float]]:
+    """The k best (owner, score) over each block's best owners: an owner whose rows
+    span two blocks counts at its better score."""
+    if len(blocks) == 1:
+        owners, scores = blocks[0]
+        return list(zip(owners.tolist(), scores.tolist(), strict=True))
+    owners = np.concatenate([owners for owners, _ in blocks])
+    scores = np.concatenate([scores for _, scores in blocks])
+    order = np.argsort(-scores, kind="stable")
+    first = np.sort(_first_of_each(owners[order]))[:k]
+    return list(zip(owners[order[first]].tolist(), scores[order[first]].tolist(), strict=True))
 
 
 def _first_of_each(owners: Owners) -> npt.NDArray[np.intp]:
