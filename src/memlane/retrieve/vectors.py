@@ -11,7 +11,9 @@ Large indexes keep, beside the float32 rows, one bit a dimension: the sign of ea
 after a fixed random rotation (SimHash). A query is rotated the same way; its smaller
 half of components is ignored (their signs are noise), and the rows whose signs differ
 least from the query's on the rest are re-scored exactly from the float32 rows. Only the
-candidates are read from the rows, 1/32 of the scan.
+candidates are read from the rows, 1/32 of the scan. A batch of searches (the write
+policy's neighbours for a batch of new memories) is exact at any size: matrix products
+score hundreds of queries for each read of the rows (see SEARCH_BLOCK).
 
 Why sign codes, against the other ways of searching large indexes (`memlane bench`
 measures the index's build, speed and agreement with an exact scan):
