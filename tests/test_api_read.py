@@ -689,6 +689,56 @@ def test_a_search_ranked_in_one_walk_finds_what_the_capped_ranking_finds(mem, mo
     assert sum(len(hits) > 1 for hits in found[0]) >= 6
 
 
+@pytest.mark.sqlite_only  # the SQLite store's most-words query
+def test_a_most_words_search_with_words_held_nowhere_finds_and_ranks_as_the_whole_query(
+    mem, monkeypatch
+):
+    # A word no memory holds takes its groups out of the most-words query: with one
+    # such word the other words must all match, with two nothing can. The matches and
+    # their scores are those of the whole query, also after the last memory holding a
+    # word (remembered as held) is deleted.
+    from memlane.store.sqlite import store as sqlite_store
+
+    rng = random.Random(11)
+    words = "deploy cache kestrel ledger proxy queue vault shard".split()
+    for i in range(60):
+        picked = rng.sample(words, rng.randint(3, 7))
+        mem.add(" ".join(picked), title=f"Note {i}", kind=rng.choice(["fact", "decision"]))
+    lone = mem.add("zeppelin deploy cache kestrel", title="Lone").id
+    queries = [
+        "deploy cache kestrel ledger",  # every word held
+        "deploy cache kestrel wombat",  # one held nowhere
+        "proxy queue vault shard gazebo",
+        "deploy wombat gazebo kestrel",  # two held nowhere
+        "zeppelin deploy cache kestrel",
+    ]
+    whole = sqlite_store.SQLiteStore._most_held
+
+    def search(*, narrowed: bool) -> list[list[tuple[str, float]]]:
+        monkeypatch.setattr(
+            sqlite_store.SQLiteStore,
+            "_most_held",
+            whole if narrowed else (lambda self, text, most: most),
+        )
+        return [
+            [(h.record.id, h.score) for h in mem.store.search(q, f, "most")]
+            for q in queries
+            for f in (mem.filters(limit=5), mem.filters(limit=50, kind="decision"))
+        ]
+
+    found = search(narrowed=True)
+    assert found == search(narrowed=False)
+    assert found[2] and found[4]  # one word held nowhere: the others' matches
+    assert found[6] == found[7] == []  # two held nowhere
+    most = '"deploy" AND "cache" AND "kestrel"'
+    assert whole(mem.store, "deploy cache kestrel wombat", "...") == most
+    assert any(i == lone for i, _ in found[8])
+    mem.delete(lone)  # "zeppelin" is held nowhere now, though remembered as held
+    after = search(narrowed=True)
+    assert after == search(narrowed=False)
+    assert not any(i == lone for i, _ in after[8])
+
+
 def test_a_common_word_still_finds_older_matches_that_pass_the_filters(mem, monkeypatch):
     # Ranking starts with the newest matches only; a filtered page it cannot fill
     # widens to every match.

@@ -336,6 +336,10 @@ FEW_MATCHES = 64
 FEW_TERMS = 4
 # The matches `_few_matches` found, as `_FTS_HITS` gives them.
 _FEW_HITS = "SELECT value ->> 0 AS seq, 'm' AS src, value ->> 1 AS score FROM json_each(:few)"
+# Whether some memory holds a keyword term (see SQLiteStore._held).
+_HOLDS = "SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1"
+# Terms a store remembers some memory holds, at most (a few megabytes).
+HELD_TERMS = 65_536
 
 
 def _create(path: Path, synchronous: str) -> None:
@@ -477,6 +481,7 @@ class SQLiteStore:
         self._helper: SQLiteStore | None = None  # see _newest
         self._helper_lent = threading.Lock()
         self._reader_only = lent
+        self._held_terms: set[str] = set()  # see _held
 
     def _configure(self, synchronous: str) -> None:
         try:
@@ -769,6 +774,8 @@ class SQLiteStore:
 
     def _matches(self, text: str, filters: Filters, match: str, columns: str = "e.id") -> _Matches:
         query_text = sql.fts_query(text, match)
+        if match == "most" and filters.as_of is None and query_text is not None:
+            query_text = self._most_held(text, query_text)
         if query_text is None:
             return _Matches([])
         cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
@@ -794,6 +801,37 @@ class SQLiteStore:
             # fusion.
             matches.step = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
         return matches
+
+    def _most_held(self, text: str, most: str) -> str | None:
+        """The most-words query `most` of `text`, as the words the index holds leave it:
+        itself when it holds every word, every other word when one is nowhere, None
+        (no match) when two or more are nowhere.
+
+        Trigger: a most-words search, as the write policy runs for every line it adds.
+        Why: the query holds a group of all words but one for each word, and the index
+        walks the matches of the groups' words, though a group with a word held
+        nowhere matches nothing; a new memory's names and identifiers are often held
+        nowhere. Outcome: each word is looked up (a word held, once for the store), and
+        those held nowhere take their groups away: a memory with all words but one,
+        one of them held nowhere, has every other word. FTS5 ranks such a memory by the
+        one group it matches, so the all-words query gives the same matches and ranks.
+        """
+        terms = sql.fts_terms(text)
+        held = self._held(terms)
+        if len(held) == len(terms):
+            return most
+        return " AND ".join(held) if len(held) == len(terms) - 1 else None
+
+    def _held(self, terms: list[str]) -> list[str]:
+        """The terms some memory holds. One found held is remembered (at most
+        HELD_TERMS): a memory deleted since only makes a search walk what it need not."""
+        held = [
+            t for t in terms if t in self._held_terms or self.conn.execute(_HOLDS, (t,)).fetchone()
+        ]
+        if len(self._held_terms) + len(held) > HELD_TERMS:
+            self._held_terms.clear()
+        self._held_terms.update(held)
+        return held
 
     def _few_matches(self, match: str) -> str | None:
         """Every match with its rank, as a JSON list of [rowid, rank], when there are
