@@ -17,6 +17,7 @@ from memlane.embed.blob import to_blob
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 from memlane.store.postgres import PostgresStore  # noqa: E402
+from memlane.store.postgres import vectors as vector_sql  # noqa: E402
 
 DIM = 16
 PROFILE = "test/16"
@@ -123,3 +124,99 @@ def test_a_large_batch_rebuilds_the_index_unless_readers_hold_the_table(pg_store
             _put(store, memories, _batch(rng, range(600, 900)))
         assert _index_oid(pg_store) == rebuilt  # the rows went through the index
         assert len(_rows(pg_store, memories)) == 900 + sum(n % 3 for n in range(900))
+
+
+def _builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each build of an index from here on, by the rows of its dimension it indexed."""
+    from memlane.store.postgres import vectors
+
+    built: list[int] = []
+    build = vectors._build_index
+
+    def counted(conn: Any, dim: int, rows: int) -> None:
+        found = conn.execute("SELECT count(*) FROM embedding WHERE dim = %s", (dim,)).fetchone()
+        built.append(int(found[0]))
+        build(conn, dim, rows)
+
+    monkeypatch.setattr(vectors, "_build_index", counted)
+    return built
+
+
+def test_a_job_of_small_transactions_sets_the_index_aside_and_builds_it_once_after(
+    two_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 100 rows indexed, then a job of 500 memories in transactions of 50: as a whole
+    # large next to the table, so the index is dropped for the job, searches read
+    # every row meanwhile, and it is built once after; the rows are those the same
+    # transactions write without the job.
+    monkeypatch.setattr("memlane.store.postgres.store.EXACT_ROWS", -1)  # through HNSW
+    rng = np.random.default_rng(10)
+    job_url, plain_url = two_stores
+    job_memories, plain_memories = _memories(job_url, 600), _memories(plain_url, 600)
+    first = [(n, [(-1, _vector(rng))]) for n in range(100)]
+    parts = [_batch(rng, range(s, s + 50)) for s in range(100, 600, 50)]
+    with closing(PostgresStore(job_url)) as job, closing(PostgresStore(plain_url)) as plain:
+        for store, memories in ((job, job_memories), (plain, plain_memories)):
+            _put(store, memories, first)
+        assert _index_oid(job_url) is not None
+        built = _builds(monkeypatch)
+        with job.bulk_vectors(DIM, 500):
+            assert _index_oid(job_url) is None
+            for n, part in enumerate(parts):
+                _put(job, job_memories, part)
+                if n == 4:  # a search meanwhile reads every row
+                    query = np.frombuffer(part[0][1][0][1], dtype=np.float32)
+                    found = job.nearest(PROFILE, query, 1)
+                    assert found[0] == (job_memories[part[0][0]][0], pytest.approx(1.0, abs=1e-5))
+            assert _index_oid(job_url) is None and built == []
+        assert _index_oid(job_url) is not None
+        assert built == [len(_rows(job_url, job_memories))]
+        for part in parts:
+            _put(plain, plain_memories, part)
+        assert _rows(job_url, job_memories) == _rows(plain_url, plain_memories)
+
+
+def test_a_job_small_next_to_the_table_keeps_the_index_and_one_cut_short_builds_it(
+    pg_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(11)
+    memories = _memories(pg_store, 700)
+    with closing(PostgresStore(pg_store)) as store:
+        _put(store, memories, [(n, [(-1, _vector(rng))]) for n in range(600)])
+        kept = _index_oid(pg_store)
+        with store.bulk_vectors(DIM, 100):  # 100 rows beside 600: through the index
+            _put(store, memories, _batch(rng, range(600, 650)))
+        assert _index_oid(pg_store) == kept
+        built = _builds(monkeypatch)
+        with pytest.raises(RuntimeError), store.bulk_vectors(DIM, 2_000):
+            assert _index_oid(pg_store) is None
+            _put(store, memories, _batch(rng, range(650, 700)))
+            raise RuntimeError("the job fails")
+        assert _index_oid(pg_store) is not None and len(built) == 1
+        with psycopg.connect(pg_store) as conn:  # a job whose process ended mid-way
+            assert vector_sql.suspend(conn, DIM, 2_000)
+        assert _index_oid(pg_store) is None
+        _put(store, memories, [(0, [(-1, _vector(rng))])])  # the next write builds it
+        assert _index_oid(pg_store) is not None and len(built) == 2
+
+
+@pytest.mark.parametrize("embedded", [True, False])
+def test_embed_on_postgres_builds_the_index_once_after_the_job(
+    pg_store: str, monkeypatch: pytest.MonkeyPatch, embedded: bool
+) -> None:
+    # `embed --all` over vectors written on add, or `embed --pending` of a store that
+    # has none yet: in transactions of 64 memories, the index built once, at the end.
+    from memlane.embed import get_embedder
+
+    hashed = get_embedder("hash")
+    items = [{"content": f"note {i} about topic {i % 11}"} for i in range(400)]
+    with Memory.open(
+        pg_store, agent="ada", context=Context("proj"), embedder=hashed if embedded else None
+    ) as mem:
+        mem.add_batch(items)
+    with Memory.open(pg_store, agent="ada", context=Context("proj"), embedder=hashed) as mem:
+        built = _builds(monkeypatch)
+        outcome = mem.embed(all=True) if embedded else mem.embed(pending=True)
+        assert len(outcome.embedded) == 400 and not outcome.failed
+        assert built == [400]  # once, after the job's last rows
+        assert mem.recall("note 7 about topic 7")

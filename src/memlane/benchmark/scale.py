@@ -166,7 +166,8 @@ def embed_store(
     Trigger: a store of 10^5..10^6 memories. Why: the hash embedder is pure Python,
     so one process embeds ~1,000 texts a second. Outcome: texts are embedded by
     `workers` processes and written here, one transaction per chunk, by the functions
-    the write path uses (`document_text`, `embed_documents`, `put_documents`).
+    the write path uses (`document_text`, `embed_documents`, `put_documents`), inside
+    `bulk_vectors` as `embed --all` writes them.
     """
     from memlane.write import embedding
 
@@ -188,6 +189,21 @@ def embed_store(
         stored[0] += len(chunk)
         counted(stored[0])
         return len(chunk)
+
+    with store.bulk_vectors(embedder.dimension, len(ids)):
+        return _embed_chunks(embedder, ids, workers, records, put)
+
+
+def _embed_chunks(
+    embedder: Embedder,
+    ids: Sequence[str],
+    workers: int,
+    records: Callable[[int], list[Record]],
+    put: Callable[[list[Record], Sequence[Embedded]], int],
+) -> int:
+    """Every chunk of `ids` read by `records`, embedded (in `workers` processes) and
+    written by `put`; how many were."""
+    from memlane.write import embedding
 
     starts = range(0, len(ids), EMBED_CHUNK)
     if workers <= 1:

@@ -84,14 +84,15 @@ class Recall:
         done: list[str] = []
         failed: list[str] = []
         error = None
-        for start in range(0, len(records), embedding.EMBED_CHUNK):
-            part = records[start : start + embedding.EMBED_CHUNK]
-            outcome = embedding.embed_records(self.rt.store, embedder, part)
-            done += outcome.embedded
-            failed += outcome.failed
-            error = error or outcome.error
-            if progress is not None:
-                progress(start + len(part), len(records))
+        with self.rt.store.bulk_vectors(embedder.dimension, len(records)):
+            for start in range(0, len(records), embedding.EMBED_CHUNK):
+                part = records[start : start + embedding.EMBED_CHUNK]
+                outcome = embedding.embed_records(self.rt.store, embedder, part)
+                done += outcome.embedded
+                failed += outcome.failed
+                error = error or outcome.error
+                if progress is not None:
+                    progress(start + len(part), len(records))
         return EmbedOutcome(tuple(done), tuple(failed), error)
 
     def _need_embedder(self) -> Embedder:

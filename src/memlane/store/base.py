@@ -300,6 +300,11 @@ class Store(Protocol):
 
     def write(self) -> AbstractContextManager[Writer]: ...
 
+    def bulk_vectors(self, dim: int, adding: int) -> AbstractContextManager[None]:
+        """Around a job that writes about `adding` vectors of `dim` dimensions over many
+        write transactions: a store whose server indexes vectors may set that index
+        aside for the job and build it once after (PostgreSQL); others do nothing."""
+
     def side_reader(self) -> AbstractContextManager[Store | None]:
         """This store's reads over a connection of their own, for one other thread while
         this one goes on reading (recall runs its vector lane so); None when there is

@@ -44,6 +44,7 @@ from memlane.store.parts import (
 from memlane.store.postgres import dump as dump_sql
 from memlane.store.postgres import entities as entity_sql
 from memlane.store.postgres import schema, sql
+from memlane.store.postgres import vectors as vector_sql
 from memlane.store.postgres.writer import LINK_COLUMNS, PostgresWriter
 from memlane.store.postgres.writer import link_from_row as _link
 from memlane.store.sqlite.rows import COLUMNS, row_reader, version_columns
@@ -178,6 +179,7 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise Unavailable(f"cannot open {self.location}: {exc}") from None
         self._local = threading.local()
+        self.deferred: set[int] = set()  # dimensions whose index a job builds after it
         # The feature parts read on the write transaction's connection or the pool's.
         self.wake = WakeReads(sql.POSTGRES, self._conn)
         self.entities = EntityReads(sql.POSTGRES, self._conn, entity_sql.named)
@@ -217,6 +219,30 @@ class PostgresStore:
         """Nothing to report from here: the server checks its own pages (data checksums,
         amcheck) and refuses a query over a damaged one with an error of its own."""
         return []
+
+    @contextmanager
+    def bulk_vectors(self, dim: int, adding: int) -> Iterator[None]:
+        """The dimension's HNSW index set aside while the job writes, when building it
+        again after costs less (see store/postgres/vectors.py, `suspend`)."""
+        if getattr(self._local, "conn", None) is not None:
+            raise RuntimeError("bulk_vectors cannot start inside a write transaction")
+        if not self._index_step(vector_sql.suspend, dim, adding):
+            yield
+            return
+        self.deferred.add(dim)
+        try:
+            yield
+        finally:
+            self.deferred.discard(dim)
+            self._index_step(vector_sql.restore, dim)
+
+    def _index_step(self, step: Callable[..., Any], *args: Any) -> Any:
+        """One step on a dimension's index, in a transaction of its own."""
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                return step(conn, *args)
+        except psycopg.OperationalError as exc:
+            raise Unavailable(f"{self.location}: {exc}") from None
 
     @contextmanager
     def write(self) -> Iterator[PostgresWriter]:

@@ -8,12 +8,13 @@ neighbours page by page, several times the cost per row of building the graph in
 memory from the rows (CREATE INDEX). Outcome: a batch large next to the rows already
 indexed (a store's first embedding, a re-embedding) is written without the index,
 which is built again after it in the same transaction; a smaller batch goes through
-the index row by row, as before.
+the index row by row, as before. A job of many small transactions that is large as a
+whole sets the index aside for its length (`suspend`, `restore`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,8 +63,9 @@ def index_sql(dim: int) -> str:
     )
 
 
-def write(conn: Conn, puts: Sequence[Put]) -> None:
-    """Replace each put's memory vectors of its profile by its rows."""
+def write(conn: Conn, puts: Sequence[Put], deferred: Collection[int] = ()) -> None:
+    """Replace each put's memory vectors of its profile by its rows; the index of a
+    dimension in `deferred` is built after a job's last rows (see `suspend`)."""
     if not puts:
         return
     conn.execute(
@@ -72,12 +74,52 @@ def write(conn: Conn, puts: Sequence[Put]) -> None:
         ([p.memory_id for p in puts], [p.profile for p in puts]),
     )
     for dim in sorted({p.dim for p in puts if p.rows}):
-        _write_dimension(conn, dim, [p for p in puts if p.dim == dim and p.rows])
+        rows = [p for p in puts if p.dim == dim and p.rows]
+        _write_dimension(conn, dim, rows, dim in deferred)
 
 
-def _write_dimension(conn: Conn, dim: int, puts: Sequence[Put]) -> None:
+def _write_dimension(conn: Conn, dim: int, puts: Sequence[Put], deferred: bool) -> None:
     """The rows of one dimension, the index rebuilt after them when that costs less
-    (see the module's docstring), made when the dimension has none yet."""
+    (see the module's docstring), made when the dimension has none yet (unless a job
+    that set it aside builds it after its last rows)."""
+    indexed, present = _locked(conn, dim)
+    adding = sum(len(p.rows) for p in puts)
+    rebuild = indexed and _rebuild_pays(adding, present) and _drop_index(conn, dim)
+    _copy(conn, puts)
+    if rebuild or not (indexed or deferred):
+        _build_index(conn, dim, present + adding)
+
+
+def suspend(conn: Conn, dim: int, adding: int) -> bool:
+    """Before a job that writes `adding` rows of `dim` dimensions over many
+    transactions: whether its writes leave the index to `restore`. True when there is
+    none yet, or when building it again after the job costs less (it is dropped);
+    False when the job is small next to the table or readers held the table.
+
+    Trigger: `embed --all`, `--pending`, an import's embedding: transactions of a few
+    dozen memories each. Why: each is small next to the table, so its rows would go
+    through the index one at a time, though all of them together are not. Outcome:
+    the index is dropped in a transaction of its own (readers meanwhile search every
+    row exactly), the job's rows are copied in without it, and `restore` builds it
+    once at the end; if the job is cut short, the dimension's next write builds it.
+    """
+    indexed, present = _locked(conn, dim)
+    if not indexed:
+        return adding >= MIN_REBUILD_ROWS
+    return _rebuild_pays(adding, present) and _drop_index(conn, dim)
+
+
+def restore(conn: Conn, dim: int) -> None:
+    """After a job that suspended the index: build it (one another writer made
+    meanwhile is kept)."""
+    indexed, present = _locked(conn, dim)
+    if not indexed:
+        _build_index(conn, dim, present)
+
+
+def _locked(conn: Conn, dim: int) -> tuple[bool, int]:
+    """Take the dimension's lock (to the transaction's end); whether its index exists,
+    and about how many rows the table holds."""
     # The lock and what it guards in one round trip: read before the lock was granted,
     # the index may be missing though another writer made it meanwhile, and CREATE
     # INDEX IF NOT EXISTS then leaves that one be.
@@ -87,12 +129,7 @@ def _write_dimension(conn: Conn, dim: int, puts: Sequence[Put]) -> None:
         "WHERE c.oid = 'embedding'::regclass",
         (INDEX_LOCK, dim, f"embedding_hnsw_{int(dim)}"),
     ).fetchone()
-    indexed, present = (bool(found[1]), int(found[2])) if found else (False, 0)
-    adding = sum(len(p.rows) for p in puts)
-    rebuild = indexed and _rebuild_pays(adding, present) and _drop_index(conn, dim)
-    _copy(conn, puts)
-    if rebuild or not indexed:
-        _build_index(conn, dim, present + adding)
+    return (bool(found[1]), int(found[2])) if found else (False, 0)
 
 
 def _rebuild_pays(adding: int, present: int) -> bool:

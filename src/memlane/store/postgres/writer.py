@@ -99,7 +99,7 @@ class PostgresWriter(SharedWrites):
         """Write the vectors put since the last statement (see put_vectors)."""
         if self._vectors:
             puts, self._vectors = list(self._vectors.values()), {}
-            vector_sql.write(self._connection, puts)
+            vector_sql.write(self._connection, puts, self._store.deferred)
 
     def get(self, memory_id: str) -> Record | None:
         """The memory's current row, locked until the transaction ends.

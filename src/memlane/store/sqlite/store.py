@@ -649,6 +649,12 @@ class SQLiteStore:
                 )
 
     @contextmanager
+    def bulk_vectors(self, dim: int, adding: int) -> Iterator[None]:
+        """Nothing to set aside: the vector index is derived in the client
+        (retrieve.vectors), which catches up with the job's vectors at its next search."""
+        yield
+
+    @contextmanager
     def write(self) -> Iterator[SQLiteWriter]:
         if self._writing:
             raise RuntimeError("nested write transactions are not supported")
