@@ -191,43 +191,29 @@ def embed_store(
         return len(chunk)
 
     with store.bulk_vectors(embedder.dimension, len(ids)):
-        return _embed_chunks(embedder, ids, workers, records, put)
-
-
-def _embed_chunks(
-    embedder: Embedder,
-    ids: Sequence[str],
-    workers: int,
-    records: Callable[[int], list[Record]],
-    put: Callable[[list[Record], Sequence[Embedded]], int],
-) -> int:
-    """Every chunk of `ids` read by `records`, embedded (in `workers` processes) and
-    written by `put`; how many were."""
-    from memlane.write import embedding
-
-    starts = range(0, len(ids), EMBED_CHUNK)
-    if workers <= 1:
-        text = document_text
-        return sum(
-            put(chunk, embedding.embed_documents(embedder, [text(r) for r in chunk]))
-            for chunk in map(records, starts)
-        )
-    done = 0
-    pending: deque[tuple[list[Record], Future[list[Embedded]]]] = deque()
-    with ProcessPoolExecutor(
-        workers, initializer=_start_worker, initargs=(embedder.profile.name,)
-    ) as pool:
-        for start in starts:
-            chunk = records(start)
-            texts = [document_text(r) for r in chunk]
-            pending.append((chunk, pool.submit(_embed_texts, texts)))
-            if len(pending) > 2 * workers:  # bounded: a million records never sit in memory
+        starts = range(0, len(ids), EMBED_CHUNK)
+        if workers <= 1:
+            text = document_text
+            return sum(
+                put(chunk, embedding.embed_documents(embedder, [text(r) for r in chunk]))
+                for chunk in map(records, starts)
+            )
+        done = 0
+        pending: deque[tuple[list[Record], Future[list[Embedded]]]] = deque()
+        with ProcessPoolExecutor(
+            workers, initializer=_start_worker, initargs=(embedder.profile.name,)
+        ) as pool:
+            for start in starts:
+                chunk = records(start)
+                texts = [document_text(r) for r in chunk]
+                pending.append((chunk, pool.submit(_embed_texts, texts)))
+                if len(pending) > 2 * workers:  # bounded: a million records never sit in memory
+                    chunk, future = pending.popleft()
+                    done += put(chunk, future.result())
+            while pending:
                 chunk, future = pending.popleft()
                 done += put(chunk, future.result())
-        while pending:
-            chunk, future = pending.popleft()
-            done += put(chunk, future.result())
-    return done
+        return done
 
 
 def build_store(db: Path, plan: Plan, size: int, embedder: Embedder, progress: Progress) -> Build:

@@ -81,19 +81,11 @@ class Recall:
     ) -> EmbedOutcome:
         from memlane.write import embedding
 
-        done: list[str] = []
-        failed: list[str] = []
-        error = None
-        with self.rt.store.bulk_vectors(embedder.dimension, len(records)):
-            for start in range(0, len(records), embedding.EMBED_CHUNK):
-                part = records[start : start + embedding.EMBED_CHUNK]
-                outcome = embedding.embed_records(self.rt.store, embedder, part)
-                done += outcome.embedded
-                failed += outcome.failed
-                error = error or outcome.error
-                if progress is not None:
-                    progress(start + len(part), len(records))
-        return EmbedOutcome(tuple(done), tuple(failed), error)
+        def told(done: int) -> None:
+            if progress is not None:
+                progress(done, len(records))
+
+        return embedding.embed_parts(self.rt.store, embedder, records, embedding.EMBED_CHUNK, told)
 
     def _need_embedder(self) -> Embedder:
         if self.rt.embedder is None:

@@ -187,16 +187,15 @@ class Transfer:
             return None, 0
         from memlane.write import embedding
 
-        embedder = self.rt.embedder
-        pending = self.rt.store.unembedded(embedder.profile.signature)
-        embedded = failed = 0
-        with self.rt.store.bulk_vectors(embedder.dimension, len(pending)):
-            for start in range(0, len(pending), EMBED_STEP):
-                part = pending[start : start + EMBED_STEP]
-                outcome = embedding.embed_records(self.rt.store, embedder, part)
-                embedded, failed = embedded + len(outcome.embedded), failed + len(outcome.failed)
-                progress(start + len(part), len(pending), "embedding")
-        return embedded, failed
+        pending = self.rt.store.unembedded(self.rt.embedder.profile.signature)
+        outcome = embedding.embed_parts(
+            self.rt.store,
+            self.rt.embedder,
+            pending,
+            EMBED_STEP,
+            lambda done: progress(done, len(pending), "embedding"),
+        )
+        return len(outcome.embedded), len(outcome.failed)
 
     def export_jsonl(self, **options: Any) -> Iterator[str]:
         yield json.dumps(HEADER, separators=(",", ":"))

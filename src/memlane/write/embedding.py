@@ -6,7 +6,7 @@ and `embed --pending` picks it up later.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from memlane.embed import Embedded, Embedder, entry_vector
 from memlane.embed.blob import to_blob
@@ -47,6 +47,30 @@ def embed_records(store: Store, embedder: Embedder, records: Sequence[Record]) -
     with store.write() as w:
         store_documents(store, w, embedder, records, documents)
     return EmbedOutcome(tuple(r.id for r in records), ())
+
+
+def embed_parts(
+    store: Store,
+    embedder: Embedder,
+    records: Sequence[Record],
+    size: int,
+    told: Callable[[int], None] = lambda done: None,
+) -> EmbedOutcome:
+    """`embed_records` over `records` in parts of `size`, a transaction each, inside the
+    store's `bulk_vectors` (one index build after them on PostgreSQL); `told` how many
+    are done after each part."""
+    done: list[str] = []
+    failed: list[str] = []
+    error = None
+    with store.bulk_vectors(embedder.dimension, len(records)):
+        for start in range(0, len(records), size):
+            part = records[start : start + size]
+            outcome = embed_records(store, embedder, part)
+            done += outcome.embedded
+            failed += outcome.failed
+            error = error or outcome.error
+            told(start + len(part))
+    return EmbedOutcome(tuple(done), tuple(failed), error)
 
 
 def store_documents(
