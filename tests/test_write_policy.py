@@ -268,13 +268,43 @@ def test_a_batch_finds_the_nearest_stored_vectors_of_all_its_lines_at_once(
     rows = index.snapshot()  # the index as read before the memories below
     later = vmem.add("Deploys of the web app go out through the canary first.")
     texts = ["deploys of the web app go out through the canary", "the helm setting moved"]
-    vectors = [(str(i), embedder.embed(t)) for i, t in enumerate(texts)]
+    within = vmem._policy._near(vmem.get(later.id))
+    vectors = [(str(i), embedder.embed(t), within) for i, t in enumerate(texts)]
     near = vmem._policy.nearest_each(vectors, rows)
-    for i, vector in vectors:
-        each = vmem._policy.nearest(vector, rows)
+    for i, vector, _ in vectors:
+        each = vmem._policy.nearest(vector, rows, within)
         assert near[i].keys() == each.keys()
         assert all(abs(near[i][m] - each[m]) < 1e-5 for m in each)
     assert max(near["0"], key=near["0"].__getitem__) == later.id
+
+
+def test_vector_neighbours_are_the_nearest_of_the_new_memorys_scope_and_kind(vmem):
+    """A new memory's vector neighbours are the nearest of its own scope and kind, not
+    the nearest of the whole store filtered afterwards: twelve closer memories of
+    another scope or kind leave its own in the answer, in one add and in a batch alike.
+    The index learns a move to another scope or kind."""
+    text = "The canary deploy of the web app waits for ten minutes of green checks."
+    crowd = [text.replace("ten", w) for w in "two three four five six seven eight nine".split()]
+    others = vmem.add_batch(
+        [{"content": t, "scope": "global", "kind": "fact", "allow_duplicate": True} for t in crowd]
+        + [{"content": t, "kind": "decision", "allow_duplicate": True} for t in crowd[:4]]
+        + _filler(12)
+    )
+    assert len(others.ids) == 24
+    own = vmem.add("Web app canary deploys wait for green checks.", kind="fact").id
+    index, embedder = vmem.rt.vector_lane()
+    rows = index.current()
+    record = vmem.get(own)
+    within = vmem._policy._near(record)
+    vector = embedder.embed(text)
+    assert own not in {h.memory_id for h in rows.search(vector, 10, exact=True)}
+    alone = vmem._policy.nearest(vector, rows, within)
+    batch = vmem._policy.nearest_each([("new", vector, within)], rows)["new"]
+    assert own in alone and alone.keys() == batch.keys()
+    assert not set(alone) & set(others.ids[:12])  # none of another scope or kind
+    moved = others.ids[0]
+    vmem.update(moved, scope=record.scope)
+    assert moved in vmem._policy.nearest(vector, index.current(), within)
 
 
 def test_vectors_report_the_conflict_band(vmem):

@@ -18,7 +18,13 @@ from memlane.retrieve.vectors import Matrix, VectorHit, VectorIndex
 from memlane.store import Store
 
 
-class Snapshot(Protocol):
+class Searches(Protocol):
+    """Vectors that answer a batch of searches."""
+
+    def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]: ...
+
+
+class Snapshot(Searches, Protocol):
     """Vectors as of a moment: a search, and the store's last vector change they hold
     (the write policy compares the memories changed since one by one)."""
 
@@ -26,8 +32,6 @@ class Snapshot(Protocol):
     def change(self) -> int: ...
 
     def search(self, query: Matrix, k: int, *, exact: bool = False) -> list[VectorHit]: ...
-
-    def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]: ...
 
 
 class ServerIndex:

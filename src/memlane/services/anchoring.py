@@ -126,7 +126,7 @@ class Anchoring:
         vector = self._entry_vector(record.id)
         if vector is not None:
             index, _ = self.rt.vector_lane()
-            scores = self.policy.nearest(vector, index.snapshot(), NEIGHBOURS + 1)
+            scores = self.policy.nearest(vector, index.snapshot(), near, NEIGHBOURS + 1)
             scores.update(self.policy.cosines(vector, [i for i in also if i not in scores]))
             ids = tuple(i for i in scores if i != record.id)
             kept = self.rt.store.admitted(replace(near, ids=ids, limit=None)) if ids else []

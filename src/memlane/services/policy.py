@@ -29,7 +29,8 @@ from memlane.write.settings import Thresholds
 
 if TYPE_CHECKING:
     from memlane.embed import Embedded
-    from memlane.retrieve.served import Snapshot
+    from memlane.retrieve.served import Searches, Snapshot
+    from memlane.retrieve.vectors import VectorHit
     from memlane.store import ChangeMark, Writer
     from memlane.write import dedup, normalize
     from memlane.write.dedup import Decision, Neighbour
@@ -190,8 +191,9 @@ class WritePolicy:
         if mark is None:
             return None
         rows = self._snapshot() if any(doc is not None for _, doc in drafts) else None
-        vectors = [(record.id, doc.entry) for record, doc in drafts if doc is not None]
-        near = self.nearest_each(vectors, rows) if rows is not None else {}
+        vectors = [(r.id, doc.entry, self._near(r)) for r, doc in drafts if doc is not None]
+        floor = self.rt.write_policy.conflict  # below the conflict band a cosine decides nothing
+        near = self.nearest_each(vectors, rows, floor=floor) if rows is not None else {}
         found = {
             record.id: tuple(
                 n.id for n in self._stored_neighbours(record, doc, rows, near.get(record.id))
@@ -263,13 +265,7 @@ class WritePolicy:
     ) -> list[Neighbour]:
         """The stored memories that may restate `record`: its keyword matches and its
         nearest vectors (`nearest`, when the batch's search found them already)."""
-        near = Filters(
-            scopes=(record.scope,),
-            kinds=(record.kind,),
-            viewer=self.rt.agent,
-            include_private=True,
-            limit=NEIGHBOURS,
-        )
+        near = self._near(record)
         key = key_words(normalize.document_text(record))
         most = asks(key, "most")
         found = (
@@ -284,7 +280,11 @@ class WritePolicy:
                 found.setdefault(hit.record.id, hit.record)
         cosines: dict[str, float] = {}
         if doc is not None and rows is not None:
-            cosines = dict(nearest) if nearest is not None else self.nearest(doc.entry, rows)
+            cosines = (
+                dict(nearest)
+                if nearest is not None
+                else self.nearest(doc.entry, rows, near, floor=self.rt.write_policy.conflict)
+            )
             ids = tuple(i for i in cosines if i not in found)
             if ids:
                 found.update((r.id, r) for r in self.rt.store.query(replace(near, ids=ids)))
@@ -296,41 +296,91 @@ class WritePolicy:
             if _same_reach(r, record)
         ]
 
-    def nearest(self, vector: Any, rows: Snapshot, k: int = NEIGHBOURS) -> dict[str, float]:
-        """{id: cosine} of the nearest memories: the index as of the transaction's
-        start, and the memories whose vectors changed since, compared one by one."""
-        cosines = {h.memory_id: h.score for h in rows.search(vector, k)}
-        changed = self.rt.store.vector_changes(rows.change, CHANGED_SINCE)
-        if changed is None:  # many writes since: catch the index up once
-            index, _ = self.rt.vector_lane()
-            return {h.memory_id: h.score for h in index.search(vector, k)}
-        cosines.update(self.cosines(vector, changed[1]))
-        return cosines
+    def _near(self, record: Record) -> Filters:
+        """The stored memories that may restate `record`: live, of its scope and kind,
+        seen by this agent (a page of NEIGHBOURS)."""
+        return Filters(
+            scopes=(record.scope,),
+            kinds=(record.kind,),
+            viewer=self.rt.agent,
+            include_private=True,
+            limit=NEIGHBOURS,
+        )
+
+    def nearest(
+        self,
+        vector: Any,
+        rows: Snapshot,
+        within: Filters,
+        k: int = NEIGHBOURS,
+        floor: float | None = None,
+    ) -> dict[str, float]:
+        """{id: cosine} of the nearest memories that `within` admits (see nearest_each)."""
+        return self.nearest_each([("", vector, within)], rows, k, floor)[""]
 
     def nearest_each(
-        self, vectors: Sequence[tuple[str, Any]], rows: Snapshot
+        self,
+        vectors: Sequence[tuple[str, Any, Filters]],
+        rows: Snapshot,
+        k: int = NEIGHBOURS,
+        floor: float | None = None,
     ) -> dict[str, dict[str, float]]:
-        """`nearest` for many vectors (keyed by their memory ids) at once: one search of
-        the index for the batch, and one read of the memories changed since."""
+        """{id: cosine} of the k nearest memories of each vector (keyed by its new
+        memory's id) that its filters admit, those at least `floor` when given: one
+        search of the index as of the transaction's start for each distinct filter,
+        and the memories whose vectors changed since, read once and compared with each
+        (the caller reads them through the filters)."""
         if not vectors:
             return {}
         import numpy as np
 
-        matrix = np.stack([vector for _, vector in vectors])
+        matrix = np.stack([vector for _, vector, _ in vectors])
         changed = self.rt.store.vector_changes(rows.change, CHANGED_SINCE)
+        searched: Searches = rows
+        now: list[dict[str, float]] = [{} for _ in vectors]
         if changed is None:  # many writes since: the index catches up once
             index, _ = self.rt.vector_lane()
-            found = index.current().search_many(matrix, NEIGHBOURS)
-            return {
-                memory_id: {h.memory_id: h.score for h in hits}
-                for (memory_id, _), hits in zip(vectors, found, strict=True)
-            }
-        found = rows.search_many(matrix, NEIGHBOURS)
-        now = self._cosines_many(matrix, changed[1])
+            searched = index.current()
+        else:
+            now = self._cosines_many(matrix, changed[1])
+        found = self._search(matrix, [within for _, _, within in vectors], searched, k)
+        least = -1.0 if floor is None else floor
         return {
-            memory_id: {**{h.memory_id: h.score for h in hits}, **fresh}
-            for (memory_id, _), hits, fresh in zip(vectors, found, now, strict=True)
+            memory_id: {
+                i: score
+                for i, score in {**{h.memory_id: h.score for h in hits}, **fresh}.items()
+                if score >= least
+            }
+            for (memory_id, _, _), hits, fresh in zip(vectors, found, now, strict=True)
         }
+
+    def _search(
+        self, queries: Any, within: Sequence[Filters], rows: Searches, k: int
+    ) -> list[list[VectorHit]]:
+        """The k nearest memories of each query among those of its filters' scopes and
+        kinds.
+
+        Rows read into this process (retrieve.vectors) are searched among those
+        memories alone, once for each scope and kind asked (see Rows.search_within). A
+        store's own index (a database server) searches all its rows. Either way, the
+        caller reads what is found through the whole filters.
+        """
+        from memlane.retrieve.vectors import Rows
+
+        if not isinstance(rows, Rows):
+            return rows.search_many(queries, k)
+        import numpy as np
+
+        matrix = np.asarray(queries, dtype=np.float32)
+        found: list[list[VectorHit]] = [[] for _ in within]
+        groups: dict[tuple[tuple[str, ...] | None, tuple[str, ...]], list[int]] = {}
+        for i, near in enumerate(within):
+            groups.setdefault((near.scopes, tuple(k.value for k in near.kinds)), []).append(i)
+        for (scopes, kinds), members in groups.items():
+            hits = rows.search_within(matrix[members], k, scopes, kinds)
+            for i, each in zip(members, hits, strict=True):
+                found[i] = each
+        return found
 
     def _cosines_many(self, matrix: Any, ids: Sequence[str]) -> list[dict[str, float]]:
         """`cosines` for each row of `matrix`, the memories' vectors read once."""

@@ -408,6 +408,10 @@ class Store(Protocol):
         """(memory id, chunk, float32 bytes) of every live memory's current vectors for a
         profile (only these memories' when `ids` is given)."""
 
+    def scopes_and_kinds(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
+        """(memory id, scope, kind) of every live memory (of these memories, when
+        `ids` is given): what a derived vector index keeps beside the vectors."""
+
     def nearest(self, profile: str, vector: QueryVector, k: int) -> list[tuple[str, float]] | None:
         """The k memories nearest to `vector` by the store's own vector index, best
         first, as (memory id, cosine similarity): a memory's score is that of its best
@@ -422,7 +426,8 @@ class Store(Protocol):
         """
 
     def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
-        """The memories whose vectors changed (written, removed, made stale or ended)
+        """The memories whose vectors changed (written, removed, made stale or ended, or
+        the memory moved to another scope or kind)
         after change number `after`, and the last change number; None when there are
         more than `limit` changes (reading everything again is cheaper)."""
 

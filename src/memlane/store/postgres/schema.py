@@ -492,6 +492,16 @@ def m008_relations(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
     cur.execute("CREATE INDEX relation_memory ON relation(memory_id) WHERE memory_id IS NOT NULL")
 
 
+def m009_vector_groups(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+    """A memory moved to another scope or kind is a vector change: a derived index
+    keeps each memory's scope and kind beside its vectors."""
+    cur.execute("DROP TRIGGER memory_vector_change ON memory")
+    cur.execute(
+        "CREATE TRIGGER memory_vector_change AFTER UPDATE OF dedup_hash, superseded_at, "
+        "valid_until, scope, kind ON memory FOR EACH ROW EXECUTE FUNCTION vector_changed()"
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "stemming_like_sqlite", m002_stemming_like_sqlite),
@@ -501,6 +511,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (6, "sightings", m006_sightings),
     (7, "event_time", m007_event_time),
     (8, "relations", m008_relations),
+    (9, "vector_groups", m009_vector_groups),
 )
 LATEST = MIGRATIONS[-1][0]
 

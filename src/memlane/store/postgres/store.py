@@ -723,6 +723,15 @@ class PostgresStore:
             for memory_id, chunk, vector in cursor:
                 yield str(memory_id), int(chunk), vector.to_numpy().tobytes()
 
+    def scopes_and_kinds(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
+        query = f"SELECT id, scope, kind FROM memory WHERE {_LIVE}"
+        if ids is not None:
+            query += " AND id = ANY(%(ids)s::text[])"
+        with self._conn() as conn, conn.cursor(name="groups") as cursor:
+            cursor.execute(query, {"ids": list(ids or ())})
+            for memory_id, scope, kind in cursor:
+                yield str(memory_id), str(scope), str(kind)
+
     def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
         with self._conn() as conn:
             rows = conn.execute(

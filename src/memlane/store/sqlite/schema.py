@@ -391,6 +391,27 @@ def m012_relations(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+_M013 = """
+DROP TRIGGER embedding_epoch_memory;
+DROP TRIGGER vector_change_memory;
+-- A memory moved to another scope or kind changes its vectors too: a derived index
+-- keeps each memory's scope and kind beside them.
+CREATE TRIGGER embedding_epoch_memory
+AFTER UPDATE OF dedup_hash, superseded_at, valid_until, scope, kind ON memory BEGIN
+    UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_epoch';
+END;
+CREATE TRIGGER vector_change_memory
+AFTER UPDATE OF dedup_hash, superseded_at, valid_until, scope, kind ON memory BEGIN
+    INSERT INTO vector_change(memory_id) VALUES (new.id);
+END;
+"""
+
+
+def m013_vector_groups(conn: sqlite3.Connection) -> None:
+    for statement in _split(_M013):
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -404,6 +425,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (10, "sightings", m010_sightings),
     (11, "event_time", m011_event_time),
     (12, "relations", m012_relations),
+    (13, "vector_groups", m013_vector_groups),
 )
 LATEST = MIGRATIONS[-1][0]
 

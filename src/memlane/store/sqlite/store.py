@@ -1062,6 +1062,19 @@ class SQLiteStore:
             for memory_id, chunk, blob in rows:
                 yield str(memory_id), int(chunk), bytes(blob)
 
+    def scopes_and_kinds(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
+        live = (
+            "SELECT id, scope, kind FROM memory WHERE superseded_at IS NULL AND valid_until IS NULL"
+        )
+        if ids is None:
+            parts: Iterator[Sequence[str] | None] = iter([None])
+        else:
+            parts = (ids[i : i + 500] for i in range(0, len(ids), 500))
+        for part in parts:
+            where = "" if part is None else f" AND id IN ({', '.join('?' for _ in part)})"
+            for memory_id, scope, kind in self.conn.execute(live + where, tuple(part or ())):
+                yield str(memory_id), str(scope), str(kind)
+
     def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
         rows = self.conn.execute(
             "SELECT seq, memory_id FROM vector_change WHERE seq > ? ORDER BY seq LIMIT ?",
