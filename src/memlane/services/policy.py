@@ -375,7 +375,7 @@ class WritePolicy:
         found: list[list[VectorHit]] = [[] for _ in within]
         groups: dict[tuple[tuple[str, ...] | None, tuple[str, ...]], list[int]] = {}
         for i, near in enumerate(within):
-            groups.setdefault((near.scopes, tuple(k.value for k in near.kinds)), []).append(i)
+            groups.setdefault((near.scopes, tuple(kind.value for kind in near.kinds)), []).append(i)
         for (scopes, kinds), members in groups.items():
             hits = rows.search_within(matrix[members], k, scopes, kinds)
             for i, each in zip(members, hits, strict=True):
