@@ -580,3 +580,38 @@ def test_keyword_neighbours_are_every_all_words_and_most_words_match(mem) -> Non
     everything = " ".join(words[:6])
     assert any("long note" in h.record.body for h in rt.store.search(everything, near, "all"))
     assert not any("long note" in h.record.body for h in rt.store.search(everything, near, "most"))
+
+
+def test_a_batch_writes_the_lines_embedded_while_the_model_embeds_the_rest(db_path):
+    """With an embedder slower than the write, a chunk's first parts are written (and
+    their outcomes given) while its later parts are still being embedded; every line
+    lands once, in order."""
+    import threading
+
+    from memlane import Context, Memory
+    from memlane.embed import get_embedder
+
+    hashing = get_embedder("hash")
+    release, holding = threading.Event(), threading.Event()
+
+    class Held(type(hashing)):  # the hash profile, whose last lines wait to be embedded
+        def embed_batch(self, texts):
+            if any("held line" in t for t in texts):
+                holding.set()
+                release.wait(timeout=10)
+                holding.clear()
+            return super().embed_batch(texts)
+
+    lines = [{"content": f"Line {i}: the {_filler(1)[0]['content']} ({i})"} for i in range(200)]
+    lines += [{"content": f"A held line {i} about the vault token rotation."} for i in range(100)]
+    embedder = Held(hashing.profile)
+    with Memory.open(
+        db_path, agent="tester", context=Context("proj", "main"), embedder=embedder
+    ) as mem:
+        batch = mem.iter_batch(lines)
+        first = next(batch)
+        assert holding.is_set() and first.line == 1 and first.result.landed
+        release.set()
+        rest = list(batch)
+    assert [ln.line for ln in [first, *rest]] == list(range(1, 301))
+    assert all(ln.result and ln.result.landed for ln in rest)

@@ -256,7 +256,8 @@ class Writing:
 
         The chunks go through three stages at once: while one is written, the next is
         embedded on a thread and the one after it prepared (parsed, captured, drafted:
-        write.prepare) by worker processes (services.preparing).
+        write.prepare) by worker processes (services.preparing). A chunk is written in
+        transactions of the parts embedded by then (see `_embedded_by_now`).
         """
         from concurrent.futures import ThreadPoolExecutor
 
@@ -270,8 +271,7 @@ class Writing:
         ):
             written: list[Future[Ready]] | None = None
             for ready in chain(self._ready_chunks(items, preparer, embedding), [None]):
-                if written is not None:
-                    chunk = Ready.joined([part.result() for part in written])
+                for chunk in _embedded_by_now(written or []):
                     yield from self.rt.embedded_lines(*self._batch_chunk(chunk))
                     landed, unmerged = landed + len(chunk.lines), unmerged + len(chunk.lines)
                     # Trigger: a long batch. Why: each chunk adds a keyword-index
@@ -592,6 +592,26 @@ def _chunks(items: Iterable[BatchItem]) -> Iterator[list[tuple[int, BatchItem]]]
             chunk = []
     if chunk:
         yield chunk
+
+
+def _embedded_by_now(parts: Sequence[Future[Ready]]) -> Iterator[Ready]:
+    """A chunk's parts, in order, as transactions: the next part (waited for) and the
+    parts after it embedded by then.
+
+    Trigger: an embedder slower than the write (a model on the CPU). Why: a chunk
+    written once all its parts are embedded leaves the writer idle while they are, and
+    the embedder idle while it writes. Outcome: the writer takes what is ready and
+    the model goes on with the rest; with a fast embedder every part is ready and
+    the chunk is one transaction.
+    """
+    at = 0
+    while at < len(parts):
+        done = [parts[at].result()]
+        at += 1
+        while at < len(parts) and parts[at].done():
+            done.append(parts[at].result())
+            at += 1
+        yield Ready.joined(done)
 
 
 def _judged(draft: Draft) -> bool:
