@@ -1050,30 +1050,36 @@ class SQLiteStore:
             "WHERE v.profile = ? AND v.content_hash = m.dedup_hash "
             "AND m.superseded_at IS NULL AND m.valid_until IS NULL"
         )
-        if ids is None:
-            parts: Iterator[Sequence[str] | None] = iter([None])
-        else:
-            parts = (ids[i : i + 500] for i in range(0, len(ids), 500))
-        for part in parts:
-            where = "" if part is None else f" AND m.id IN ({', '.join('?' for _ in part)})"
-            rows = self.conn.execute(
-                current + where + " ORDER BY m.seq, v.chunk", (profile, *(part or ()))
-            )
-            for memory_id, chunk, blob in rows:
-                yield str(memory_id), int(chunk), bytes(blob)
+        rows = self._of_ids(current, "m.id", ids, (profile,), " ORDER BY m.seq, v.chunk")
+        for memory_id, chunk, blob in rows:
+            yield str(memory_id), int(chunk), bytes(blob)
 
     def scopes_and_kinds(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
         live = (
             "SELECT id, scope, kind FROM memory WHERE superseded_at IS NULL AND valid_until IS NULL"
         )
+        for memory_id, scope, kind in self._of_ids(live, "id", ids):
+            yield str(memory_id), str(scope), str(kind)
+
+    def _of_ids(
+        self,
+        query: str,
+        column: str,
+        ids: Sequence[str] | None,
+        params: tuple[Any, ...] = (),
+        tail: str = "",
+    ) -> Iterator[Any]:
+        """The rows of `query` (a statement whose WHERE clause this extends), or with
+        `ids`, those whose `column` is one of them (500 ids a statement)."""
         if ids is None:
-            parts: Iterator[Sequence[str] | None] = iter([None])
-        else:
-            parts = (ids[i : i + 500] for i in range(0, len(ids), 500))
-        for part in parts:
-            where = "" if part is None else f" AND id IN ({', '.join('?' for _ in part)})"
-            for memory_id, scope, kind in self.conn.execute(live + where, tuple(part or ())):
-                yield str(memory_id), str(scope), str(kind)
+            yield from self.conn.execute(query + tail, params)
+            return
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ", ".join("?" for _ in part)
+            yield from self.conn.execute(
+                f"{query} AND {column} IN ({marks}){tail}", (*params, *part)
+            )
 
     def vector_changes(self, after: int, limit: int) -> tuple[int, list[str]] | None:
         rows = self.conn.execute(
