@@ -105,7 +105,8 @@ class Signs(msgspec.Struct, frozen=True):
 
 
 class Rows(msgspec.Struct, frozen=True):
-    """One epoch of a profile's vectors: memory ids, row owners, the rows themselves."""
+    """One epoch of a profile's vectors: memory ids, row owners, the rows themselves,
+    and each memory's scope and kind."""
 
     epoch: int
     ids: Names  # memory ids (UTF-8); after updates, some own no row
@@ -160,8 +161,8 @@ class Rows(msgspec.Struct, frozen=True):
 
         Trigger: the write policy's neighbours, which must share a new memory's scope
         and kind. Why: the k nearest of all rows, filtered afterwards, keep only the
-        few of its own scope and kind (a store of four scopes and ten kinds keeps about
-        a thirtieth), and a restatement can sit below ten rows of other scopes. Outcome:
+        few of its own scope and kind (a store of four scopes and a dozen kinds keeps
+        about a thirtieth), and a restatement can sit below ten rows of other scopes. Outcome:
         the rows of those memories are gathered once for the batch and searched
         exactly; a product over a fraction of the rows costs that fraction.
         """

@@ -598,11 +598,11 @@ def _embedded_by_now(parts: Sequence[Future[Ready]]) -> Iterator[Ready]:
     """A chunk's parts, in order, as transactions: the next part (waited for) and the
     parts after it embedded by then.
 
-    Trigger: an embedder slower than the write (a model on the CPU). Why: a chunk
-    written once all its parts are embedded leaves the writer idle while they are, and
-    the embedder idle while it writes. Outcome: the writer takes what is ready and
-    the model goes on with the rest; with a fast embedder every part is ready and
-    the chunk is one transaction.
+    Trigger: an embedder slower than the write that leaves this machine's cores free (a
+    server, a GPU). Why: a chunk written once all its parts are embedded leaves the
+    writer idle while they are, and the embedder idle while it writes. Outcome: the
+    writer takes what is ready while the embedder goes on with the rest; with a fast
+    embedder every part is ready and the chunk is one transaction.
     """
     at = 0
     while at < len(parts):
