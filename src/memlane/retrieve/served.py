@@ -10,6 +10,7 @@ policy ask the server, whose index is current for every client at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
@@ -19,9 +20,12 @@ from memlane.store import Store
 
 
 class Searches(Protocol):
-    """Vectors that answer a batch of searches."""
+    """Vectors that answer a batch of searches, each among memories of some scopes
+    (None: any) and kinds (empty: any)."""
 
-    def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]: ...
+    def search_within(
+        self, queries: Matrix, k: int, scopes: Sequence[str] | None, kinds: Sequence[str]
+    ) -> list[list[VectorHit]]: ...
 
 
 class Snapshot(Searches, Protocol):
@@ -52,6 +56,13 @@ class ServerIndex:
         """Each query's search: the server's index answers one query at a time."""
         return [self.search(q, k) for q in queries]
 
+    def search_within(
+        self, queries: Matrix, k: int, scopes: Sequence[str] | None, kinds: Sequence[str]
+    ) -> list[list[VectorHit]]:
+        """`search_many` over every row: the server's HNSW index takes no filter (its
+        pgvector scans no further for one), so the caller filters what it finds."""
+        return self.search_many(queries, k)
+
     def current(self) -> ServerIndex:
         """What a worker thread may search: the store takes a connection of its own."""
         return self
@@ -70,8 +81,12 @@ class Served(msgspec.Struct, frozen=True):
         return self.index.search(query, k, exact=exact)
 
     def search_many(self, queries: Matrix, k: int) -> list[list[VectorHit]]:
-        """Each query's search: the server's index answers one query at a time."""
-        return [self.index.search(q, k) for q in queries]
+        return self.index.search_many(queries, k)
+
+    def search_within(
+        self, queries: Matrix, k: int, scopes: Sequence[str] | None, kinds: Sequence[str]
+    ) -> list[list[VectorHit]]:
+        return self.index.search_within(queries, k, scopes, kinds)
 
 
 Index = VectorIndex | ServerIndex

@@ -358,17 +358,8 @@ class WritePolicy:
         self, queries: Any, within: Sequence[Filters], rows: Searches, k: int
     ) -> list[list[VectorHit]]:
         """The k nearest memories of each query among those of its filters' scopes and
-        kinds.
-
-        Rows read into this process (retrieve.vectors) are searched among those
-        memories alone, once for each scope and kind asked (see Rows.search_within). A
-        store's own index (a database server) searches all its rows. Either way, the
-        caller reads what is found through the whole filters.
-        """
-        from memlane.retrieve.vectors import Rows
-
-        if not isinstance(rows, Rows):
-            return rows.search_many(queries, k)
+        kinds: one search for each scope and kind asked (see Rows.search_within). The
+        caller reads what is found through the whole filters."""
         import numpy as np
 
         matrix = np.asarray(queries, dtype=np.float32)
