@@ -5,8 +5,8 @@ left in place when readers hold the table (store/postgres/vectors.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import closing
-from typing import Any
+from contextlib import closing, contextmanager
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -66,6 +66,12 @@ def _batch(rng: np.random.Generator, places: range) -> list[Put]:
     return [(n, [(-1, _vector(rng))] + [(c, _vector(rng)) for c in range(n % 3)]) for n in places]
 
 
+class Opened(NamedTuple):
+    url: str
+    store: PostgresStore
+    memories: list[tuple[str, str]]
+
+
 @pytest.fixture
 def two_stores(pg_server: str, pg_template: str) -> Iterator[tuple[str, str]]:
     urls = [create_database(pg_server, template=pg_template) for _ in range(2)]
@@ -74,26 +80,32 @@ def two_stores(pg_server: str, pg_template: str) -> Iterator[tuple[str, str]]:
         drop_database(pg_server, url)
 
 
+@contextmanager
+def _both(urls: tuple[str, str], memories: int) -> Iterator[tuple[Opened, Opened]]:
+    """The two stores, each holding `memories` memories, open."""
+    held = [_memories(url, memories) for url in urls]
+    with closing(PostgresStore(urls[0])) as first, closing(PostgresStore(urls[1])) as second:
+        yield Opened(urls[0], first, held[0]), Opened(urls[1], second, held[1])
+
+
 def test_one_transactions_vectors_are_the_rows_of_one_put_per_transaction(
     two_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("memlane.store.postgres.store.EXACT_ROWS", -1)  # through HNSW
     rng = np.random.default_rng(7)
-    bulk_url, single_url = two_stores
-    bulk_memories, single_memories = _memories(bulk_url, 300), _memories(single_url, 300)
     again = (5, [(-1, _vector(rng))])  # a later put of one memory replaces its rows
     puts = [*_batch(rng, range(300)), again]
-    with closing(PostgresStore(bulk_url)) as bulk, closing(PostgresStore(single_url)) as single:
-        _put(bulk, bulk_memories, puts)
+    with _both(two_stores, 300) as (bulk, single):
+        _put(bulk.store, bulk.memories, puts)
         for put in puts:
-            _put(single, single_memories, [put])
-        rows = _rows(bulk_url, bulk_memories)
-        assert rows == _rows(single_url, single_memories)
+            _put(single.store, single.memories, [put])
+        rows = _rows(bulk.url, bulk.memories)
+        assert rows == _rows(single.url, single.memories)
         assert len(rows) == 300 + sum(n % 3 for n in range(300)) - 5 % 3  # 5's chunks gone
-        assert _index_oid(bulk_url) is not None
+        assert _index_oid(bulk.url) is not None
         query = np.frombuffer(again[1][0][1], dtype=np.float32)
-        found = bulk.nearest(PROFILE, query, 3)
-        assert found[0] == (bulk_memories[5][0], pytest.approx(1.0, abs=1e-5))
+        found = bulk.store.nearest(PROFILE, query, 3)
+        assert found[0] == (bulk.memories[5][0], pytest.approx(1.0, abs=1e-5))
 
 
 def test_vectors_put_in_a_transaction_are_read_and_deleted_in_it(pg_store: str) -> None:
@@ -151,29 +163,27 @@ def test_a_job_of_small_transactions_sets_the_index_aside_and_builds_it_once_aft
     # transactions write without the job.
     monkeypatch.setattr("memlane.store.postgres.store.EXACT_ROWS", -1)  # through HNSW
     rng = np.random.default_rng(10)
-    job_url, plain_url = two_stores
-    job_memories, plain_memories = _memories(job_url, 600), _memories(plain_url, 600)
     first = [(n, [(-1, _vector(rng))]) for n in range(100)]
     parts = [_batch(rng, range(s, s + 50)) for s in range(100, 600, 50)]
-    with closing(PostgresStore(job_url)) as job, closing(PostgresStore(plain_url)) as plain:
-        for store, memories in ((job, job_memories), (plain, plain_memories)):
-            _put(store, memories, first)
-        assert _index_oid(job_url) is not None
+    with _both(two_stores, 600) as (job, plain):
+        for opened in (job, plain):
+            _put(opened.store, opened.memories, first)
+        assert _index_oid(job.url) is not None
         built = _builds(monkeypatch)
-        with job.bulk_vectors(DIM, 500):
-            assert _index_oid(job_url) is None
+        with job.store.bulk_vectors(DIM, 500):
+            assert _index_oid(job.url) is None
             for n, part in enumerate(parts):
-                _put(job, job_memories, part)
+                _put(job.store, job.memories, part)
                 if n == 4:  # a search meanwhile reads every row
                     query = np.frombuffer(part[0][1][0][1], dtype=np.float32)
-                    found = job.nearest(PROFILE, query, 1)
-                    assert found[0] == (job_memories[part[0][0]][0], pytest.approx(1.0, abs=1e-5))
-            assert _index_oid(job_url) is None and built == []
-        assert _index_oid(job_url) is not None
-        assert built == [len(_rows(job_url, job_memories))]
+                    found = job.store.nearest(PROFILE, query, 1)
+                    assert found[0] == (job.memories[part[0][0]][0], pytest.approx(1.0, abs=1e-5))
+            assert _index_oid(job.url) is None and built == []
+        assert _index_oid(job.url) is not None
+        assert built == [len(_rows(job.url, job.memories))]
         for part in parts:
-            _put(plain, plain_memories, part)
-        assert _rows(job_url, job_memories) == _rows(plain_url, plain_memories)
+            _put(plain.store, plain.memories, part)
+        assert _rows(job.url, job.memories) == _rows(plain.url, plain.memories)
 
 
 def test_a_job_small_next_to_the_table_keeps_the_index_and_one_cut_short_builds_it(
