@@ -28,6 +28,8 @@ _SEPARATOR_RANGES = (
 )
 _SEPARATORS = "".join(chr(c) for low, high in _SEPARATOR_RANGES for c in range(low, high + 1))
 TOKENIZE = f"porter unicode61 remove_diacritics 2 separators '{_SEPARATORS}'"
+# BM25's weight of a hit in each indexed column: title, body, tags.
+BM25_WEIGHTS = (3.0, 1.0, 1.5)
 
 # Columns of a memory that a content version snapshots (see model.VERSIONED_FIELDS).
 _VERSIONED_COLUMNS = """
@@ -47,7 +49,7 @@ CREATE VIRTUAL TABLE {table} USING fts5(
     title, body, tags, content='{content}', content_rowid='seq',
     tokenize="{TOKENIZE}"
 );
-INSERT INTO {table}({table}, rank) VALUES ('rank', 'bm25(3.0, 1.0, 1.5)');
+INSERT INTO {table}({table}, rank) VALUES ('rank', 'bm25({", ".join(map(str, BM25_WEIGHTS))})');
 CREATE TRIGGER {table}_insert AFTER INSERT ON {content} BEGIN
     INSERT INTO {table}(rowid, title, body, tags)
     VALUES (new.seq, new.title, new.body, new.tags);
@@ -412,6 +414,44 @@ def m013_vector_groups(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# The keyword index's postings as arrays (see store.sqlite.postings): a row per term, the
+# terms of each memory they hold, and the memories at or below the watermark changed since
+# they were merged.
+_M014 = """
+CREATE TABLE IF NOT EXISTS keyword_term (
+    id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,
+    seqs BLOB NOT NULL, freqs BLOB NOT NULL, sizes BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS keyword_row (seq INTEGER PRIMARY KEY, terms BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS keyword_stale (seq INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS keyword_stale_insert AFTER INSERT ON memory
+WHEN new.seq <= (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'keyword_covered')
+BEGIN
+    INSERT OR IGNORE INTO keyword_stale(seq) VALUES (new.seq);
+END;
+CREATE TRIGGER IF NOT EXISTS keyword_stale_update AFTER UPDATE OF title, body, tags ON memory
+WHEN old.seq <= (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'keyword_covered')
+BEGIN
+    INSERT OR IGNORE INTO keyword_stale(seq) VALUES (old.seq);
+END;
+CREATE TRIGGER IF NOT EXISTS keyword_stale_delete AFTER DELETE ON memory
+WHEN old.seq <= (SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'keyword_covered')
+BEGIN
+    INSERT OR IGNORE INTO keyword_stale(seq) VALUES (old.seq);
+END;
+"""
+
+
+def m014_keyword_postings(conn: sqlite3.Connection) -> None:
+    for statement in _split(_M014):
+        conn.execute(statement)
+    if conn.execute("SELECT 1 FROM memory LIMIT 1").fetchone():
+        # A store that holds memories is searched through its postings at once.
+        from memlane.store.sqlite import postings  # numpy; it reads this module too
+
+        postings.merge(conn)
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -426,6 +466,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (11, "event_time", m011_event_time),
     (12, "relations", m012_relations),
     (13, "vector_groups", m013_vector_groups),
+    (14, "keyword_postings", m014_keyword_postings),
 )
 LATEST = MIGRATIONS[-1][0]
 

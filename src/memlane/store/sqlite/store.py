@@ -47,7 +47,7 @@ from memlane.store.parts import (
     SessionReads,
     WakeReads,
 )
-from memlane.store.sqlite import backup, faults, schema, sql
+from memlane.store.sqlite import backup, coverage, faults, schema, sql
 from memlane.store.sqlite import dump as dump_sql
 from memlane.store.sqlite import entities as entity_sql
 from memlane.store.sqlite.faults import GuardedConnection
@@ -67,6 +67,7 @@ from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
     from memlane.store.base import QueryVector
+    from memlane.store.sqlite.postings import Joined, Postings, Ranked
 
 # Read counters: explicit reads, passive injections, deliberate activations.
 _COUNTERS = {
@@ -206,6 +207,10 @@ class SQLiteWriter(SharedWrites):
         merge every segment, once per transaction (secure_delete zeroes freed pages)."""
         for table in ("memory_fts", "version_fts"):
             self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        if coverage.covered(self._conn):  # the deleted memories' terms leave them too
+            from memlane.store.sqlite import postings
+
+            postings.merge(self._conn, stale_only=True)
 
     def set_mentions(self, mentions: Mapping[str, Sequence[Mention]]) -> None:
         entity_sql.set_mentions(self._conn, mentions)
@@ -336,6 +341,9 @@ FEW_MATCHES = 64
 FEW_TERMS = 4
 # The matches `_few_matches` found, as `_FTS_HITS` gives them.
 _FEW_HITS = "SELECT value ->> 0 AS seq, 'm' AS src, value ->> 1 AS score FROM json_each(:few)"
+# A search through the stored postings first tries this many times the page it fills
+# (see SQLiteStore._ranked).
+RANKED_FIRST = 4
 # Whether some memory holds a keyword term (see SQLiteStore._held).
 _HOLDS = "SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1"
 # Terms a store remembers some memory holds, at most (a few megabytes).
@@ -482,6 +490,7 @@ class SQLiteStore:
         self._helper_lent = threading.Lock()
         self._reader_only = lent
         self._held_terms: set[str] = set()  # see _held
+        self._postings: Postings | None = None  # see _matches
 
     def _configure(self, synchronous: str) -> None:
         try:
@@ -675,8 +684,24 @@ class SQLiteStore:
                 self.conn.execute("COMMIT")
             finally:
                 self._writing = False
+            if coverage.due(self.conn):
+                self._merge_postings()
         if writer.purged:  # old page images of deleted content must leave the WAL too
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _merge_postings(self) -> None:
+        """Trigger: a write left the stored keyword postings missing a share of the store
+        (coverage.due). Why: a search asks FTS5 for what they miss, which costs as much
+        as they save once it is many. Outcome: merged, in a transaction of its own."""
+        from memlane.store.sqlite import postings
+
+        self._begin()
+        try:
+            postings.merge(self.conn)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     def serialize_policy(self) -> None:
         """Nothing to take: BEGIN IMMEDIATE gave this transaction the database's one
@@ -780,6 +805,14 @@ class SQLiteStore:
 
     def _matches(self, text: str, filters: Filters, match: str, columns: str = "e.id") -> _Matches:
         query_text = sql.fts_query(text, match)
+        if query_text is not None and filters.as_of is None and coverage.covered(self.conn):
+            if self._postings is None:
+                from memlane.store.sqlite.postings import Postings  # numpy: a large store
+
+                self._postings = Postings(self.conn)
+            terms = self._postings.terms(sql.fts_terms(text))
+            if terms is not None:
+                return self._through_postings(terms, match, filters, columns)
         if match == "most" and filters.as_of is None and query_text is not None:
             query_text = self._most_held(text, query_text)
         if query_text is None:
@@ -807,6 +840,46 @@ class SQLiteStore:
             # fusion.
             matches.step = float(len(SEARCH_STEPS) - 1 - SEARCH_STEPS.index(match))
         return matches
+
+    def _through_postings(
+        self, terms: Joined, match: str, filters: Filters, columns: str
+    ) -> _Matches:
+        """The matches of `terms` joined as `match`, as FTS5 ranks them below, from
+        the stored postings: past RANK_CAP matches (ANY_RANK_CAP for any word) the
+        newest first (`_newest`, `_windows`), every match when they fill no page."""
+        from memlane.store.sqlite import postings
+
+        ranked = postings.combined(terms, match)
+        cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
+        few = match != "any" and len(terms.has) >= FEW_TERMS
+        if few and len(ranked.seqs) <= FEW_MATCHES:  # as `_few_matches` ranks them
+            return self._ranked(ranked, filters, columns)
+        if filters.limit is not None and len(ranked.seqs) > cap:
+            first = postings.windows(terms, cap) if match == "any" else postings.newest(ranked, cap)
+            matches = self._ranked(first, filters, columns)
+            if len(matches.rows) >= filters.limit:
+                return matches
+        return self._ranked(ranked, filters, columns)
+
+    def _ranked(self, ranked: Ranked, filters: Filters, columns: str) -> _Matches:
+        """The memories of `ranked` that pass `filters`, best first, as `_search` orders
+        them (score, then the newest update, then the newest row).
+
+        The best `filters.limit` matches are looked for among the best few times that
+        many (every match of the last score taken included), then among eight times as
+        many, until enough pass the filters or every match was tried.
+        """
+        from memlane.store.sqlite import postings
+
+        total, limit = len(ranked.seqs), filters.limit
+        taken = total if limit is None else min(total, RANKED_FIRST * limit)
+        while True:
+            page = postings.best(ranked, taken)
+            few = json.dumps(list(zip(page.seqs.tolist(), page.scores.tolist(), strict=True)))
+            matches = self._search(_FEW_HITS, {"few": few}, filters, columns)
+            if limit is None or len(matches.rows) >= limit or len(page.seqs) >= total:
+                return matches
+            taken = min(total, len(page.seqs) * 8)
 
     def _most_held(self, text: str, most: str) -> str | None:
         """The most-words query `most` of `text`, as the words the index holds leave it:

@@ -1,0 +1,493 @@
+"""The keyword index's postings kept as arrays: each term's memories with their
+weighted counts and lengths, so that a search ranks every match with numpy, scoring
+each as FTS5's bm25 does.
+
+FTS5 ranks a match in microseconds, walking its index for every phrase of the query,
+and a common word matches a large share of the store. Here a term's postings are one
+row of three arrays: reading them costs little more than their bytes, and ranking
+them is a few vector operations.
+
+The stored postings hold the memories up to a watermark (`coverage`) as they were when
+last merged. What changed since is asked of FTS5 itself: memories added after the
+watermark, and those at or below it that triggers mark stale (changed, deleted, or
+added below it). A single-term FTS5 search gives exactly such a memory's share of a
+score, so every score equals FTS5's `rank` for the same query, to the last bit. `merge`
+folds the changes in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from memlane.store.sqlite import coverage
+from memlane.store.sqlite.schema import BM25_WEIGHTS, TOKENIZE
+
+# FTS5's BM25 constants (fts5_aux.c).
+K1 = 1.2
+B = 0.75
+# FTS5's floor for the IDF of a term in more than half the rows.
+IDF_FLOOR = 1e-6
+
+# Memories tokenized per step of a merge: the temporary index holds this many at once.
+MERGE_STEP = 20_000
+# Query words remembered with their tokens, per connection.
+WORDS_KEPT = 65_536
+
+Seqs = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+class Ranked(NamedTuple):
+    """Every match of a query, as FTS5 `rank` scores them (negative, best least)."""
+
+    seqs: Seqs
+    scores: Floats
+
+
+class _Posting(NamedTuple):
+    seqs: Seqs
+    freqs: Floats  # the term's count in each memory, each column weighted as in BM25
+    sizes: Floats  # each memory's length in tokens (every column)
+
+
+class Stats(NamedTuple):
+    rows: int
+    avgdl: float
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers (as FTS5 stores its totals and row sizes)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def index_stats(conn: sqlite3.Connection) -> Stats:
+    """The row count and mean row length FTS5's BM25 uses (its averages record)."""
+    row = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
+    totals = _varints(row[0]) if row else [0]
+    rows = totals[0]
+    return Stats(rows, sum(totals[1:]) / rows if rows else 0.0)
+
+
+def idf(rows: int, hits: int) -> float:
+    """FTS5's inverse document frequency of a term in `hits` of `rows` memories."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0 else IDF_FLOOR
+
+
+def shares(posting: _Posting, weight: float, stats: Stats) -> Floats:
+    """Each memory's part of a BM25 score from one term, in FTS5's order of operations."""
+    f = posting.freqs
+    return weight * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * posting.sizes / stats.avgdl)))
+
+
+def phrase_groups(count: int, match: str) -> list[tuple[int, ...]]:
+    """The query's groups of terms (by index) as `sql.fts_query` joins them: one group
+    of all for "all", one group per term for "any", every group of all but one for
+    "most"."""
+    terms = range(count)
+    if match == "all":
+        return [tuple(terms)]
+    if match == "most":
+        return list(itertools.combinations(terms, count - 1))
+    return [(t,) for t in terms]
+
+
+class Joined(NamedTuple):
+    """The memories holding any of a query's terms, with each term's hits and shares."""
+
+    seqs: Seqs
+    has: npt.NDArray[np.bool_]  # term by memory
+    share: npt.NDArray[np.float64]  # term by memory, 0 where it is not held
+
+
+def joined(parts: Sequence[tuple[Seqs, Floats]]) -> Joined:
+    """`parts` (each term's memories and shares) over the memories of any of them."""
+    if not parts:
+        return Joined(np.zeros(0, np.int64), np.zeros((0, 0), bool), np.zeros((0, 0)))
+    seqs, where = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+    has = np.zeros((len(parts), len(seqs)), bool)
+    share = np.zeros((len(parts), len(seqs)))
+    start = 0
+    for i, (term_seqs, term_shares) in enumerate(parts):
+        at = where[start : start + len(term_seqs)]
+        has[i, at], share[i, at] = True, term_shares
+        start += len(term_seqs)
+    return Joined(seqs, has, share)
+
+
+def combined(terms: Joined, match: str) -> Ranked:
+    """The matches of `terms` joined as `match`, each scored as FTS5 scores it: the
+    shares of every phrase of the matched groups, summed in the query's order (a
+    memory's unmatched phrases add nothing)."""
+    score = np.zeros(len(terms.seqs))
+    matched = np.zeros(len(terms.seqs), bool)
+    for group in phrase_groups(len(terms.has), match):
+        whole = terms.has[list(group)].all(axis=0)
+        matched |= whole
+        for term in group:
+            score += np.where(whole, terms.share[term], 0.0)
+    return Ranked(terms.seqs[matched], -score[matched])
+
+
+def newest(ranked: Ranked, cap: int) -> Ranked:
+    """The newest `cap` matches of `ranked` (all of them when they are no more)."""
+    if len(ranked.seqs) <= cap:
+        return ranked
+    floor = np.partition(ranked.seqs, len(ranked.seqs) - cap - 1)[len(ranked.seqs) - cap - 1]
+    keep = ranked.seqs > floor
+    return Ranked(ranked.seqs[keep], ranked.scores[keep])
+
+
+def windows(terms: Joined, cap: int) -> Ranked:
+    """The matches of any of `terms` within each term's window, at most `cap` in all: a
+    term's newest matches, the budget shared evenly and a rare term's unused share
+    passed to the others (fewest matches first); a memory scores its terms' shares
+    within their windows, summed in that order (see SQLiteStore._windows)."""
+    counts = [min(int(c), cap + 1) for c in terms.has.sum(axis=1)]
+    score = np.zeros(len(terms.seqs))
+    inside = np.zeros(len(terms.seqs), bool)
+    left = cap
+    for i, term in enumerate(sorted(range(len(counts)), key=lambda t: counts[t])):
+        share = max(1, left // (len(counts) - i))
+        window = terms.has[term]
+        if counts[term] > share:  # the seqs are in order: the newest are the last
+            window = np.zeros(len(terms.seqs), bool)
+            window[np.flatnonzero(terms.has[term])[-share:]] = True
+        score += np.where(window, terms.share[term], 0.0)
+        inside |= window
+        left -= min(counts[term], share)
+    return Ranked(terms.seqs[inside], -score[inside])
+
+
+def best(ranked: Ranked, taken: int) -> Ranked:
+    """The `taken` best matches of `ranked` (in no order), with every match of the
+    last score taken."""
+    if taken >= len(ranked.scores):
+        return ranked
+    last = ranked.scores[np.argpartition(ranked.scores, taken - 1)[taken - 1]]
+    keep = ranked.scores <= last
+    return Ranked(ranked.seqs[keep], ranked.scores[keep])
+
+
+class Postings:
+    """Searches of one connection through the stored postings."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._tokens: dict[str, tuple[str, ...]] = {}
+        self._tokenizer = False
+        self._last: tuple[tuple[object, ...], Joined] | None = None
+
+    def terms(self, words: Sequence[str]) -> Joined | None:
+        """The postings of the quoted `words` (as `sql.fts_terms` gives them); None when
+        they cannot answer a search exactly: a prefix, a word the index holds as a
+        phrase (several tokens), two words of one token, or postings not caught up."""
+        tokens = self.tokens(words)
+        if tokens is None:
+            return None
+        # The watermark, the stale list, the postings and FTS5's matches are read in one
+        # snapshot: a merge committed between them would count memories twice.
+        alone = not self._conn.in_transaction
+        if alone:
+            self._conn.execute("BEGIN")
+        try:
+            # Trigger: the steps of one keyword search (all words, all but one, any
+            # word). Why: each joins the same terms' postings. Outcome: they are read
+            # once, while neither this connection nor another changed the store.
+            key = (
+                tuple(words),
+                self._conn.execute("PRAGMA data_version").fetchone()[0],
+                self._conn.total_changes,
+            )
+            if self._last is None or self._last[0] != key:
+                if not coverage.searchable(self._conn):
+                    return None
+                self._last = (key, joined(self._parts(words, tokens)))
+            return self._last[1]
+        finally:
+            if alone:
+                self._conn.execute("COMMIT")
+
+    def _parts(self, words: Sequence[str], tokens: Sequence[str]) -> list[tuple[Seqs, Floats]]:
+        """Each term's memories and their shares of a BM25 score."""
+        covered = coverage.covered(self._conn)
+        stats = index_stats(self._conn)
+        stale = np.array([r[0] for r in self._conn.execute(_STALE)], np.int64)
+        parts = []
+        for word, token in zip(words, tokens, strict=True):
+            stored = _read(self._conn, token)
+            if stale.size:
+                keep = ~np.isin(stored.seqs, stale)
+                stored = _Posting(stored.seqs[keep], stored.freqs[keep], stored.sizes[keep])
+            fresh = self._conn.execute(_FRESH, {"word": word, "covered": covered}).fetchall()
+            weight = idf(stats.rows, len(stored.seqs) + len(fresh))
+            fresh_seqs = np.array([r[0] for r in fresh], np.int64)
+            fresh_shares = -np.array([r[1] for r in fresh], np.float64)
+            parts.append(
+                (
+                    np.concatenate([stored.seqs, fresh_seqs]),
+                    np.concatenate([shares(stored, weight, stats), fresh_shares]),
+                )
+            )
+        return parts
+
+    def tokens(self, words: Sequence[str]) -> tuple[str, ...] | None:
+        """The index token of each quoted word, or None when one is a prefix, is held as
+        several tokens or none, or shares its token with another word."""
+        if any(w.endswith("*") for w in words):
+            return None
+        unknown = [w for w in words if w not in self._tokens]
+        if unknown:
+            if len(self._tokens) + len(unknown) > WORDS_KEPT:
+                self._tokens.clear()
+            tokenized = self._tokenized([_unquoted(w) for w in unknown])
+            self._tokens.update(zip(unknown, tokenized, strict=True))
+        found = [self._tokens[w] for w in words]
+        if any(len(t) != 1 for t in found):
+            return None
+        tokens = tuple(t[0] for t in found)
+        return tokens if len(set(tokens)) == len(tokens) else None
+
+    def _tokenized(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each text's tokens as the keyword index makes them, in order."""
+        if not self._tokenizer:
+            self._conn.execute(
+                f'CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_words USING fts5(word, tokenize="{TOKENIZE}")'
+            )
+            self._conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_word_terms "
+                "USING fts5vocab(temp, keyword_words, instance)"
+            )
+            self._tokenizer = True
+        self._conn.execute("DELETE FROM temp.keyword_words")
+        self._conn.executemany(
+            "INSERT INTO temp.keyword_words(rowid, word) VALUES (?, ?)", enumerate(texts)
+        )
+        out: list[list[str]] = [[] for _ in texts]
+        for doc, term in self._conn.execute(
+            "SELECT doc, term FROM temp.keyword_word_terms ORDER BY doc, offset"
+        ):
+            out[doc].append(term)
+        self._conn.execute("DELETE FROM temp.keyword_words")
+        return [tuple(t) for t in out]
+
+
+def _unquoted(word: str) -> str:
+    return word.strip('"').replace('""', '"')
+
+
+_STALE = "SELECT seq FROM keyword_stale"
+# A word's matches the stored postings do not hold as they are: added after the watermark,
+# or stale at or below it.
+_FRESH = (
+    "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH :word AND rowid > :covered "
+    "UNION ALL SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH :word "
+    "AND rowid IN (SELECT seq FROM keyword_stale)"
+)
+
+
+_EMPTY = _Posting(np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+
+
+def _read(conn: sqlite3.Connection, term: str) -> _Posting:
+    row = conn.execute(
+        "SELECT seqs, freqs, sizes FROM keyword_term WHERE term = ?", (term,)
+    ).fetchone()
+    if row is None:
+        return _EMPTY
+    return _Posting(
+        np.frombuffer(row[0], np.int64),
+        np.frombuffer(row[1], np.float64),
+        np.frombuffer(row[2], np.float64),
+    )
+
+
+# Each term of an fts5vocab instance table {vocab} (which lists a term's hits by
+# memory, then column), its memories and the column of each hit, in one row.
+_HITS = """
+SELECT term, group_concat(doc, ' '),
+       group_concat(CASE col WHEN 'title' THEN 0 WHEN 'body' THEN 1 ELSE 2 END, '')
+FROM {vocab} GROUP BY term
+"""
+_WEIGHTS = np.array(BM25_WEIGHTS)
+
+
+def _postings_of(conn: sqlite3.Connection, vocab: str, docsize: str) -> dict[str, _Posting]:
+    """The postings an FTS5 index holds, read through its fts5vocab instance table
+    `vocab` and its row sizes `docsize`."""
+    sizes = {
+        int(seq): float(sum(_varints(blob)))
+        for seq, blob in conn.execute(f"SELECT id, sz FROM {docsize}").fetchall()
+    }
+    out = {}
+    for term, docs, cols in conn.execute(_HITS.format(vocab=vocab)).fetchall():
+        hits = np.array(docs.split(" "), np.int64)
+        weights = _WEIGHTS[np.frombuffer(cols.encode(), np.uint8) - ord("0")]
+        starts = np.flatnonzero(np.diff(hits, prepend=-1))  # a memory's hits are adjacent
+        seqs = hits[starts]
+        freqs = np.add.reduceat(weights, starts)
+        out[term] = _Posting(seqs, freqs, np.array([sizes[s] for s in seqs.tolist()]))
+    return out
+
+
+def _tokenized(
+    conn: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]
+) -> dict[str, _Posting]:
+    """The postings of `rows` (seq, title, body, tags), tokenized by a temporary FTS5
+    table with the keyword index's tokenizer and columns."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_rows "
+        f'USING fts5(title, body, tags, tokenize="{TOKENIZE}")'
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_row_terms "
+        "USING fts5vocab(temp, keyword_rows, instance)"
+    )
+    conn.execute("DELETE FROM temp.keyword_rows")
+    conn.executemany(
+        "INSERT INTO temp.keyword_rows(rowid, title, body, tags) VALUES (?, ?, ?, ?)", rows
+    )
+    found = _postings_of(conn, "temp.keyword_row_terms", "temp.keyword_rows_docsize")
+    conn.execute("DELETE FROM temp.keyword_rows")
+    return found
+
+
+def merge(conn: sqlite3.Connection, *, stale_only: bool = False) -> int:
+    """Fold every change since the last merge into the stored postings; the caller holds
+    a write transaction. Returns how many memories were (re)read. `stale_only`: only
+    the memories at or below the watermark that changed (as a delete needs, so that its
+    words leave the postings): a few terms' rows, where the memories added since may be
+    many; the watermark stays."""
+    covered = coverage.covered(conn)
+    newest = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memory").fetchone()[0])
+    removed: dict[int, list[int]] = {}  # term id: memories leaving its postings
+    for seq, ids in conn.execute(
+        "SELECT seq, terms FROM keyword_row WHERE seq IN (SELECT seq FROM keyword_stale)"
+    ).fetchall():
+        for term_id in np.frombuffer(ids, np.int32).tolist():
+            removed.setdefault(term_id, []).append(int(seq))
+    conn.execute("DELETE FROM keyword_row WHERE seq IN (SELECT seq FROM keyword_stale)")
+    names = _names(conn, list(removed))
+    changes: dict[str, tuple[list[int], list[_Posting]]] = {
+        names[i]: (seqs, []) for i, seqs in removed.items()
+    }
+    read = 0
+    if covered == 0:  # nothing stored yet: the keyword index holds every memory's postings
+        steps: Iterable[dict[str, _Posting]] = [_whole_index(conn)]
+    else:
+        steps = (_tokenized(conn, rows) for rows in _steps(conn, covered, stale_only))
+    for step in steps:
+        for term, posting in step.items():
+            changes.setdefault(term, ([], []))[1].append(posting)
+    term_ids, row_ids = [], []
+    for term, (leaving, coming) in changes.items():
+        term_id = _rewrite(conn, term, leaving, coming, fresh=covered == 0)
+        for posting in coming:
+            term_ids.append(np.full(len(posting.seqs), term_id, np.int32))
+            row_ids.append(posting.seqs)
+    if row_ids:
+        ids, seqs = np.concatenate(term_ids), np.concatenate(row_ids)
+        order = np.argsort(seqs, kind="stable")
+        ids, seqs = ids[order], seqs[order]
+        starts = np.flatnonzero(np.diff(seqs, prepend=-1))
+        read = len(starts)
+        conn.executemany(
+            "INSERT INTO keyword_row(seq, terms) VALUES (?, ?)",
+            (
+                (int(seqs[a]), ids[a:b].tobytes())
+                for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(seqs)], strict=True)
+            ),
+        )
+    if not stale_only:
+        conn.execute(
+            "INSERT INTO store_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (coverage.COVERED, str(max(covered, newest))),
+        )
+    conn.execute("DELETE FROM keyword_stale")
+    return read
+
+
+def _names(conn: sqlite3.Connection, term_ids: list[int]) -> dict[int, str]:
+    if not term_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, term FROM keyword_term WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(term_ids),),
+    ).fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}
+
+
+def _whole_index(conn: sqlite3.Connection) -> dict[str, _Posting]:
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_index_terms "
+        "USING fts5vocab(main, memory_fts, instance)"
+    )
+    return _postings_of(conn, "temp.keyword_index_terms", "main.memory_fts_docsize")
+
+
+def _steps(
+    conn: sqlite3.Connection, covered: int, stale_only: bool
+) -> Iterable[list[tuple[int, str, str, str]]]:
+    """The memories to (re)read, MERGE_STEP at a time: the stale ones that still exist,
+    and (unless `stale_only`) those after the watermark."""
+    query = (
+        "SELECT seq, title, body, tags FROM memory "
+        "WHERE seq IN (SELECT seq FROM keyword_stale) AND seq <= :covered"
+    )
+    if not stale_only:
+        query += " UNION ALL SELECT seq, title, body, tags FROM memory WHERE seq > :covered"
+    cursor = conn.execute(query + " ORDER BY seq", {"covered": covered})
+    while step := cursor.fetchmany(MERGE_STEP):
+        yield [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in step]
+
+
+def _rewrite(
+    conn: sqlite3.Connection,
+    term: str,
+    leaving: list[int],
+    coming: list[_Posting],
+    *,
+    fresh: bool,
+) -> int:
+    """Write `term`'s postings without the memories `leaving` and with those `coming`;
+    its id (-1 when no memory holds it any more). `fresh`: nothing is stored yet."""
+    old = _EMPTY if fresh else _read(conn, term)
+    if leaving:
+        keep = ~np.isin(old.seqs, np.array(leaving, np.int64))
+        old = _Posting(old.seqs[keep], old.freqs[keep], old.sizes[keep])
+    seqs = np.concatenate([old.seqs, *(p.seqs for p in coming)])
+    if not len(seqs):
+        conn.execute("DELETE FROM keyword_term WHERE term = ?", (term,))
+        return -1
+    freqs = np.concatenate([old.freqs, *(p.freqs for p in coming)])
+    sizes = np.concatenate([old.sizes, *(p.sizes for p in coming)])
+    order = np.argsort(seqs, kind="stable")
+    row = conn.execute(
+        "INSERT INTO keyword_term(term, seqs, freqs, sizes) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(term) DO UPDATE SET seqs = excluded.seqs, freqs = excluded.freqs, "
+        "sizes = excluded.sizes RETURNING id",
+        (term, seqs[order].tobytes(), freqs[order].tobytes(), sizes[order].tobytes()),
+    ).fetchone()
+    return int(row[0])

@@ -1,0 +1,251 @@
+"""The stored keyword postings (store.sqlite.postings): every search through them ranks
+its matches exactly as FTS5 ranks the same query, before and after a merge, whatever
+was added, changed or deleted in between; deleted words leave them; a reader never
+writes them."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memlane import Context, Memory
+from memlane.model import Filters
+from memlane.store import base
+from memlane.store.sqlite import coverage, postings, sql
+from memlane.store.sqlite.store import SQLiteStore
+
+pytestmark = pytest.mark.sqlite_only  # the postings are the SQLite store's
+
+# "deploy" and "deployed" share a token, as do "cache" and "caching"; "k8s.io" is a
+# phrase of two tokens: searches with them are left to FTS5.
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+    "november oscar papa deploy deployed cache caching billing proxy rotate token "
+    "k8s.io quokka"
+).split()
+QUERIES = (
+    "alpha bravo",
+    "alpha bravo charlie",
+    "delta echo foxtrot golf",
+    "billing proxy rotate token hotel",
+    "kilo",
+    "mike november oscar papa lima",
+    "deploy cache",
+    "deploy deployed",
+    "k8s.io alpha",
+    "bill*",
+    "quokka juliet india",
+    "zzzunheld alpha bravo",
+)
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _items(rng: random.Random, count: int) -> list[dict[str, object]]:
+    return [
+        {
+            "title": _text(rng, rng.randint(1, 4)),
+            "body": _text(rng, rng.randint(3, 25)),
+            "tags": [rng.choice(WORDS[:12])],
+            "allow_duplicate": True,
+        }
+        for _ in range(count)
+    ]
+
+
+def _fts5(conn: sqlite3.Connection, text: str, match: str) -> dict[int, float]:
+    query = sql.fts_query(text, match)
+    if query is None:
+        return {}
+    rows = conn.execute(
+        "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ?", (query,)
+    ).fetchall()
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def _merge(path: Path) -> int:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    read = postings.merge(conn)
+    conn.execute("COMMIT")
+    conn.close()
+    return read
+
+
+def _assert_exact(path: Path) -> int:
+    """Every query and step through the postings equals FTS5's ranks; how many the
+    postings answered."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    reader = postings.Postings(conn)
+    answered = 0
+    for text in QUERIES:
+        for match in ("all", "most", "any"):
+            if sql.fts_query(text, match) is None:
+                continue
+            terms = reader.terms(sql.fts_terms(text))
+            if terms is None:
+                continue
+            ranked = postings.combined(terms, match)
+            answered += 1
+            mine = dict(zip(ranked.seqs.tolist(), ranked.scores.tolist(), strict=True))
+            assert mine == _fts5(conn, text, match), (text, match)
+    conn.close()
+    return answered
+
+
+def _stored(path: Path) -> dict[str, tuple[list[int], list[float], list[float]]]:
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT term, seqs, freqs, sizes FROM keyword_term").fetchall()
+    conn.close()
+    return {
+        str(t): (
+            np.frombuffer(s, np.int64).tolist(),
+            np.frombuffer(f, np.float64).tolist(),
+            np.frombuffer(z, np.float64).tolist(),
+        )
+        for t, s, f, z in rows
+    }
+
+
+def test_searches_through_the_postings_rank_as_fts5_through_adds_changes_and_deletes(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(7)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        ids = [line.result.id for line in mem.add_batch(_items(rng, 120)).lines if line.result]
+    assert _assert_exact(path) == 0  # nothing merged yet: FTS5 answers
+    assert _merge(path) == 120
+    assert _assert_exact(path) > 20
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:  # after the watermark
+        newer = [line.result.id for line in mem.add_batch(_items(rng, 15)).lines if line.result]
+        for memory_id in ids[:10]:  # below it: changed
+            mem.update(memory_id, content=_text(rng, 12), title=_text(rng, 2))
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM keyword_stale").fetchone()[0] == 10
+    conn.close()
+    assert _assert_exact(path) > 20  # the stale and the new answered by FTS5
+    assert _merge(path) == 25
+    assert _assert_exact(path) > 20
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.update(ids[20], content=_text(rng, 8))
+        for memory_id in ids[10:15]:  # a delete merges what is stale, so its words leave
+            mem.delete(memory_id)
+        mem.delete(newer[-1])  # the newest memory: its seq is taken again, below the mark
+        mem.add_batch(_items(rng, 2))
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM keyword_stale").fetchone()[0] == 1
+    conn.close()
+    assert _assert_exact(path) > 20
+    _merge(path)
+    assert _assert_exact(path) > 20
+    merged = _stored(path)
+    rebuilt = tmp_path / "rebuilt.db"
+    shutil.copy(path, rebuilt)
+    conn = sqlite3.connect(rebuilt)
+    conn.execute("DELETE FROM keyword_term")
+    conn.execute("DELETE FROM keyword_row")
+    conn.execute("DELETE FROM store_meta WHERE key = ?", (coverage.COVERED,))
+    conn.commit()
+    conn.close()
+    _merge(rebuilt)
+    assert _stored(rebuilt) == merged  # merging changes equals building from scratch
+
+
+@pytest.mark.parametrize("caps", [None, (12, 8)], ids=["uncapped", "newest-first"])
+def test_a_store_search_through_the_postings_equals_one_through_fts5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps: tuple[int, int] | None
+) -> None:
+    """With small caps, the many matches of a word are ranked newest first, as FTS5's
+    windows rank them."""
+    if caps is not None:
+        monkeypatch.setattr(base, "RANK_CAP", caps[0])
+        monkeypatch.setattr(base, "ANY_RANK_CAP", caps[1])
+    rng = random.Random(11)
+    plain = tmp_path / "plain.db"
+    with Memory.open(plain, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch(_items(rng, 150))
+        mem.add_batch([dict(i, scope="global") for i in _items(rng, 30)])
+    stored = tmp_path / "stored.db"
+    shutil.copy(plain, stored)
+    _merge(stored)
+    with (
+        closing(SQLiteStore(plain, read_only=True)) as fts5,
+        closing(SQLiteStore(stored, read_only=True)) as kept,
+    ):
+        for text in QUERIES:
+            for match in ("all", "most", "any"):
+                for filters in (
+                    Filters(limit=5),
+                    Filters(limit=3, scopes=("global",)),
+                    Filters(limit=None),
+                ):
+                    expected = fts5.search_scores(text, filters, match)
+                    assert kept.search_scores(text, filters, match) == expected
+
+
+def test_words_of_a_deleted_memory_leave_the_postings(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch(_items(rng, 40))
+        doomed = mem.add("Quokkazanzibar holds the deploy key.").id
+    _merge(path)
+    assert "quokkazanzibar" in _stored(path)
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.forget(doomed)
+    assert "quokkazanzibar" not in _stored(path)
+    conn = sqlite3.connect(path)
+    conn.execute("VACUUM")
+    conn.close()
+    for file in tmp_path.glob("m.db*"):
+        assert b"uokkazanzibar" not in file.read_bytes(), file.name
+
+
+def test_writers_merge_once_the_changes_are_a_share_of_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(coverage, "MERGE_AFTER", 20)
+    rng = random.Random(5)
+    path = tmp_path / "m.db"
+
+    def covered() -> int:
+        conn = sqlite3.connect(path)
+        row = conn.execute(
+            "SELECT value FROM store_meta WHERE key = ?", (coverage.COVERED,)
+        ).fetchone()
+        conn.close()
+        return int(row[0]) if row else 0
+
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        for item in _items(rng, 20):
+            mem.add(str(item["body"]), title=str(item["title"]), allow_duplicate=True)
+        assert covered() == 0  # 20 changes: not more than MERGE_AFTER
+        mem.add("one more note about alpha", allow_duplicate=True)
+        assert covered() == 21
+        for item in _items(rng, 20):
+            mem.add(str(item["body"]), allow_duplicate=True)
+        assert covered() == 21  # 20 since: not yet a share
+    assert _assert_exact(path) > 20
+
+
+def test_a_reader_searches_the_postings_and_writes_nothing(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch(_items(rng, 60))
+    _merge(path)
+    before = path.read_bytes()
+    with closing(SQLiteStore(path, read_only=True)) as store:
+        assert store.search_scores("alpha bravo", Filters(limit=5), "any")
+        wal = Path(f"{path}-wal")
+        assert not wal.exists() or wal.stat().st_size == 0
+    assert path.read_bytes() == before
