@@ -249,3 +249,16 @@ def test_a_reader_searches_the_postings_and_writes_nothing(tmp_path: Path) -> No
         wal = Path(f"{path}-wal")
         assert not wal.exists() or wal.stat().st_size == 0
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("share", [0, 10**9], ids=["sorted", "marked"])
+def test_hits_join_the_same_whether_sorted_or_marked(
+    monkeypatch: pytest.MonkeyPatch, share: int
+) -> None:
+    monkeypatch.setattr(postings, "SORTED_SHARE", share)
+    rng = np.random.default_rng(1)
+    hits = rng.integers(1, 5_000, 3_000)
+    seqs, where = postings._union(hits)
+    expected_seqs, expected_where = np.unique(hits, return_inverse=True)
+    assert seqs.tolist() == expected_seqs.tolist()
+    assert where.tolist() == expected_where.tolist()

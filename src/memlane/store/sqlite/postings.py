@@ -38,6 +38,9 @@ IDF_FLOOR = 1e-6
 
 # Memories tokenized per step of a merge: the temporary index holds this many at once.
 MERGE_STEP = 20_000
+# Hits fewer than the highest memory number over this are sorted to join them, more are
+# marked in an array that long (see _union).
+SORTED_SHARE = 16
 # Query words remembered with their tokens, per connection.
 WORDS_KEPT = 65_536
 
@@ -125,7 +128,7 @@ def joined(parts: Sequence[tuple[Seqs, Floats]]) -> Joined:
     """`parts` (each term's memories and shares) over the memories of any of them."""
     if not parts:
         return Joined(np.zeros(0, np.int64), np.zeros((0, 0), bool), np.zeros((0, 0)))
-    seqs, where = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+    seqs, where = _union(np.concatenate([p[0] for p in parts]))
     has = np.zeros((len(parts), len(seqs)), bool)
     share = np.zeros((len(parts), len(seqs)))
     start = 0
@@ -134,6 +137,23 @@ def joined(parts: Sequence[tuple[Seqs, Floats]]) -> Joined:
         has[i, at], share[i, at] = True, term_shares
         start += len(term_seqs)
     return Joined(seqs, has, share)
+
+
+def _union(hits: Seqs) -> tuple[Seqs, npt.NDArray[np.intp]]:
+    """The distinct memories of `hits` in order, and where each hit is among them.
+
+    A common word's hits are a large share of the store: marking them in an array as
+    long as the store costs less than sorting them (SORTED_SHARE), as a rare word's few
+    hits sort faster than such an array is made."""
+    if not len(hits) or len(hits) * SORTED_SHARE < int(hits.max()):
+        seqs, where = np.unique(hits, return_inverse=True)
+        return seqs, where
+    held = np.zeros(int(hits.max()) + 1, bool)
+    held[hits] = True
+    seqs = np.flatnonzero(held)
+    slot = np.zeros(len(held), np.intp)
+    slot[seqs] = np.arange(len(seqs))
+    return seqs.astype(np.int64), slot[hits]
 
 
 def combined(terms: Joined, match: str) -> Ranked:
