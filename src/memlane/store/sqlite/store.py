@@ -805,14 +805,6 @@ class SQLiteStore:
 
     def _matches(self, text: str, filters: Filters, match: str, columns: str = "e.id") -> _Matches:
         query_text = sql.fts_query(text, match)
-        if query_text is not None and filters.as_of is None and coverage.covered(self.conn):
-            if self._postings is None:
-                from memlane.store.sqlite.postings import Postings  # numpy: a large store
-
-                self._postings = Postings(self.conn)
-            terms = self._postings.terms(sql.fts_terms(text))
-            if terms is not None:
-                return self._through_postings(terms, match, filters, columns)
         if match == "most" and filters.as_of is None and query_text is not None:
             query_text = self._most_held(text, query_text)
         if query_text is None:
@@ -822,6 +814,18 @@ class SQLiteStore:
             few = self._few_matches(query_text)
             if few is not None:
                 return self._search(_FEW_HITS, {"few": few}, filters, columns)
+        # Trigger: a search that may match many memories, in a store with postings.
+        # Why: FTS5 walks and ranks each match; the postings hold every word's matches
+        # as arrays, read whole (a walk that stops at a few matches, as above, reads
+        # less of a common word). Outcome: ranked from the postings, as FTS5 would.
+        if filters.as_of is None and coverage.covered(self.conn):
+            if self._postings is None:
+                from memlane.store.sqlite.postings import Postings  # numpy: a large store
+
+                self._postings = Postings(self.conn)
+            terms = self._postings.terms(sql.fts_terms(text))
+            if terms is not None:
+                return self._through_postings(terms, match, filters, columns)
         floor = self._rank_floor(query_text, cap) if filters.as_of is None else None
         if floor is not None:
             params: dict[str, Any] = {}
@@ -851,9 +855,6 @@ class SQLiteStore:
 
         ranked = postings.combined(terms, match)
         cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
-        few = match != "any" and len(terms.has) >= FEW_TERMS
-        if few and len(ranked.seqs) <= FEW_MATCHES:  # as `_few_matches` ranks them
-            return self._ranked(ranked, filters, columns)
         if filters.limit is not None and len(ranked.seqs) > cap:
             first = postings.windows(terms, cap) if match == "any" else postings.newest(ranked, cap)
             matches = self._ranked(first, filters, columns)
