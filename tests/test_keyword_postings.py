@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import shutil
 import sqlite3
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -262,3 +263,71 @@ def test_hits_join_the_same_whether_sorted_or_marked(
     expected_seqs, expected_where = np.unique(hits, return_inverse=True)
     assert seqs.tolist() == expected_seqs.tolist()
     assert where.tolist() == expected_where.tolist()
+
+
+def test_a_search_beside_a_merging_writer_counts_every_memory_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watermark, the stale list, the postings and FTS5's matches are read in one
+    snapshot: a merge between them would count the memories it folds in twice, and a
+    word every memory holds would then be held by more memories than there are."""
+    monkeypatch.setattr(coverage, "MERGE_AFTER", 1)
+    monkeypatch.setattr(coverage, "FRESH_SHARE", 10**9)  # a merge every second write
+    rng = random.Random(13)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 40)])
+    _merge(path)
+    stop, errors, searched = threading.Event(), [], [0]
+
+    def search() -> None:
+        with closing(SQLiteStore(path, read_only=True)) as store:
+            while not stop.is_set():
+                try:
+                    assert store.search_scores("zulu alpha", Filters(limit=5), "any")
+                except Exception as exc:  # the writer's thread reports it
+                    errors.append(exc)
+                    return
+                searched[0] += 1
+
+    reader = threading.Thread(target=search)
+    reader.start()
+    try:
+        with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+            for item in _items(rng, 200):
+                mem.add(f"zulu {item['body']}", allow_duplicate=True)
+    finally:
+        stop.set()
+        reader.join()
+    assert errors == []
+    assert searched[0] > 50
+
+
+def test_a_search_reads_the_postings_and_fts5_in_one_snapshot(tmp_path: Path) -> None:
+    """A merge that commits between the search's reads (here: as it is about to read a
+    term's postings) is not seen: its memories count once, from FTS5."""
+    rng = random.Random(17)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 40)])
+    _merge(path)
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 10)])
+    conn = sqlite3.connect(path, isolation_level=None)
+    merged = []
+
+    def merge_first(statement: str) -> None:
+        if "FROM keyword_term" in statement and not merged:
+            merged.append(_merge(path))
+
+    conn.set_trace_callback(merge_first)
+    terms = postings.Postings(conn).terms(['"zulu"'])
+    conn.set_trace_callback(None)
+    assert merged == [10]
+    assert terms is not None
+    ranked = postings.combined(terms, "all")
+    assert sorted(ranked.seqs.tolist()) == list(range(1, 51))
+    assert dict(zip(ranked.seqs.tolist(), ranked.scores.tolist(), strict=True)) == _fts5(
+        conn, "zulu", "all"
+    )
+    conn.close()
