@@ -10,12 +10,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from memlane import Memory
 from memlane.cli import progress
 from terminal import on_terminal
 
@@ -284,3 +286,24 @@ def test_steps_a_command_reports_itself_leave_no_lines(terminal):
         step("backup")
         step("sweep")
     assert "sweep" in terminal.getvalue() and "done:" not in terminal.getvalue()
+
+
+@pytest.mark.sqlite_only  # takes the store back a schema version with sqlite3
+def test_opening_a_store_an_older_memlane_made_names_its_migration(run, db_path, terminal):
+    assert run("add", "The proxy listens on port 8080.").exit_code == 0
+    conn = sqlite3.connect(db_path)
+    conn.executescript(
+        "DROP TRIGGER keyword_stale_insert; DROP TRIGGER keyword_stale_update; "
+        "DROP TRIGGER keyword_stale_delete; DROP TABLE keyword_term; DROP TABLE keyword_row; "
+        "DROP TABLE keyword_stale; DELETE FROM schema_migrations WHERE version = 14;"
+    )
+    conn.close()
+    assert [n for n, _ in Memory.schema_status(db_path).pending] == [14]
+    listed = run("list")
+    assert listed.exit_code == 0 and "proxy" in listed.stdout
+    assert "migrating the schema" in terminal.getvalue()
+    assert not Memory.schema_status(db_path).pending
+    assert "migrating" not in listed.stderr
+    terminal.truncate(0)
+    assert run("list").exit_code == 0
+    assert "migrating" not in terminal.getvalue()  # nothing pending: nothing drawn

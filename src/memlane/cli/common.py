@@ -6,7 +6,8 @@ import difflib
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
@@ -115,7 +116,8 @@ class State(msgspec.Struct):
                 )
             empty = creates_nothing and missing is not None
             self.absent = missing if empty else None
-            self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
+            with _migrating(None if empty else self.location()):
+                self._memory = config.open_memory(self.settings, ":memory:" if empty else self.db)
         return self._memory
 
     def embedder_for(self, profile: str) -> Embedder | None:
@@ -127,6 +129,29 @@ class State(msgspec.Struct):
             _tell_redactions(self._memory.redactions)
             self._memory.close()
             self._memory = None
+
+
+@contextmanager
+def _migrating(location: str | None) -> Iterator[None]:
+    """Trigger: a command opens a store file an older memlane made. Why: opening
+    migrates it, and a migration may build a derived index (the keyword postings read
+    the whole keyword index: about a minute at 10^6 memories) before the command shows
+    anything. Outcome: a spinner names the migration while it runs, on a terminal."""
+    file = Path(location).expanduser() if location and "://" not in location else None
+    if file is None or location == ":memory:" or not file.is_file():
+        yield
+        return
+    try:
+        pending = Memory.schema_status(file).pending
+    except MemlaneError:  # not a store, or a damaged one: opening it says so
+        pending = ()
+    if not pending:
+        yield
+        return
+    from memlane.cli.progress import progress_steps
+
+    with progress_steps("migrating the schema", bool(_running()[1].get("as_json"))):
+        yield
 
 
 def _running() -> tuple[str, Mapping[str, Any]]:
