@@ -104,16 +104,13 @@ def _assert_exact(path: Path) -> int:
 
 def _stored(path: Path) -> dict[str, tuple[list[int], list[float], list[float]]]:
     conn = sqlite3.connect(path)
-    rows = conn.execute("SELECT term, seqs, freqs, sizes FROM keyword_term").fetchall()
+    terms = [str(r[0]) for r in conn.execute("SELECT term FROM keyword_term")]
+    out = {}
+    for term in terms:
+        posting = postings._read(conn, term)
+        out[term] = (posting.seqs.tolist(), posting.freqs.tolist(), posting.sizes.tolist())
     conn.close()
-    return {
-        str(t): (
-            np.frombuffer(s, np.int64).tolist(),
-            np.frombuffer(f, np.float64).tolist(),
-            np.frombuffer(z, np.float64).tolist(),
-        )
-        for t, s, f, z in rows
-    }
+    return out
 
 
 def test_searches_through_the_postings_rank_as_fts5_through_adds_changes_and_deletes(

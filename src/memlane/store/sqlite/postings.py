@@ -56,6 +56,11 @@ class Ranked(NamedTuple):
 
 
 class _Posting(NamedTuple):
+    """A term's postings. Stored, the counts are float32 and the lengths uint32: a
+    weighted count is a multiple of 0.5 and a length a whole number, both exact in
+    those widths for any memory of fewer than 2^23 words; read, both are float64, so
+    the arithmetic is FTS5's."""
+
     seqs: Seqs
     freqs: Floats  # the term's count in each memory, each column weighted as in BM25
     sizes: Floats  # each memory's length in tokens (every column)
@@ -338,8 +343,8 @@ def _read(conn: sqlite3.Connection, term: str) -> _Posting:
         return _EMPTY
     return _Posting(
         np.frombuffer(row[0], np.int64),
-        np.frombuffer(row[1], np.float64),
-        np.frombuffer(row[2], np.float64),
+        np.frombuffer(row[1], np.float32).astype(np.float64),
+        np.frombuffer(row[2], np.uint32).astype(np.float64),
     )
 
 
@@ -508,6 +513,11 @@ def _rewrite(
         "INSERT INTO keyword_term(term, seqs, freqs, sizes) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(term) DO UPDATE SET seqs = excluded.seqs, freqs = excluded.freqs, "
         "sizes = excluded.sizes RETURNING id",
-        (term, seqs[order].tobytes(), freqs[order].tobytes(), sizes[order].tobytes()),
+        (
+            term,
+            seqs[order].tobytes(),
+            freqs[order].astype(np.float32).tobytes(),
+            sizes[order].astype(np.uint32).tobytes(),
+        ),
     ).fetchone()
     return int(row[0])
