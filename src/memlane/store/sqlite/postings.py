@@ -286,7 +286,7 @@ class Postings:
         if unknown:
             if len(self._tokens) + len(unknown) > WORDS_KEPT:
                 self._tokens.clear()
-            tokenized = self._tokenized([_unquoted(w) for w in unknown])
+            tokenized = self._words_tokens([_unquoted(w) for w in unknown])
             self._tokens.update(zip(unknown, tokenized, strict=True))
         found = [self._tokens[w] for w in words]
         if any(len(t) != 1 for t in found):
@@ -294,7 +294,7 @@ class Postings:
         tokens = tuple(t[0] for t in found)
         return tokens if len(set(tokens)) == len(tokens) else None
 
-    def _tokenized(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+    def _words_tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
         """Each text's tokens as the keyword index makes them, in order."""
         if not self._tokenizer:
             self._conn.execute(
