@@ -135,8 +135,8 @@ class State(msgspec.Struct):
 def _migrating(location: str | None) -> Iterator[None]:
     """Trigger: a command opens a store file an older memlane made. Why: opening
     migrates it, and a migration may build a derived index (the keyword postings read
-    the whole keyword index: about a minute at 10^6 memories) before the command shows
-    anything. Outcome: a spinner names the migration while it runs, on a terminal."""
+    the whole keyword index) before the command shows anything. Outcome: a spinner
+    names the migration while it runs, on a terminal."""
     file = Path(location).expanduser() if location and "://" not in location else None
     if file is None or location == ":memory:" or not file.is_file():
         yield
