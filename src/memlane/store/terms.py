@@ -11,18 +11,31 @@ back.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
-from memlane.store.sqlite.schema import TOKENIZE
+from memlane.store.sqlite.schema import BM25_WEIGHTS, TOKENIZE
 
 COLUMNS = ("title", "body", "tags")
-# The column weights of the SQLite index's rank, bm25(3.0, 1.0, 1.5).
-RANK_WEIGHTS = dict(zip(COLUMNS, (3.0, 1.0, 1.5), strict=True))
+# The column weights of the SQLite index's rank.
+RANK_WEIGHTS = dict(zip(COLUMNS, BM25_WEIGHTS, strict=True))
+# FTS5's bm25 constants.
+K1, B = 1.2, 0.75
+# FTS5's floor for the IDF of a word in at least half the rows.
+MIN_IDF = 1e-6
+
+
+def idf(rows: float, hits: float) -> float:
+    """FTS5's inverse document frequency: log((N - n + 0.5) / (n + 0.5)), floored."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0 else MIN_IDF
 
 
 class _Tokenizer:
-    """One in-memory FTS5 table per thread, emptied after each text."""
+    """One in-memory FTS5 table per thread, emptied after each use."""
 
     def __init__(self) -> None:
         self.conn = sqlite3.connect(":memory:", isolation_level=None)
@@ -31,31 +44,48 @@ class _Tokenizer:
         )
         self.conn.execute("CREATE VIRTUAL TABLE doc_terms USING fts5vocab(doc, 'instance')")
 
+    @contextmanager
+    def indexed(self, rows: Iterable[tuple[int, str, str, str]]) -> Iterator[sqlite3.Connection]:
+        """The connection with `rows` (rowid, title, body, tags) in table `doc`, read
+        through `doc_terms` (fts5vocab instance) and `doc_docsize`; emptied after."""
+        self.conn.executemany("INSERT INTO doc(rowid, title, body, tags) VALUES (?, ?, ?, ?)", rows)
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("DELETE FROM doc")
+
     def instances(self, rows: list[tuple[str, str, str]]) -> list[list[tuple[str, str]]]:
         """Each token of each row (title, body, tags) as FTS5 indexes it: (term,
         column), in order."""
-        self.conn.executemany(
-            "INSERT INTO doc(rowid, title, body, tags) VALUES (?, ?, ?, ?)",
-            ((i, *row) for i, row in enumerate(rows)),
-        )
-        try:
+        with self.indexed((i, *row) for i, row in enumerate(rows)) as conn:
             found: list[list[tuple[str, str]]] = [[] for _ in rows]
             query = 'SELECT doc, term, col FROM doc_terms ORDER BY doc, col, "offset"'
-            for doc, term, column in self.conn.execute(query):
+            for doc, term, column in conn.execute(query):
                 found[doc].append((str(term), str(column)))
             return found
-        finally:
-            self.conn.execute("DELETE FROM doc")
 
 
 _local = threading.local()
 
 
-def _instances(rows: list[tuple[str, str, str]]) -> list[list[tuple[str, str]]]:
+def _tokenizer() -> _Tokenizer:
     tokenizer: _Tokenizer | None = getattr(_local, "tokenizer", None)
     if tokenizer is None:
         tokenizer = _local.tokenizer = _Tokenizer()
-    return tokenizer.instances(rows)
+    return tokenizer
+
+
+def _instances(rows: list[tuple[str, str, str]]) -> list[list[tuple[str, str]]]:
+    return _tokenizer().instances(rows)
+
+
+def indexed(
+    rows: Iterable[tuple[int, str, str, str]],
+) -> AbstractContextManager[sqlite3.Connection]:
+    """This thread's in-memory FTS5 index holding `rows` (rowid, title, body, tags), as
+    the SQLite store's index would: tables `doc`, `doc_terms` (fts5vocab instance) and
+    `doc_docsize`; emptied when the block ends."""
+    return _tokenizer().indexed(rows)
 
 
 def weighted(title: str, body: str, tags: str) -> tuple[dict[str, float], int]:

@@ -5,7 +5,6 @@ which memlane.store.dialect writes the effective rows and the shared filters.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -15,6 +14,7 @@ from memlane.store.base import has_step
 from memlane.store.dialect import Dialect, Params
 from memlane.store.dialect import filters as shared
 from memlane.store.sqlite.rows import COLUMNS
+from memlane.store.terms import K1, B
 
 MEMORY_COLUMNS = ", ".join(COLUMNS)
 
@@ -68,11 +68,6 @@ order_limit = partial(shared.order_limit, POSTGRES)
 
 
 # ---- keyword ranking as SQLite's FTS5 ranks (migration 4) ------------------------
-
-# FTS5's bm25 constants.
-K1, B = 1.2, 0.75
-# FTS5's floor for the IDF of a word in at least half the rows.
-MIN_IDF = 1e-6
 
 
 class Word(NamedTuple):
@@ -227,9 +222,3 @@ def windows(found: Sequence[Word], floors: Sequence[bool]) -> str:
 def newest(held: str, skip: str) -> str:
     """SQL: the seq of the memory after the newest `skip` (a parameter) that hold."""
     return f"(SELECT m.seq FROM memory m WHERE {held} ORDER BY m.seq DESC OFFSET {skip} LIMIT 1)"
-
-
-def idf(rows: float, hits: float) -> float:
-    """FTS5's inverse document frequency: log((N - n + 0.5) / (n + 0.5)), floored."""
-    value = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return value if value > 0 else MIN_IDF

@@ -30,7 +30,7 @@ from memlane.model import (
     Version,
     Vitals,
 )
-from memlane.store import base
+from memlane.store import base, terms
 from memlane.store.base import SEARCH_STEPS, ChangeMark, Counts, SchemaStatus, Selection
 from memlane.store.dialect import counts
 from memlane.store.dialect import filters as shared
@@ -543,7 +543,7 @@ class PostgresStore:
                 frequencies, expansions = frequencies[: len(found)], frequencies[len(found) :]
                 holding = [int(df or 0) for df in frequencies]
             params[f"{prefix}avgdl"] = float(tokens) / rows if rows else 1.0
-            idfs[prefix] = [sql.idf(float(rows or 0), float(df or 0)) for df in frequencies]
+            idfs[prefix] = [terms.idf(float(rows or 0), float(df or 0)) for df in frequencies]
         # Rarest first: the highest IDF over the memories, a word the index can find
         # fully (not a prefix, see sql.has_word) before one it may not.
         order = sorted(range(len(found)), key=lambda i: (found[i].prefix, -idfs["m"][i]))

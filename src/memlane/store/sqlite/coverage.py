@@ -44,7 +44,8 @@ def due(conn: sqlite3.Connection) -> bool:
     return pending(conn, mark) > _share(mark)
 
 
-def searchable(conn: sqlite3.Connection) -> bool:
-    """Whether a search should go through the postings: they hold all but a small share."""
+def searchable(conn: sqlite3.Connection) -> int:
+    """The watermark when a search should go through the postings (they hold all but a
+    small share of the store), else 0."""
     mark = covered(conn)
-    return mark > 0 and pending(conn, mark) <= 2 * _share(mark)
+    return mark if mark > 0 and pending(conn, mark) <= 2 * _share(mark) else 0

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -27,22 +26,16 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from memlane.store import terms as tokens
 from memlane.store.sqlite import coverage
-from memlane.store.sqlite.schema import BM25_WEIGHTS, TOKENIZE
+from memlane.store.sqlite.schema import BM25_WEIGHTS
+from memlane.store.terms import K1, B, idf
 
-# FTS5's BM25 constants (fts5_aux.c).
-K1 = 1.2
-B = 0.75
-# FTS5's floor for the IDF of a term in more than half the rows.
-IDF_FLOOR = 1e-6
-
-# Memories tokenized per step of a merge: the temporary index holds this many at once.
+# Memories tokenized per step of a merge: the in-memory index holds this many at once.
 MERGE_STEP = 20_000
 # Hits fewer than the highest memory number over this are sorted to join them, more are
 # marked in an array that long (see _union).
 SORTED_SHARE = 16
-# Query words remembered with their tokens, per connection.
-WORDS_KEPT = 65_536
 
 Seqs = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -95,12 +88,6 @@ def index_stats(conn: sqlite3.Connection) -> Stats:
     totals = _varints(row[0]) if row else [0]
     rows = totals[0]
     return Stats(rows, sum(totals[1:]) / rows if rows else 0.0)
-
-
-def idf(rows: int, hits: int) -> float:
-    """FTS5's inverse document frequency of a term in `hits` of `rows` memories."""
-    value = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return value if value > 0 else IDF_FLOOR
 
 
 def shares(posting: _Posting, weight: float, stats: Stats) -> Floats:
@@ -220,16 +207,14 @@ class Postings:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._tokens: dict[str, tuple[str, ...]] = {}
-        self._tokenizer = False
         self._last: tuple[tuple[object, ...], Joined] | None = None
 
     def terms(self, words: Sequence[str]) -> Joined | None:
         """The postings of the quoted `words` (as `sql.fts_terms` gives them); None when
         they cannot answer a search exactly: a prefix, a word the index holds as a
         phrase (several tokens), two words of one token, or postings not caught up."""
-        tokens = self.tokens(words)
-        if tokens is None:
+        held = _tokens(words)
+        if held is None:
             return None
         # The watermark, the stale list, the postings and FTS5's matches are read in one
         # snapshot: a merge committed between them would count memories twice.
@@ -246,26 +231,29 @@ class Postings:
                 self._conn.total_changes,
             )
             if self._last is None or self._last[0] != key:
-                if not coverage.searchable(self._conn):
+                mark = coverage.searchable(self._conn)
+                if not mark:
                     return None
-                self._last = (key, joined(self._parts(words, tokens)))
+                self._last = (key, joined(self._parts(words, held, mark)))
             return self._last[1]
         finally:
             if alone:
                 self._conn.execute("COMMIT")
 
-    def _parts(self, words: Sequence[str], tokens: Sequence[str]) -> list[tuple[Seqs, Floats]]:
-        """Each term's memories and their shares of a BM25 score."""
-        covered = coverage.covered(self._conn)
+    def _parts(
+        self, words: Sequence[str], held: Sequence[str], mark: int
+    ) -> list[tuple[Seqs, Floats]]:
+        """Each term's memories and their shares of a BM25 score, the postings holding
+        the memories up to `mark` (the watermark)."""
         stats = index_stats(self._conn)
         stale = np.array([r[0] for r in self._conn.execute(_STALE)], np.int64)
         parts = []
-        for word, token in zip(words, tokens, strict=True):
+        for word, token in zip(words, held, strict=True):
             stored = _read(self._conn, token)
             if stale.size:
                 keep = ~np.isin(stored.seqs, stale)
                 stored = _Posting(stored.seqs[keep], stored.freqs[keep], stored.sizes[keep])
-            fresh = self._conn.execute(_FRESH, {"word": word, "covered": covered}).fetchall()
+            fresh = self._conn.execute(_FRESH, {"word": word, "covered": mark}).fetchall()
             weight = idf(stats.rows, len(stored.seqs) + len(fresh))
             fresh_seqs = np.array([r[0] for r in fresh], np.int64)
             fresh_shares = -np.array([r[1] for r in fresh], np.float64)
@@ -277,49 +265,17 @@ class Postings:
             )
         return parts
 
-    def tokens(self, words: Sequence[str]) -> tuple[str, ...] | None:
-        """The index token of each quoted word, or None when one is a prefix, is held as
-        several tokens or none, or shares its token with another word."""
-        if any(w.endswith("*") for w in words):
-            return None
-        unknown = [w for w in words if w not in self._tokens]
-        if unknown:
-            if len(self._tokens) + len(unknown) > WORDS_KEPT:
-                self._tokens.clear()
-            tokenized = self._words_tokens([_unquoted(w) for w in unknown])
-            self._tokens.update(zip(unknown, tokenized, strict=True))
-        found = [self._tokens[w] for w in words]
-        if any(len(t) != 1 for t in found):
-            return None
-        tokens = tuple(t[0] for t in found)
-        return tokens if len(set(tokens)) == len(tokens) else None
 
-    def _words_tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
-        """Each text's tokens as the keyword index makes them, in order."""
-        if not self._tokenizer:
-            self._conn.execute(
-                f'CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_words USING fts5(word, tokenize="{TOKENIZE}")'
-            )
-            self._conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_word_terms "
-                "USING fts5vocab(temp, keyword_words, instance)"
-            )
-            self._tokenizer = True
-        self._conn.execute("DELETE FROM temp.keyword_words")
-        self._conn.executemany(
-            "INSERT INTO temp.keyword_words(rowid, word) VALUES (?, ?)", enumerate(texts)
-        )
-        out: list[list[str]] = [[] for _ in texts]
-        for doc, term in self._conn.execute(
-            "SELECT doc, term FROM temp.keyword_word_terms ORDER BY doc, offset"
-        ):
-            out[doc].append(term)
-        self._conn.execute("DELETE FROM temp.keyword_words")
-        return [tuple(t) for t in out]
-
-
-def _unquoted(word: str) -> str:
-    return word.strip('"').replace('""', '"')
+def _tokens(words: Sequence[str]) -> tuple[str, ...] | None:
+    """The index token of each quoted word, or None when one is a prefix, is held as
+    several tokens or none, or shares its token with another word."""
+    if any(w.endswith("*") for w in words):
+        return None
+    found = tokens.phrases([w[1:-1] for w in words])
+    if any(len(t) != 1 for t in found):
+        return None
+    held = tuple(t[0] for t in found)
+    return held if len(set(held)) == len(held) else None
 
 
 _STALE = "SELECT seq FROM keyword_stale"
@@ -376,26 +332,11 @@ def _postings_of(conn: sqlite3.Connection, vocab: str, docsize: str) -> dict[str
     return out
 
 
-def _tokenized(
-    conn: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]
-) -> dict[str, _Posting]:
-    """The postings of `rows` (seq, title, body, tags), tokenized by a temporary FTS5
-    table with the keyword index's tokenizer and columns."""
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_rows "
-        f'USING fts5(title, body, tags, tokenize="{TOKENIZE}")'
-    )
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_row_terms "
-        "USING fts5vocab(temp, keyword_rows, instance)"
-    )
-    conn.execute("DELETE FROM temp.keyword_rows")
-    conn.executemany(
-        "INSERT INTO temp.keyword_rows(rowid, title, body, tags) VALUES (?, ?, ?, ?)", rows
-    )
-    found = _postings_of(conn, "temp.keyword_row_terms", "temp.keyword_rows_docsize")
-    conn.execute("DELETE FROM temp.keyword_rows")
-    return found
+def _tokenized(rows: Sequence[tuple[int, str, str, str]]) -> dict[str, _Posting]:
+    """The postings of `rows` (seq, title, body, tags), as the keyword index would hold
+    them (an in-memory FTS5 table with its tokenizer and columns)."""
+    with tokens.indexed(rows) as conn:
+        return _postings_of(conn, "doc_terms", "doc_docsize")
 
 
 def merge(conn: sqlite3.Connection, *, stale_only: bool = False) -> int:
@@ -421,7 +362,7 @@ def merge(conn: sqlite3.Connection, *, stale_only: bool = False) -> int:
     if covered == 0:  # nothing stored yet: the keyword index holds every memory's postings
         steps: Iterable[dict[str, _Posting]] = [_whole_index(conn)]
     else:
-        steps = (_tokenized(conn, rows) for rows in _steps(conn, covered, stale_only))
+        steps = (_tokenized(rows) for rows in _steps(conn, covered, stale_only))
     for step in steps:
         for term, posting in step.items():
             changes.setdefault(term, ([], []))[1].append(posting)
