@@ -19,7 +19,7 @@ from memlane import Context, Memory
 from memlane.model import Filters
 from memlane.store import base
 from memlane.store.sqlite import coverage, postings, sql
-from memlane.store.sqlite.store import SQLiteStore
+from memlane.store.sqlite.store import FEW_MATCHES, SQLiteStore
 
 pytestmark = pytest.mark.sqlite_only  # the postings are the SQLite store's
 
@@ -158,15 +158,26 @@ def test_searches_through_the_postings_rank_as_fts5_through_adds_changes_and_del
     assert _stored(rebuilt) == merged  # merging changes equals building from scratch
 
 
-@pytest.mark.parametrize("caps", [None, (12, 8)], ids=["uncapped", "newest-first"])
+# Small caps, so that the many matches of a word are ranked newest first. An all-words
+# cap is never below the few matches FTS5 ranks in the walk that finds them.
+SMALL_CAPS = (FEW_MATCHES, 8)
+
+
+@pytest.mark.parametrize("caps", [None, SMALL_CAPS], ids=["uncapped", "newest-first"])
 def test_a_store_search_through_the_postings_equals_one_through_fts5(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps: tuple[int, int] | None
 ) -> None:
     """With small caps, the many matches of a word are ranked newest first, as FTS5's
     windows rank them."""
+    capped: list[str] = []
     if caps is not None:
         monkeypatch.setattr(base, "RANK_CAP", caps[0])
         monkeypatch.setattr(base, "ANY_RANK_CAP", caps[1])
+        for name in ("newest", "windows"):
+            real = getattr(postings, name)
+            monkeypatch.setattr(
+                postings, name, lambda *a, _real=real, _name=name: capped.append(_name) or _real(*a)
+            )
     rng = random.Random(11)
     plain = tmp_path / "plain.db"
     with Memory.open(plain, agent="t", context=Context("p", "main")) as mem:
@@ -188,6 +199,7 @@ def test_a_store_search_through_the_postings_equals_one_through_fts5(
                 ):
                     expected = fts5.search_scores(text, filters, match)
                     assert kept.search_scores(text, filters, match) == expected
+    assert set(capped) == ({"newest", "windows"} if caps else set())
 
 
 def test_words_of_a_deleted_memory_leave_the_postings(tmp_path: Path) -> None:
@@ -327,4 +339,76 @@ def test_a_search_reads_the_postings_and_fts5_in_one_snapshot(tmp_path: Path) ->
     assert dict(zip(ranked.seqs.tolist(), ranked.scores.tolist(), strict=True)) == _fts5(
         conn, "zulu", "all"
     )
+    conn.close()
+
+
+@pytest.mark.parametrize("kept", [postings.KEPT_BYTES, 1], ids=["kept", "let-go"])
+def test_kept_terms_are_read_again_once_the_store_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
+    """A term's postings are kept while the store is unchanged: a write by another
+    connection, or by the searching one, has them read again. With room for one term,
+    each is let go as the next is read."""
+    monkeypatch.setattr(postings, "KEPT_BYTES", kept)
+    rng = random.Random(19)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 40)])
+    _merge(path)
+    query = "zulu alpha bravo"
+
+    def assert_as_fts5(store: SQLiteStore) -> None:
+        for match in ("all", "most", "any"):
+            found = dict(store.search_scores(query, Filters(limit=None), match))
+            conn = sqlite3.connect(path)
+            ids = dict(conn.execute("SELECT seq, id FROM memory").fetchall())
+            conn.close()
+            assert found == {ids[s]: -r for s, r in _fts5(store.conn, query, match).items()}
+
+    with closing(SQLiteStore(path, read_only=True)) as reader:
+        assert_as_fts5(reader)
+        with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+            mem.add("zulu alpha bravo charlie, said again", allow_duplicate=True)
+        assert_as_fts5(reader)  # another connection wrote
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        assert_as_fts5(mem.rt.store)
+        first = mem.add("Zulu quokka rotates the alpha billing token weekly.").id
+        assert_as_fts5(mem.rt.store)  # this connection wrote
+        again = mem.add("Zulu quokka rotates the alpha billing token every week.")
+        assert again.id == first or any(first in w for w in again.warnings)
+
+
+def test_a_kept_term_and_one_read_after_a_merge_began_come_from_one_snapshot(
+    tmp_path: Path,
+) -> None:
+    """A term kept from the last search is joined with terms read now: a merge that
+    commits as this search reads its new term is seen by neither, and the next search
+    reads them all again."""
+    rng = random.Random(23)
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 40)])
+    _merge(path)
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        mem.add_batch([dict(i, body=f"zulu alpha {i['body']}") for i in _items(rng, 10)])
+    conn = sqlite3.connect(path, isolation_level=None)
+    reader = postings.Postings(conn)
+    assert reader.terms(['"zulu"']) is not None  # kept, as of before the merge
+    merged = []
+
+    def merge_first(statement: str) -> None:
+        if "FROM keyword_term" in statement and not merged:
+            merged.append(_merge(path))
+
+    conn.set_trace_callback(merge_first)
+    terms = reader.terms(['"zulu"', '"alpha"'])
+    conn.set_trace_callback(None)
+    assert merged == [10]
+    assert terms is not None
+    for match in ("all", "any"):
+        ranked = postings.combined(terms, match)
+        mine = dict(zip(ranked.seqs.tolist(), ranked.scores.tolist(), strict=True))
+        assert mine == _fts5(conn, "zulu alpha", match)
+    again = reader.terms(['"zulu"', '"alpha"'])
+    assert again is not None and again is not terms  # the merge changed the version
     conn.close()

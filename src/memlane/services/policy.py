@@ -143,7 +143,7 @@ class Batch(msgspec.Struct):
         words = key_words(text).split()
         if not words:
             return dict(enumerate(self.folded))
-        found = {i for word in ("", *words) for i in self.holding.get(word, ())}
+        found = set().union(*(self.holding.get(word, ()) for word in ("", *words)))
         return {i: self.folded[i] for i in sorted(found)}
 
     def cosine(self, i: int, doc: Embedded | None) -> float | None:

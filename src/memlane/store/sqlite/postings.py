@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -33,6 +34,9 @@ from memlane.store.terms import K1, B, idf
 
 # Memories tokenized per step of a merge: the in-memory index holds this many at once.
 MERGE_STEP = 20_000
+# The bytes of terms' memories and shares a connection keeps while the store is
+# unchanged (see Postings).
+KEPT_BYTES = 64 << 20
 # Hits fewer than the highest memory number over this are sorted to join them, more are
 # marked in an array that long (see _union).
 SORTED_SHARE = 16
@@ -109,11 +113,63 @@ def phrase_groups(count: int, match: str) -> list[tuple[int, ...]]:
 
 
 class Joined(NamedTuple):
-    """The memories holding any of a query's terms, with each term's hits and shares."""
+    """Memories holding a query's terms, with each term's hits and shares among them."""
 
     seqs: Seqs
     has: npt.NDArray[np.bool_]  # term by memory
     share: npt.NDArray[np.float64]  # term by memory, 0 where it is not held
+
+
+class Terms:
+    """A query's terms: each term's memories (in order) and their shares of a BM25
+    score, joined over the memories that may match a step of the query."""
+
+    def __init__(self, parts: Sequence[tuple[Seqs, Floats]]) -> None:
+        self.parts = parts
+        self._joined: Joined | None = None
+
+    def joined(self) -> Joined:
+        """The terms over the memories holding any of them."""
+        if self._joined is None:
+            self._joined = joined(self.parts)
+        return self._joined
+
+    def narrowed(self, match: str) -> Joined:
+        """The terms over the memories that may match `match`: for "all" those of the
+        rarest term, for "most" those of the two rarest (a memory missing one term
+        holds one of them); every memory of any term for "any".
+
+        Trigger: the all-words and most-words steps, as the write policy asks for
+        each memory it adds. Why: a common term's hits are most of the join, and
+        marking or sorting them costs more than finding the few candidates in them.
+        Outcome: each term's hits are looked up for the candidates only."""
+        if match == "any":
+            return self.joined()
+        lead = sorted(range(len(self.parts)), key=lambda i: len(self.parts[i][0]))
+        lead = lead[: 1 if match == "all" else 2]
+        seqs = _merged([self.parts[i][0] for i in lead])
+        has = np.zeros((len(self.parts), len(seqs)), bool)
+        share = np.zeros((len(self.parts), len(seqs)))
+        for i, (term_seqs, term_shares) in enumerate(self.parts):
+            if term_seqs is seqs:  # the one leading term
+                has[i], share[i] = True, term_shares
+                continue
+            at = np.searchsorted(term_seqs, seqs)
+            found = at < len(term_seqs)
+            found[found] = term_seqs[at[found]] == seqs[found]
+            has[i], share[i, found] = found, term_shares[at[found]]
+        return Joined(seqs, has, share)
+
+
+def _merged(runs: Sequence[Seqs]) -> Seqs:
+    """The distinct memories of `runs`, each in order, in order (the sort merges runs)."""
+    if len(runs) == 1:
+        return runs[0]
+    both: Seqs = np.sort(np.concatenate(runs), kind="stable")
+    first = np.ones(len(both), bool)
+    first[1:] = both[1:] != both[:-1]
+    distinct: Seqs = both[first]
+    return distinct
 
 
 def joined(parts: Sequence[tuple[Seqs, Floats]]) -> Joined:
@@ -148,18 +204,25 @@ def _union(hits: Seqs) -> tuple[Seqs, npt.NDArray[np.intp]]:
     return seqs.astype(np.int64), slot[hits]
 
 
-def combined(terms: Joined, match: str) -> Ranked:
-    """The matches of `terms` joined as `match`, each scored as FTS5 scores it: the
-    shares of every phrase of the matched groups, summed in the query's order (a
-    memory's unmatched phrases add nothing)."""
-    score = np.zeros(len(terms.seqs))
-    matched = np.zeros(len(terms.seqs), bool)
-    for group in phrase_groups(len(terms.has), match):
-        whole = terms.has[list(group)].all(axis=0)
-        matched |= whole
+def combined(query: Terms, match: str) -> Ranked:
+    """The matches of the query's terms joined as `match`, each scored as FTS5 scores
+    it: the shares of every phrase of the matched groups, summed in the query's order
+    (a memory's unmatched phrases add nothing)."""
+    terms = query.narrowed(match)
+    groups = phrase_groups(len(terms.has), match)
+    # A memory matches a group when it holds each of the group's terms: "all" every
+    # term, "most" all but one, "any" one.
+    needed = min(len(g) for g in groups) if groups else 1
+    matched = np.flatnonzero(terms.has.sum(axis=0) >= needed)
+    if not len(matched):
+        return Ranked(terms.seqs[matched], np.zeros(0))
+    has, share = terms.has[:, matched], terms.share[:, matched]
+    score = np.zeros(len(matched))
+    for group in groups:
+        whole = has[list(group)].all(axis=0)
         for term in group:
-            score += np.where(whole, terms.share[term], 0.0)
-    return Ranked(terms.seqs[matched], -score[matched])
+            score += np.where(whole, share[term], 0.0)
+    return Ranked(terms.seqs[matched], -score)
 
 
 def newest(ranked: Ranked, cap: int) -> Ranked:
@@ -171,11 +234,12 @@ def newest(ranked: Ranked, cap: int) -> Ranked:
     return Ranked(ranked.seqs[keep], ranked.scores[keep])
 
 
-def windows(terms: Joined, cap: int) -> Ranked:
+def windows(query: Terms, cap: int) -> Ranked:
     """The matches of any of `terms` within each term's window, at most `cap` in all: a
     term's newest matches, the budget shared evenly and a rare term's unused share
     passed to the others (fewest matches first); a memory scores its terms' shares
     within their windows, summed in that order (see SQLiteStore._windows)."""
+    terms = query.joined()
     counts = [min(int(c), cap + 1) for c in terms.has.sum(axis=1)]
     score = np.zeros(len(terms.seqs))
     inside = np.zeros(len(terms.seqs), bool)
@@ -202,14 +266,32 @@ def best(ranked: Ranked, taken: int) -> Ranked:
     return Ranked(ranked.seqs[keep], ranked.scores[keep])
 
 
+class _View(NamedTuple):
+    """What every term's part of a search reads besides its postings, while the store
+    is unchanged: the watermark, FTS5's averages and the stale memories."""
+
+    mark: int
+    stats: Stats
+    stale: Seqs
+
+
 class Postings:
-    """Searches of one connection through the stored postings."""
+    """Searches of one connection through the stored postings.
+
+    A term's memories and shares are kept while the store is unchanged (neither this
+    connection nor another wrote), at most KEPT_BYTES of them, the least recently used
+    let go first: the searches of a batch's new memories, and a reader's queries,
+    share their common words."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._last: tuple[tuple[object, ...], Joined] | None = None
+        self._version: tuple[int, int] | None = None  # the store as the kept terms read it
+        self._view: _View | None = None
+        self._kept: OrderedDict[str, tuple[Seqs, Floats]] = OrderedDict()
+        self._kept_bytes = 0
+        self._last: tuple[tuple[str, ...], Terms] | None = None
 
-    def terms(self, words: Sequence[str]) -> Joined | None:
+    def terms(self, words: Sequence[str]) -> Terms | None:
         """The postings of the quoted `words` (as `sql.fts_terms` gives them); None when
         they cannot answer a search exactly: a prefix, a word the index holds as a
         phrase (several tokens), two words of one token, or postings not caught up."""
@@ -222,48 +304,66 @@ class Postings:
         if alone:
             self._conn.execute("BEGIN")
         try:
-            # Trigger: the steps of one keyword search (all words, all but one, any
-            # word). Why: each joins the same terms' postings. Outcome: they are read
-            # once, while neither this connection nor another changed the store.
-            key = (
-                tuple(words),
-                self._conn.execute("PRAGMA data_version").fetchone()[0],
+            # The pragma's read begins the snapshot: a commit after it changes the
+            # next search's version, and this search reads none of it.
+            version = (
+                int(self._conn.execute("PRAGMA data_version").fetchone()[0]),
                 self._conn.total_changes,
             )
-            if self._last is None or self._last[0] != key:
+            view = self._view
+            if version != self._version or view is None:
+                self._forget()
                 mark = coverage.searchable(self._conn)
-                if not mark:
-                    return None
-                self._last = (key, joined(self._parts(words, held, mark)))
+                view = _View(mark, index_stats(self._conn), _stale(self._conn, mark))
+                self._version, self._view = version, view
+            if not view.mark:
+                return None
+            # Trigger: the steps of one keyword search (all words, all but one, any
+            # word). Why: each joins the same terms' postings. Outcome: they are joined
+            # once.
+            if self._last is None or self._last[0] != tuple(words):
+                parts = [self._part(w, t, view) for w, t in zip(words, held, strict=True)]
+                self._last = (tuple(words), Terms(parts))
             return self._last[1]
         finally:
             if alone:
                 self._conn.execute("COMMIT")
 
-    def _parts(
-        self, words: Sequence[str], held: Sequence[str], mark: int
-    ) -> list[tuple[Seqs, Floats]]:
-        """Each term's memories and their shares of a BM25 score, the postings holding
-        the memories up to `mark` (the watermark)."""
-        stats = index_stats(self._conn)
-        stale = np.array([r[0] for r in self._conn.execute(_STALE)], np.int64)
-        parts = []
-        for word, token in zip(words, held, strict=True):
-            stored = _read(self._conn, token)
-            if stale.size:
-                keep = ~np.isin(stored.seqs, stale)
-                stored = _Posting(stored.seqs[keep], stored.freqs[keep], stored.sizes[keep])
-            fresh = self._conn.execute(_FRESH, {"word": word, "covered": mark}).fetchall()
-            weight = idf(stats.rows, len(stored.seqs) + len(fresh))
-            fresh_seqs = np.array([r[0] for r in fresh], np.int64)
-            fresh_shares = -np.array([r[1] for r in fresh], np.float64)
-            parts.append(
-                (
-                    np.concatenate([stored.seqs, fresh_seqs]),
-                    np.concatenate([shares(stored, weight, stats), fresh_shares]),
-                )
-            )
-        return parts
+    def _forget(self) -> None:
+        self._kept.clear()
+        self._kept_bytes, self._last, self._view = 0, None, None
+
+    def _part(self, word: str, token: str, view: _View) -> tuple[Seqs, Floats]:
+        """The term's memories (in order) and their shares of a BM25 score: the
+        postings hold the memories up to the watermark, FTS5 the rest."""
+        kept = self._kept.get(token)
+        if kept is not None:
+            self._kept.move_to_end(token)
+            return kept
+        stored = _read(self._conn, token)
+        if view.stale.size:
+            keep = ~np.isin(stored.seqs, view.stale)
+            stored = _Posting(stored.seqs[keep], stored.freqs[keep], stored.sizes[keep])
+        fresh = self._conn.execute(_FRESH, {"word": word, "covered": view.mark}).fetchall()
+        weight = idf(view.stats.rows, len(stored.seqs) + len(fresh))
+        seqs, scores = stored.seqs, shares(stored, weight, view.stats)
+        if fresh:  # in order: the stale ones lie among the stored
+            seqs = np.concatenate([seqs, np.array([r[0] for r in fresh], np.int64)])
+            scores = np.concatenate([scores, -np.array([r[1] for r in fresh], np.float64)])
+            order = np.argsort(seqs, kind="stable")
+            seqs, scores = seqs[order], scores[order]
+        self._kept[token] = (seqs, scores)
+        self._kept_bytes += seqs.nbytes + scores.nbytes
+        while self._kept_bytes > KEPT_BYTES and len(self._kept) > 1:
+            _, (old_seqs, old_scores) = self._kept.popitem(last=False)
+            self._kept_bytes -= old_seqs.nbytes + old_scores.nbytes
+        return seqs, scores
+
+
+def _stale(conn: sqlite3.Connection, mark: int) -> Seqs:
+    if not mark:
+        return np.zeros(0, np.int64)
+    return np.array([r[0] for r in conn.execute(_STALE)], np.int64)
 
 
 def _tokens(words: Sequence[str]) -> tuple[str, ...] | None:

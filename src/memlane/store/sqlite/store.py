@@ -67,7 +67,7 @@ from memlane.timeutil import from_text, to_text, utcnow
 
 if TYPE_CHECKING:
     from memlane.store.base import QueryVector
-    from memlane.store.sqlite.postings import Joined, Postings, Ranked
+    from memlane.store.sqlite.postings import Postings, Ranked, Terms
 
 # Read counters: explicit reads, passive injections, deliberate activations.
 _COUNTERS = {
@@ -810,14 +810,10 @@ class SQLiteStore:
         if query_text is None:
             return _Matches([])
         cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
-        if filters.as_of is None and match != "any" and len(sql.fts_terms(text)) >= FEW_TERMS:
-            few = self._few_matches(query_text)
-            if few is not None:
-                return self._search(_FEW_HITS, {"few": few}, filters, columns)
-        # Trigger: a search that may match many memories, in a store with postings.
-        # Why: FTS5 walks and ranks each match; the postings hold every word's matches
-        # as arrays, read whole (a walk that stops at a few matches, as above, reads
-        # less of a common word). Outcome: ranked from the postings, as FTS5 would.
+        # Trigger: a search in a store with postings. Why: FTS5 walks and ranks each
+        # match, and a common word matches a large share of the store; the postings
+        # hold every word's matches as arrays, kept while the store is unchanged.
+        # Outcome: ranked from the postings, as FTS5 would.
         if filters.as_of is None and coverage.covered(self.conn):
             if self._postings is None:
                 from memlane.store.sqlite.postings import Postings  # numpy: a large store
@@ -826,6 +822,10 @@ class SQLiteStore:
             terms = self._postings.terms(sql.fts_terms(text))
             if terms is not None:
                 return self._through_postings(terms, match, filters, columns)
+        if filters.as_of is None and match != "any" and len(sql.fts_terms(text)) >= FEW_TERMS:
+            few = self._few_matches(query_text)
+            if few is not None:
+                return self._search(_FEW_HITS, {"few": few}, filters, columns)
         floor = self._rank_floor(query_text, cap) if filters.as_of is None else None
         if floor is not None:
             params: dict[str, Any] = {}
@@ -846,7 +846,7 @@ class SQLiteStore:
         return matches
 
     def _through_postings(
-        self, terms: Joined, match: str, filters: Filters, columns: str
+        self, terms: Terms, match: str, filters: Filters, columns: str
     ) -> _Matches:
         """The matches of `terms` joined as `match`, as FTS5 ranks them below, from
         the stored postings: past RANK_CAP matches (ANY_RANK_CAP for any word) the
@@ -918,7 +918,8 @@ class SQLiteStore:
         at most FEW_MATCHES (None: more).
 
         Trigger: an all-words or most-words search of several words, as the write
-        policy's searches for a new memory's neighbours are. Why: asking first how
+        policy's searches for a new memory's neighbours are, in a store the postings
+        do not answer (a small one, or one whose changes are not merged yet). Why: asking first how
         many matches there are (`_rank_floor`) walks them once, and ranking them walks
         them again, each walk looking every word up in the index. Outcome: one walk
         when they are few; the ranked matches are joined with the filters from the
