@@ -9,7 +9,8 @@ import random
 import shutil
 import sqlite3
 import threading
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -312,26 +313,41 @@ def test_a_search_beside_a_merging_writer_counts_every_memory_once(
     assert searched[0] > 50
 
 
-def test_a_search_reads_the_postings_and_fts5_in_one_snapshot(tmp_path: Path) -> None:
-    """A merge that commits between the search's reads (here: as it is about to read a
-    term's postings) is not seen: its memories count once, from FTS5."""
-    rng = random.Random(17)
+def _merged_then_ten_more(tmp_path: Path, rng: random.Random, words: str) -> Path:
+    """A store of 40 memories holding "zulu", merged, then 10 more holding `words`."""
     path = tmp_path / "m.db"
     with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
         mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 40)])
     _merge(path)
     with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
-        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 10)])
-    conn = sqlite3.connect(path, isolation_level=None)
-    merged = []
+        mem.add_batch([dict(i, body=f"{words} {i['body']}") for i in _items(rng, 10)])
+    return path
+
+
+@contextmanager
+def _merging_as_postings_are_read(conn: sqlite3.Connection, path: Path) -> Iterator[list[int]]:
+    """Another connection merges the first time `conn` reads a term's postings; what
+    it merged is listed."""
+    merged: list[int] = []
 
     def merge_first(statement: str) -> None:
         if "FROM keyword_term" in statement and not merged:
             merged.append(_merge(path))
 
     conn.set_trace_callback(merge_first)
-    terms = postings.Postings(conn).terms(['"zulu"'])
-    conn.set_trace_callback(None)
+    try:
+        yield merged
+    finally:
+        conn.set_trace_callback(None)
+
+
+def test_a_search_reads_the_postings_and_fts5_in_one_snapshot(tmp_path: Path) -> None:
+    """A merge that commits between the search's reads (here: as it is about to read a
+    term's postings) is not seen: its memories count once, from FTS5."""
+    path = _merged_then_ten_more(tmp_path, random.Random(17), "zulu")
+    conn = sqlite3.connect(path, isolation_level=None)
+    with _merging_as_postings_are_read(conn, path) as merged:
+        terms = postings.Postings(conn).terms(['"zulu"'])
     assert merged == [10]
     assert terms is not None
     ranked = postings.combined(terms, "all")
@@ -384,25 +400,12 @@ def test_a_kept_term_and_one_read_after_a_merge_began_come_from_one_snapshot(
     """A term kept from the last search is joined with terms read now: a merge that
     commits as this search reads its new term is seen by neither, and the next search
     reads them all again."""
-    rng = random.Random(23)
-    path = tmp_path / "m.db"
-    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
-        mem.add_batch([dict(i, body=f"zulu {i['body']}") for i in _items(rng, 40)])
-    _merge(path)
-    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
-        mem.add_batch([dict(i, body=f"zulu alpha {i['body']}") for i in _items(rng, 10)])
+    path = _merged_then_ten_more(tmp_path, random.Random(23), "zulu alpha")
     conn = sqlite3.connect(path, isolation_level=None)
     reader = postings.Postings(conn)
     assert reader.terms(['"zulu"']) is not None  # kept, as of before the merge
-    merged = []
-
-    def merge_first(statement: str) -> None:
-        if "FROM keyword_term" in statement and not merged:
-            merged.append(_merge(path))
-
-    conn.set_trace_callback(merge_first)
-    terms = reader.terms(['"zulu"', '"alpha"'])
-    conn.set_trace_callback(None)
+    with _merging_as_postings_are_read(conn, path) as merged:
+        terms = reader.terms(['"zulu"', '"alpha"'])
     assert merged == [10]
     assert terms is not None
     for match in ("all", "any"):
