@@ -18,6 +18,7 @@ import pytest
 
 from memlane import Context, Memory
 from memlane.model import Filters
+from memlane.services import writing
 from memlane.store import base
 from memlane.store.sqlite import coverage, postings, sql
 from memlane.store.sqlite.store import FEW_MATCHES, SQLiteStore
@@ -101,6 +102,13 @@ def _assert_exact(path: Path) -> int:
             assert mine == _fts5(conn, text, match), (text, match)
     conn.close()
     return answered
+
+
+def _covered(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (coverage.COVERED,)).fetchone()
+    conn.close()
+    return int(row[0]) if row else 0
 
 
 def _stored(path: Path) -> dict[str, tuple[list[int], list[float], list[float]]]:
@@ -227,24 +235,15 @@ def test_writers_merge_once_the_changes_are_a_share_of_the_store(
     monkeypatch.setattr(coverage, "MERGE_AFTER", 20)
     rng = random.Random(5)
     path = tmp_path / "m.db"
-
-    def covered() -> int:
-        conn = sqlite3.connect(path)
-        row = conn.execute(
-            "SELECT value FROM store_meta WHERE key = ?", (coverage.COVERED,)
-        ).fetchone()
-        conn.close()
-        return int(row[0]) if row else 0
-
     with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
         for item in _items(rng, 20):
             mem.add(str(item["body"]), title=str(item["title"]), allow_duplicate=True)
-        assert covered() == 0  # 20 changes: not more than MERGE_AFTER
+        assert _covered(path) == 0  # 20 changes: not more than MERGE_AFTER
         mem.add("one more note about alpha", allow_duplicate=True)
-        assert covered() == 21
+        assert _covered(path) == 21
         for item in _items(rng, 20):
             mem.add(str(item["body"]), allow_duplicate=True)
-        assert covered() == 21  # 20 since: not yet a share
+        assert _covered(path) == 21  # 20 since: not yet a share
     assert _assert_exact(path) > 20
 
 
@@ -415,3 +414,33 @@ def test_a_kept_term_and_one_read_after_a_merge_began_come_from_one_snapshot(
     again = reader.terms(['"zulu"', '"alpha"'])
     assert again is not None and again is not terms  # the merge changed the version
     conn.close()
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["searching-nothing", "searching"])
+def test_a_batch_merges_between_its_transactions_only_when_it_searches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: bool
+) -> None:
+    """A batch whose lines skip the write policy searches nothing: its postings are
+    merged once, after its last transaction. One whose lines are judged merges as it
+    goes, at each share, for the searches of its later lines."""
+    monkeypatch.setattr(coverage, "MERGE_AFTER", 20)
+    monkeypatch.setattr(writing, "BATCH_CHUNK", 25)
+    merges: list[int] = []
+    real = postings.merge
+
+    def counted(conn: sqlite3.Connection, *, stale_only: bool = False) -> int:
+        merges.append(real(conn, stale_only=stale_only))
+        return merges[-1]
+
+    monkeypatch.setattr(postings, "merge", counted)
+    items = [dict(i, allow_duplicate=trusted) for i in _items(random.Random(29), 300)]
+    path = tmp_path / "m.db"
+    with Memory.open(path, agent="t", context=Context("p", "main")) as mem:
+        landed = [line.result.id for line in mem.add_batch(items).lines if line.result]
+    assert len(landed) == 300
+    conn = sqlite3.connect(path)
+    newest = conn.execute("SELECT MAX(seq) FROM memory").fetchone()[0]
+    conn.close()
+    assert _covered(path) == newest  # every memory merged by the batch's end
+    assert (len(merges) == 1) if trusted else (len(merges) > 2)
+    assert _assert_exact(path) > 20

@@ -264,6 +264,7 @@ class Writing:
         landed = unmerged = 0
         self.rt.check_embed_profile(no_embed=False)
         with (
+            self.rt.store.bulk_writes(),
             preparing.Preparer(
                 self.rt.capture_mode, self.rt.write_context(), self.rt.batch_workers
             ) as preparer,

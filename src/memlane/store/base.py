@@ -300,6 +300,12 @@ class Store(Protocol):
 
     def write(self) -> AbstractContextManager[Writer]: ...
 
+    def bulk_writes(self) -> AbstractContextManager[None]:
+        """Around a batch's many write transactions: upkeep that only searches use
+        (SQLite: merging the keyword postings) is done after a commit only when a
+        search came since the last, and once after the batch. A batch that searches
+        nothing (lines that skip the write policy) pays for it once."""
+
     def bulk_vectors(self, dim: int, adding: int) -> AbstractContextManager[None]:
         """Around a job that writes about `adding` vectors of `dim` dimensions over many
         write transactions: a store whose server indexes vectors may set that index

@@ -221,6 +221,11 @@ class PostgresStore:
         return []
 
     @contextmanager
+    def bulk_writes(self) -> Iterator[None]:
+        """Nothing waits: the server keeps its indexes itself."""
+        yield
+
+    @contextmanager
     def bulk_vectors(self, dim: int, adding: int) -> Iterator[None]:
         """The dimension's HNSW index set aside while the job writes, when building it
         again after costs less (see store/postgres/vectors.py, `suspend`)."""

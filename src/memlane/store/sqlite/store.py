@@ -491,6 +491,8 @@ class SQLiteStore:
         self._reader_only = lent
         self._held_terms: set[str] = set()  # see _held
         self._postings: Postings | None = None  # see _matches
+        self._bulk = 0  # bulk_writes open on this store
+        self._searched = False  # a keyword search since the postings were last merged
 
     def _configure(self, synchronous: str) -> None:
         try:
@@ -684,10 +686,26 @@ class SQLiteStore:
                 self.conn.execute("COMMIT")
             finally:
                 self._writing = False
-            if coverage.due(self.conn):
+            # Trigger: a commit left the postings missing their share of the store.
+            # Why: only searches read them; a batch that searches nothing between its
+            # transactions would merge a growing store again and again. Outcome:
+            # merged now, unless inside bulk_writes with no search since the last
+            # merge (then once the batch ends).
+            if (not self._bulk or self._searched) and coverage.due(self.conn):
                 self._merge_postings()
         if writer.purged:  # old page images of deleted content must leave the WAL too
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @contextmanager
+    def bulk_writes(self) -> Iterator[None]:
+        self._bulk += 1
+        try:
+            yield
+        finally:
+            self._bulk -= 1
+        if not self._bulk and not self.read_only and coverage.due(self.conn):
+            with self._turn():
+                self._merge_postings()
 
     def _merge_postings(self) -> None:
         """Trigger: a write left the stored keyword postings missing a share of the store
@@ -702,6 +720,7 @@ class SQLiteStore:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        self._searched = False
 
     def serialize_policy(self) -> None:
         """Nothing to take: BEGIN IMMEDIATE gave this transaction the database's one
@@ -804,6 +823,7 @@ class SQLiteStore:
         return [(str(row[1]), score) for row, score in self._matches(text, filters, match).scored()]
 
     def _matches(self, text: str, filters: Filters, match: str, columns: str = "e.id") -> _Matches:
+        self._searched = True
         query_text = sql.fts_query(text, match)
         if match == "most" and filters.as_of is None and query_text is not None:
             query_text = self._most_held(text, query_text)
