@@ -941,10 +941,10 @@ class SQLiteStore:
         policy's searches for a new memory's neighbours are, in a store the postings
         do not answer (a small one, or one whose changes are not merged yet). Why:
         asking first how many matches there are (`_rank_floor`) walks them once, and
-        ranking them walks them again, each walk looking every word up in the index. Outcome: one walk
-        when they are few; the ranked matches are joined with the filters from the
-        list. When they are many, this walk was spent; a search of fewer words, which
-        matches more, never tries it.
+        ranking them walks them again, each walk looking every word up in the index.
+        Outcome: one walk when they are few; the ranked matches are joined with the
+        filters from the list. When they are many, this walk was spent; a search of
+        fewer words, which matches more, never tries it.
         """
         rows = self.conn.execute(
             "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? "
