@@ -824,9 +824,10 @@ class SQLiteStore:
 
     def _matches(self, text: str, filters: Filters, match: str, columns: str = "e.id") -> _Matches:
         self._searched = True
+        words = sql.fts_terms(text)
         query_text = sql.fts_query(text, match)
         if match == "most" and filters.as_of is None and query_text is not None:
-            query_text = self._most_held(text, query_text)
+            query_text = self._most_held(words, query_text)
         if query_text is None:
             return _Matches([])
         cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
@@ -839,10 +840,10 @@ class SQLiteStore:
                 from memlane.store.sqlite.postings import Postings  # numpy: a large store
 
                 self._postings = Postings(self.conn)
-            terms = self._postings.terms(sql.fts_terms(text))
+            terms = self._postings.terms(words)
             if terms is not None:
                 return self._through_postings(terms, match, filters, columns)
-        if filters.as_of is None and match != "any" and len(sql.fts_terms(text)) >= FEW_TERMS:
+        if filters.as_of is None and match != "any" and len(words) >= FEW_TERMS:
             few = self._few_matches(query_text)
             if few is not None:
                 return self._search(_FEW_HITS, {"few": few}, filters, columns)
@@ -850,7 +851,7 @@ class SQLiteStore:
         if floor is not None:
             params: dict[str, Any] = {}
             if match == "any":
-                hits = self._windows(sql.fts_terms(text), cap, params)
+                hits = self._windows(words, cap, params)
                 matches = self._search(hits, params, filters, columns)
             else:
                 matches = self._newest(query_text, floor, filters, columns)
@@ -902,8 +903,8 @@ class SQLiteStore:
                 return matches
             taken = min(total, len(page.seqs) * 8)
 
-    def _most_held(self, text: str, most: str) -> str | None:
-        """The most-words query `most` of `text`, as the words the index holds leave it:
+    def _most_held(self, terms: list[str], most: str) -> str | None:
+        """The most-words query `most` of the quoted `terms`, as the words the index holds leave it:
         itself when it holds every word, every other word when one is nowhere, None
         (no match) when two or more are nowhere.
 
@@ -916,7 +917,6 @@ class SQLiteStore:
         one of them held nowhere, has every other word. FTS5 ranks such a memory by the
         one group it matches, so the all-words query gives the same matches and ranks.
         """
-        terms = sql.fts_terms(text)
         held = self._held(terms)
         if len(held) == len(terms):
             return most
