@@ -827,7 +827,7 @@ class SQLiteStore:
         words = sql.fts_terms(text)
         query_text = sql.fts_query(text, match)
         if match == "most" and filters.as_of is None and query_text is not None:
-            query_text = self._most_held(words, query_text)
+            query_text = self._most_held(text, query_text)
         if query_text is None:
             return _Matches([])
         cap = base.ANY_RANK_CAP if match == "any" else base.RANK_CAP
@@ -903,8 +903,8 @@ class SQLiteStore:
                 return matches
             taken = min(total, len(page.seqs) * 8)
 
-    def _most_held(self, terms: list[str], most: str) -> str | None:
-        """The most-words query `most` of the quoted `terms`, as the words the index holds leave it:
+    def _most_held(self, text: str, most: str) -> str | None:
+        """The most-words query `most` of `text`, as the words the index holds leave it:
         itself when it holds every word, every other word when one is nowhere, None
         (no match) when two or more are nowhere.
 
@@ -917,6 +917,7 @@ class SQLiteStore:
         one of them held nowhere, has every other word. FTS5 ranks such a memory by the
         one group it matches, so the all-words query gives the same matches and ranks.
         """
+        terms = sql.fts_terms(text)
         held = self._held(terms)
         if len(held) == len(terms):
             return most
